@@ -1,0 +1,196 @@
+/* device.c - OpenCL device discovery, capabilities and limits. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if HAVE_OPENCL
+
+const char *cltopk_clerror_name(cl_int err)
+{
+    switch (err) {
+#define E(x) case x: return #x;
+    E(CL_SUCCESS) E(CL_DEVICE_NOT_FOUND) E(CL_DEVICE_NOT_AVAILABLE) E(CL_COMPILER_NOT_AVAILABLE)
+    E(CL_MEM_OBJECT_ALLOCATION_FAILURE) E(CL_OUT_OF_RESOURCES) E(CL_OUT_OF_HOST_MEMORY)
+    E(CL_PROFILING_INFO_NOT_AVAILABLE) E(CL_MEM_COPY_OVERLAP) E(CL_IMAGE_FORMAT_MISMATCH)
+    E(CL_IMAGE_FORMAT_NOT_SUPPORTED) E(CL_BUILD_PROGRAM_FAILURE) E(CL_MAP_FAILURE)
+    E(CL_MISALIGNED_SUB_BUFFER_OFFSET) E(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    E(CL_COMPILE_PROGRAM_FAILURE) E(CL_LINKER_NOT_AVAILABLE) E(CL_LINK_PROGRAM_FAILURE)
+    E(CL_DEVICE_PARTITION_FAILED) E(CL_KERNEL_ARG_INFO_NOT_AVAILABLE) E(CL_INVALID_VALUE)
+    E(CL_INVALID_DEVICE_TYPE) E(CL_INVALID_PLATFORM) E(CL_INVALID_DEVICE) E(CL_INVALID_CONTEXT)
+    E(CL_INVALID_QUEUE_PROPERTIES) E(CL_INVALID_COMMAND_QUEUE) E(CL_INVALID_HOST_PTR)
+    E(CL_INVALID_MEM_OBJECT) E(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR) E(CL_INVALID_IMAGE_SIZE)
+    E(CL_INVALID_SAMPLER) E(CL_INVALID_BINARY) E(CL_INVALID_BUILD_OPTIONS) E(CL_INVALID_PROGRAM)
+    E(CL_INVALID_PROGRAM_EXECUTABLE) E(CL_INVALID_KERNEL_NAME) E(CL_INVALID_KERNEL_DEFINITION)
+    E(CL_INVALID_KERNEL) E(CL_INVALID_ARG_INDEX) E(CL_INVALID_ARG_VALUE) E(CL_INVALID_ARG_SIZE)
+    E(CL_INVALID_KERNEL_ARGS) E(CL_INVALID_WORK_DIMENSION) E(CL_INVALID_WORK_GROUP_SIZE)
+    E(CL_INVALID_WORK_ITEM_SIZE) E(CL_INVALID_GLOBAL_OFFSET) E(CL_INVALID_EVENT_WAIT_LIST)
+    E(CL_INVALID_EVENT) E(CL_INVALID_OPERATION) E(CL_INVALID_GL_OBJECT) E(CL_INVALID_BUFFER_SIZE)
+    E(CL_INVALID_MIP_LEVEL) E(CL_INVALID_GLOBAL_WORK_SIZE) E(CL_INVALID_PROPERTY)
+    E(CL_INVALID_IMAGE_DESCRIPTOR) E(CL_INVALID_COMPILER_OPTIONS) E(CL_INVALID_LINKER_OPTIONS)
+    E(CL_INVALID_DEVICE_PARTITION_COUNT)
+#undef E
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR (the ICD loader found no platform)";
+    default: return "unknown OpenCL error";
+    }
+}
+
+int cltopk_clfail(cltopk_context *ctx, cl_int err, const char *what)
+{
+    int st = (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
+              err == CL_INVALID_BUFFER_SIZE)
+                 ? CLTOPK_ERR_DEVICE_MEMORY
+                 : CLTOPK_ERR_OPENCL;
+    return cltopk_fail(ctx, st, "%s failed: %s (%d) on %s%s", what, cltopk_clerror_name(err),
+                       (int)err, ctx ? ctx->name : "?",
+                       st == CLTOPK_ERR_DEVICE_MEMORY
+                           ? "; the device is out of memory: free buffers or use smaller inputs"
+                           : "");
+}
+
+static void info_str(cl_device_id d, cl_device_info what, char *buf, size_t len)
+{
+    buf[0] = 0;
+    if (clGetDeviceInfo(d, what, len, buf, NULL) != CL_SUCCESS)
+        buf[0] = 0;
+    buf[len - 1] = 0;
+    /* trim trailing blanks some drivers leave */
+    size_t l = strlen(buf);
+    while (l && (buf[l - 1] == ' ' || buf[l - 1] == '\n'))
+        buf[--l] = 0;
+}
+
+int cltopk_devcaps_query(cl_device_id d, cltopk_devcaps *c)
+{
+    memset(c, 0, sizeof *c);
+    c->device = d;
+    if (clGetDeviceInfo(d, CL_DEVICE_PLATFORM, sizeof c->platform, &c->platform, NULL) !=
+        CL_SUCCESS)
+        return CLTOPK_ERR_OPENCL;
+    if (clGetPlatformInfo(c->platform, CL_PLATFORM_NAME, sizeof c->platform_name,
+                          c->platform_name, NULL) != CL_SUCCESS)
+        c->platform_name[0] = 0;
+    c->platform_name[sizeof c->platform_name - 1] = 0;
+    info_str(d, CL_DEVICE_NAME, c->device_name, sizeof c->device_name);
+    info_str(d, CL_DEVICE_VERSION, c->device_version, sizeof c->device_version);
+    info_str(d, CL_DRIVER_VERSION, c->driver_version, sizeof c->driver_version);
+    clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof c->type, &c->type, NULL);
+    clGetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof c->global_mem, &c->global_mem, NULL);
+    clGetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof c->max_alloc, &c->max_alloc, NULL);
+    clGetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof c->local_mem, &c->local_mem, NULL);
+    clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof c->max_wg, &c->max_wg, NULL);
+    clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof c->compute_units, &c->compute_units,
+                    NULL);
+    cl_device_fp_config fp = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL) == CL_SUCCESS)
+        c->fp64 = fp != 0;
+    return CLTOPK_OK;
+}
+
+int cltopk_devices_scan(cltopk_devcaps **list, size_t *count, char *err, size_t errlen)
+{
+    *list = NULL;
+    *count = 0;
+    cl_uint np = 0;
+    cl_int e = clGetPlatformIDs(0, NULL, &np);
+    if (e != CL_SUCCESS || np == 0) {
+        snprintf(err, errlen, "clGetPlatformIDs: %s",
+                 e == CL_SUCCESS ? "no platform" : cltopk_clerror_name(e));
+        return CLTOPK_OK; /* no platform is not an error: there is simply no device */
+    }
+    cl_platform_id *plats = calloc(np, sizeof *plats);
+    if (!plats)
+        return CLTOPK_ERR_NO_MEMORY;
+    clGetPlatformIDs(np, plats, NULL);
+    size_t cap = 0;
+    for (cl_uint p = 0; p < np; p++) {
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS || !nd)
+            continue;
+        cl_device_id *devs = calloc(nd, sizeof *devs);
+        cltopk_devcaps *grown = realloc(*list, (cap + nd) * sizeof **list);
+        if (!devs || !grown) {
+            free(devs);
+            free(grown ? grown : *list);
+            free(plats);
+            *list = NULL;
+            *count = 0;
+            return CLTOPK_ERR_NO_MEMORY;
+        }
+        *list = grown;
+        cap += nd;
+        clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, devs, NULL);
+        for (cl_uint d = 0; d < nd; d++) {
+            cltopk_devcaps *c = &(*list)[*count];
+            if (cltopk_devcaps_query(devs[d], c) != CLTOPK_OK)
+                continue;
+            c->pi = p;
+            c->di = d;
+            (*count)++;
+        }
+        free(devs);
+    }
+    free(plats);
+    return CLTOPK_OK;
+}
+
+size_t cltopk_device_count(void)
+{
+    cltopk_devcaps *list;
+    size_t n;
+    char err[256];
+    if (cltopk_devices_scan(&list, &n, err, sizeof err) != CLTOPK_OK)
+        return 0;
+    free(list);
+    return n;
+}
+
+int cltopk_device_get(size_t i, cltopk_device_info *info)
+{
+    if (!info)
+        return CLTOPK_ERR_INVALID_ARGUMENT;
+    cltopk_devcaps *list;
+    size_t n;
+    char err[256];
+    int st = cltopk_devices_scan(&list, &n, err, sizeof err);
+    if (st != CLTOPK_OK)
+        return st;
+    if (i >= n) {
+        free(list);
+        return CLTOPK_ERR_NO_DEVICE;
+    }
+    const cltopk_devcaps *c = &list[i];
+    memset(info, 0, sizeof *info);
+    info->platform = c->pi;
+    info->device = c->di;
+    snprintf(info->platform_name, sizeof info->platform_name, "%s", c->platform_name);
+    snprintf(info->device_name, sizeof info->device_name, "%s", c->device_name);
+    snprintf(info->device_version, sizeof info->device_version, "%s", c->device_version);
+    snprintf(info->driver_version, sizeof info->driver_version, "%s", c->driver_version);
+    info->is_gpu = (c->type & CL_DEVICE_TYPE_GPU) != 0;
+    info->is_cpu = (c->type & CL_DEVICE_TYPE_CPU) != 0;
+    info->global_mem_bytes = c->global_mem;
+    info->max_alloc_bytes = c->max_alloc;
+    info->local_mem_bytes = c->local_mem;
+    info->max_work_group_size = c->max_wg;
+    info->compute_units = c->compute_units;
+    info->has_fp64 = c->fp64;
+    free(list);
+    return CLTOPK_OK;
+}
+
+#else /* !HAVE_OPENCL */
+
+size_t cltopk_device_count(void)
+{
+    return 0;
+}
+
+int cltopk_device_get(size_t i, cltopk_device_info *info)
+{
+    (void)i;
+    return info ? CLTOPK_ERR_NO_DEVICE : CLTOPK_ERR_INVALID_ARGUMENT;
+}
+
+#endif

@@ -1,0 +1,316 @@
+/* program.c - kernel source assembly, builds, and the two program caches.
+ *
+ * A program is the embedded cl/common.cl followed by one kernel file, built with
+ * "-D" options that specialise it.  Built programs are kept per context (memory
+ * cache); their binaries are also kept on disk, keyed by library version, device,
+ * driver, options and the full source, and written with a temporary file and a
+ * rename.  Any problem reading the disk cache is a miss. */
+#include "internal.h"
+
+#if HAVE_OPENCL
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static pthread_mutex_t disk_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const cltopk_kernel_source *find_source(const char *name)
+{
+    for (size_t i = 0; i < cltopk_kernel_source_count; i++)
+        if (!strcmp(cltopk_kernel_sources[i].name, name))
+            return &cltopk_kernel_sources[i];
+    return NULL;
+}
+
+static uint64_t fnv(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static uint64_t fnv_str(uint64_t h, const char *s)
+{
+    return fnv(h, s, strlen(s) + 1);
+}
+
+void cltopk_programs_free(cltopk_context *ctx)
+{
+    cltopk_program *p = ctx->programs;
+    while (p) {
+        cltopk_program *next = p->next;
+        clReleaseProgram(p->program);
+        free(p->options);
+        free(p);
+        p = next;
+    }
+    ctx->programs = NULL;
+}
+
+/* ------------------------------------------------------------- disk cache */
+
+static int cache_dir(char *buf, size_t len)
+{
+    const char *off = cltopk_env("CLTOPK_CACHE");
+    if (off && !strcmp(off, "0"))
+        return 0;
+    const char *d = cltopk_env("CLTOPK_CACHE_DIR");
+    int n;
+    if (d)
+        n = snprintf(buf, len, "%s", d);
+    else if ((d = cltopk_env("XDG_CACHE_HOME")))
+        n = snprintf(buf, len, "%s/cltopk", d);
+    else if ((d = cltopk_env("HOME")))
+        n = snprintf(buf, len, "%s/.cache/cltopk", d);
+    else
+        return 0;
+    return n > 0 && (size_t)n < len;
+}
+
+static int mkdirs(char *path)
+{
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        int r = mkdir(path, 0755);
+        *p = '/';
+        if (r != 0 && errno != EEXIST)
+            return -1;
+    }
+    return (mkdir(path, 0755) == 0 || errno == EEXIST) ? 0 : -1;
+}
+
+/* File layout: "CLTOPKBIN1\n", key text length (uint32), key text, binary length
+ * (uint64), binary.  The key text is compared in full, so a hash collision is a
+ * miss, not a wrong program. */
+static unsigned char *cache_read(const char *path, const char *keytext, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    unsigned char *bin = NULL;
+    char magic[11];
+    uint32_t kl;
+    uint64_t bl;
+    size_t tl = strlen(keytext);
+    char *kt = NULL;
+    if (fread(magic, 1, 11, f) != 11 || memcmp(magic, "CLTOPKBIN1\n", 11) ||
+        fread(&kl, sizeof kl, 1, f) != 1 || kl != tl)
+        goto out;
+    kt = malloc(tl + 1);
+    if (!kt || fread(kt, 1, tl, f) != tl || memcmp(kt, keytext, tl))
+        goto out;
+    if (fread(&bl, sizeof bl, 1, f) != 1 || bl == 0 || bl > (1u << 30))
+        goto out;
+    bin = malloc(bl);
+    if (!bin || fread(bin, 1, bl, f) != bl) {
+        free(bin);
+        bin = NULL;
+        goto out;
+    }
+    *size = bl;
+out:
+    free(kt);
+    fclose(f);
+    return bin;
+}
+
+static void cache_write(const char *dir, const char *path, const char *keytext,
+                        const unsigned char *bin, size_t size)
+{
+    char tmp[4200];
+    char dcopy[4096];
+    snprintf(dcopy, sizeof dcopy, "%s", dir);
+    if (mkdirs(dcopy) != 0)
+        return;
+    int tl = snprintf(tmp, sizeof tmp, "%.4000s.%ld.tmp", path, (long)getpid());
+    if (tl < 0 || (size_t)tl >= sizeof tmp)
+        return;
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return;
+    uint32_t kl = (uint32_t)strlen(keytext);
+    uint64_t bl = size;
+    int ok = fwrite("CLTOPKBIN1\n", 1, 11, f) == 11 && fwrite(&kl, sizeof kl, 1, f) == 1 &&
+             fwrite(keytext, 1, kl, f) == kl && fwrite(&bl, sizeof bl, 1, f) == 1 &&
+             fwrite(bin, 1, size, f) == size;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0)
+        remove(tmp);
+}
+
+/* --------------------------------------------------------------- building */
+
+static void keep_log(cltopk_context *ctx, cl_program prog, const char *file, const char *opts,
+                     int failed)
+{
+    size_t len = 0;
+    if (clGetProgramBuildInfo(prog, ctx->dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &len) != CL_SUCCESS)
+        return;
+    char *log = malloc(len + 1);
+    if (!log)
+        return;
+    if (clGetProgramBuildInfo(prog, ctx->dev, CL_PROGRAM_BUILD_LOG, len, log, NULL) !=
+        CL_SUCCESS)
+        len = 0;
+    log[len] = 0;
+    const char *show = cltopk_env("CLTOPK_SHOW_BUILD_LOG");
+    if (show && strcmp(show, "0") && len > 1)
+        fprintf(stderr, "cltopk: build log of %s [%s] on %s:\n%s\n", file, opts, ctx->name, log);
+    if (failed)
+        cltopk_fail(ctx, CLTOPK_ERR_BUILD,
+                    "building %s with \"%s\" failed on %s; the build log follows (set "
+                    "CLTOPK_SHOW_BUILD_LOG=1 to print every log):\n%s",
+                    file, opts, ctx->name, log);
+    free(log);
+}
+
+static int build(cltopk_context *ctx, const cltopk_kernel_source *common,
+                 const cltopk_kernel_source *src, const char *file, const char *opts,
+                 cl_program *out, int *from_disk)
+{
+    cl_int err;
+    char dir[4096], path[4200];
+    const cltopk_devcaps *c = &ctx->caps;
+    size_t keylen = strlen(opts) + common->size + src->size + 1024;
+    char *keytext = malloc(keylen);
+    if (!keytext)
+        return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of memory building %s", file);
+    int kt = snprintf(keytext, keylen, "v=%s\np=%s\nd=%s\ndv=%s\ndr=%s\no=%s\nf=%s\n",
+                      CLTOPK_VERSION_STRING, c->platform_name, c->device_name,
+                      c->device_version, c->driver_version, opts, file);
+    uint64_t h = fnv_str(0xcbf29ce484222325ull, keytext);
+    h = fnv(h, common->data, common->size);
+    h = fnv(h, src->data, src->size);
+    /* the source itself is in the hash; its length in the key text guards it too */
+    snprintf(keytext + kt, keylen - (size_t)kt, "s=%zu:%zu:%016llx\n", common->size, src->size,
+             (unsigned long long)h);
+    int use_disk = cache_dir(dir, sizeof dir);
+    if (use_disk)
+        snprintf(path, sizeof path, "%s/%016llx.bin", dir, (unsigned long long)h);
+
+    *from_disk = 0;
+    cl_program prog = NULL;
+    if (use_disk) {
+        size_t bsize = 0;
+        pthread_mutex_lock(&disk_lock);
+        unsigned char *bin = cache_read(path, keytext, &bsize);
+        pthread_mutex_unlock(&disk_lock);
+        if (bin) {
+            const unsigned char *bins[1] = {bin};
+            cl_int bst;
+            prog = clCreateProgramWithBinary(ctx->clctx, 1, &ctx->dev, &bsize, bins, &bst, &err);
+            free(bin);
+            if (prog && (bst != CL_SUCCESS ||
+                         clBuildProgram(prog, 1, &ctx->dev, opts, NULL, NULL) != CL_SUCCESS)) {
+                clReleaseProgram(prog);
+                prog = NULL;
+            }
+            if (prog)
+                *from_disk = 1;
+        }
+    }
+    if (!prog) {
+        const char *strs[2] = {(const char *)common->data, (const char *)src->data};
+        size_t lens[2] = {common->size, src->size};
+        prog = clCreateProgramWithSource(ctx->clctx, 2, strs, lens, &err);
+        if (!prog) {
+            free(keytext);
+            return cltopk_clfail(ctx, err, "clCreateProgramWithSource");
+        }
+        err = clBuildProgram(prog, 1, &ctx->dev, opts, NULL, NULL);
+        keep_log(ctx, prog, file, opts, err != CL_SUCCESS);
+        if (err != CL_SUCCESS) {
+            clReleaseProgram(prog);
+            free(keytext);
+            if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_INVALID_BUILD_OPTIONS)
+                return CLTOPK_ERR_BUILD;
+            return cltopk_clfail(ctx, err, "clBuildProgram");
+        }
+        if (use_disk) {
+            size_t bsize = 0;
+            if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof bsize, &bsize, NULL) ==
+                    CL_SUCCESS &&
+                bsize > 0) {
+                unsigned char *bin = malloc(bsize);
+                unsigned char *bins[1] = {bin};
+                if (bin && clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) ==
+                               CL_SUCCESS) {
+                    pthread_mutex_lock(&disk_lock);
+                    cache_write(dir, path, keytext, bin, bsize);
+                    pthread_mutex_unlock(&disk_lock);
+                }
+                free(bin);
+            }
+        }
+    }
+    free(keytext);
+    *out = prog;
+    return CLTOPK_OK;
+}
+
+int cltopk_program_get(cltopk_context *ctx, const char *file, const char *options,
+                       cl_program *out)
+{
+    const cltopk_kernel_source *common = find_source("common.cl");
+    const cltopk_kernel_source *src = find_source(file);
+    if (!common || !src)
+        return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "kernel source %s is not embedded", file);
+    const char *extra = cltopk_env("CLTOPK_BUILD_OPTIONS");
+    char opts[2048];
+    int n = snprintf(opts, sizeof opts, "%s%s%s", options, extra ? " " : "", extra ? extra : "");
+    if (n < 0 || (size_t)n >= sizeof opts)
+        return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                           "build options too long (check CLTOPK_BUILD_OPTIONS)");
+    uint64_t key = fnv_str(fnv_str(0xcbf29ce484222325ull, file), opts);
+    for (cltopk_program *p = ctx->programs; p; p = p->next)
+        if (p->key == key && !strcmp(p->options, opts)) {
+            *out = p->program;
+            return CLTOPK_OK;
+        }
+    cltopk_program *entry = calloc(1, sizeof *entry);
+    char *optcopy = malloc(strlen(opts) + 1);
+    if (!entry || !optcopy) {
+        free(entry);
+        free(optcopy);
+        return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of memory caching a program");
+    }
+    int from_disk;
+    int st = build(ctx, common, src, file, opts, &entry->program, &from_disk);
+    if (st != CLTOPK_OK) {
+        free(entry);
+        free(optcopy);
+        return st;
+    }
+    strcpy(optcopy, opts);
+    entry->options = optcopy;
+    entry->key = key;
+    entry->next = ctx->programs;
+    ctx->programs = entry;
+    *out = entry->program;
+    return CLTOPK_OK;
+}
+
+int cltopk_kernel_get(cltopk_context *ctx, const char *file, const char *options,
+                      const char *name, cl_kernel *out)
+{
+    cl_program prog;
+    int st = cltopk_program_get(ctx, file, options, &prog);
+    if (st != CLTOPK_OK)
+        return st;
+    cl_int err;
+    *out = clCreateKernel(prog, name, &err);
+    if (!*out)
+        return cltopk_clfail(ctx, err, "clCreateKernel");
+    return CLTOPK_OK;
+}
+
+#endif

@@ -1,0 +1,127 @@
+/* staging.c - scratch buffers, chunk sizes, kernel arguments and launches. */
+#include "internal.h"
+
+#if HAVE_OPENCL
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cltopk_scratch(cltopk_context *ctx, int slot, size_t bytes, cl_mem *out)
+{
+    if (bytes == 0)
+        bytes = 16;
+    if (ctx->scratch[slot] && ctx->scratch_size[slot] >= bytes) {
+        *out = ctx->scratch[slot];
+        return CLTOPK_OK;
+    }
+    if (bytes > ctx->caps.max_alloc)
+        return cltopk_fail(ctx, CLTOPK_ERR_DEVICE_MEMORY,
+                           "a scratch buffer of %zu bytes exceeds the device's largest "
+                           "allocation (%llu bytes) on %s",
+                           bytes, (unsigned long long)ctx->caps.max_alloc, ctx->name);
+    if (ctx->scratch[slot]) {
+        /* the old buffer may still be in use by enqueued work: wait for it */
+        int st = cltopk_finish_own(ctx);
+        if (st != CLTOPK_OK)
+            return st;
+        clReleaseMemObject(ctx->scratch[slot]);
+        ctx->scratch[slot] = NULL;
+        ctx->scratch_size[slot] = 0;
+    }
+    cl_int err;
+    cl_mem m = clCreateBuffer(ctx->clctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if (!m)
+        return cltopk_clfail(ctx, err, "clCreateBuffer (scratch)");
+    ctx->scratch[slot] = m;
+    ctx->scratch_size[slot] = bytes;
+    *out = m;
+    return CLTOPK_OK;
+}
+
+void cltopk_scratch_free(cltopk_context *ctx)
+{
+    for (int i = 0; i < SCR_COUNT; i++) {
+        if (ctx->scratch[i])
+            clReleaseMemObject(ctx->scratch[i]);
+        ctx->scratch[i] = NULL;
+        ctx->scratch_size[i] = 0;
+    }
+}
+
+size_t cltopk_chunk_elems(const cltopk_context *ctx, int bytes)
+{
+    /* one allocation, at most a quarter of the device's memory, and below 2^31
+     * elements so that 32-bit indices carry positions inside a chunk */
+    uint64_t lim = ctx->caps.max_alloc;
+    if (ctx->caps.global_mem / 4 < lim)
+        lim = ctx->caps.global_mem / 4;
+    uint64_t elems = lim / (uint64_t)bytes;
+    if (elems > (1ull << 31))
+        elems = 1ull << 31;
+    const char *cap = cltopk_env("CLTOPK_MAX_CHUNK");
+    if (cap) {
+        unsigned long long c = strtoull(cap, NULL, 10);
+        if (c > 0 && c < elems)
+            elems = c;
+    }
+    return elems ? (size_t)elems : 1;
+}
+
+int cltopk_set_args(cltopk_context *ctx, cl_kernel kern, int nargs, ...)
+{
+    va_list ap;
+    va_start(ap, nargs);
+    for (int i = 0; i < nargs; i++) {
+        size_t size = va_arg(ap, size_t);
+        const void *val = va_arg(ap, const void *);
+        cl_int err = clSetKernelArg(kern, (cl_uint)i, size, val);
+        if (err != CL_SUCCESS) {
+            va_end(ap);
+            char what[64];
+            snprintf(what, sizeof what, "clSetKernelArg(%d)", i);
+            return cltopk_clfail(ctx, err, what);
+        }
+    }
+    va_end(ap);
+    return CLTOPK_OK;
+}
+
+int cltopk_launch(cltopk_context *ctx, cl_kernel kern, size_t global, size_t local,
+                  cl_uint num_wait, const cl_event *wait)
+{
+    cl_event small[8];
+    cl_event *list = small;
+    if (num_wait + 1 > 8 && !(list = malloc((num_wait + 1) * sizeof *list)))
+        return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of memory for an event list");
+    cl_uint nl = 0;
+    if (ctx->last)
+        list[nl++] = ctx->last;
+    for (cl_uint i = 0; i < num_wait; i++)
+        list[nl++] = wait[i];
+    cl_event ev = NULL;
+    cl_int err = clEnqueueNDRangeKernel(ctx->queue, kern, 1, NULL, &global, &local, nl,
+                                        nl ? list : NULL, &ev);
+    if (list != small)
+        free(list);
+    if (err != CL_SUCCESS)
+        return cltopk_clfail(ctx, err, "clEnqueueNDRangeKernel");
+    if (ctx->last)
+        clReleaseEvent(ctx->last);
+    ctx->last = ev;
+    return CLTOPK_OK;
+}
+
+int cltopk_finish_own(cltopk_context *ctx)
+{
+    if (!ctx->last)
+        return CLTOPK_OK;
+    cl_int err = clWaitForEvents(1, &ctx->last);
+    clReleaseEvent(ctx->last);
+    ctx->last = NULL;
+    if (err != CL_SUCCESS)
+        return cltopk_clfail(ctx, err, "clWaitForEvents (a kernel failed)");
+    return CLTOPK_OK;
+}
+
+#endif
