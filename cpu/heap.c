@@ -116,7 +116,7 @@ int cltopk_cpu_heap_topk(const cltopk_request *rq, const void *keys, size_t n, s
         return CLTOPK_ERR_NO_MEMORY;
     }
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static, 1)
+#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
 #endif
     for (int t = 0; t < nt; t++) {
         size_t lo = (size_t)t * part, hi = lo + part;

@@ -20,8 +20,8 @@
  * STATUS CODES
  *   0 is success.  Errors are negative, stable (never renumbered), and
  *   cltopk_strerror() explains each.  After a failed call, cltopk_last_error()
- *   gives a detail text that says what to do.  A call that fails writes nothing
- *   to its outputs.
+ *   gives a detail text that says what to do; a successful call clears it.  A
+ *   call that fails writes nothing to its outputs.
  *
  * THREADS
  *   Distinct contexts may be used from different threads at the same time.
@@ -176,8 +176,9 @@ CLTOPK_API const char *cltopk_strerror(int status);
 
 /* The k first entries of the input under THE ORDER above.
  *   type       element type of keys and out_keys
- *   keys       n elements in host memory (may be NULL only when n == 0)
- *   k          0 <= k <= n; k == 0 succeeds and writes nothing
+ *   keys       n elements in host memory (may be NULL when n == 0 or k == 0)
+ *   k          0 <= k <= n; k == 0 succeeds and writes nothing (other
+ *              arguments then only need a valid type, flags and algo)
  *   flags      CLTOPK_LARGEST or CLTOPK_SMALLEST; other bits are an error
  *   algo       CLTOPK_ALGO_AUTO lets the planner choose; a named algorithm runs
  *              that algorithm or fails with CLTOPK_ERR_UNSUPPORTED (the detail
@@ -213,9 +214,14 @@ CLTOPK_API int cltopk_select(cltopk_context *ctx, cltopk_dtype type, const void 
  *              completes when both outputs are written
  * Only device algorithms (BITONIC, or AUTO) are accepted; the call enqueues its
  * kernels on the context's queue and returns without waiting for them.  It never
- * calls clFinish on the caller's queue.  The context keeps scratch buffers that
- * later calls reuse; work from successive calls is ordered by events, so an
- * out-of-order queue is safe.  n must stay below 2^32 - 1 elements per call.
+ * calls clFinish on the caller's queue.  One case must wait: with AUTO and a k
+ * that no device algorithm of this version takes, the call falls back to the
+ * CPU heap, which blocks until the wait list has completed, reads the keys,
+ * and writes the outputs before it returns (done is then already complete).
+ * out_index counts positions from `offset` (the first key is position 0).
+ * The context keeps scratch buffers that later calls reuse; work from
+ * successive calls is ordered by events, so an out-of-order queue is safe.
+ * n must stay below 2^32 - 1 elements per call.
  * Returns as cltopk_topk, plus CLTOPK_ERR_BUFFER_SIZE (a cl_mem too small) and
  * CLTOPK_ERR_NO_OPENCL (a CPU context). */
 CLTOPK_API int cltopk_topk_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem keys,
@@ -282,7 +288,7 @@ CLTOPK_API int cltopk_get_cl(const cltopk_context *ctx, cl_context *context,
  * the median time of one read pass over the same n elements at the device's
  * streaming bandwidth, measured in the same call: the floor for any top-k.
  * CPU algorithms are timed on the host array, and their floor is a parallel
- * vectorised max over it.  Returns as cltopk_topk. */
+ * vectorised OR over its 64-bit words (one read).  Returns as cltopk_topk. */
 CLTOPK_API int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys,
                                 size_t n, size_t k, unsigned flags, cltopk_algo algo,
                                 int reps, double *median_s, double *floor_s);

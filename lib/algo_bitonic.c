@@ -60,6 +60,12 @@ static size_t pow2_at_least(size_t k)
 
 static int supports(cltopk_context *ctx, const cltopk_request *rq, char *why, size_t whylen)
 {
+    if (!ctx->caps.int64) {
+        snprintf(why, whylen,
+                 "%s is an embedded-profile device without cl_khr_int64; the bitonic kernels "
+                 "need 64-bit integers (use the CPU algorithms)", ctx->name);
+        return 0;
+    }
     size_t maxk = cltopk_bitonic_max_k(ctx, rq->bytes);
     if (pow2_at_least(rq->k) > maxk) {
         snprintf(why, whylen,

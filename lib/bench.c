@@ -80,8 +80,9 @@ int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys, s
         return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "cltopk_benchmark: out of memory");
     }
     const cltopk_algorithm *a = cltopk_algorithm_get(chosen);
-    if (!a || !a->needs_opencl) {
-        /* host algorithm on the host array */
+    if (!a || !a->needs_opencl || !ctx->is_cl) {
+        /* host algorithm on the host array; and any call the host API rejects
+         * (a device algorithm on the "cpu" context: UNSUPPORTED, as cltopk_topk) */
         for (int r = -1; r < reps && st == CLTOPK_OK; r++) {
             double t0 = cltopk_now();
             st = cltopk_topk(ctx, type, keys, n, k, flags, chosen, ok, oi);

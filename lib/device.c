@@ -61,6 +61,32 @@ static void info_str(cl_device_id d, cl_device_info what, char *buf, size_t len)
         buf[--l] = 0;
 }
 
+/* 1 if the space-separated extension list of d holds exactly the token ext */
+static int has_extension(cl_device_id d, const char *ext)
+{
+    size_t len = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, 0, NULL, &len) != CL_SUCCESS || !len)
+        return 0;
+    char *list = malloc(len + 1);
+    if (!list)
+        return 0;
+    int found = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, len, list, NULL) == CL_SUCCESS) {
+        list[len] = 0;
+        size_t el = strlen(ext);
+        for (char *p = list; *p;) {
+            while (*p == ' ')
+                p++;
+            size_t tl = strcspn(p, " ");
+            if (tl == el && !strncmp(p, ext, el))
+                found = 1;
+            p += tl;
+        }
+    }
+    free(list);
+    return found;
+}
+
 int cltopk_devcaps_query(cl_device_id d, cltopk_devcaps *c)
 {
     memset(c, 0, sizeof *c);
@@ -85,6 +111,9 @@ int cltopk_devcaps_query(cl_device_id d, cltopk_devcaps *c)
     cl_device_fp_config fp = 0;
     if (clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL) == CL_SUCCESS)
         c->fp64 = fp != 0;
+    char profile[64] = "";
+    info_str(d, CL_DEVICE_PROFILE, profile, sizeof profile);
+    c->int64 = strcmp(profile, "EMBEDDED_PROFILE") != 0 || has_extension(d, "cl_khr_int64");
     return CLTOPK_OK;
 }
 

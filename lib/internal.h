@@ -53,6 +53,7 @@ typedef struct {
     size_t max_wg;
     cl_uint compute_units;
     int fp64;
+    int int64; /* 64-bit integers: full profile, or cl_khr_int64 */
 } cltopk_devcaps;
 
 /* device.c */

@@ -88,9 +88,10 @@ static int mkdirs(char *path)
     return (mkdir(path, 0755) == 0 || errno == EEXIST) ? 0 : -1;
 }
 
-/* File layout: "CLTOPKBIN1\n", key text length (uint32), key text, binary length
- * (uint64), binary.  The key text is compared in full, so a hash collision is a
- * miss, not a wrong program. */
+/* File layout: "CLTOPKBIN2\n", key text length (uint32), key text, binary length
+ * (uint64), binary, FNV-1a hash of the binary (uint64).  The key text is compared
+ * in full, so a hash collision is a miss, not a wrong program; the hash makes a
+ * damaged binary a miss instead of something handed to the driver. */
 static unsigned char *cache_read(const char *path, const char *keytext, size_t *size)
 {
     FILE *f = fopen(path, "rb");
@@ -102,7 +103,7 @@ static unsigned char *cache_read(const char *path, const char *keytext, size_t *
     uint64_t bl;
     size_t tl = strlen(keytext);
     char *kt = NULL;
-    if (fread(magic, 1, 11, f) != 11 || memcmp(magic, "CLTOPKBIN1\n", 11) ||
+    if (fread(magic, 1, 11, f) != 11 || memcmp(magic, "CLTOPKBIN2\n", 11) ||
         fread(&kl, sizeof kl, 1, f) != 1 || kl != tl)
         goto out;
     kt = malloc(tl + 1);
@@ -111,7 +112,9 @@ static unsigned char *cache_read(const char *path, const char *keytext, size_t *
     if (fread(&bl, sizeof bl, 1, f) != 1 || bl == 0 || bl > (1u << 30))
         goto out;
     bin = malloc(bl);
-    if (!bin || fread(bin, 1, bl, f) != bl) {
+    uint64_t sum = 0;
+    if (!bin || fread(bin, 1, bl, f) != bl || fread(&sum, sizeof sum, 1, f) != 1 ||
+        sum != fnv(0xcbf29ce484222325ull, bin, bl)) {
         free(bin);
         bin = NULL;
         goto out;
@@ -138,10 +141,10 @@ static void cache_write(const char *dir, const char *path, const char *keytext,
     if (!f)
         return;
     uint32_t kl = (uint32_t)strlen(keytext);
-    uint64_t bl = size;
-    int ok = fwrite("CLTOPKBIN1\n", 1, 11, f) == 11 && fwrite(&kl, sizeof kl, 1, f) == 1 &&
+    uint64_t bl = size, sum = fnv(0xcbf29ce484222325ull, bin, size);
+    int ok = fwrite("CLTOPKBIN2\n", 1, 11, f) == 11 && fwrite(&kl, sizeof kl, 1, f) == 1 &&
              fwrite(keytext, 1, kl, f) == kl && fwrite(&bl, sizeof bl, 1, f) == 1 &&
-             fwrite(bin, 1, size, f) == size;
+             fwrite(bin, 1, size, f) == size && fwrite(&sum, sizeof sum, 1, f) == 1;
     ok = (fclose(f) == 0) && ok;
     if (!ok || rename(tmp, path) != 0)
         remove(tmp);

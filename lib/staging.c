@@ -51,12 +51,13 @@ void cltopk_scratch_free(cltopk_context *ctx)
 
 size_t cltopk_chunk_elems(const cltopk_context *ctx, int bytes)
 {
-    /* one allocation, at most a quarter of the device's memory, and below 2^31
+    /* one allocation; with the candidate buffers of a reduction (at most half as
+     * many (key, index) pairs, twice) within half the device's memory; below 2^31
      * elements so that 32-bit indices carry positions inside a chunk */
-    uint64_t lim = ctx->caps.max_alloc;
-    if (ctx->caps.global_mem / 4 < lim)
-        lim = ctx->caps.global_mem / 4;
-    uint64_t elems = lim / (uint64_t)bytes;
+    uint64_t elems = ctx->caps.max_alloc / (uint64_t)bytes;
+    uint64_t fit = ctx->caps.global_mem / 2 / (2 * (uint64_t)bytes + 4);
+    if (fit < elems)
+        elems = fit;
     if (elems > (1ull << 31))
         elems = 1ull << 31;
     const char *cap = cltopk_env("CLTOPK_MAX_CHUNK");

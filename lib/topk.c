@@ -187,8 +187,15 @@ int cltopk_topk_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem keys, size
     }
     if (done)
         *done = NULL;
-    if (k == 0)
+    if (k == 0) {
+        /* nothing to compute; the event still completes after the wait list */
+        if (done) {
+            cl_int err = clEnqueueMarkerWithWaitList(ctx->queue, num_wait, wait, done);
+            if (err != CL_SUCCESS)
+                st = cltopk_clfail(ctx, err, "clEnqueueMarkerWithWaitList");
+        }
         goto out;
+    }
     if (!keys || (!out_keys && !out_index)) {
         st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "cltopk_topk_buffer: %s",
                          !keys ? "keys is NULL" : "out_keys and out_index are both NULL");
@@ -214,6 +221,12 @@ int cltopk_topk_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem keys, size
     rq.done = done;
     const cltopk_algorithm *a;
     st = cltopk_choose(ctx, &rq, algo, 1, &a);
+    /* cltopk.h: only device algorithms (or AUTO, which may fall back) take cl_mem */
+    if (st == CLTOPK_OK && algo != CLTOPK_ALGO_AUTO && !a->needs_opencl)
+        st = cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                         "cltopk_topk_buffer: %s runs on host memory; cl_mem data takes a "
+                         "device algorithm (bitonic) or CLTOPK_ALGO_AUTO",
+                         cltopk_algo_name(algo));
     if (st == CLTOPK_OK && !a->run_buffer)
         st = cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s cannot read device buffers",
                          cltopk_algo_name(a->id));

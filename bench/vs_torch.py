@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""vs_torch.py - cltopk beside torch.topk on the same array, in the same process.
+
+Loads libcltopk.so with ctypes, generates float32 U(0,1) data with numpy, and
+for each k reports: cltopk's median device time (cltopk_benchmark: data already
+on the device, no transfers), the read floor measured in the same call, and
+torch.topk's median time (CUDA events) on the same values already on the GPU.
+It also checks cltopk's answer: its values must equal torch's values and
+x[index] must equal the returned key, bit for bit.
+
+    python3 bench/vs_torch.py --lib .libs/libcltopk.so --n 536870912 --k 1,32,256,1024
+"""
+import argparse
+import ctypes as C
+import statistics
+import sys
+
+import numpy as np
+
+ALGOS = {"auto": 0, "bitonic": 1, "sbp-radix": 2, "sbp-tree": 3, "radix-select": 4,
+         "sort": 5, "cpu-heap": 6, "cpu-bitonic": 7}
+
+
+def load(path):
+    lib = C.CDLL(path)
+    lib.cltopk_open.argtypes = [C.POINTER(C.c_void_p), C.c_char_p]
+    lib.cltopk_device_name.restype = C.c_char_p
+    lib.cltopk_device_name.argtypes = [C.c_void_p]
+    lib.cltopk_last_error.restype = C.c_char_p
+    lib.cltopk_last_error.argtypes = [C.c_void_p]
+    lib.cltopk_strerror.restype = C.c_char_p
+    lib.cltopk_benchmark.argtypes = [C.c_void_p, C.c_int, C.c_void_p, C.c_size_t, C.c_size_t,
+                                     C.c_uint, C.c_int, C.c_int, C.POINTER(C.c_double),
+                                     C.POINTER(C.c_double)]
+    lib.cltopk_topk.argtypes = [C.c_void_p, C.c_int, C.c_void_p, C.c_size_t, C.c_size_t,
+                                C.c_uint, C.c_int, C.c_void_p, C.c_void_p]
+    lib.cltopk_close.argtypes = [C.c_void_p]
+    return lib
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lib", default=".libs/libcltopk.so")
+    ap.add_argument("--device", default="gpu")
+    ap.add_argument("--algo", default="bitonic")
+    ap.add_argument("--n", type=int, default=1 << 29)
+    ap.add_argument("--k", default="1,32,256,1024")
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=42)
+    a = ap.parse_args()
+    import torch
+
+    lib = load(a.lib)
+    ctx = C.c_void_p()
+    st = lib.cltopk_open(C.byref(ctx), a.device.encode())
+    if st != 0:
+        sys.exit("cltopk_open: %s: %s" % (lib.cltopk_strerror(st).decode(),
+                                         lib.cltopk_last_error(None).decode()))
+    print("device: %s; torch %s on %s" % (lib.cltopk_device_name(ctx).decode(),
+                                          torch.__version__, torch.cuda.get_device_name()))
+    x = np.random.default_rng(a.seed).random(a.n, dtype=np.float32)
+    xt = torch.from_numpy(x).cuda()
+    ks = [int(v) for v in a.k.split(",")]
+    print("%-8s %6s %12s %12s %8s %12s %10s  %s" % ("algo", "k", "cltopk ms", "floor ms",
+                                                    "x floor", "torch ms", "speedup", "check"))
+    for k in ks:
+        t = C.c_double()
+        fl = C.c_double()
+        st = lib.cltopk_benchmark(ctx, 0, x.ctypes.data, a.n, k, 0, ALGOS[a.algo], a.reps,
+                                  C.byref(t), C.byref(fl))
+        if st != 0:
+            print("%-8s %6d unsupported or failed: %s" % (a.algo, k,
+                                                          lib.cltopk_last_error(ctx).decode()))
+            continue
+        # torch.topk timing, CUDA events, median after a warm-up
+        torch.topk(xt, k)
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(a.reps):
+            e0 = torch.cuda.Event(enable_timing=True)
+            e1 = torch.cuda.Event(enable_timing=True)
+            e0.record()
+            tv, _ = torch.topk(xt, k)
+            e1.record()
+            torch.cuda.synchronize()
+            times.append(e0.elapsed_time(e1))
+        tt = statistics.median(times)
+        # exactness: our values == torch's values; x[index] == key bit for bit
+        ok_keys = np.zeros(k, dtype=np.float32)
+        ok_idx = np.zeros(k, dtype=np.int64)
+        st = lib.cltopk_topk(ctx, 0, x.ctypes.data, a.n, k, 0, ALGOS[a.algo],
+                             ok_keys.ctypes.data, ok_idx.ctypes.data)
+        check = "FAIL(%d)" % st
+        if st == 0:
+            same = np.array_equal(ok_keys.view(np.uint32), tv.cpu().numpy().view(np.uint32))
+            gather = np.array_equal(x[ok_idx].view(np.uint32), ok_keys.view(np.uint32))
+            check = "ok" if same and gather else "MISMATCH values=%s gather=%s" % (same, gather)
+        print("%-8s %6d %12.3f %12.3f %8.2f %12.3f %9.2fx  %s" % (
+            a.algo, k, t.value * 1e3, fl.value * 1e3, t.value / fl.value, tt,
+            tt / (t.value * 1e3), check))
+        sys.stdout.flush()
+    lib.cltopk_close(ctx)
+
+
+if __name__ == "__main__":
+    main()

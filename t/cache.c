@@ -1,0 +1,303 @@
+/* cache.c - the on-disk kernel binary cache (CLTOPK_CACHE_DIR, CLTOPK_CACHE=0).
+ *
+ * In fresh directories under the test temp dir:
+ *   - a first context writes *.bin files (and leaves no temporary file);
+ *   - a second context reads them: results exact, the files not rewritten
+ *     (same inode and contents: a rebuild would replace them);
+ *   - another key type adds files of its own;
+ *   - damaged files (truncated, garbage, wrong magic, empty, a flipped byte in
+ *     the key text or in the binary) are misses: results exact, the file
+ *     replaced by a good one;
+ *   - CLTOPK_CACHE=0 writes nothing; an unusable directory is no error. */
+#include "testlib.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static rng_t rng;
+static char dev[256];
+
+#define PATHLEN 4096
+
+/* snprintf into a PATHLEN buffer; a path that does not fit ends the test */
+static void TAP_PRINTF(2, 3) mkpath(char *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out, PATHLEN, fmt, ap);
+    va_end(ap);
+    if (n < 0 || n >= PATHLEN)
+        bail("path too long");
+}
+
+#define MAXF 64
+
+typedef struct {
+    int n;
+    char name[MAXF][256];
+    ino_t ino[MAXF];
+    off_t size[MAXF];
+} listing;
+
+static void list_dir(const char *dir, listing *l, int *tmpfiles)
+{
+    memset(l, 0, sizeof *l);
+    *tmpfiles = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len > 4 && !strcmp(de->d_name + len - 4, ".tmp"))
+            (*tmpfiles)++;
+        if (len <= 4 || strcmp(de->d_name + len - 4, ".bin") || l->n >= MAXF)
+            continue;
+        char path[PATHLEN];
+        struct stat st;
+        mkpath(path, "%s/%s", dir, de->d_name);
+        if (stat(path, &st) != 0)
+            continue;
+        snprintf(l->name[l->n], sizeof l->name[0], "%s", de->d_name);
+        l->ino[l->n] = st.st_ino;
+        l->size[l->n] = st.st_size;
+        l->n++;
+    }
+    closedir(d);
+}
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+            n++;
+    closedir(d);
+    return n;
+}
+
+/* a bitonic top-k on a fresh context, checked against the oracle */
+static int run_bitonic(cltopk_dtype t, const char *what)
+{
+    cltopk_context *ctx = NULL;
+    int st = cltopk_open(&ctx, dev);
+    if (st != CLTOPK_OK) {
+        ok(0, "%s: open %s", what, dev);
+        diag("%s", cltopk_last_error(NULL));
+        return 0;
+    }
+    size_t n = 20011;
+    void *keys = bmalloc(n * tsize(t));
+    int good = 1;
+    char msg[1024];
+    for (int s = 0; s < 2 && good; s++) {
+        gen_data(t, "special", n, s, &rng, keys);
+        int64_t *perm = oracle_order(t, keys, n, s);
+        size_t ks[] = {1, 100, 1000};
+        for (int i = 0; i < 3 && good; i++)
+            if (!check_topk(ctx, CLTOPK_ALGO_BITONIC, t, keys, n, ks[i], s, perm, WANT_BOTH,
+                            CLTOPK_OK, msg, sizeof msg)) {
+                good = 0;
+                diag_after("k = %zu: %s", ks[i], msg);
+            }
+        free(perm);
+    }
+    free(keys);
+    cltopk_close(ctx);
+    ok(good, "%s: bitonic %s results exact", what, tname(t));
+    return good;
+}
+
+static int same_files(const listing *a, const listing *b)
+{
+    if (a->n != b->n)
+        return 0;
+    for (int i = 0; i < a->n; i++) {
+        int found = 0;
+        for (int j = 0; j < b->n; j++)
+            if (!strcmp(a->name[i], b->name[j]) && a->ino[i] == b->ino[j] &&
+                a->size[i] == b->size[j])
+                found = 1;
+        if (!found)
+            return 0;
+    }
+    return 1;
+}
+
+static int file_starts_with(const char *path, const char *magic)
+{
+    char buf[32] = "";
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    size_t len = strlen(magic);
+    size_t got = fread(buf, 1, len, f);
+    fclose(f);
+    return got == len && !memcmp(buf, magic, len);
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0)
+        sysbail("writing %s", path);
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        sysbail("opening %s", path);
+    fseek(f, 0, SEEK_END);
+    long l = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = bmalloc((size_t)l + 1);
+    if (fread(buf, 1, (size_t)l, f) != (size_t)l)
+        sysbail("reading %s", path);
+    fclose(f);
+    *len = (size_t)l;
+    return buf;
+}
+
+/* damage every cache file in dir the same way */
+static void damage(const char *dir, const listing *l, int how)
+{
+    for (int i = 0; i < l->n; i++) {
+        char path[PATHLEN];
+        mkpath(path, "%s/%s", dir, l->name[i]);
+        size_t len;
+        char *buf = read_file(path, &len);
+        switch (how) {
+        case 0: /* truncated in the middle of the binary */
+            write_file(path, buf, len / 2);
+            break;
+        case 1: /* garbage of the same size */
+            for (size_t j = 0; j < len; j++)
+                buf[j] = (char)rng_next(&rng);
+            write_file(path, buf, len);
+            break;
+        case 2: /* wrong magic */
+            buf[0] ^= 0x20;
+            write_file(path, buf, len);
+            break;
+        case 3: /* empty */
+            write_file(path, buf, 0);
+            break;
+        case 4: /* one byte of the key text (after magic and length) flipped */
+            if (len > 20)
+                buf[18] ^= 0x01;
+            write_file(path, buf, len);
+            break;
+        case 5: /* one byte of the binary flipped (before the trailing checksum) */
+            if (len > 64)
+                buf[len - 9 - (len - 64) / 2] ^= 0x10;
+            write_file(path, buf, len);
+            break;
+        }
+        free(buf);
+    }
+}
+
+static const char *const damage_name[] = {"truncated", "garbage", "wrong magic", "empty",
+                                          "key text changed", "binary changed"};
+
+int main(void)
+{
+    plan_lazy();
+    watchdog(900);
+    rng_init(&rng, test_seed() ^ 0xCAC4E);
+    if (!test_cl_device(dev, sizeof dev))
+        skip_all("%s", dev);
+
+    char base[PATHLEN];
+    mkpath(base, "%s/cache-test-XXXXXX", test_tmpdir());
+    if (!mkdtemp(base))
+        sysbail("mkdtemp(%s)", base);
+    diag("temporary directory %s", base);
+    unsetenv("CLTOPK_CACHE");
+
+    /* 1. first run writes, second run reads */
+    char dir[PATHLEN];
+    mkpath(dir, "%s/a/b", base); /* does not exist yet */
+    setenv("CLTOPK_CACHE_DIR", dir, 1);
+    listing l1, l2, l3;
+    int tmp;
+    run_bitonic(CLTOPK_FLOAT32, "first context");
+    list_dir(dir, &l1, &tmp);
+    ok(l1.n >= 1, "the first context wrote %d *.bin file(s) into a new directory", l1.n);
+    ok(tmp == 0, "no temporary files left (%d)", tmp);
+    {
+        int good = l1.n > 0;
+        for (int i = 0; i < l1.n; i++) {
+            char path[PATHLEN];
+            mkpath(path, "%s/%s", dir, l1.name[i]);
+            good &= file_starts_with(path, "CLTOPKBIN2\n");
+        }
+        ok(good, "every cache file starts with its magic");
+    }
+    run_bitonic(CLTOPK_FLOAT32, "second context");
+    list_dir(dir, &l2, &tmp);
+    ok(same_files(&l1, &l2), "the second context used the cache: no file added or rewritten");
+    run_bitonic(CLTOPK_UINT64, "another type");
+    list_dir(dir, &l3, &tmp);
+    ok(l3.n > l1.n, "another key type adds its own files (%d -> %d)", l1.n, l3.n);
+
+    /* 2. damaged files are misses, replaced by good ones */
+    for (int how = 0; how < 6; how++) {
+        listing before, damaged, after;
+        list_dir(dir, &before, &tmp);
+        damage(dir, &before, how);
+        list_dir(dir, &damaged, &tmp);
+        char what[64];
+        snprintf(what, sizeof what, "cache %s", damage_name[how]);
+        run_bitonic(CLTOPK_FLOAT32, what);
+        run_bitonic(CLTOPK_UINT64, what);
+        list_dir(dir, &after, &tmp);
+        int good = after.n == before.n;
+        for (int i = 0; i < after.n; i++) {
+            char path[PATHLEN];
+            mkpath(path, "%s/%s", dir, after.name[i]);
+            good &= file_starts_with(path, "CLTOPKBIN2\n") && after.size[i] > 64;
+            /* a new file took the damaged one's place (written, then renamed) */
+            for (int j = 0; j < damaged.n; j++)
+                if (!strcmp(damaged.name[j], after.name[i]) && damaged.ino[j] == after.ino[i])
+                    good = 0;
+        }
+        ok(good, "%s: the damaged files were replaced by good ones", what);
+    }
+
+    /* 3. CLTOPK_CACHE=0 writes nothing */
+    mkpath(dir, "%s/off", base);
+    if (mkdir(dir, 0755) != 0)
+        sysbail("mkdir %s", dir);
+    setenv("CLTOPK_CACHE_DIR", dir, 1);
+    setenv("CLTOPK_CACHE", "0", 1);
+    run_bitonic(CLTOPK_INT32, "CLTOPK_CACHE=0");
+    ok(count_entries(dir) == 0, "CLTOPK_CACHE=0 wrote nothing (%d entries)", count_entries(dir));
+    unsetenv("CLTOPK_CACHE");
+
+    /* 4. a directory that cannot be made: no error, just no cache */
+    char file[PATHLEN];
+    mkpath(file, "%s/plainfile", base);
+    write_file(file, "x", 1);
+    mkpath(dir, "%s/sub", file);
+    setenv("CLTOPK_CACHE_DIR", dir, 1);
+    run_bitonic(CLTOPK_INT32, "unusable cache directory");
+
+    /* clean up our directory tree */
+    char cmd[8400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
+    if (system(cmd) != 0)
+        diag("could not remove %s", base);
+    return tap_done();
+}

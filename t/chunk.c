@@ -1,0 +1,153 @@
+/* chunk.c - host input split into several device chunks (CLTOPK_MAX_CHUNK).
+ *
+ * With the chunk capped at a few elements to a few thousand, the per-chunk
+ * answers are merged on the host; the result must still be the oracle's, bit
+ * for bit, including k above the chunk size, ties across chunk boundaries
+ * (all-equal data: the first k positions), and a last chunk shorter than k.
+ * The cap is read when the call is made; each setting gets a fresh context
+ * opened after setenv anyway. */
+#include "testlib.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static rng_t rng;
+
+static size_t workspace(cltopk_context *ctx, size_t n, size_t k)
+{
+    size_t bytes = 0;
+    int st = cltopk_workspace_size(ctx, CLTOPK_FLOAT32, n, k, 0, CLTOPK_ALGO_BITONIC, &bytes);
+    return st == CLTOPK_OK ? bytes : (size_t)-1;
+}
+
+static void one_cap(size_t cap, const size_t *lim_by_type)
+{
+    char val[32];
+    snprintf(val, sizeof val, "%zu", cap);
+    setenv("CLTOPK_MAX_CHUNK", val, 1);
+    cltopk_context *ctx = NULL;
+    char dev[256];
+    test_cl_device(dev, sizeof dev);
+    if (cltopk_open(&ctx, dev) != CLTOPK_OK)
+        bail("cannot open %s again: %s", dev, cltopk_last_error(NULL));
+
+    /* many chunks, but few enough launches for small caps */
+    size_t nbig = cap * 40 < 50000 ? cap * 40 : 50000;
+    if (nbig < 700)
+        nbig = 700;
+    size_t ns[] = {cap > 1 ? cap - 1 : 1, cap, cap + 1, 3 * cap, 3 * cap + 7, nbig};
+    static const char *const ds[] = {"uniform", "equal", "narrow", "worst", "increasing",
+                                     "decreasing", "nan", "few"};
+    for (size_t zi = 0; zi < sizeof ns / sizeof ns[0]; zi++) {
+        size_t n = ns[zi];
+        for (int t = 0; t < 6; t++) {
+            cltopk_dtype ty = all_types[t];
+            int s = (int)((zi + (size_t)t) % 2);
+            const char *dist = ds[(zi * 6 + (size_t)t) % (sizeof ds / sizeof ds[0])];
+            size_t lim = lim_by_type[t];
+            size_t ks[] = {1, 2, 100, cap > 1 ? cap - 1 : 1, cap, cap + 1, 2 * cap + 3, lim, n};
+            void *keys = bmalloc(n * tsize(ty));
+            gen_data(ty, dist, n, s, &rng, keys);
+            int64_t *perm = oracle_order(ty, keys, n, s);
+            char msg[1024];
+            int good = 1;
+            size_t calls = 0;
+            for (size_t i = 0; i < sizeof ks / sizeof ks[0] && good; i++) {
+                size_t k = ks[i];
+                if (k > n)
+                    continue;
+                int expect = k > lim ? CLTOPK_ERR_UNSUPPORTED : CLTOPK_OK;
+                int want = (int)(i % 3) + 1;
+                calls++;
+                if (!check_topk(ctx, CLTOPK_ALGO_BITONIC, ty, keys, n, k, s, perm, want, expect,
+                                msg, sizeof msg)) {
+                    good = 0;
+                    diag_after("k = %zu: %s", k, msg);
+                }
+            }
+            /* AUTO must agree whatever it picks */
+            size_t k = n < 77 ? n : 77;
+            calls++;
+            if (good && !check_topk(ctx, CLTOPK_ALGO_AUTO, ty, keys, n, k, s, perm, WANT_BOTH,
+                                    CLTOPK_OK, msg, sizeof msg)) {
+                good = 0;
+                diag_after("auto, k = %zu: %s", k, msg);
+            }
+            ok(good, "chunk %zu: bitonic %s %s %s n=%zu (%zu calls)", cap, tname(ty),
+               s ? "smallest" : "largest", dist, n, calls);
+            free(perm);
+            free(keys);
+        }
+    }
+    /* ties across every chunk boundary: all equal, the answer is positions 0..k-1 */
+    {
+        size_t n = 5 * cap + 3 < 3000 ? 3000 : 5 * cap + 3;
+        if (n > 60000)
+            n = 60000;
+        int32_t *keys = bmalloc(n * 4);
+        for (size_t i = 0; i < n; i++)
+            keys[i] = -5;
+        size_t k = lim_by_type[2] < n ? lim_by_type[2] : n;
+        int64_t *idx = bmalloc(k * 8);
+        int32_t *ok_ = bmalloc(k * 4);
+        for (size_t i = 0; i < k; i++)
+            idx[i] = -1, ok_[i] = 0;
+        int st = cltopk_topk(ctx, CLTOPK_INT32, keys, n, k, CLTOPK_SMALLEST, CLTOPK_ALGO_BITONIC,
+                             ok_, idx);
+        int good = st == CLTOPK_OK;
+        for (size_t i = 0; i < k && good; i++)
+            if (idx[i] != (int64_t)i || ok_[i] != -5) {
+                diag_after("position %zu: index %lld", i, (long long)idx[i]);
+                good = 0;
+            }
+        ok(good, "chunk %zu: all-equal int32, k = %zu of n = %zu gives positions 0..k-1", cap, k,
+           n);
+        free(keys);
+        free(idx);
+        free(ok_);
+    }
+    cltopk_close(ctx);
+}
+
+int main(void)
+{
+    plan_lazy();
+    watchdog(900);
+    rng_init(&rng, test_seed() ^ 0xC4C4);
+    unsetenv("CLTOPK_MAX_CHUNK");
+    char why[512];
+    cltopk_context *ctx;
+    if (!open_test_cl(&ctx, why, sizeof why)) {
+        if (tap_count() == 0)
+            skip_all("%s", why);
+        return tap_done();
+    }
+    size_t lim[6];
+    for (int t = 0; t < 6; t++)
+        lim[t] = bitonic_limit(ctx, all_types[t]);
+
+    /* the cap is honoured: a host call's workspace shrinks with it; bad values
+     * are ignored */
+    size_t n = 1000000, k = 16;
+    size_t def = workspace(ctx, n, k);
+    ok(def != (size_t)-1 && def > 0, "bitonic workspace without a cap: %zu bytes", def);
+    setenv("CLTOPK_MAX_CHUNK", "1000", 1);
+    size_t capped = workspace(ctx, n, k);
+    ok(capped < def, "CLTOPK_MAX_CHUNK=1000 shrinks the workspace (%zu < %zu bytes)", capped,
+       def);
+    const char *bad[] = {"0", "abc", "-5", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("CLTOPK_MAX_CHUNK", bad[i], 1);
+        size_t b = workspace(ctx, n, k);
+        ok(b == def, "CLTOPK_MAX_CHUNK=\"%s\" is ignored (%zu bytes)", bad[i], b);
+    }
+    unsetenv("CLTOPK_MAX_CHUNK");
+    cltopk_close(ctx);
+
+    static const size_t caps[] = {1, 3, 1000, 4097, 8192};
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
+        one_cap(caps[i], lim);
+    unsetenv("CLTOPK_MAX_CHUNK");
+    return tap_done();
+}

@@ -1,0 +1,335 @@
+#!/bin/sh
+# t/cli.sh - TAP test of the cltopk command: gen -> topk round trips checked
+# against sort(1), cpu vs OpenCL agreement, every error path, JSON output, demo.
+#
+# Run from the build directory (make check does): the command is ./tools/cltopk,
+# or $CLTOPK.  Temporary files (and the kernel cache, CLTOPK_CACHE_DIR) live in a
+# mktemp -d directory under $CLTOPK_TEST_TMPDIR (else $TMPDIR, else /tmp),
+# removed at exit.  The bitonic-vs-cpu comparisons run on $CLTOPK_TEST_DEVICE,
+# else on the first OpenCL device `cltopk devices` lists, and are skipped when
+# there is none or CLTOPK_TEST_DEVICE=cpu.  python3, when present, parses the
+# JSON outputs.
+
+CLTOPK=${CLTOPK:-./tools/cltopk}
+LC_ALL=C
+export LC_ALL
+
+if ! [ -x "$CLTOPK" ]; then
+    echo "Bail out! $CLTOPK not found: run from the build directory after make"
+    exit 1
+fi
+
+tmp=$(mktemp -d "${CLTOPK_TEST_TMPDIR:-${TMPDIR:-/tmp}}/cli.XXXXXX") || {
+    echo "Bail out! mktemp -d failed"
+    exit 1
+}
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+CLTOPK_CACHE_DIR=$tmp/cache
+export CLTOPK_CACHE_DIR
+unset CLTOPK_DEVICE
+
+n=0
+failed=0
+ok() { # ok STATUS DESCRIPTION: STATUS 0 passes
+    n=$((n + 1))
+    if [ "$1" -eq 0 ]; then
+        echo "ok $n - $2"
+    else
+        echo "not ok $n - $2"
+        failed=$((failed + 1))
+    fi
+}
+skip() {
+    n=$((n + 1))
+    echo "ok $n # SKIP $1"
+}
+diag() {
+    printf '%s\n' "$@" | sed 's/^/# /'
+}
+# run CMD...: output to $tmp/out, errors to $tmp/err, status in $rc
+run() {
+    "$@" > "$tmp/out" 2> "$tmp/err"
+    rc=$?
+}
+# fails EXPECTED_STATUS PATTERN DESCRIPTION CMD...: the command exits with that
+# status and says PATTERN on stderr
+fails() {
+    want=$1 pat=$2 desc=$3
+    shift 3
+    run "$@"
+    if [ "$rc" -eq "$want" ] && grep -q -- "$pat" "$tmp/err"; then
+        ok 0 "$desc"
+    else
+        ok 1 "$desc"
+        diag "exit status $rc (wanted $want), stderr:" "$(cat "$tmp/err")"
+    fi
+}
+# succeeds PATTERN DESCRIPTION CMD...: the command exits 0 and prints PATTERN
+succeeds() {
+    pat=$1 desc=$2
+    shift 2
+    run "$@"
+    if [ "$rc" -eq 0 ] && grep -q -- "$pat" "$tmp/out"; then
+        ok 0 "$desc"
+    else
+        ok 1 "$desc"
+        diag "exit status $rc, stdout and stderr:" "$(cat "$tmp/out" "$tmp/err")"
+    fi
+}
+# the rows of a topk/select table as "index value"
+rows() {
+    awk 'f { print $2, $3 } /^ *rank +index +value$/ { f = 1 }' "$@"
+}
+
+have_python=no
+if command -v python3 > /dev/null 2>&1 && python3 -c 'import json' > /dev/null 2>&1; then
+    have_python=yes
+fi
+json_ok() { # json_ok FILE [lines]: one JSON document, or one per line
+    if [ "${2:-}" = lines ]; then
+        python3 -c 'import json,sys
+for line in sys.stdin:
+    json.loads(line)' < "$1"
+    else
+        python3 -c 'import json,sys; json.load(sys.stdin)' < "$1"
+    fi
+}
+
+# ------------------------------------------------------------ basics
+succeeds '^cltopk [0-9]' "--version" "$CLTOPK" --version
+succeeds 'topk' "--help lists the commands" "$CLTOPK" --help
+for c in devices gen topk select bench demo; do
+    succeeds "Usage: cltopk $c" "$c --help" "$CLTOPK" $c --help
+done
+succeeds "Usage: cltopk topk" "help topk" "$CLTOPK" help topk
+
+succeeds '^  cpu ' "devices lists the cpu device" "$CLTOPK" devices
+grep -q '^auto: ' "$tmp/out"
+ok $? "devices says what auto picks"
+# the OpenCL device to compare with the cpu device: the one auto picks if it is
+# an OpenCL device (a GPU where there is one), else the first listed, else none
+case ${CLTOPK_TEST_DEVICE:-} in
+cpu) cl_dev= ;;
+"" | auto)
+    pd='^  \([0-9][0-9]*:[0-9][0-9]*\) .*'
+    cl_dev=$(sed -n "s/$pd<- auto\$/\\1/p" "$tmp/out" | head -n 1)
+    [ -n "$cl_dev" ] || cl_dev=$(sed -n "s/$pd/\\1/p" "$tmp/out" | head -n 1)
+    ;;
+*) cl_dev=$CLTOPK_TEST_DEVICE ;;
+esac
+if [ $have_python = yes ]; then
+    run "$CLTOPK" devices --json
+    [ $rc -eq 0 ] && json_ok "$tmp/out"
+    ok $? "devices --json parses"
+else
+    skip "devices --json parses: no python3"
+fi
+
+# ------------------------------------------------------------ gen
+"$CLTOPK" gen -t f32 -n 1000 -s 7 "$tmp/a.f32" &&
+    "$CLTOPK" gen -t f32 -n 1000 -s 7 "$tmp/b.f32" &&
+    cmp -s "$tmp/a.f32" "$tmp/b.f32"
+ok $? "gen is deterministic for a seed"
+"$CLTOPK" gen -t f32 -n 1000 -s 8 "$tmp/c.f32" && ! cmp -s "$tmp/a.f32" "$tmp/c.f32"
+ok $? "gen differs for another seed"
+# the generator itself is fixed (xoshiro256** seeded by splitmix64): a seed in a
+# bug report must give the same data on every machine and in every version
+printf '12966619160104079557\n9600361134598540522\n10590380919521690900\n' > "$tmp/golden"
+"$CLTOPK" gen -t u64 -n 3 -s 1 --text - | cmp -s - "$tmp/golden"
+ok $? "gen -t u64 -s 1 gives the known values"
+
+"$CLTOPK" gen -t f64 -n 1K "$tmp/k.f64" && "$CLTOPK" gen -t u32 -n 2^10 "$tmp/k.u32"
+size1=$(wc -c < "$tmp/k.f64") size2=$(wc -c < "$tmp/k.u32")
+[ "$size1" -eq 8192 ] && [ "$size2" -eq 4096 ]
+ok $? "gen -n 1K and 2^10 write 1024 elements ($size1 and $size2 bytes)"
+
+allgood=0
+for t in f32 f64 i32 u32 i64 u64; do
+    for d in uniform normal increasing decreasing equal few bucket-killer special; do
+        "$CLTOPK" gen -t $t -n 300 -d $d --text - > "$tmp/g.txt" || allgood=1
+        [ "$(wc -l < "$tmp/g.txt")" -eq 300 ] || allgood=1
+    done
+done
+ok $allgood "gen writes every type and distribution as text"
+
+# text and binary of the same data give the same top-k, bit for bit (NaN payloads
+# too); without --text or --binary the format is detected
+allgood=0
+for t in f32 f64 i64 u32; do
+    topk="$CLTOPK topk -t $t -k 400 --device cpu --json"
+    "$CLTOPK" gen -t $t -n 400 -d special -s 3 "$tmp/s.bin" &&
+        "$CLTOPK" gen -t $t -n 400 -d special -s 3 --text "$tmp/s.txt" &&
+        $topk --binary "$tmp/s.bin" > "$tmp/s1" && $topk --text "$tmp/s.txt" > "$tmp/s2" &&
+        cmp -s "$tmp/s1" "$tmp/s2" || { allgood=1; diag "text/binary differ for $t"; }
+done
+ok $allgood "text and binary inputs of special values agree bit for bit"
+$topk "$tmp/s.bin" > "$tmp/s3" && cmp -s "$tmp/s1" "$tmp/s3" &&
+    $topk "$tmp/s.txt" > "$tmp/s4" && cmp -s "$tmp/s1" "$tmp/s4"
+ok $? "the input format is detected (binary and text)"
+
+# ------------------------------------------------------------ independent check
+# expected = the data sorted by value, ties by position, with sort(1)
+expect() { # expect FILE SORTFLAGS K: "index value" lines
+    awk '{ print NR - 1, $1 }' "$1" | sort -s -k2,2"$2" -k1,1n | head -n "$3"
+}
+check_topk() { # check_topk TYPE DIST SORTFLAGS K [OPTIONS]
+    t=$1 d=$2 sf=$3 k=$4
+    shift 4
+    "$CLTOPK" gen -t $t -n 2000 -d $d -s 11 --text "$tmp/x.txt" &&
+        "$CLTOPK" topk -t $t -k $k --device cpu "$@" "$tmp/x.txt" > "$tmp/x.out"
+    st=$?
+    expect "$tmp/x.txt" "$sf" "$k" > "$tmp/x.want"
+    rows "$tmp/x.out" > "$tmp/x.got"
+    if [ $st -eq 0 ] && cmp -s "$tmp/x.want" "$tmp/x.got"; then
+        ok 0 "topk $t $d k=$k $* matches sort(1)"
+    else
+        ok 1 "topk $t $d k=$k $* matches sort(1)"
+        diag "$(diff "$tmp/x.want" "$tmp/x.got" | head -n 10)"
+    fi
+}
+check_topk i32 uniform nr 25
+check_topk i32 normal n 25 --smallest
+check_topk f32 uniform gr 40
+check_topk f32 normal g 40 --smallest
+check_topk f64 normal gr 33
+check_topk u32 few nr 50
+check_topk i32 few n 50 --smallest
+check_topk f32 equal gr 10
+
+# select = row r of topk
+"$CLTOPK" topk -t f32 -k 10 --device cpu "$tmp/x.txt" > "$tmp/t.out" 2>&1 &&
+    "$CLTOPK" select -t f32 -r 9 --device cpu "$tmp/x.txt" > "$tmp/r.out" 2>&1
+rows "$tmp/t.out" | tail -n 1 > "$tmp/t.last"
+rows "$tmp/r.out" > "$tmp/r.row"
+cmp -s "$tmp/t.last" "$tmp/r.row"
+ok $? "select -r 9 is row 9 of topk -k 10"
+
+# standard input, through a pipe (not a seekable file)
+cat "$tmp/x.txt" | "$CLTOPK" topk -t f32 -k 10 --device cpu - > "$tmp/t2.out" 2>&1
+rows "$tmp/t.out" > "$tmp/t.rows"
+rows "$tmp/t2.out" | cmp -s - "$tmp/t.rows"
+ok $? "topk reads standard input"
+
+# NaN, infinities and zeros in text
+printf '0\n-0\ninf\nnan(0x1)\n-nan\n1\n-inf\n' > "$tmp/sp.txt"
+"$CLTOPK" topk -t f32 -k 7 --text --device cpu "$tmp/sp.txt" > "$tmp/sp.out" 2>&1
+printf '3 nan(0x1)\n4 -nan\n2 inf\n5 1\n0 0\n1 -0\n6 -inf\n' > "$tmp/sp.want"
+rows "$tmp/sp.out" | cmp -s - "$tmp/sp.want"
+ok $? "NaN > inf, -0 == 0 (ties by position), NaN payloads kept"
+"$CLTOPK" topk -t f32 -k 7 --smallest --text --device cpu "$tmp/sp.txt" > "$tmp/sp.out" 2>&1
+printf '6 -inf\n0 0\n1 -0\n5 1\n2 inf\n3 nan(0x1)\n4 -nan\n' > "$tmp/sp.want"
+rows "$tmp/sp.out" | cmp -s - "$tmp/sp.want"
+ok $? "the same, smallest first"
+
+printf '# comment\n\n 5 \n-2147483648\n0x7fffffff\n' > "$tmp/c.txt"
+"$CLTOPK" topk -t i32 -k 3 --text - < "$tmp/c.txt" > "$tmp/c.out" 2>&1
+printf '2 2147483647\n0 5\n1 -2147483648\n' > "$tmp/c.want"
+rows "$tmp/c.out" | cmp -s - "$tmp/c.want"
+ok $? "text input: comments, blank lines, blanks, limits and hex"
+
+printf '' | "$CLTOPK" topk -t i32 -k 0 --text - > /dev/null 2>&1
+ok $? "empty input with k = 0"
+
+# ------------------------------------------------------------ OpenCL vs cpu
+if [ -n "$cl_dev" ]; then
+    # the JSON results (from the second line on) name no device or algorithm
+    allgood=0
+    for spec in "f32 special 100" "f64 bucket-killer 17" "i64 few 64" "u32 uniform 1" \
+        "i32 normal 33"; do
+        set -- $spec
+        for dir in --largest --smallest; do
+            topk="$CLTOPK topk -t $1 -k $3 $dir --binary --json"
+            "$CLTOPK" gen -t $1 -n 5000 -d $2 -s 5 "$tmp/cl.bin" &&
+                $topk --device cpu --algo cpu-heap "$tmp/cl.bin" > "$tmp/cl1" &&
+                $topk --device "$cl_dev" --algo bitonic "$tmp/cl.bin" > "$tmp/cl2" &&
+                tail -n +2 "$tmp/cl1" > "$tmp/cl1.rows" &&
+                tail -n +2 "$tmp/cl2" | cmp -s - "$tmp/cl1.rows" ||
+                { allgood=1; diag "cpu-heap and bitonic on $cl_dev differ: $spec $dir"; }
+        done
+    done
+    ok $allgood "bitonic on $cl_dev agrees with cpu-heap bit for bit"
+    select="$CLTOPK select -t i32 -r 16 --smallest --binary"
+    $select --device "$cl_dev" --algo bitonic "$tmp/cl.bin" > "$tmp/o1" &&
+        $select --device cpu "$tmp/cl.bin" > "$tmp/o2" &&
+        rows "$tmp/o1" > "$tmp/o1.rows" && rows "$tmp/o2" | cmp -s - "$tmp/o1.rows"
+    ok $? "select with bitonic on $cl_dev agrees with the cpu"
+else
+    skip "no OpenCL device: bitonic vs cpu-heap"
+    skip "no OpenCL device: select with bitonic"
+fi
+
+# ------------------------------------------------------------ JSON
+if [ $have_python = yes ]; then
+    "$CLTOPK" topk -t f32 -k 7 --text --json "$tmp/sp.txt" > "$tmp/j1" 2>&1 && json_ok "$tmp/j1"
+    ok $? "topk --json parses (NaN and inf as strings)"
+    "$CLTOPK" select -t f32 -r 2 --text --json "$tmp/sp.txt" > "$tmp/j2" 2>&1 && json_ok "$tmp/j2"
+    ok $? "select --json parses"
+    printf '' | "$CLTOPK" topk -t i32 -k 0 --text --json - > "$tmp/j3" 2>&1 && json_ok "$tmp/j3"
+    ok $? "topk --json with k = 0 parses"
+    "$CLTOPK" bench -n 64K -k 1,8 --algo cpu-heap,auto,sort --dist uniform,special --reps 2 \
+        --json > "$tmp/j4" 2> "$tmp/err" && json_ok "$tmp/j4" lines &&
+        [ "$(wc -l < "$tmp/j4")" -eq 12 ] && grep -q '"status": "unsupported"' "$tmp/j4"
+    ok $? "bench --json: one object per row, unsupported rows included"
+else
+    for _ in 1 2 3 4; do skip "no python3 to parse JSON"; done
+fi
+
+# ------------------------------------------------------------ bench, demo
+succeeds 'cpu-heap' "bench runs" "$CLTOPK" bench -n 2^16 -k 1,32 --reps 2
+succeeds 'unsupported: ' "bench prints unsupported rows" \
+    "$CLTOPK" bench -n 2^12 -k 4 --algo sort --reps 1
+succeeds 'all results agree' "demo: every device agrees" "$CLTOPK" demo
+
+# ------------------------------------------------------------ errors
+printf '1\n2\nabc\n4\n' > "$tmp/bad.txt"
+printf '1\n4294967296\n' > "$tmp/big.txt"
+printf '12345' > "$tmp/five.bin"
+a=$tmp/a.f32
+fails 1 "cannot open" "missing file" "$CLTOPK" topk -k 1 "$tmp/nonexistent"
+fails 1 "line 3" "bad number names its line" "$CLTOPK" topk -t i32 -k 1 --text "$tmp/bad.txt"
+fails 1 "line 2: .*out of range" "u32 out of range" "$CLTOPK" topk -t u32 -k 1 --text "$tmp/big.txt"
+text_fails() { # text_fails TYPE CONTENT PATTERN DESCRIPTION: from standard input
+    printf "$2" > "$tmp/in.txt"
+    fails 1 "$3" "$4" sh -c '"$1" topk -t "$2" -k 1 --text - < "$3"' sh "$CLTOPK" "$1" "$tmp/in.txt"
+}
+text_fails i32 '2147483648\n' "<stdin> line 1: .*out of range" "i32 out of range"
+text_fails u64 '0\n-1\n' "line 2: .*out of range" "negative u64"
+text_fails f32 '1e39\n' "line 1: .*out of range" "f32 overflow"
+text_fails f64 '1\n2x\n' "line 2: .*not a" "garbage after a number"
+text_fails f32 'nan(0x800000)\n' "line 1: .*payload" "f32 NaN payload too wide"
+fails 1 "not a whole number" "binary size not a multiple of the type" \
+    "$CLTOPK" topk -k 1 --binary "$tmp/five.bin"
+fails 1 "larger than" "k > n" "$CLTOPK" topk -t f32 -k 1001 --binary "$a"
+fails 1 "out of range" "rank >= n" "$CLTOPK" select -t f32 -r 1000 --binary "$a"
+fails 2 "unknown type" "unknown type" "$CLTOPK" topk -t f16 -k 1 "$a"
+fails 2 "unknown algorithm" "unknown algorithm" "$CLTOPK" topk --algo quick -k 1 "$a"
+fails 2 "unknown option" "unknown option" "$CLTOPK" topk --frobnicate -k 1 "$a"
+fails 2 "needs a value" "option without its value" "$CLTOPK" topk "$a" -k
+fails 2 "k is missing" "missing -k" "$CLTOPK" topk "$a"
+fails 2 "bad k" "malformed k" "$CLTOPK" topk -k 12abc "$a"
+fails 2 "input is missing" "missing input" "$CLTOPK" topk -k 1
+fails 2 "unknown command" "unknown command" "$CLTOPK" frobnicate
+fails 2 "unknown distribution" "gen: unknown distribution" \
+    "$CLTOPK" gen -t f32 -n 10 -d zipf "$tmp/z"
+fails 2 "bad count" "gen: malformed count" "$CLTOPK" gen -t f32 -n 1Q "$tmp/z"
+fails 2 "number of elements is missing" "gen: missing -n" "$CLTOPK" gen -t f32 "$tmp/z"
+fails 2 "type is missing" "gen: missing -t" "$CLTOPK" gen -n 10 "$tmp/z"
+fails 1 "cannot create" "gen: unwritable output" "$CLTOPK" gen -t f32 -n 10 "$tmp/no/such/dir/z"
+fails 2 "repetition" "bench: bad --reps" "$CLTOPK" bench --reps 0
+fails 2 "not between 1 and n" "bench: k > n" "$CLTOPK" bench -n 100 -k 1000
+fails 1 "not implemented" "topk: an algorithm of a later version" \
+    "$CLTOPK" topk --algo sort -k 1 --binary "$a"
+fails 1 "OpenCL" "topk: bitonic on the cpu device" \
+    "$CLTOPK" topk --device cpu --algo bitonic -k 1 --binary "$a"
+fails 1 "cannot open device" "topk: no such device" \
+    "$CLTOPK" topk --device no-such-device-anywhere -k 1 --binary "$a"
+if [ -w /dev/full ]; then
+    fails 1 "cannot write" "output to a full disk" \
+        sh -c '"$1" topk -k 3 --binary "$2" > /dev/full' sh "$CLTOPK" "$a"
+else
+    skip "no /dev/full"
+fi
+
+echo "1..$n"
+[ $failed -eq 0 ]

@@ -1,0 +1,82 @@
+# t/local.mk - the TAP test suite; included from the top Makefile.am.
+#
+# Each test is a C program printing TAP, run by Automake's tap-driver.sh.  They
+# share t/libtest.a (the TAP helper, the oracle, data and checks).  Other
+# fragments add to TESTS and check_PROGRAMS with +=, so this one, which sets
+# them, must be included first.
+#
+# Environment of the tests (AM_TESTS_ENVIRONMENT):
+#   CLTOPK_CACHE_DIR    the kernel binary cache, in the build tree (never $HOME)
+#   CLTOPK_TEST_TMPDIR  temporary files of the tests, in the build tree
+#   POCL_CACHE_DIR      POCL's own kernel cache, there too (unless already set)
+#   OMP_WAIT_POLICY     passive unless set: test programs run side by side on few
+#                       cores (make -j), where spinning OpenMP threads of one
+#                       program starve the others (minutes instead of seconds)
+#   LSAN_OPTIONS        LeakSanitizer suppressions for leaks inside the OpenCL
+#                       runtime (POCL/LLVM); used with --enable-sanitizers only
+# Knobs a user may set: CLTOPK_TEST_DEVICE ("cpu" skips the OpenCL parts, or a
+# device string for cltopk_open), CLTOPK_TEST_SEED (repeat a run),
+# CLTOPK_TEST_TIMEOUT (seconds before a test bails out; default 600 to 900),
+# CLTOPK_TEST_GPU (a device string for t/gpu.t instead of "gpu").
+
+LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
+AM_TESTS_ENVIRONMENT = \
+	CLTOPK_TEST_TMPDIR='$(abs_top_builddir)/t/tmp'; export CLTOPK_TEST_TMPDIR; \
+	CLTOPK_CACHE_DIR='$(abs_top_builddir)/t/tmp/cache'; export CLTOPK_CACHE_DIR; \
+	POCL_CACHE_DIR="$${POCL_CACHE_DIR:-$(abs_top_builddir)/t/tmp/pocl}"; export POCL_CACHE_DIR; \
+	OMP_WAIT_POLICY="$${OMP_WAIT_POLICY:-passive}"; export OMP_WAIT_POLICY; \
+	$(MKDIR_P) "$$CLTOPK_TEST_TMPDIR"; \
+	LSAN_OPTIONS="suppressions=$(abs_top_srcdir)/t/lsan.supp$${LSAN_OPTIONS:+:$$LSAN_OPTIONS}"; \
+	export LSAN_OPTIONS;
+
+check_LIBRARIES = t/libtest.a
+t_libtest_a_SOURCES = t/tap.c t/tap.h t/oracle.c t/oracle.h t/testlib.c t/testlib.h
+t_libtest_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/t
+
+T_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/t -I$(top_srcdir)/tools
+T_LDADD = t/libtest.a libcltopk.la $(OPENCL_LIBS)
+
+T_PROGS = t/args.t t/topk.t t/select.t t/chunk.t t/buffer.t t/gpu.t t/cache.t t/threads.t
+check_PROGRAMS = $(T_PROGS)
+TESTS = $(T_PROGS)
+
+t_args_t_SOURCES = t/args.c
+t_args_t_CPPFLAGS = $(T_CPPFLAGS)
+t_args_t_LDADD = $(T_LDADD)
+
+# topk also draws data from the distributions of tools/gen.c (`cltopk gen`)
+t_topk_t_SOURCES = t/topk.c tools/gen.c tools/gen.h
+t_topk_t_CPPFLAGS = $(T_CPPFLAGS)
+t_topk_t_LDADD = $(T_LDADD)
+
+t_select_t_SOURCES = t/select.c
+t_select_t_CPPFLAGS = $(T_CPPFLAGS)
+t_select_t_LDADD = $(T_LDADD)
+
+t_chunk_t_SOURCES = t/chunk.c
+t_chunk_t_CPPFLAGS = $(T_CPPFLAGS)
+t_chunk_t_LDADD = $(T_LDADD)
+
+t_buffer_t_SOURCES = t/buffer.c
+t_buffer_t_CPPFLAGS = $(T_CPPFLAGS)
+t_buffer_t_LDADD = $(T_LDADD)
+
+t_gpu_t_SOURCES = t/gpu.c
+t_gpu_t_CPPFLAGS = $(T_CPPFLAGS)
+t_gpu_t_LDADD = $(T_LDADD)
+
+t_threads_t_SOURCES = t/threads.c
+t_threads_t_CPPFLAGS = $(T_CPPFLAGS)
+t_threads_t_LDADD = $(T_LDADD)
+
+t_cache_t_SOURCES = t/cache.c
+t_cache_t_CPPFLAGS = $(T_CPPFLAGS)
+t_cache_t_LDADD = $(T_LDADD)
+
+EXTRA_DIST += t/lsan.supp
+
+# the tests' temporary tree (kernel cache, scratch files)
+clean-local: clean-local-t
+clean-local-t:
+	-rm -rf t/tmp
+.PHONY: clean-local-t

@@ -1,0 +1,130 @@
+/* testlib.h - what the test programs share: the seed and a random generator, test
+ * data, device choice, the bitonic limit, and the poisoned-output checks that
+ * compare a library call with the oracle bit for bit. */
+#ifndef CLTOPK_T_TESTLIB_H
+#define CLTOPK_T_TESTLIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cltopk.h"
+#include "oracle.h"
+#include "tap.h"
+
+/* ------------------------------------------------------------ randomness */
+
+typedef struct {
+    uint64_t s;
+} rng_t;
+
+/* The run's seed: $CLTOPK_TEST_SEED (decimal or 0x hex) if set, else from the
+ * clock and pid.  Printed once as a diag line so that any failure can be
+ * repeated. */
+uint64_t test_seed(void);
+void rng_init(rng_t *r, uint64_t seed);
+uint64_t rng_next(rng_t *r);
+/* uniform in [0, bound), bound > 0 */
+uint64_t rng_below(rng_t *r, uint64_t bound);
+
+/* ------------------------------------------------------------------ data */
+
+extern const cltopk_dtype all_types[6];
+size_t tsize(cltopk_dtype type);
+const char *tname(cltopk_dtype type);
+int is_float(cltopk_dtype type);
+
+/* Names of the distributions of gen_data, NULL-terminated:
+ *   uniform     floats U(-1,1); integers uniform over the whole type
+ *   bits        random raw bits (floats: every class, NaNs included)
+ *   narrow      16 small values (-8..7, floats with both zeros): ties everywhere
+ *   equal       one value everywhere (drawn from the special values)
+ *   few         8 distinct values (special and random), shuffled
+ *   special     special values (NaNs of several payloads and both signs,
+ *               +-inf, +-0, denormals, +-max, +-min; integer min/max/0/+-1)
+ *               mixed half and half with uniform values
+ *   nan         floats: mostly NaNs of many payloads and signs, with +-inf,
+ *               +-0 and a few uniform values (integers: as special)
+ *   denorm      floats: denormals of both signs and +-0, a few normals
+ *               (integers: values in -3..3)
+ *   increasing  uniform values sorted ascending (ties in order)
+ *   decreasing  sorted descending
+ *   bucket      bucket killer: one value except 1/64 that differ from it in
+ *               one byte each
+ *   worst       the last key of the direction (the sentinel's key: -inf for
+ *               LARGEST floats, NaN of any payload for SMALLEST floats, the
+ *               integer type's min resp. max) except 1/64 uniform values
+ *   worstall    the worst key everywhere (floats SMALLEST: NaNs, mixed payloads)
+ * The direction matters only for worst and worstall. */
+extern const char *const dists[];
+void gen_data(cltopk_dtype type, const char *dist, size_t n, int smallest, rng_t *r, void *out);
+
+/* The raw bits of element i (4- or 8-byte types), widened. */
+uint64_t elem_bits(cltopk_dtype type, const void *keys, size_t i);
+
+/* ---------------------------------------------------------------- devices */
+
+/* The OpenCL device the tests use: $CLTOPK_TEST_DEVICE if set ("cpu" means
+ * none), else "P:D" of the first OpenCL device cltopk_device_get reports.
+ * Returns 1 with the device string in buf, or 0 with the reason in buf. */
+int test_cl_device(char *buf, size_t len);
+
+/* Open that device (1), or report why not (0: skip; the reason in why).
+ * A device that exists but fails to open is a failed test and returns 0. */
+int open_test_cl(cltopk_context **ctx, char *why, size_t whylen);
+
+/* The largest k that CLTOPK_ALGO_BITONIC accepts for keys of this type on ctx,
+ * found by asking (cltopk_workspace_size) rather than assumed; 0 when it
+ * accepts none (e.g. the "cpu" context). */
+size_t bitonic_limit(cltopk_context *ctx, cltopk_dtype type);
+
+/* Sorted, deduplicated list of the k values worth testing up to n: 0..3,
+ * 2^i - 1, 2^i, 2^i + 1 up to limit (and limit + 1), plus n - 1 and n.
+ * Returns the count (out must hold 128). */
+size_t k_list(size_t limit, size_t n, size_t *out);
+
+/* ----------------------------------------------------------------- checks */
+
+enum { WANT_KEYS = 1, WANT_INDEX = 2, WANT_BOTH = 3 };
+
+/* Run cltopk_topk(ctx, type, keys, n, k, flags, algo) with the outputs chosen by
+ * want, each poisoned first (every element different from its expected value,
+ * plus guard elements past k), and check:
+ *   expect == CLTOPK_OK: the status, keys and positions equal to the oracle's
+ *     bit for bit (perm from oracle_order), the guards intact;
+ *   else: that status, a non-empty cltopk_last_error, every output byte intact.
+ * Returns 1 on success, else 0 with what went wrong in msg. */
+int check_topk(cltopk_context *ctx, cltopk_algo algo, cltopk_dtype type, const void *keys,
+               size_t n, size_t k, int smallest, const int64_t *perm, int want, int expect,
+               char *msg, size_t msglen);
+
+/* The same for cltopk_select at position rank. */
+int check_select(cltopk_context *ctx, cltopk_algo algo, cltopk_dtype type, const void *keys,
+                 size_t n, size_t rank, int smallest, const int64_t *perm, int want,
+                 int expect, char *msg, size_t msglen);
+
+/* Elements past the results that the checks poison and verify. */
+#define GUARD 3
+
+/* The poison of an output of cap elements (keys in pk, positions in pi): with
+ * expect_pos (the expected positions of the first count results), each key
+ * differs from its expected value; the rest is a fixed pattern, positions are
+ * negative. */
+void make_poison(cltopk_dtype type, const void *keys, const int64_t *expect_pos, size_t count,
+                 size_t cap, void *pk, int64_t *pi);
+/* Compare outputs (either may be NULL) with the expected positions and the
+ * keys they hold, bit for bit, and the elements count..cap with the poison.
+ * 1 if equal, else 0 with the first difference in msg. */
+int compare_outputs(cltopk_dtype type, const void *keys, size_t n, const int64_t *expect_pos,
+                    size_t count, size_t cap, const void *okeys, const int64_t *oidx,
+                    const void *pk, const int64_t *pi, char *msg, size_t msglen);
+
+/* ------------------------------------------------------------------ misc */
+
+/* Bail out after `seconds` (a hung OpenCL call must not hang `make check`). */
+void watchdog(unsigned seconds);
+
+/* The directory for temporary files: $CLTOPK_TEST_TMPDIR, else $TMPDIR, else
+ * /tmp.  make check points the first into the build tree. */
+const char *test_tmpdir(void);
+
+#endif

@@ -1,0 +1,111 @@
+/* cli.h - what the subcommands of `cltopk` share: option parsing, messages,
+ * number and value parsing, input and output of element arrays, JSON strings.
+ * Built on the public API (cltopk.h) only. */
+#ifndef CLTOPK_CLI_H
+#define CLTOPK_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cltopk.h"
+
+/* exit statuses of every subcommand */
+#define EXIT_OK 0
+#define EXIT_FAIL 1  /* the work failed: a library error, a bad file, results that disagree */
+#define EXIT_USAGE 2 /* the command line is wrong */
+
+/* ------------------------------------------------------------ subcommands */
+
+int cmd_devices(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
+int cmd_topk(int argc, char **argv);
+int cmd_select(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+
+/* ---------------------------------------------------------------- options */
+
+typedef struct {
+    int id;            /* > 0, returned by cli_next */
+    char short_name;   /* 0 if none */
+    const char *long_name; /* NULL if none */
+    int has_arg;
+} cli_option;
+
+typedef struct {
+    const char *cmd; /* "topk", for messages */
+    int argc;
+    char **argv;
+    int i;
+    int no_more_options; /* after "--" */
+} cli_parser;
+
+void cli_init(cli_parser *p, const char *cmd, int argc, char **argv);
+/* The next item of argv[1..]: an option id with *arg its value (or NULL), 0 for
+ * an operand (in *arg), -1 at the end, or -2 after printing what is wrong
+ * (unknown option, missing value, value given to a flag): the caller then exits
+ * with EXIT_USAGE.  "-" is an operand; "--" ends the options.  A value follows
+ * its option ("-k 5", "--k 5") or is attached ("-k5", "--k=5"). */
+int cli_next(cli_parser *p, const cli_option *opts, const char **arg);
+
+/* ---------------------------------------------------------------- messages */
+
+/* "cltopk CMD: message" + "Try 'cltopk CMD --help'." on stderr; returns EXIT_USAGE */
+int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "cltopk CMD: message" on stderr; returns EXIT_FAIL */
+int fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "cltopk CMD: WHAT: strerror(st)" and the detail of cltopk_last_error(ctx) on
+ * stderr; returns EXIT_FAIL */
+int lib_fail(const char *cmd, const char *what, int st, const cltopk_context *ctx);
+/* Open a context on `spec` (NULL = auto) or print why not; returns 0 or EXIT_FAIL */
+int open_device(const char *cmd, const char *spec, cltopk_context **ctx);
+
+/* ----------------------------------------------------------------- numbers */
+
+/* A count: decimal digits with an optional binary suffix K, M, G, T (also Ki,
+ * Mi, ...; case-insensitive; 1K = 1024), or a power B^E such as 2^20.  Returns 0
+ * or -1 (malformed, or above `max`). */
+int parse_count(const char *s, uint64_t max, uint64_t *out);
+/* Split s in place at commas into at most cap non-empty items; -1 if malformed. */
+int split_list(char *s, const char **items, size_t cap, size_t *len);
+/* A comma-separated list of counts, at most `cap` (and 64) of them. */
+int parse_count_list(const char *s, uint64_t max, uint64_t *out, size_t cap, size_t *len);
+/* A 64-bit unsigned number: decimal or 0x-hexadecimal. */
+int parse_u64(const char *s, uint64_t *out);
+int parse_type(const char *cmd, const char *s, cltopk_dtype *t);   /* prints; EXIT_USAGE */
+int parse_algo(const char *cmd, const char *s, cltopk_algo *a);    /* prints; EXIT_USAGE */
+int known_dist(const char *s);
+
+/* ------------------------------------------------------------------ values */
+
+/* Parse one element of type t from s (no surrounding blanks): integers in
+ * decimal or 0x-hex, in range; floats as strtod reads them, plus nan, -nan,
+ * nan(0xPAYLOAD), inf, -inf, infinity.  Returns 0 or -1 with *why set. */
+int parse_value(cltopk_dtype t, const char *s, uint64_t *bits, const char **why);
+/* Format one element so that parse_value reads back the same bits. */
+void format_value(cltopk_dtype t, uint64_t bits, char *buf, size_t len);
+/* The same as a JSON value: a number, or a string for NaN and infinities. */
+void format_value_json(cltopk_dtype t, uint64_t bits, char *buf, size_t len);
+/* raw bits of element i of an array of 4- or 8-byte elements */
+uint64_t element_bits(const void *a, size_t bytes, size_t i);
+
+/* ------------------------------------------------------------ input/output */
+
+enum { FORMAT_AUTO = 0, FORMAT_BINARY = 1, FORMAT_TEXT = 2 };
+
+/* Read a whole file ("-" = stdin) of elements of type t.  FORMAT_AUTO reads text
+ * when every byte is printable ASCII or a blank, else raw little-endian binary.
+ * On success *data (free it) holds *n elements in host byte order and *format
+ * the format used.  On failure prints why and returns EXIT_FAIL. */
+int read_elements(const char *cmd, const char *path, cltopk_dtype t, int *format, void **data,
+                  size_t *n);
+/* path for messages: "<stdin>" for "-" */
+const char *display_name(const char *path);
+/* Convert between host order and little-endian, in place (no-op on LE hosts). */
+void to_little_endian(void *a, size_t bytes, size_t n);
+
+/* Print s as a JSON string (with the quotes). */
+void json_string(FILE *f, const char *s);
+
+#endif

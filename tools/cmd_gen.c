@@ -1,0 +1,152 @@
+/* cmd_gen.c - `cltopk gen`: write test data. */
+#include "cli.h"
+#include "gen.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void gen_help(void)
+{
+    printf("Usage: cltopk gen -t TYPE -n N [-d DIST] [-s SEED] [--text] OUT\n"
+           "       cltopk gen -t TYPE -n N ... -        (to standard output)\n"
+           "\n"
+           "Write N elements of TYPE drawn from DIST to the file OUT.  The same TYPE, N,\n"
+           "DIST and SEED always give the same bytes.\n"
+           "\n"
+           "Options:\n"
+           "  -t, --type TYPE   f32, f64, i32, u32, i64 or u64 (also float, double, int32...)\n"
+           "  -n, --count N     number of elements: 1000, 64K, 1M, 2^20 (K, M, G, T are\n"
+           "                    powers of 1024)\n"
+           "  -d, --dist DIST   distribution (default uniform):\n"
+           "                      uniform        floats in [0,1); integers over the whole type\n"
+           "                      normal         floats N(0,1); integers round(N(0,1) * 2^20),\n"
+           "                                     unsigned ones centred on 2^(bits-1)\n"
+           "                      increasing     uniform values, sorted ascending\n"
+           "                      decreasing     uniform values, sorted descending\n"
+           "                      equal          one value everywhere\n"
+           "                      few            8 distinct values\n"
+           "                      bucket-killer  one value everywhere but 4 (32-bit) or 8\n"
+           "                                     (64-bit) elements that differ from it in one\n"
+           "                                     byte each: the worst case of radix selection\n"
+           "                      special        NaNs (several payloads, both signs), +-inf,\n"
+           "                                     +-0, denormals, +-max (floats); min, max, 0,\n"
+           "                                     +-1 (integers); mixed with uniform values\n"
+           "  -s, --seed SEED   64-bit seed, decimal or 0x-hex (default 1)\n"
+           "      --text        one number per line instead of raw binary; floats are\n"
+           "                    printed with enough digits to read back exactly (%%.9g,\n"
+           "                    %%.17g), NaN as nan, -nan or nan(0xPAYLOAD), inf, -inf\n"
+           "      --binary      raw little-endian binary (the default)\n"
+           "  -h, --help        this text\n"
+           "\n"
+           "Examples:\n"
+           "  cltopk gen -t f32 -n 1M data.f32\n"
+           "  cltopk gen -t i64 -n 100 -d few --text - | head\n");
+}
+
+int cmd_gen(int argc, char **argv)
+{
+    enum { O_TYPE = 1, O_N, O_DIST, O_SEED, O_TEXT, O_BINARY, O_HELP };
+    static const cli_option opts[] = {
+        {O_TYPE, 't', "type", 1}, {O_N, 'n', "count", 1},      {O_DIST, 'd', "dist", 1},
+        {O_SEED, 's', "seed", 1}, {O_TEXT, 0, "text", 0},      {O_BINARY, 0, "binary", 0},
+        {O_HELP, 'h', "help", 0}, {0, 0, NULL, 0},
+    };
+    cli_parser p;
+    const char *arg, *out_path = NULL, *dist = "uniform";
+    int id, text = 0, have_type = 0, have_n = 0;
+    cltopk_dtype type = CLTOPK_FLOAT32;
+    uint64_t n = 0, seed = 1;
+    cli_init(&p, "gen", argc, argv);
+    while ((id = cli_next(&p, opts, &arg)) != -1) {
+        switch (id) {
+        case -2: return EXIT_USAGE;
+        case 0:
+            if (out_path)
+                return usage_error("gen", "more than one output ('%s' and '%s')", out_path, arg);
+            out_path = arg;
+            break;
+        case O_TYPE:
+            if (parse_type("gen", arg, &type))
+                return EXIT_USAGE;
+            have_type = 1;
+            break;
+        case O_N:
+            if (parse_count(arg, (uint64_t)1 << 40, &n) < 0)
+                return usage_error("gen", "bad count '%s' (a number like 1000, 64K, 1M or 2^20, "
+                                   "at most 2^40)", arg);
+            have_n = 1;
+            break;
+        case O_DIST:
+            if (!known_dist(arg))
+                return usage_error("gen", "unknown distribution '%s' (uniform, normal, "
+                                   "increasing, decreasing, equal, few, bucket-killer, "
+                                   "special)", arg);
+            dist = arg;
+            break;
+        case O_SEED:
+            if (parse_u64(arg, &seed) < 0)
+                return usage_error("gen", "bad seed '%s' (a 64-bit number)", arg);
+            break;
+        case O_TEXT: text = 1; break;
+        case O_BINARY: text = 0; break;
+        case O_HELP: gen_help(); return EXIT_OK;
+        }
+    }
+    if (!have_type)
+        return usage_error("gen", "the element type is missing: give -t TYPE");
+    if (!have_n)
+        return usage_error("gen", "the number of elements is missing: give -n N");
+    if (!out_path)
+        return usage_error("gen", "the output is missing: give a file name, or - for stdout");
+    int to_stdout = !strcmp(out_path, "-");
+    if (to_stdout && !text && isatty(STDOUT_FILENO))
+        return usage_error("gen", "refusing to write binary data to a terminal; redirect it, "
+                           "or give --text");
+
+    size_t bytes = cltopk_dtype_size(type);
+    if (n > SIZE_MAX / bytes)
+        return fail("gen", "%llu elements do not fit in memory here", (unsigned long long)n);
+    void *data = malloc(n ? (size_t)n * bytes : 1);
+    if (!data)
+        return fail("gen", "out of memory for %llu %s elements (%llu bytes)",
+                    (unsigned long long)n, cltopk_dtype_name(type),
+                    (unsigned long long)(n * bytes));
+    if (gen_fill(type, dist, (size_t)n, seed, data) != 0) {
+        free(data);
+        return fail("gen", "cannot generate '%s' data of type %s", dist, cltopk_dtype_name(type));
+    }
+
+    FILE *f = to_stdout ? stdout : fopen(out_path, text ? "w" : "wb");
+    if (!f) {
+        int e = errno;
+        free(data);
+        return fail("gen", "cannot create '%s': %s", out_path, strerror(e));
+    }
+    if (text) {
+        char buf[64];
+        for (size_t i = 0; i < n; i++) {
+            format_value(type, element_bits(data, bytes, i), buf, sizeof buf);
+            fputs(buf, f);
+            fputc('\n', f);
+        }
+    } else {
+        to_little_endian(data, bytes, (size_t)n);
+        fwrite(data, bytes, (size_t)n, f);
+    }
+    free(data);
+    int bad = ferror(f);
+    int e = errno;
+    if (fflush(f) != 0 && !bad)
+        bad = 1, e = errno;
+    if (!to_stdout && fclose(f) != 0 && !bad)
+        bad = 1, e = errno;
+    if (bad) {
+        if (!to_stdout)
+            remove(out_path);
+        return fail("gen", "cannot write '%s': %s", to_stdout ? "<stdout>" : out_path,
+                    strerror(e));
+    }
+    return EXIT_OK;
+}

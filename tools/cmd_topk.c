@@ -1,0 +1,233 @@
+/* cmd_topk.c - `cltopk topk` and `cltopk select`: run the library on a file. */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void topk_help(int select)
+{
+    if (select)
+        printf("Usage: cltopk select -r RANK [-t TYPE] [--smallest] [--algo NAME]\n"
+               "                     [--device SPEC] [--json] [--text|--binary] FILE|-\n"
+               "\n"
+               "Print the element at position RANK (from 0) of the order that topk uses: with\n"
+               "-r 0 the largest, with -r 9 the 10th largest (--smallest: the 10th smallest),\n"
+               "with its position in the file.  Any RANK below the number of elements works.\n"
+               "\n"
+               "Options:\n"
+               "  -r, --rank RANK     the rank, from 0 (1000, 64K, 2^20 are accepted)\n");
+    else
+        printf("Usage: cltopk topk -k K [-t TYPE] [--smallest] [--algo NAME]\n"
+               "                   [--device SPEC] [--json] [--text|--binary] FILE|-\n"
+               "\n"
+               "Print the K largest (or smallest) elements of FILE (- reads standard input)\n"
+               "with their positions, best first.  Equal values are listed by position;\n"
+               "NaN counts as larger than +inf, -0 equals +0.  Every device and algorithm\n"
+               "gives the same answer, bit for bit.\n"
+               "\n"
+               "Options:\n"
+               "  -k, --k K           how many (0 <= K <= number of elements; 1K, 2^10 work)\n");
+    printf("  -t, --type TYPE     element type: f32 (default), f64, i32, u32, i64, u64\n"
+           "      --smallest      ascending order (default: largest first)\n"
+           "      --largest       descending order (the default)\n"
+           "  -a, --algo NAME     auto (default), bitonic (OpenCL device) or cpu-heap\n"
+           "      --device SPEC   auto (default), cpu, gpu, P:D from 'cltopk devices', or\n"
+           "                      part of a device name\n"
+           "      --json          one JSON object: device, algorithm (as asked), ran (what\n"
+           "                      ran: auto's choice), type, n, k (rank), order, results\n"
+           "                      [{rank, index, value[, bits]}]; floats that\n"
+           "                      are NaN or infinite are strings (\"nan\", \"-inf\"), and\n"
+           "                      'bits' gives the exact bits of every float in hex\n"
+           "      --text          FILE holds one number per line\n"
+           "      --binary        FILE holds raw little-endian elements of TYPE\n"
+           "  -h, --help          this text\n"
+           "\n"
+           "Without --text or --binary the format is detected: text when every byte is\n"
+           "printable ASCII, a tab or a line break, else binary.  Give it explicitly for\n"
+           "files of a few elements, where binary data may happen to look like text.\n"
+           "Text: blank lines and lines starting with # are skipped; integers are decimal\n"
+           "or 0x-hex and must fit TYPE; floats as C reads them, plus nan, -nan,\n"
+           "nan(0xPAYLOAD), inf, -inf.  A line that does not parse is an error.\n"
+           "\n"
+           "Examples:\n"
+           "  cltopk gen -t f32 -n 1M data.f32 && cltopk %s data.f32\n"
+           "  printf '3\\n1\\n4\\n1\\n5\\n' | cltopk %s -t i32 --text -\n",
+           select ? "select -r 99" : "topk -k 10", select ? "select -r 1" : "topk -k 2");
+}
+
+static void print_row_json(cltopk_dtype type, size_t rank, int64_t index, uint64_t bits,
+                           int first)
+{
+    char v[80];
+    format_value_json(type, bits, v, sizeof v);
+    printf("%s\n  {\"rank\": %zu, \"index\": %" PRId64 ", \"value\": %s", first ? "" : ",", rank,
+           index, v);
+    if (type == CLTOPK_FLOAT32)
+        printf(", \"bits\": \"0x%08" PRIx32 "\"", (uint32_t)bits);
+    else if (type == CLTOPK_FLOAT64)
+        printf(", \"bits\": \"0x%016" PRIx64 "\"", bits);
+    printf("}");
+}
+
+static int run(int argc, char **argv, int select)
+{
+    const char *cmd = select ? "select" : "topk";
+    enum { O_K = 1, O_TYPE, O_SMALLEST, O_LARGEST, O_ALGO, O_DEVICE, O_JSON, O_TEXT, O_BINARY,
+           O_HELP };
+    const cli_option opts[] = {
+        {O_K, select ? 'r' : 'k', select ? "rank" : "k", 1},
+        {O_TYPE, 't', "type", 1},
+        {O_SMALLEST, 0, "smallest", 0},
+        {O_LARGEST, 0, "largest", 0},
+        {O_ALGO, 'a', "algo", 1},
+        {O_DEVICE, 0, "device", 1},
+        {O_JSON, 0, "json", 0},
+        {O_TEXT, 0, "text", 0},
+        {O_BINARY, 0, "binary", 0},
+        {O_HELP, 'h', "help", 0},
+        {0, 0, NULL, 0},
+    };
+    cli_parser p;
+    const char *arg, *path = NULL, *device = NULL;
+    int id, json = 0, format = FORMAT_AUTO, have_k = 0;
+    unsigned flags = CLTOPK_LARGEST;
+    cltopk_dtype type = CLTOPK_FLOAT32;
+    cltopk_algo algo = CLTOPK_ALGO_AUTO;
+    uint64_t k = 0;
+    cli_init(&p, cmd, argc, argv);
+    while ((id = cli_next(&p, opts, &arg)) != -1) {
+        switch (id) {
+        case -2: return EXIT_USAGE;
+        case 0:
+            if (path)
+                return usage_error(cmd, "more than one input ('%s' and '%s')", path, arg);
+            path = arg;
+            break;
+        case O_K:
+            if (parse_count(arg, UINT64_MAX, &k) < 0)
+                return usage_error(cmd, "bad %s '%s' (a number like 10, 1K or 2^10)",
+                                   select ? "rank" : "k", arg);
+            have_k = 1;
+            break;
+        case O_TYPE:
+            if (parse_type(cmd, arg, &type))
+                return EXIT_USAGE;
+            break;
+        case O_SMALLEST: flags = CLTOPK_SMALLEST; break;
+        case O_LARGEST: flags = CLTOPK_LARGEST; break;
+        case O_ALGO:
+            if (parse_algo(cmd, arg, &algo))
+                return EXIT_USAGE;
+            break;
+        case O_DEVICE: device = arg; break;
+        case O_JSON: json = 1; break;
+        case O_TEXT: format = FORMAT_TEXT; break;
+        case O_BINARY: format = FORMAT_BINARY; break;
+        case O_HELP: topk_help(select); return EXIT_OK;
+        }
+    }
+    if (!have_k)
+        return usage_error(cmd, select ? "the rank is missing: give -r RANK"
+                                       : "k is missing: give -k K");
+    if (!path)
+        return usage_error(cmd, "the input is missing: give a file name, or - for stdin");
+
+    void *keys = NULL;
+    size_t n = 0, bytes = cltopk_dtype_size(type);
+    int rc = read_elements(cmd, path, type, &format, &keys, &n);
+    if (rc)
+        return rc;
+    if (select ? k >= n : k > n) {
+        free(keys);
+        if (select)
+            return fail(cmd, "rank %" PRIu64 " is out of range: '%s' holds %zu element%s, so "
+                        "the rank must be below %zu", k, display_name(path), n,
+                        n == 1 ? "" : "s", n);
+        return fail(cmd, "k = %" PRIu64 " is larger than the %zu element%s of '%s'", k, n,
+                    n == 1 ? "" : "s", display_name(path));
+    }
+
+    cltopk_context *ctx = NULL;
+    if ((rc = open_device(cmd, device, &ctx))) {
+        free(keys);
+        return rc;
+    }
+    size_t kk = select ? 1 : (size_t)k;
+    void *out_keys = malloc(kk ? kk * bytes : 1);
+    int64_t *out_index = malloc(kk ? kk * sizeof *out_index : 1);
+    if (!out_keys || !out_index) {
+        rc = fail(cmd, "out of memory for %zu results", kk);
+        goto out;
+    }
+    /* what auto runs, for the report (select with auto on a CPU plan selects on the
+     * CPU without a top-k: cltopk.h, cltopk_select) */
+    const char *ran = cltopk_algo_name(algo);
+    if (algo == CLTOPK_ALGO_AUTO) {
+        cltopk_algo chosen;
+        int st = cltopk_plan(ctx, type, n, select ? (size_t)k + 1 : (size_t)k, flags, &chosen);
+        if (st != CLTOPK_OK) {
+            rc = lib_fail(cmd, "cltopk_plan", st, ctx);
+            goto out;
+        }
+        ran = select && chosen == CLTOPK_ALGO_CPU_HEAP ? "cpu-select" : cltopk_algo_name(chosen);
+    }
+    int st = select ? cltopk_select(ctx, type, keys, n, (size_t)k, flags, algo, out_keys,
+                                    out_index)
+                    : cltopk_topk(ctx, type, keys, n, (size_t)k, flags, algo, out_keys,
+                                  out_index);
+    if (st != CLTOPK_OK) {
+        rc = lib_fail(cmd, select ? "cltopk_select" : "cltopk_topk", st, ctx);
+        goto out;
+    }
+    const char *order = flags & CLTOPK_SMALLEST ? "smallest" : "largest";
+    if (json) {
+        printf("{\"device\": ");
+        json_string(stdout, cltopk_device_name(ctx));
+        printf(", \"algorithm\": ");
+        json_string(stdout, cltopk_algo_name(algo));
+        printf(", \"ran\": ");
+        json_string(stdout, ran);
+        printf(", \"type\": \"%s\", \"n\": %zu, \"%s\": %" PRIu64 ", \"order\": \"%s\", "
+               "\"results\": [",
+               cltopk_dtype_name(type), n, select ? "rank" : "k", k, order);
+        for (size_t i = 0; i < kk; i++)
+            print_row_json(type, select ? (size_t)k : i, out_index[i],
+                           element_bits(out_keys, bytes, i), i == 0);
+        printf("%s]}\n", kk ? "\n" : "");
+    } else {
+        printf("device     %s\n", cltopk_device_name(ctx));
+        if (algo == CLTOPK_ALGO_AUTO)
+            printf("algorithm  auto -> %s\n", ran);
+        else
+            printf("algorithm  %s\n", ran);
+        if (select)
+            printf("input      %zu x %s (%s), rank %" PRIu64 " of the %s first\n", n,
+                   cltopk_dtype_name(type), format == FORMAT_TEXT ? "text" : "binary", k, order);
+        else
+            printf("input      %zu x %s (%s), the %" PRIu64 " %s\n", n, cltopk_dtype_name(type),
+                   format == FORMAT_TEXT ? "text" : "binary", k, order);
+        printf("\n%6s %12s  %s\n", "rank", "index", "value");
+        for (size_t i = 0; i < kk; i++) {
+            char v[64];
+            format_value(type, element_bits(out_keys, bytes, i), v, sizeof v);
+            printf("%6zu %12" PRId64 "  %s\n", select ? (size_t)k : i, out_index[i], v);
+        }
+    }
+out:
+    free(out_keys);
+    free(out_index);
+    free(keys);
+    cltopk_close(ctx);
+    return rc;
+}
+
+int cmd_topk(int argc, char **argv)
+{
+    return run(argc, argv, 0);
+}
+
+int cmd_select(int argc, char **argv)
+{
+    return run(argc, argv, 1);
+}

@@ -1,0 +1,32 @@
+/* gen.h - test and benchmark data: the distributions of `cltopk gen`, shared by
+ * the command, the benchmarks and the tests.  Deterministic for a given seed. */
+#ifndef CLTOPK_GEN_H
+#define CLTOPK_GEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cltopk.h"
+
+/* Distributions:
+ *   uniform        floats U(0,1); integers uniform over the whole type
+ *   normal         floats N(0,1); integers rounded N(0, 2^20) (unsigned types:
+ *                  centred on 2^(bits-1) to stay in range)
+ *   increasing     sorted ascending (uniform values, sorted)
+ *   decreasing     sorted descending
+ *   equal          every element the same value
+ *   few            few distinct values (8), shuffled
+ *   bucket-killer  all one value except a few that differ from it in one digit
+ *                  each (the worst case of radix selection): the bits of 1.0f
+ *                  (1.0 for 64-bit types) everywhere except 4 (8) elements,
+ *                  each that value plus one in one byte
+ *   special        floats: NaN (several payloads, both signs), +-inf, +-0,
+ *                  denormals, +-max, mixed with uniform values; integers: the
+ *                  type's min and max, 0, +-1, mixed with uniform values
+ * Returns 0, or -1 for an unknown distribution or type (nothing written). */
+int gen_fill(cltopk_dtype type, const char *dist, size_t n, uint64_t seed, void *out);
+
+/* NULL-terminated list of the distribution names above. */
+extern const char *const gen_dists[];
+
+#endif

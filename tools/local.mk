@@ -1,0 +1,22 @@
+# tools/local.mk - the cltopk command, its manual page and its test; included
+# from the top Makefile.am after t/local.mk (which sets TESTS and the TAP driver).
+
+bin_PROGRAMS = tools/cltopk
+tools_cltopk_SOURCES = \
+	tools/cltopk.c tools/cli.c tools/cli.h \
+	tools/cmd_devices.c tools/cmd_gen.c tools/cmd_topk.c tools/cmd_bench.c tools/cmd_demo.c \
+	tools/gen.c tools/gen.h
+# The public headers only (no lib/): the command is built on the public API.
+tools_cltopk_CPPFLAGS = -I$(top_srcdir)/include -I$(top_builddir)/include
+tools_cltopk_CFLAGS = $(AM_CFLAGS)
+tools_cltopk_LDADD = libcltopk.la
+
+man1_MANS = tools/cltopk.1
+
+# t/cli.sh is a TAP shell script: run by $(SHELL) through its own extension, so
+# that a LOG_COMPILER meant for the test programs (check-valgrind) leaves it alone.
+TESTS += t/cli.sh
+TEST_EXTENSIONS = .sh
+SH_LOG_COMPILER = $(SHELL)
+SH_LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
+EXTRA_DIST += tools/cltopk.1 t/cli.sh
