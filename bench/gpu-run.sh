@@ -8,8 +8,9 @@
 # Steps: register NVIDIA's OpenCL driver with the ICD loader (it is often
 # installed without an ICD file), unpack, configure, make, `cltopk devices`,
 # `make check` (the OpenCL tests on the GPU), `cltopk demo`, the bitonic
-# benchmark next to the read floor, and bench/vs_torch.py (torch.topk on the same
-# data in the same process) when torch is importable.
+# benchmarks next to the read floor (k sweep, distributions, the ablation of the
+# optimizations and the paper's grid), bench/vs_torch.py (torch.topk on the same
+# data in the same process) when torch is importable, and `cltopk tune`.
 set -u -o pipefail
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
@@ -44,15 +45,38 @@ log "make check exit $rc"
 log "demo"
 tools/cltopk demo 2>&1 | tee -a "$OUT/summary.txt"
 
-log "bench: bitonic, 2^29 f32 uniform"
-tools/cltopk bench --device gpu -t f32 -n 2^29 -k 1,32,256,1024 --algo bitonic --reps 10 2>&1 |
-    tee -a "$OUT/summary.txt"
+log "bench: bitonic, 2^29 f32 uniform, keys + index"
+tools/cltopk bench --device gpu -t f32 -n 2^29 -k 1,2,4,8,16,32,64,128,256,512,1024,2048 \
+    --algo bitonic --reps 10 2>&1 | tee -a "$OUT/summary.txt"
+
+log "bench: distribution independence, 2^29 f32, k = 32, 256"
+tools/cltopk bench --device gpu -t f32 -n 2^29 -k 32,256 --algo bitonic \
+    --dist uniform,increasing,decreasing,bucket-killer --reps 5 2>&1 | tee -a "$OUT/summary.txt"
+
+if tools/cltopk bench --help 2>&1 | grep -q -- --grid; then
+    log "bench: ablation of the optimizations, 2^29 f32"
+    tools/cltopk bench --device gpu --grid ablation --reps 5 2>&1 | tee -a "$OUT/summary.txt"
+    log "bench: the paper's grid"
+    tools/cltopk bench --device gpu --grid paper --reps 5 2>&1 | tee -a "$OUT/summary.txt"
+fi
 
 if python3 -c 'import torch, numpy; assert torch.cuda.is_available()' 2>/dev/null; then
-    log "vs torch.topk"
-    python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --n 536870912 --k 1,32,256,1024 \
-        2>&1 | tee -a "$OUT/summary.txt"
+    log "vs torch.topk: f32, keys + index"
+    python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --n 536870912 \
+        --k 1,2,4,8,16,32,64,128,256,512,1024,2048 2>&1 | tee -a "$OUT/summary.txt"
+    log "vs torch.topk: i32, keys only"
+    python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --n 536870912 --dtype i32 \
+        --keys-only --k 1,32,256,1024,2048 2>&1 | tee -a "$OUT/summary.txt"
+    log "vs torch.topk: foundation kernel (CLTOPK_BITONIC=basic=1), f32"
+    CLTOPK_BITONIC=basic=1 python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so \
+        --n 536870912 --k 1,32,256,1024 --reps 5 2>&1 | tee -a "$OUT/summary.txt"
 else
     log "torch with CUDA not importable: vs_torch skipped"
+fi
+
+if [ "${GPU_RUN_TUNE:-1}" = 1 ] && tools/cltopk help tune >/dev/null 2>&1; then
+    log "tune (2^26 f32)"
+    tools/cltopk tune --device gpu -n 2^26 -k 1,32,256,1024,2048 --reps 5 2>&1 |
+        tee -a "$OUT/summary.txt"
 fi
 exit $rc

@@ -47,6 +47,11 @@ def main():
     ap.add_argument("--k", default="1,32,256,1024")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--dtype", default="f32", choices=["f32", "i32"],
+                    help="f32: U(0,1) floats; i32: uniform int32 (the same 32-bit kernels)")
+    ap.add_argument("--keys-only", action="store_true",
+                    help="time cltopk with keys alone (CLTOPK_BENCH_KEYS_ONLY); float keys "
+                         "on the device carry positions anyway, integer keys do not")
     a = ap.parse_args()
     import torch
 
@@ -58,16 +63,22 @@ def main():
                                          lib.cltopk_last_error(None).decode()))
     print("device: %s; torch %s on %s" % (lib.cltopk_device_name(ctx).decode(),
                                           torch.__version__, torch.cuda.get_device_name()))
-    x = np.random.default_rng(a.seed).random(a.n, dtype=np.float32)
+    rng = np.random.default_rng(a.seed)
+    if a.dtype == "f32":
+        x, code, bits = rng.random(a.n, dtype=np.float32), 0, np.uint32
+    else:
+        x, code, bits = rng.integers(-2**31, 2**31, a.n, dtype=np.int32), 2, np.uint32
+    flags = 0x100 if a.keys_only else 0
     xt = torch.from_numpy(x).cuda()
+    print("data: %d x %s, %s" % (a.n, a.dtype, "keys only" if a.keys_only else "keys + index"))
     ks = [int(v) for v in a.k.split(",")]
     print("%-8s %6s %12s %12s %8s %12s %10s  %s" % ("algo", "k", "cltopk ms", "floor ms",
                                                     "x floor", "torch ms", "speedup", "check"))
     for k in ks:
         t = C.c_double()
         fl = C.c_double()
-        st = lib.cltopk_benchmark(ctx, 0, x.ctypes.data, a.n, k, 0, ALGOS[a.algo], a.reps,
-                                  C.byref(t), C.byref(fl))
+        st = lib.cltopk_benchmark(ctx, code, x.ctypes.data, a.n, k, flags, ALGOS[a.algo],
+                                  a.reps, C.byref(t), C.byref(fl))
         if st != 0:
             print("%-8s %6d unsupported or failed: %s" % (a.algo, k,
                                                           lib.cltopk_last_error(ctx).decode()))
@@ -86,14 +97,14 @@ def main():
             times.append(e0.elapsed_time(e1))
         tt = statistics.median(times)
         # exactness: our values == torch's values; x[index] == key bit for bit
-        ok_keys = np.zeros(k, dtype=np.float32)
+        ok_keys = np.zeros(k, dtype=x.dtype)
         ok_idx = np.zeros(k, dtype=np.int64)
-        st = lib.cltopk_topk(ctx, 0, x.ctypes.data, a.n, k, 0, ALGOS[a.algo],
+        st = lib.cltopk_topk(ctx, code, x.ctypes.data, a.n, k, 0, ALGOS[a.algo],
                              ok_keys.ctypes.data, ok_idx.ctypes.data)
         check = "FAIL(%d)" % st
         if st == 0:
-            same = np.array_equal(ok_keys.view(np.uint32), tv.cpu().numpy().view(np.uint32))
-            gather = np.array_equal(x[ok_idx].view(np.uint32), ok_keys.view(np.uint32))
+            same = np.array_equal(ok_keys.view(bits), tv.cpu().numpy().view(bits))
+            gather = np.array_equal(x[ok_idx].view(bits), ok_keys.view(bits))
             check = "ok" if same and gather else "MISMATCH values=%s gather=%s" % (same, gather)
         print("%-8s %6d %12.3f %12.3f %8.2f %12.3f %9.2fx  %s" % (
             a.algo, k, t.value * 1e3, fl.value * 1e3, t.value / fl.value, tt,

@@ -40,6 +40,10 @@
  *   CLTOPK_BUILD_OPTIONS   extra options appended to every OpenCL program build
  *   CLTOPK_MAX_CHUNK       cap, in elements, of one device chunk of host input
  *                          (testing aid; the default comes from the device limits)
+ *   CLTOPK_BITONIC         parameters of the bitonic kernels, for tuning and
+ *                          ablation: "B=8,WG=128,OUT=64,MAXM=4,SWZ=0" or "basic=1"
+ *                          (see `cltopk tune`); an invalid set makes bitonic
+ *                          calls fail with CLTOPK_ERR_UNSUPPORTED
  */
 #ifndef CLTOPK_H
 #define CLTOPK_H
@@ -92,7 +96,7 @@ typedef enum {
 
 typedef enum {
     CLTOPK_ALGO_AUTO = 0,         /* the planner chooses (the only value that does) */
-    CLTOPK_ALGO_BITONIC = 1,      /* bitonic top-k in local memory (OpenCL device)  */
+    CLTOPK_ALGO_BITONIC = 1,      /* bitonic top-k, SortReducer/BitonicReducer      */
     CLTOPK_ALGO_SBP_RADIX = 2,    /* split-bucket radix (not in this version)        */
     CLTOPK_ALGO_SBP_TREE = 3,     /* split-bucket search tree (not in this version)  */
     CLTOPK_ALGO_RADIX_SELECT = 4, /* global radix select (not in this version)       */
@@ -103,6 +107,7 @@ typedef enum {
 
 #define CLTOPK_LARGEST  0u   /* flags: descending order (the default)  */
 #define CLTOPK_SMALLEST 1u   /* flags: ascending order                 */
+#define CLTOPK_BENCH_KEYS_ONLY 0x100u /* cltopk_benchmark only: time keys alone */
 
 /* Status codes.  Stable: new codes are added below, never renumbered. */
 #define CLTOPK_OK                   0
@@ -288,7 +293,10 @@ CLTOPK_API int cltopk_get_cl(const cltopk_context *ctx, cl_context *context,
  * the median time of one read pass over the same n elements at the device's
  * streaming bandwidth, measured in the same call: the floor for any top-k.
  * CPU algorithms are timed on the host array, and their floor is a parallel
- * vectorised OR over its 64-bit words (one read).  Returns as cltopk_topk. */
+ * vectorised OR over its 64-bit words (one read).  The call asks for keys and
+ * positions, or with CLTOPK_BENCH_KEYS_ONLY in flags for keys alone (device
+ * algorithms then carry no positions for integer keys; float keys on the device
+ * carry them anyway, see CLTOPK_ALGO_BITONIC).  Returns as cltopk_topk. */
 CLTOPK_API int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys,
                                 size_t n, size_t k, unsigned flags, cltopk_algo algo,
                                 int reps, double *median_s, double *floor_s);

@@ -1,6 +1,15 @@
-/* algo_bitonic.c - host side of the bitonic top-k (cl/bitonic.cl).
+/* algo_bitonic.c - host side of the bitonic top-k.
  *
- * Parameters from the device limits: TILE = the largest power of two of pairs
+ * The reducer (cl/reducer.cl, configured by lib/bitonic_cfg.h) is the default:
+ * sort_reducer over ceil(n/E) groups, then bitonic_reducer while more than one
+ * tile of candidates remains, the last launch (one group) writing the answer; no
+ * host round trip between launches.  Keys travel alone where ties cannot be
+ * told apart (integers, or floats whose answer holds no zero or NaN, which is
+ * checked); else with their 32-bit index.
+ *
+ * The foundation kernel (cl/bitonic.cl, "basic": one pass over local memory
+ * per step, always key + index) stays for comparison, CLTOPK_BITONIC=basic=1.
+ * Its parameters from the device limits: TILE = the largest power of two of pairs
  * (key + 32-bit index) that fits local memory with room to spare, at most 8192;
  * WG = min(256, max work-group size, TILE/2).  K = k rounded up to a power of two
  * must be at most TILE/2.  Launches: bitonic_first over ceil(n/TILE) groups, then
@@ -14,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bitonic_cfg.h"
+
 #define MAX_TILE 8192
 #define MAX_WG 256
 
@@ -21,7 +32,7 @@ typedef struct {
     size_t tile, wg;
 } bitonic_params;
 
-static bitonic_params params(const cltopk_context *ctx, int bytes)
+static bitonic_params basic_params(const cltopk_context *ctx, int bytes)
 {
     bitonic_params p;
     uint64_t budget = ctx->caps.local_mem > 2048 ? ctx->caps.local_mem - 2048 : 0;
@@ -42,14 +53,6 @@ static bitonic_params params(const cltopk_context *ctx, int bytes)
     return p;
 }
 
-size_t cltopk_bitonic_max_k(const cltopk_context *ctx, int bytes)
-{
-    if (!ctx->is_cl)
-        return 0;
-    bitonic_params p = params(ctx, bytes);
-    return p.tile >= 2 ? p.tile / 2 : 0;
-}
-
 static size_t pow2_at_least(size_t k)
 {
     size_t K = 1;
@@ -58,37 +61,11 @@ static size_t pow2_at_least(size_t k)
     return K;
 }
 
-static int supports(cltopk_context *ctx, const cltopk_request *rq, char *why, size_t whylen)
-{
-    if (!ctx->caps.int64) {
-        snprintf(why, whylen,
-                 "%s is an embedded-profile device without cl_khr_int64; the bitonic kernels "
-                 "need 64-bit integers (use the CPU algorithms)", ctx->name);
-        return 0;
-    }
-    size_t maxk = cltopk_bitonic_max_k(ctx, rq->bytes);
-    if (pow2_at_least(rq->k) > maxk) {
-        snprintf(why, whylen,
-                 "bitonic top-k keeps k (rounded up to a power of two) key+index pairs twice "
-                 "in local memory: k = %zu exceeds the %zu that %llu bytes of local memory "
-                 "allow for %d-byte keys on %s; use CLTOPK_ALGO_AUTO",
-                 rq->k, maxk, (unsigned long long)ctx->caps.local_mem, rq->bytes, ctx->name);
-        return 0;
-    }
-    if (rq->n > 0xFFFFFFFEull && rq->on_device) {
-        snprintf(why, whylen,
-                 "bitonic top-k of a cl_mem takes at most 4294967294 elements per call "
-                 "(32-bit positions inside one launch); split the buffer");
-        return 0;
-    }
-    return 1;
-}
-
 /* the kernels for (width, kind) with the device's parameters */
-static int kernels(cltopk_context *ctx, const cltopk_request *rq, bitonic_params *p,
+static int basic_kernels(cltopk_context *ctx, const cltopk_request *rq, bitonic_params *p,
                    cl_kernel *first, cl_kernel *next)
 {
-    *p = params(ctx, rq->bytes);
+    *p = basic_params(ctx, rq->bytes);
     for (;;) {
         char opts[256];
         snprintf(opts, sizeof opts, "-D KEY_BITS=%d -D KEY_KIND=%d -D TILE=%zu -D WG=%zu",
@@ -116,13 +93,13 @@ static int kernels(cltopk_context *ctx, const cltopk_request *rq, bitonic_params
 
 /* Reduce keys[off .. off+n) of device buffer `in` to the answer in out_keys /
  * out_index (want bits: 1 keys, 2 index), positions offset by index_base. */
-static int run_device(cltopk_context *ctx, const cltopk_request *rq, cl_mem in, size_t off,
-                      size_t n, cl_mem out_keys, cl_mem out_index, cl_uint want,
-                      uint64_t index_base, cl_uint num_wait, const cl_event *wait)
+static int basic_run(cltopk_context *ctx, const cltopk_request *rq, cl_mem in, size_t off,
+                     size_t n, cl_mem out_keys, cl_mem out_index, cl_uint want,
+                     uint64_t index_base, cl_uint num_wait, const cl_event *wait)
 {
     bitonic_params p;
     cl_kernel kf = NULL, kn = NULL;
-    int st = kernels(ctx, rq, &p, &kf, &kn);
+    int st = basic_kernels(ctx, rq, &p, &kf, &kn);
     if (st != CLTOPK_OK)
         return st;
     cl_uint K = (cl_uint)pow2_at_least(rq->k);
@@ -173,11 +150,214 @@ out:
     return st;
 }
 
+/* ------------------------------------------------------------- the reducer */
+
+/* Tuned entries (device name substring, key bytes, index, K) -> B, WG, OUT;
+ * measured by `cltopk tune`.  Anything not listed takes bcfg_default(). */
+static const struct {
+    const char *device;
+    unsigned key_bytes, index, K, B, WG, OUT, MAXM;
+} tuned[] = {
+    {NULL, 0, 0, 0, 0, 0, 0, 0},
+};
+
+/* local memory for one tile: what a group may use with 1 KB to spare, at most
+ * 48 KB, so every device runs configurations that t/banks.c proves */
+static size_t local_budget(const cltopk_context *ctx)
+{
+    uint64_t b = ctx->caps.local_mem > 1024 ? ctx->caps.local_mem - 1024 : 0;
+    return b > 47 * 1024 ? 47 * 1024 : (size_t)b;
+}
+
+/* the configuration of a call; -1 with the reason in why */
+static int configure(const cltopk_context *ctx, const cltopk_request *rq, unsigned index,
+                     bitonic_cfg *c, char *why, size_t whylen)
+{
+    size_t K = pow2_at_least(rq->k);
+    size_t budget = local_budget(ctx);
+    const char *spec = cltopk_env("CLTOPK_BITONIC");
+    /* CPU devices have no banks to spare and compile the unrolled 16-item
+     * networks slowly (POCL: about 13 s of CPU a program against 1.5 s for 4
+     * items), so they take 4 items a work-item and combined steps of 4 */
+    unsigned max_b = (ctx->caps.type & CL_DEVICE_TYPE_CPU) ? 4 : 16;
+    if (K > 4096 || bcfg_default(c, (unsigned)K, (unsigned)rq->bytes, index, budget,
+                                 ctx->caps.max_wg, max_b) != 0) {
+        /* no reducer tile fits: only the basic kernel could, if asked for */
+        memset(c, 0, sizeof *c);
+        c->K = (unsigned)(K > 4096 ? 4096 : K);
+        c->key_bytes = (unsigned)rq->bytes;
+        c->index = index;
+        if (!spec || !strstr(spec, "basic=1")) {
+            snprintf(why, whylen,
+                     "bitonic top-k keeps two runs of k (rounded up to a power of two) in local "
+                     "memory: k = %zu is too large for %zu bytes of local memory with %d-byte "
+                     "keys%s on %s; use CLTOPK_ALGO_AUTO",
+                     rq->k, budget, rq->bytes, index ? " and indices" : "", ctx->name);
+            return -1;
+        }
+    }
+    /* The reducer is opt-in in this version: it runs when CLTOPK_BITONIC names
+     * its parameters (cltopk tune, the ablation grid).  The default stays the
+     * foundation kernel until the reducer has run the whole suite as the
+     * default and been measured on a GPU. */
+    if (!spec)
+        c->basic = 1;
+    for (size_t i = 0; tuned[i].device; i++)
+        if (tuned[i].key_bytes == (unsigned)rq->bytes && tuned[i].index == index &&
+            tuned[i].K == K && strstr(ctx->caps.device_name, tuned[i].device)) {
+            c->B = tuned[i].B, c->WG = tuned[i].WG, c->OUT = tuned[i].OUT;
+            c->MAXM = tuned[i].MAXM;
+            break;
+        }
+    if (spec && bcfg_override(c, spec, why, whylen) != 0)
+        return -1;
+    if (c->basic) {
+        bitonic_params p = basic_params(ctx, rq->bytes);
+        if (K > p.tile / 2) {
+            snprintf(why, whylen, "basic bitonic: k = %zu exceeds its limit %zu on %s", rq->k,
+                     p.tile / 2, ctx->name);
+            return -1;
+        }
+        return 0;
+    }
+    if (bcfg_check(c, budget, ctx->caps.max_wg, why, whylen) != 0)
+        return -1;
+    return 0;
+}
+
+/* whether the index must travel: asked for, or floats where a zero or NaN in
+ * the answer could not be told from its twins without it and no re-run is
+ * possible (device data, several chunks) */
+static unsigned need_index(const cltopk_request *rq, int rerun_possible)
+{
+    if (rq->want_index)
+        return 1;
+    return rq->kind == KIND_FLOAT && !rerun_possible;
+}
+
+static int supports(cltopk_context *ctx, const cltopk_request *rq, char *why, size_t whylen)
+{
+    if (!ctx->caps.int64) {
+        snprintf(why, whylen,
+                 "%s is an embedded-profile device without cl_khr_int64; the bitonic kernels "
+                 "need 64-bit integers (use the CPU algorithms)", ctx->name);
+        return 0;
+    }
+    if (rq->n > 0xFFFFFFFEull && rq->on_device) {
+        snprintf(why, whylen,
+                 "bitonic top-k of a cl_mem takes at most 4294967294 elements per call "
+                 "(32-bit positions inside one launch); split the buffer");
+        return 0;
+    }
+    /* one limit per key width: the configuration that carries the index (which
+     * a keys-only float call may need on its re-run) must fit */
+    bitonic_cfg c;
+    return configure(ctx, rq, 1, &c, why, whylen) == 0;
+}
+
+/* Reduce keys[off .. off+n) of device buffer `in` to the answer in out_keys /
+ * out_index (want bits: 1 keys, 2 index), positions offset by index_base. */
+static int run_device(cltopk_context *ctx, const cltopk_request *rq, const bitonic_cfg *c,
+                      cl_mem in, size_t off, size_t n, cl_mem out_keys, cl_mem out_index,
+                      cl_uint want, uint64_t index_base, cl_uint num_wait, const cl_event *wait)
+{
+    if (c->basic)
+        return basic_run(ctx, rq, in, off, n, out_keys, out_index, want, index_base, num_wait,
+                         wait);
+    char opts[320];
+    snprintf(opts, sizeof opts,
+             "-D KEY_BITS=%d -D KEY_KIND=%d -D K=%u -D B=%u -D WG=%u -D OUT=%u -D INDEX=%u "
+             "-D MAXM=%u -D SWZ=%u",
+             rq->bytes * 8, rq->kind, c->K, c->B, c->WG, c->OUT, c->index, c->MAXM, c->SWZ);
+    cl_kernel ks = NULL, kb = NULL;
+    int st = cltopk_kernel_get(ctx, "reducer.cl", opts, "sort_reducer", &ks);
+    if (st == CLTOPK_OK)
+        st = cltopk_kernel_get(ctx, "reducer.cl", opts, "bitonic_reducer", &kb);
+    for (int i = 0; i < 2 && st == CLTOPK_OK; i++) {
+        size_t kwg = 0;
+        clGetKernelWorkGroupInfo(i ? kb : ks, ctx->dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg,
+                                 &kwg, NULL);
+        if (kwg && kwg < c->WG)
+            st = cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                             "the bitonic reducer built with %s runs at most %zu work-items a "
+                             "group on %s, not %u; set CLTOPK_BITONIC=WG=%zu or smaller",
+                             opts, kwg, ctx->name, c->WG, kwg);
+    }
+    if (st != CLTOPK_OK)
+        goto out;
+    {
+        size_t E = bcfg_E(c), kbytes = (size_t)rq->bytes;
+        cl_uint smallest = (cl_uint)rq->smallest, kout = (cl_uint)rq->k, n32 = (cl_uint)n;
+        cl_ulong off64 = off, base64 = index_base;
+        size_t groups = (n + E - 1) / E;
+        if (groups == 0)
+            groups = 1;
+        size_t cand = groups * c->OUT;
+        cl_mem cu[2] = {NULL, NULL}, ci[2] = {NULL, NULL};
+        if (groups > 1 &&
+            ((st = cltopk_scratch(ctx, SCR_CAND_U0, cand * kbytes, &cu[0])) != CLTOPK_OK ||
+             (st = cltopk_scratch(ctx, SCR_CAND_U1, cand * kbytes, &cu[1])) != CLTOPK_OK ||
+             (c->index &&
+              ((st = cltopk_scratch(ctx, SCR_CAND_I0, cand * 4, &ci[0])) != CLTOPK_OK ||
+               (st = cltopk_scratch(ctx, SCR_CAND_I1, cand * 4, &ci[1])) != CLTOPK_OK))))
+            goto out;
+        /* local arrays: keys (two for 64-bit keys), then the index */
+        size_t lw = E * 4, l1 = rq->bytes == 8 ? lw : 4, l2 = c->index ? lw : 4;
+        for (int i = 0; i < 2 && st == CLTOPK_OK; i++) {
+            cl_kernel kk = i ? kb : ks;
+            cl_uint a0 = i ? 13 : 11;
+            cl_int err = clSetKernelArg(kk, a0, lw, NULL);
+            if (err == CL_SUCCESS)
+                err = clSetKernelArg(kk, a0 + 1, l1, NULL);
+            if (err == CL_SUCCESS)
+                err = clSetKernelArg(kk, a0 + 2, l2, NULL);
+            if (err != CL_SUCCESS)
+                st = cltopk_clfail(ctx, err, "clSetKernelArg (local memory)");
+        }
+        cl_uint fin = groups == 1 ? kout : 0;
+        if (st == CLTOPK_OK)
+            st = cltopk_set_args(ctx, ks, 11, sizeof(cl_mem), &in, sizeof off64, &off64, sizeof n32,
+                             &n32, sizeof smallest, &smallest, sizeof(cl_mem), &cu[0],
+                             sizeof(cl_mem), &ci[0], sizeof fin, &fin, sizeof want, &want,
+                             sizeof(cl_mem), &out_keys, sizeof(cl_mem), &out_index,
+                             sizeof base64, &base64);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, ks, groups * c->WG, c->WG, num_wait, wait);
+        int cur = 0;
+        size_t m = cand;
+        while (st == CLTOPK_OK && groups > 1) {
+            groups = (m + E - 1) / E;
+            fin = groups == 1 ? kout : 0;
+            cl_uint m32 = (cl_uint)m;
+            st = cltopk_set_args(ctx, kb, 13, sizeof(cl_mem), &cu[cur], sizeof(cl_mem), &ci[cur],
+                                 sizeof m32, &m32, sizeof smallest, &smallest, sizeof(cl_mem),
+                                 &cu[!cur], sizeof(cl_mem), &ci[!cur], sizeof fin, &fin,
+                                 sizeof want, &want, sizeof(cl_mem), &in, sizeof off64, &off64,
+                                 sizeof(cl_mem), &out_keys, sizeof(cl_mem), &out_index,
+                                 sizeof base64, &base64);
+            if (st == CLTOPK_OK)
+                st = cltopk_launch(ctx, kb, groups * c->WG, c->WG, 0, NULL);
+            cur = !cur;
+            m = groups * c->OUT;
+        }
+    }
+out:
+    if (ks)
+        clReleaseKernel(ks);
+    if (kb)
+        clReleaseKernel(kb);
+    return st;
+}
+
 static int run_buffer(cltopk_context *ctx, const cltopk_request *rq)
 {
+    bitonic_cfg c;
+    char why[512];
+    if (configure(ctx, rq, need_index(rq, 0), &c, why, sizeof why) != 0)
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
     cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
-    int st = run_device(ctx, rq, rq->dkeys, rq->doffset, rq->n, rq->dout_keys, rq->dout_index,
-                        want, 0, rq->num_wait, rq->wait);
+    int st = run_device(ctx, rq, &c, rq->dkeys, rq->doffset, rq->n, rq->dout_keys,
+                        rq->dout_index, want, 0, rq->num_wait, rq->wait);
     if (st == CLTOPK_OK && rq->done) {
         clRetainEvent(ctx->last);
         *rq->done = ctx->last;
@@ -185,23 +365,47 @@ static int run_buffer(cltopk_context *ctx, const cltopk_request *rq)
     return st;
 }
 
-static int run_host(cltopk_context *ctx, const cltopk_request *rq)
+/* a key whose bits its order key cannot restore: a zero or a NaN */
+static int ambiguous_float(const void *keys, size_t i, int bytes)
+{
+    if (bytes == 4) {
+        uint32_t x;
+        memcpy(&x, (const char *)keys + 4 * i, 4);
+        x &= 0x7FFFFFFFu;
+        return x == 0 || x > 0x7F800000u;
+    }
+    uint64_t x;
+    memcpy(&x, (const char *)keys + 8 * i, 8);
+    x &= 0x7FFFFFFFFFFFFFFFull;
+    return x == 0 || x > 0x7FF0000000000000ull;
+}
+
+static int run_host_cfg(cltopk_context *ctx, const cltopk_request *rq, int force_index)
 {
     size_t kb = (size_t)rq->bytes, k = rq->k;
     size_t chunk = cltopk_chunk_elems(ctx, rq->bytes);
     if (chunk < k)
         chunk = k; /* every chunk but the last must hold k elements */
+    int chunks = rq->n > chunk;
+    bitonic_cfg c;
+    char why[512];
+    unsigned index = force_index || need_index(rq, !chunks);
+    if (configure(ctx, rq, index, &c, why, sizeof why) != 0)
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
+    if (c.basic)
+        index = 1;
     size_t first = rq->n < chunk ? rq->n : chunk;
-    cl_mem in, ok, oi;
+    cl_mem in, ok, oi = NULL;
     int st;
     if ((st = cltopk_scratch(ctx, SCR_INPUT, first * kb, &in)) != CLTOPK_OK ||
         (st = cltopk_scratch(ctx, SCR_OUT_KEYS, k * kb, &ok)) != CLTOPK_OK ||
-        (st = cltopk_scratch(ctx, SCR_OUT_INDEX, k * 8, &oi)) != CLTOPK_OK)
+        (index && (st = cltopk_scratch(ctx, SCR_OUT_INDEX, k * 8, &oi)) != CLTOPK_OK))
         return st;
     /* acc: the answer so far; part: one chunk's; tmp: their merge */
     char *acc_k = malloc(k * kb), *part_k = malloc(k * kb), *tmp_k = malloc(k * kb);
-    int64_t *acc_i = malloc(k * 8), *part_i = malloc(k * 8), *tmp_i = malloc(k * 8);
+    int64_t *acc_i = calloc(k, 8), *part_i = calloc(k, 8), *tmp_i = calloc(k, 8);
     size_t acc_n = 0;
+    int rerun = 0;
     if (!acc_k || !part_k || !tmp_k || !acc_i || !part_i || !tmp_i) {
         st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for %zu results", k);
         goto out;
@@ -220,28 +424,38 @@ static int run_host(cltopk_context *ctx, const cltopk_request *rq)
         cltopk_request sub = *rq;
         sub.n = len;
         sub.k = kk;
-        st = run_device(ctx, &sub, in, 0, len, ok, oi, 3u, lo, 1, &wr);
+        st = run_device(ctx, &sub, &c, in, 0, len, ok, oi, index ? 3u : 1u, lo, 1, &wr);
         clReleaseEvent(wr);
         if (st != CLTOPK_OK)
             break;
         cl_event evs[2];
+        int nev = 0;
         err = clEnqueueReadBuffer(ctx->queue, ok, CL_FALSE, 0, kk * kb, part_k, 1, &ctx->last,
-                                  &evs[0]);
-        if (err == CL_SUCCESS) {
+                                  &evs[nev]);
+        if (err == CL_SUCCESS)
+            nev++;
+        if (err == CL_SUCCESS && index) {
             err = clEnqueueReadBuffer(ctx->queue, oi, CL_FALSE, 0, kk * 8, part_i, 1, &ctx->last,
-                                      &evs[1]);
-            if (err == CL_SUCCESS) {
-                err = clWaitForEvents(2, evs);
-                clReleaseEvent(evs[1]);
-            } else {
-                clWaitForEvents(1, evs);
-            }
-            clReleaseEvent(evs[0]);
+                                      &evs[nev]);
+            if (err == CL_SUCCESS)
+                nev++;
+        }
+        if (nev) {
+            cl_int werr = clWaitForEvents((cl_uint)nev, evs);
+            if (err == CL_SUCCESS)
+                err = werr;
+            for (int e = 0; e < nev; e++)
+                clReleaseEvent(evs[e]);
         }
         if (err != CL_SUCCESS) {
             st = cltopk_clfail(ctx, err, "reading the results back (a kernel may have failed)");
             break;
         }
+        if (!index && rq->kind == KIND_FLOAT)
+            for (size_t j = 0; j < kk && !rerun; j++)
+                rerun = ambiguous_float(part_k, j, rq->bytes);
+        if (rerun)
+            break;
         if (lo == 0) {
             memcpy(acc_k, part_k, kk * kb);
             memcpy(acc_i, part_i, kk * 8);
@@ -257,9 +471,9 @@ static int run_host(cltopk_context *ctx, const cltopk_request *rq)
     }
     if (st == CLTOPK_OK)
         st = cltopk_finish_own(ctx);
-    if (st == CLTOPK_OK && acc_n != k)
+    if (st == CLTOPK_OK && !rerun && acc_n != k)
         st = cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "bitonic: %zu results for k = %zu", acc_n, k);
-    if (st == CLTOPK_OK) {
+    if (st == CLTOPK_OK && !rerun) {
         if (rq->out_keys)
             memcpy(rq->out_keys, acc_k, k * kb);
         if (rq->out_index)
@@ -270,22 +484,39 @@ out:
         cltopk_finish_own(ctx);
     free(acc_k), free(part_k), free(tmp_k);
     free(acc_i), free(part_i), free(tmp_i);
+    /* a zero or NaN in a keys-only answer: its bits need the index */
+    if (st == CLTOPK_OK && rerun)
+        return run_host_cfg(ctx, rq, 1);
     return st;
+}
+
+static int run_host(cltopk_context *ctx, const cltopk_request *rq)
+{
+    return run_host_cfg(ctx, rq, 0);
 }
 
 static size_t workspace(cltopk_context *ctx, const cltopk_request *rq)
 {
-    bitonic_params p = params(ctx, rq->bytes);
-    size_t n = rq->n;
-    if (!rq->on_device) {
-        size_t chunk = cltopk_chunk_elems(ctx, rq->bytes);
-        if (n > chunk)
-            n = chunk;
+    bitonic_cfg c;
+    char why[512];
+    size_t n = rq->n, chunk = cltopk_chunk_elems(ctx, rq->bytes);
+    int chunks = !rq->on_device && n > chunk;
+    unsigned index = need_index(rq, !rq->on_device && !chunks) || rq->kind == KIND_FLOAT;
+    if (chunks)
+        n = chunk;
+    if (configure(ctx, rq, index, &c, why, sizeof why) != 0)
+        return 0;
+    size_t bytes;
+    if (c.basic) {
+        bitonic_params p = basic_params(ctx, rq->bytes);
+        size_t groups = (n + p.tile - 1) / p.tile;
+        size_t cand = groups > 1 ? groups * pow2_at_least(rq->k) : 0;
+        bytes = 2 * cand * ((size_t)rq->bytes + 4);
+    } else {
+        size_t E = bcfg_E(&c), groups = (n + E - 1) / E;
+        size_t cand = groups > 1 ? groups * c.OUT : 0;
+        bytes = 2 * cand * ((size_t)rq->bytes + (c.index ? 4 : 0));
     }
-    size_t K = pow2_at_least(rq->k);
-    size_t groups = (n + p.tile - 1) / p.tile;
-    size_t cand = groups > 1 ? groups * K : 0;
-    size_t bytes = 2 * cand * ((size_t)rq->bytes + 4);
     if (!rq->on_device)
         bytes += n * (size_t)rq->bytes + rq->k * ((size_t)rq->bytes + 8);
     return bytes;

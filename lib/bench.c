@@ -67,6 +67,8 @@ int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys, s
         return cltopk_fail(ctx, CLTOPK_ERR_BAD_TYPE, "cltopk_benchmark: unknown type");
     if (k == 0 || k > n)
         return cltopk_fail(ctx, CLTOPK_ERR_K_RANGE, "cltopk_benchmark: need 0 < k <= n");
+    int keys_only = (flags & CLTOPK_BENCH_KEYS_ONLY) != 0;
+    flags &= ~CLTOPK_BENCH_KEYS_ONLY;
     cltopk_algo chosen = algo;
     int st = CLTOPK_OK;
     if (algo == CLTOPK_ALGO_AUTO && (st = cltopk_plan(ctx, type, n, k, flags, &chosen)) != CLTOPK_OK)
@@ -85,7 +87,7 @@ int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys, s
          * (a device algorithm on the "cpu" context: UNSUPPORTED, as cltopk_topk) */
         for (int r = -1; r < reps && st == CLTOPK_OK; r++) {
             double t0 = cltopk_now();
-            st = cltopk_topk(ctx, type, keys, n, k, flags, chosen, ok, oi);
+            st = cltopk_topk(ctx, type, keys, n, k, flags, chosen, ok, keys_only ? NULL : oi);
             if (r >= 0)
                 t[r] = cltopk_now() - t0;
         }
@@ -115,7 +117,8 @@ int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys, s
     for (int r = -1; r < reps && st == CLTOPK_OK; r++) {
         cl_event done = NULL;
         double t0 = cltopk_now();
-        st = cltopk_topk_buffer(ctx, type, din, 0, n, k, flags, chosen, dk, di, 0, NULL, &done);
+        st = cltopk_topk_buffer(ctx, type, din, 0, n, k, flags, chosen, dk, keys_only ? NULL : di,
+                                0, NULL, &done);
         if (st == CLTOPK_OK) {
             err = clWaitForEvents(1, &done);
             clReleaseEvent(done);

@@ -157,8 +157,6 @@ CLTOPK_INTERNAL const cltopk_algorithm *cltopk_algorithm_get(cltopk_algo id);
 CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_heap;
 #if HAVE_OPENCL
 CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_bitonic;
-/* Largest k the bitonic kernels take for elements of `bytes` on this device. */
-CLTOPK_INTERNAL size_t cltopk_bitonic_max_k(const cltopk_context *ctx, int bytes);
 #endif
 
 /* cpu/: the CPU algorithms work on host arrays. */

@@ -1,6 +1,7 @@
 /* program.c - kernel source assembly, builds, and the two program caches.
  *
- * A program is the embedded cl/common.cl followed by one kernel file, built with
+ * A program is the embedded cl/common.cl and cl/schedule.h followed by one
+ * kernel file, built with
  * "-D" options that specialise it.  Built programs are kept per context (memory
  * cache); their binaries are also kept on disk, keyed by library version, device,
  * driver, options and the full source, and written with a temporary file and a
@@ -177,13 +178,13 @@ static void keep_log(cltopk_context *ctx, cl_program prog, const char *file, con
 }
 
 static int build(cltopk_context *ctx, const cltopk_kernel_source *common,
-                 const cltopk_kernel_source *src, const char *file, const char *opts,
-                 cl_program *out, int *from_disk)
+                 const cltopk_kernel_source *sched, const cltopk_kernel_source *src,
+                 const char *file, const char *opts, cl_program *out, int *from_disk)
 {
     cl_int err;
     char dir[4096], path[4200];
     const cltopk_devcaps *c = &ctx->caps;
-    size_t keylen = strlen(opts) + common->size + src->size + 1024;
+    size_t keylen = strlen(opts) + 1024;
     char *keytext = malloc(keylen);
     if (!keytext)
         return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of memory building %s", file);
@@ -192,10 +193,11 @@ static int build(cltopk_context *ctx, const cltopk_kernel_source *common,
                       c->device_version, c->driver_version, opts, file);
     uint64_t h = fnv_str(0xcbf29ce484222325ull, keytext);
     h = fnv(h, common->data, common->size);
+    h = fnv(h, sched->data, sched->size);
     h = fnv(h, src->data, src->size);
     /* the source itself is in the hash; its length in the key text guards it too */
-    snprintf(keytext + kt, keylen - (size_t)kt, "s=%zu:%zu:%016llx\n", common->size, src->size,
-             (unsigned long long)h);
+    snprintf(keytext + kt, keylen - (size_t)kt, "s=%zu:%zu:%zu:%016llx\n", common->size,
+             sched->size, src->size, (unsigned long long)h);
     int use_disk = cache_dir(dir, sizeof dir);
     if (use_disk)
         snprintf(path, sizeof path, "%s/%016llx.bin", dir, (unsigned long long)h);
@@ -222,9 +224,10 @@ static int build(cltopk_context *ctx, const cltopk_kernel_source *common,
         }
     }
     if (!prog) {
-        const char *strs[2] = {(const char *)common->data, (const char *)src->data};
-        size_t lens[2] = {common->size, src->size};
-        prog = clCreateProgramWithSource(ctx->clctx, 2, strs, lens, &err);
+        const char *strs[3] = {(const char *)common->data, (const char *)sched->data,
+                               (const char *)src->data};
+        size_t lens[3] = {common->size, sched->size, src->size};
+        prog = clCreateProgramWithSource(ctx->clctx, 3, strs, lens, &err);
         if (!prog) {
             free(keytext);
             return cltopk_clfail(ctx, err, "clCreateProgramWithSource");
@@ -264,8 +267,9 @@ int cltopk_program_get(cltopk_context *ctx, const char *file, const char *option
                        cl_program *out)
 {
     const cltopk_kernel_source *common = find_source("common.cl");
+    const cltopk_kernel_source *sched = find_source("schedule.h");
     const cltopk_kernel_source *src = find_source(file);
-    if (!common || !src)
+    if (!common || !sched || !src)
         return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "kernel source %s is not embedded", file);
     const char *extra = cltopk_env("CLTOPK_BUILD_OPTIONS");
     char opts[2048];
@@ -287,7 +291,7 @@ int cltopk_program_get(cltopk_context *ctx, const char *file, const char *option
         return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of memory caching a program");
     }
     int from_disk;
-    int st = build(ctx, common, src, file, opts, &entry->program, &from_disk);
+    int st = build(ctx, common, sched, src, file, opts, &entry->program, &from_disk);
     if (st != CLTOPK_OK) {
         free(entry);
         free(optcopy);

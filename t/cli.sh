@@ -99,7 +99,7 @@ for line in sys.stdin:
 # ------------------------------------------------------------ basics
 succeeds '^cltopk [0-9]' "--version" "$CLTOPK" --version
 succeeds 'topk' "--help lists the commands" "$CLTOPK" --help
-for c in devices gen topk select bench demo; do
+for c in devices gen topk select bench tune demo; do
     succeeds "Usage: cltopk $c" "$c --help" "$CLTOPK" $c --help
 done
 succeeds "Usage: cltopk topk" "help topk" "$CLTOPK" help topk
@@ -280,6 +280,19 @@ succeeds 'cpu-heap' "bench runs" "$CLTOPK" bench -n 2^16 -k 1,32 --reps 2
 succeeds 'unsupported: ' "bench prints unsupported rows" \
     "$CLTOPK" bench -n 2^12 -k 4 --algo sort --reps 1
 succeeds 'all results agree' "demo: every device agrees" "$CLTOPK" demo
+if [ -n "$cl_dev" ]; then
+    # one candidate, the kernel of u32 k = 1 (built above): quick even on POCL
+    succeeds '^ *1  *1  16,64,' "tune prints the best configuration per k" \
+        "$CLTOPK" tune --device "$cl_dev" -t u32 -n 4096 -k 1 -b 16 --wg 64 --reps 1
+    grep -q 'tuned\[\]' "$tmp/out"
+    ok $? "tune ends with the tuned[] entries (or says there are none)"
+    succeeds 'everything: .* [0-9][0-9]*\.[0-9]' "bench --grid ablation" \
+        "$CLTOPK" bench --device "$cl_dev" --grid ablation -n 4096 -k 1 --reps 1
+else
+    skip "no OpenCL device: tune"
+    skip "no OpenCL device: tune's tuned[] entries"
+    skip "no OpenCL device: bench --grid ablation"
+fi
 
 # ------------------------------------------------------------ errors
 printf '1\n2\nabc\n4\n' > "$tmp/bad.txt"
@@ -318,6 +331,9 @@ fails 2 "type is missing" "gen: missing -t" "$CLTOPK" gen -n 10 "$tmp/z"
 fails 1 "cannot create" "gen: unwritable output" "$CLTOPK" gen -t f32 -n 10 "$tmp/no/such/dir/z"
 fails 2 "repetition" "bench: bad --reps" "$CLTOPK" bench --reps 0
 fails 2 "not between 1 and n" "bench: k > n" "$CLTOPK" bench -n 100 -k 1000
+fails 2 "unknown grid" "bench: unknown --grid" "$CLTOPK" bench --grid sigmod
+fails 2 "drop -t" "bench --grid paper fixes the types" "$CLTOPK" bench --grid paper -t f64
+fails 2 "bad B list" "tune: bad -b" "$CLTOPK" tune -b 32
 fails 1 "not implemented" "topk: an algorithm of a later version" \
     "$CLTOPK" topk --algo sort -k 1 --binary "$a"
 fails 1 "OpenCL" "topk: bitonic on the cpu device" \

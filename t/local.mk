@@ -36,9 +36,19 @@ t_libtest_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/t
 T_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/t -I$(top_srcdir)/tools
 T_LDADD = t/libtest.a libcltopk.la $(OPENCL_LIBS)
 
-T_PROGS = t/args.t t/topk.t t/select.t t/chunk.t t/buffer.t t/gpu.t t/cache.t t/threads.t
+T_PROGS = t/args.t t/topk.t t/select.t t/chunk.t t/buffer.t t/gpu.t t/cache.t t/threads.t t/bitonic.t t/banks.t
 check_PROGRAMS = $(T_PROGS)
 TESTS = $(T_PROGS)
+
+t_bitonic_t_SOURCES = t/bitonic.c
+t_bitonic_t_CPPFLAGS = $(T_CPPFLAGS)
+t_bitonic_t_LDADD = $(T_LDADD)
+
+# the bank-conflict replay needs no library: the kernel's index arithmetic
+# (cl/schedule.h) and the configurations the library picks (lib/bitonic_cfg.h)
+t_banks_t_SOURCES = t/banks.c
+t_banks_t_CPPFLAGS = $(T_CPPFLAGS)
+t_banks_t_LDADD = t/libtest.a
 
 t_args_t_SOURCES = t/args.c
 t_args_t_CPPFLAGS = $(T_CPPFLAGS)

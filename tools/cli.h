@@ -22,6 +22,7 @@ int cmd_gen(int argc, char **argv);
 int cmd_topk(int argc, char **argv);
 int cmd_select(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 
 /* ---------------------------------------------------------------- options */

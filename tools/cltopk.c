@@ -1,4 +1,4 @@
-/* cltopk.c - the `cltopk` command: devices, gen, topk, select, bench, demo.
+/* cltopk.c - the `cltopk` command: devices, gen, topk, select, bench, tune, demo.
  * Built on the public API only; the subcommands live in cmd_*.c. */
 #include "cli.h"
 
@@ -18,6 +18,7 @@ static const command commands[] = {
     {"topk", cmd_topk, "print the k largest (or smallest) elements of a file, with positions"},
     {"select", cmd_select, "print the element at one rank of the order (the k-th element)"},
     {"bench", cmd_bench, "time algorithms against the device's read floor"},
+    {"tune", cmd_tune, "find the fastest bitonic kernel configuration for each k"},
     {"demo", cmd_demo, "check that every device and algorithm agrees bit for bit"},
     {NULL, NULL, NULL},
 };

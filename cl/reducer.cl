@@ -1,0 +1,427 @@
+/* reducer.cl - bitonic top-k at full speed: the SortReducer and BitonicReducer of
+ * Shanbhag, Pirk and Madden (SIGMOD'18, section 4.3), specialised at build time.
+ *
+ * A work-group owns a tile of E = B * WG items; work-item t loads B consecutive
+ * items straight into registers ("sort before writing") and:
+ *   sort_reducer:    sorts them in registers into runs of min(B, K); when K < B
+ *                    merges and rebuilds in registers until it holds one run of K;
+ *   bitonic_reducer: loads bitonic runs of K written by an earlier launch and
+ *                    rebuilds them (in registers when K <= B).
+ * The group then works in local memory: the rest of the local sort, then merge
+ * (keep the better of run 2j and run 2j+1 item by item) and rebuild (re-sort the
+ * bitonic runs), until OUT items remain.  Steps are *combined*: a work-item loads
+ * up to MAXM items of one chunk and runs up to log2(MAXM) steps in registers
+ * before storing them.  The last merge is fused with the coalesced write of the
+ * group's OUT items (bitonic runs; the next launch starts with a rebuild).  With
+ * final_k != 0 (one group) the group goes on to K items, sorts them and writes
+ * the answer in output order.
+ *
+ * Items are order keys (common.cl), with a 32-bit index beside them when INDEX:
+ * ties are then exact (larger key first, then smaller index).  Keys-only is used
+ * where equal keys have equal bits (integers), so ties cannot be told apart.
+ *
+ * -D options (defaults below so the file compiles alone):
+ *   KEY_BITS, KEY_KIND  (common.cl)
+ *   K      run length: k rounded up to a power of two, 1 .. E/2
+ *   B      items per work-item: 4, 8 or 16
+ *   WG     work-items per group (a power of two, >= 32 unless the device is small)
+ *   OUT    items a group writes (a power of two, K <= OUT <= E/2)
+ *   INDEX  1: carry the index; 0: keys only
+ *   MAXM   largest combined step (2, 4, 8, 16); 2 means one step per pass
+ *   SWZ    1: XOR-swizzled local layout (bank-conflict free); 0: plain
+ * POCL 3.1 is sensitive to the shape of loops over a group's items: the stores
+ * of "for (x = t; x < n; x += WG)" ran for work-items past n in the output
+ * loops (written out of bounds), while the equivalent uniform loop "for (x0 =
+ * 0; x0 < n; x0 += WG) { x = x0 + t; if (x < n) ... }" gave wrong sorts in the
+ * combined steps.  Each site uses the form POCL runs correctly (the NVIDIA
+ * compiler treats both alike); the oracle tests on POCL guard this.
+ * The index arithmetic of every local access is mirrored in cl/schedule.h, whose
+ * bank-conflict simulator (t/banks.c) proves each configuration conflict-free. */
+#ifndef CLTOPK_COMMON_CL
+#include "common.cl"
+#endif
+#ifndef CLTOPK_SCHEDULE_H
+#include "schedule.h"
+#endif
+
+#ifndef K
+#define K 32
+#endif
+#ifndef B
+#define B 16
+#endif
+#ifndef WG
+#define WG 64
+#endif
+/* items a work-item holds when the group enters local memory */
+#define HOLD (K < B ? K : B)
+#ifndef OUT
+#define OUT_A (B * WG / 16 < HOLD * WG / 2 ? B * WG / 16 : HOLD * WG / 2)
+#define OUT (OUT_A > K ? OUT_A : K)
+#endif
+#ifndef INDEX
+#define INDEX 1
+#endif
+#ifndef MAXM
+#define MAXM 16
+#endif
+#ifndef SWZ
+#define SWZ 1
+#endif
+
+#define E (B * WG)
+#if (K & (K - 1)) || (B & (B - 1)) || (WG & (WG - 1)) || (OUT & (OUT - 1))
+#error "K, B, WG and OUT must be powers of two"
+#endif
+#if K > E / 2 || OUT < K || OUT > HOLD * WG / 2 || B > 16 || MAXM > 16 || MAXM < 2
+#error "need K <= OUT <= HOLD*WG/2, K <= E/2, B <= 16, 2 <= MAXM <= 16"
+#endif
+
+#define phys(i) sched_phys((i), SWZ)
+
+/* ------------------------------------------------------------------ items */
+
+#if INDEX
+#define BETTER(ak, ai, bk, bi) ((ak) > (bk) || ((ak) == (bk) && (ai) < (bi)))
+#define IDX_DECL(name, n) uint name[n]
+#define IDX(stmt) stmt
+#else
+#define BETTER(ak, ai, bk, bi) ((ak) > (bk))
+#define IDX_DECL(name, n) uint name[1]
+#define IDX(stmt)
+#endif
+
+/* put the worse of (a, b) first when asc, the better first otherwise */
+#define CAS(xk, xi, a, b, asc)                                          \
+    do {                                                                \
+        int sw_ = (asc) ? BETTER(xk[a], xi[a], xk[b], xi[b])            \
+                        : BETTER(xk[b], xi[b], xk[a], xi[a]);           \
+        if (sw_) {                                                      \
+            okey_t tk_ = xk[a];                                         \
+            xk[a] = xk[b];                                              \
+            xk[b] = tk_;                                                \
+            IDX(uint ti_ = xi[a]; xi[a] = xi[b]; xi[b] = ti_;)          \
+        }                                                               \
+    } while (0)
+
+/* The group's local arrays, passed down as parameters.  64-bit keys live in two
+ * 32-bit arrays (hi, lo) so that every array has 4-byte words and one bank
+ * analysis (t/banks.c) covers every key width.  The kernels take them as
+ * arguments l0, l1, l2 of E words each, sized by the host from the
+ * configuration (l1 unused for 32-bit keys and l2 without the index: 4 bytes). */
+#if KEY_BITS == 64
+#define KPARAM __local uint *lkh, __local uint *lkl
+#define KPASS lkh, lkl
+#define KBIND __local uint *lkh = l0, *lkl = l1
+#define KGET(p) upsample(lkh[p], lkl[p])
+#define KPUT(p, v)                      \
+    do {                                \
+        okey_t v_ = (v);                \
+        lkh[p] = (uint)(v_ >> 32);      \
+        lkl[p] = (uint)v_;              \
+    } while (0)
+#else
+#define KPARAM __local uint *lk
+#define KPASS lk
+#define KBIND __local uint *lk = l0
+#define KGET(p) lk[p]
+#define KPUT(p, v) (lk[p] = (v))
+#endif
+#if INDEX
+#define LPARAM KPARAM, __local uint *li
+#define LPASS KPASS, li
+#define LBIND KBIND; __local uint *li = l2
+#else
+#define LPARAM KPARAM
+#define LPASS KPASS
+#define LBIND KBIND
+#endif
+
+#define LLOAD(xk, xi, j, pos)                     \
+    do {                                          \
+        uint p_ = phys(pos);                      \
+        xk[j] = KGET(p_);                         \
+        IDX(xi[j] = li[p_];)                      \
+    } while (0)
+#define LSTORE(xk, xi, j, pos)                    \
+    do {                                          \
+        uint p_ = phys(pos);                      \
+        KPUT(p_, xk[j]);                          \
+        IDX(li[p_] = xi[j];)                      \
+    } while (0)
+
+/* ---------------------------------------------- register networks (x[0..n)) */
+
+/* steps with strides h = hi .. 1 over x[0..n) held at positions pos0 + j; the
+ * direction of a pair is ascending when its position has the dir bit clear */
+#define REG_STEPS(xk, xi, n, hi, dir, pos0)                                 \
+    do {                                                                    \
+        _Pragma("unroll") for (uint h_ = (hi); h_ > 0; h_ >>= 1)            \
+            _Pragma("unroll") for (uint j_ = 0; j_ < (n); j_++)             \
+                if (!(j_ & h_))                                             \
+                    CAS(xk, xi, j_, j_ + h_, (((pos0) + j_) & (dir)) == 0); \
+    } while (0)
+
+/* merge runs of K held in registers: x[0..n) -> x[0..n/2) */
+#define REG_MERGE(xk, xi, n)                                                \
+    do {                                                                    \
+        _Pragma("unroll") for (uint p_ = 0; p_ < (n) / 2; p_++) {           \
+            uint i_ = sched_merge_src(p_, K);                              \
+            if (BETTER(xk[i_ + K], xi[i_ + K], xk[i_], xi[i_])) {           \
+                xk[p_] = xk[i_ + K];                                        \
+                IDX(xi[p_] = xi[i_ + K];)                                   \
+            } else {                                                        \
+                xk[p_] = xk[i_];                                            \
+                IDX(xi[p_] = xi[i_];)                                       \
+            }                                                               \
+        }                                                                   \
+    } while (0)
+
+/* --------------------------------------------------- local-memory operations */
+
+/* One combined op: chunks of M items at stride lo = hi*2/M, steps hi .. lo,
+ * direction blocks of dir; every chunk is independent, so no barrier is needed
+ * between a work-item's chunks. */
+#define DEF_LSTEP(M)                                                          \
+    inline void lstep##M(LPARAM, uint n, uint hi, uint dir, uint t)          \
+    {                                                                         \
+        uint lo = hi * 2 / (M);                                               \
+        for (uint g = t; g < n / (M); g += WG) {                              \
+            {                                                                 \
+                uint base = sched_chunk_base(g, lo, (M));                     \
+                okey_t xk[M];                                                 \
+                IDX_DECL(xi, M);                                              \
+                _Pragma("unroll") for (uint j = 0; j < (M); j++)              \
+                    LLOAD(xk, xi, j, base + j * lo);                          \
+                int asc = (base & dir) == 0;                                  \
+                _Pragma("unroll") for (uint h = (M) / 2; h > 0; h >>= 1)      \
+                    _Pragma("unroll") for (uint j = 0; j < (M); j++)          \
+                        if (!(j & h))                                         \
+                            CAS(xk, xi, j, j + h, asc);                       \
+                _Pragma("unroll") for (uint j = 0; j < (M); j++)              \
+                    LSTORE(xk, xi, j, base + j * lo);                         \
+            }                                                                 \
+        }                                                                     \
+        barrier(CLK_LOCAL_MEM_FENCE);                                         \
+    }
+DEF_LSTEP(2)
+DEF_LSTEP(4)
+DEF_LSTEP(8)
+DEF_LSTEP(16)
+
+/* steps with strides hi .. 1 in combined ops of at most MAXM items; the
+ * remainder first (e.g. 32: {32, 16} then {8, 4, 2, 1}) */
+inline void lphase(LPARAM, uint n, uint hi, uint dir, uint t)
+{
+    uint steps = 0;
+    for (uint s = hi; s > 0; s >>= 1)
+        steps++;
+    uint per = MAXM == 16 ? 4 : MAXM == 8 ? 3 : MAXM == 4 ? 2 : 1;
+    uint first = sched_first_steps(hi, per);
+    while (steps > 0) {
+        uint m = steps < first ? steps : first;
+        if (m == 4)
+            lstep16(LPASS, n, hi, dir, t);
+        else if (m == 3)
+            lstep8(LPASS, n, hi, dir, t);
+        else if (m == 2)
+            lstep4(LPASS, n, hi, dir, t);
+        else
+            lstep2(LPASS, n, hi, dir, t);
+        hi >>= m;
+        steps -= m;
+        first = per;
+    }
+}
+
+/* n items of runs of K (sorted, alternating) -> n/2 items of bitonic runs.
+ * The loops have a constant trip count and unroll, so the staged items live in
+ * registers across the barrier (POCL 3.1 lost a dynamically indexed private
+ * array across it: merges had no effect). */
+#define MR ((E / 2 + WG - 1) / WG)
+inline void lmerge(LPARAM, uint n, uint t)
+{
+    okey_t yk[MR];
+    IDX_DECL(yi, MR);
+    _Pragma("unroll") for (uint r = 0; r < MR; r++) {
+        uint p = t + r * WG;
+        if (p < n / 2) {
+            uint i = sched_merge_src(p, K);
+            okey_t ak = KGET(phys(i)), bk = KGET(phys(i + K));
+#if INDEX
+            uint ai = li[phys(i)], bi = li[phys(i + K)];
+#endif
+            int takeb = BETTER(bk, bi, ak, ai);
+            yk[r] = takeb ? bk : ak;
+            IDX(yi[r] = takeb ? bi : ai;)
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    _Pragma("unroll") for (uint r = 0; r < MR; r++) {
+        uint p = t + r * WG;
+        if (p < n / 2) {
+            KPUT(phys(p), yk[r]);
+            IDX(li[phys(p)] = yi[r];)
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* ------------------------------------------------------------------ output */
+
+/* inverse of order_key (keys-only output) */
+inline okey_t raw_key(okey_t u, uint smallest)
+{
+    okey_t t = smallest ? ~u : u;
+#if KEY_KIND == 0
+    return t;
+#elif KEY_KIND == 1
+    return t ^ OKEY_SIGN;
+#else
+    return (t & OKEY_SIGN) ? (t ^ OKEY_SIGN) : ~t;
+#endif
+}
+
+/* the group's n sorted-run items -> its OUT items, or the final answer */
+inline void finish(LPARAM, uint n, uint t, size_t g, __global okey_t *ck, __global uint *ci,
+                   uint final_k, uint smallest, uint want, __global const okey_t *orig,
+                   ulong orig_off, __global okey_t *out_keys, __global long *out_index,
+                   ulong index_base)
+{
+    if (!final_k) {
+        while (n > 2 * OUT) {
+            lmerge(LPASS, n, t);
+            n /= 2;
+            lphase(LPASS, n, K / 2, K, t);
+        }
+        /* the last merge, fused with the coalesced write: bitonic runs of K */
+        size_t base = g * (size_t)OUT;
+        for (uint p0 = 0; p0 < OUT; p0 += WG) {
+            uint p = p0 + t;
+            if (p < OUT) {
+                uint i = sched_merge_src(p, K);
+                okey_t ak = KGET(phys(i)), bk = KGET(phys(i + K));
+#if INDEX
+                uint ai = li[phys(i)], bi = li[phys(i + K)];
+#endif
+                int takeb = BETTER(bk, bi, ak, ai);
+                ck[base + p] = takeb ? bk : ak;
+                IDX(ci[base + p] = takeb ? bi : ai;)
+            }
+        }
+    } else {
+        while (n > K) {
+            lmerge(LPASS, n, t);
+            n /= 2;
+            lphase(LPASS, n, K / 2, K, t);
+        }
+        /* K items sorted ascending (the worse first): output position j is K-1-j */
+        for (uint j0 = 0; j0 < final_k; j0 += WG) {
+            uint j = j0 + t;
+            if (j < final_k) {
+                uint p = phys(K - 1 - j);
+                okey_t u = KGET(p);
+#if INDEX
+                uint idx = li[p];
+                if (want & 1u)
+                    out_keys[j] = orig[orig_off + idx];
+                if (want & 2u)
+                    out_index[j] = (long)(index_base + idx);
+                (void)u;
+#else
+                if (want & 1u)
+                    out_keys[j] = raw_key(u, smallest);
+#endif
+            }
+        }
+    }
+}
+
+/* ----------------------------------------------------------------- kernels */
+
+/* Level 0: raw elements in[off .. off+n) -> OUT items per group. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void sort_reducer(__global const okey_t *in, ulong off, uint n, uint smallest,
+                  __global okey_t *ck, __global uint *ci, uint final_k, uint want,
+                  __global okey_t *out_keys, __global long *out_index, ulong index_base,
+                  __local uint *l0, __local uint *l1, __local uint *l2)
+{
+    LBIND;
+    uint t = get_local_id(0);
+    size_t g = get_group_id(0);
+    size_t pos0 = g * (size_t)E + (size_t)t * B;
+    okey_t xk[B];
+    IDX_DECL(xi, B);
+    if (pos0 + B <= n) {
+        _Pragma("unroll") for (uint j = 0; j < B; j++) {
+            xk[j] = order_key(in[off + pos0 + j], smallest);
+            IDX(xi[j] = (uint)(pos0 + j);)
+        }
+    } else {
+        _Pragma("unroll") for (uint j = 0; j < B; j++) {
+            int real = pos0 + j < n;
+            xk[j] = real ? order_key(in[off + pos0 + j], smallest) : (okey_t)0;
+            IDX(xi[j] = real ? (uint)(pos0 + j) : SENTINEL_IDX;)
+        }
+    }
+    /* local sort in registers: runs of min(B, K); positions t*B + j */
+    uint tb = t * B;
+    _Pragma("unroll") for (uint len = 1; len < HOLD; len <<= 1)
+        REG_STEPS(xk, xi, B, len, len << 1, tb);
+    /* K < B: merge and rebuild in registers down to one run of K */
+    uint hold = B;
+#if K < B
+    _Pragma("unroll") for (uint c = B; c > K; c >>= 1) {
+        REG_MERGE(xk, xi, c);
+        REG_STEPS(xk, xi, c / 2, K / 2, K, t * (c / 2));
+    }
+    hold = K;
+#endif
+    _Pragma("unroll") for (uint j = 0; j < HOLD; j++)
+        LSTORE(xk, xi, j, t * hold + j);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* K > B: the rest of the local sort, phases len = B .. K/2 */
+    for (uint len = hold; len < K; len <<= 1)
+        lphase(LPASS, E, len, len << 1, t);
+    finish(LPASS, hold * WG, t, g, ck, ci, final_k, smallest, want, in, off, out_keys, out_index,
+           index_base);
+}
+
+/* Level >= 1: m items of bitonic runs of K -> OUT items per group. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void bitonic_reducer(__global const okey_t *ck_in, __global const uint *ci_in, uint m,
+                     uint smallest, __global okey_t *ck, __global uint *ci, uint final_k,
+                     uint want, __global const okey_t *orig, ulong orig_off,
+                     __global okey_t *out_keys, __global long *out_index, ulong index_base,
+                  __local uint *l0, __local uint *l1, __local uint *l2)
+{
+    LBIND;
+    uint t = get_local_id(0);
+    size_t g = get_group_id(0);
+    size_t pos0 = g * (size_t)E + (size_t)t * B;
+    okey_t xk[B];
+    IDX_DECL(xi, B);
+    _Pragma("unroll") for (uint j = 0; j < B; j++) {
+        int real = pos0 + j < m;
+        xk[j] = real ? ck_in[pos0 + j] : (okey_t)0;
+        IDX(xi[j] = real ? ci_in[pos0 + j] : SENTINEL_IDX;)
+    }
+    uint hold = B;
+#if K <= B
+    /* whole bitonic runs in registers: rebuild, then reduce to one run */
+    REG_STEPS(xk, xi, B, K / 2, K, t * B);
+    _Pragma("unroll") for (uint c = B; c > K; c >>= 1) {
+        REG_MERGE(xk, xi, c);
+        REG_STEPS(xk, xi, c / 2, K / 2, K, t * (c / 2));
+    }
+    hold = K;
+#endif
+    _Pragma("unroll") for (uint j = 0; j < HOLD; j++)
+        LSTORE(xk, xi, j, t * hold + j);
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if K > B
+    lphase(LPASS, E, K / 2, K, t); /* the rebuild the last launch left to us */
+#endif
+    finish(LPASS, hold * WG, t, g, ck, ci, final_k, smallest, want, orig, orig_off, out_keys,
+           out_index, index_base);
+}
