@@ -100,12 +100,6 @@ void cltopk_merge_lists(const cltopk_request *rq, const void *ak, const int64_t 
     }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* One read of the array: an OR over 64-bit words, which every x86-64 and Arm
  * vectorises (an unsigned 32-bit max needs SSE4.1 and was 4x slower here). */
 double cltopk_cpu_read_time(const void *data, size_t bytes, int reps)
@@ -131,6 +125,5 @@ double cltopk_cpu_read_time(const void *data, size_t bytes, int reps)
             t[r] = cltopk_now() - t0;
     }
     (void)sink;
-    qsort(t, (size_t)reps, sizeof t[0], cmp_double);
-    return t[reps / 2];
+    return cltopk_median(t, reps);
 }

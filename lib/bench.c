@@ -11,7 +11,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double median(double *t, int n)
+double cltopk_median(double *t, int n)
 {
     qsort(t, (size_t)n, sizeof *t, cmp_double);
     return t[n / 2];
@@ -48,7 +48,7 @@ static int device_read_time(cltopk_context *ctx, cl_mem buf, size_t bytes, int r
     }
     clReleaseKernel(kern);
     if (st == CLTOPK_OK)
-        *out = median(t, reps);
+        *out = cltopk_median(t, reps);
     return st;
 }
 #endif
@@ -92,7 +92,7 @@ int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys, s
                 t[r] = cltopk_now() - t0;
         }
         if (st == CLTOPK_OK) {
-            *median_s = median(t, reps);
+            *median_s = cltopk_median(t, reps);
             if (floor_s)
                 *floor_s = cltopk_cpu_read_time(keys, n * bytes, reps);
         }
@@ -129,7 +129,7 @@ int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys, s
             t[r] = cltopk_now() - t0;
     }
     if (st == CLTOPK_OK) {
-        *median_s = median(t, reps);
+        *median_s = cltopk_median(t, reps);
         if (floor_s) {
             pthread_mutex_lock(&ctx->lock);
             st = device_read_time(ctx, din, n * bytes, reps, floor_s);

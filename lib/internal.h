@@ -182,5 +182,7 @@ CLTOPK_INTERNAL int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq,
                                   int device_data, const cltopk_algorithm **out);
 
 CLTOPK_INTERNAL double cltopk_now(void);
+/* bench.c: the median of t[0..n) (sorts t) */
+CLTOPK_INTERNAL double cltopk_median(double *t, int n);
 
 #endif

@@ -269,18 +269,6 @@ int known_dist(const char *s)
 
 /* ------------------------------------------------------------------ values */
 
-uint64_t element_bits(const void *a, size_t bytes, size_t i)
-{
-    if (bytes == 4) {
-        uint32_t x;
-        memcpy(&x, (const char *)a + i * 4, 4);
-        return x;
-    }
-    uint64_t x;
-    memcpy(&x, (const char *)a + i * 8, 8);
-    return x;
-}
-
 static int lower_eq(const char *s, const char *word)
 {
     for (; *word; s++, word++)

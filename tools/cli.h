@@ -89,7 +89,7 @@ void format_value(cltopk_dtype t, uint64_t bits, char *buf, size_t len);
 /* The same as a JSON value: a number, or a string for NaN and infinities. */
 void format_value_json(cltopk_dtype t, uint64_t bits, char *buf, size_t len);
 /* raw bits of element i of an array of 4- or 8-byte elements */
-uint64_t element_bits(const void *a, size_t bytes, size_t i);
+
 
 /* ------------------------------------------------------------ input/output */
 

@@ -127,7 +127,7 @@ int cmd_gen(int argc, char **argv)
     if (text) {
         char buf[64];
         for (size_t i = 0; i < n; i++) {
-            format_value(type, element_bits(data, bytes, i), buf, sizeof buf);
+            format_value(type, gen_bits(data, bytes, i), buf, sizeof buf);
             fputs(buf, f);
             fputc('\n', f);
         }

@@ -1,5 +1,6 @@
 /* cmd_topk.c - `cltopk topk` and `cltopk select`: run the library on a file. */
 #include "cli.h"
+#include "gen.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -193,7 +194,7 @@ static int run(int argc, char **argv, int select)
                cltopk_dtype_name(type), n, select ? "rank" : "k", k, order);
         for (size_t i = 0; i < kk; i++)
             print_row_json(type, select ? (size_t)k : i, out_index[i],
-                           element_bits(out_keys, bytes, i), i == 0);
+                           gen_bits(out_keys, bytes, i), i == 0);
         printf("%s]}\n", kk ? "\n" : "");
     } else {
         printf("device     %s\n", cltopk_device_name(ctx));
@@ -210,7 +211,7 @@ static int run(int argc, char **argv, int select)
         printf("\n%6s %12s  %s\n", "rank", "index", "value");
         for (size_t i = 0; i < kk; i++) {
             char v[64];
-            format_value(type, element_bits(out_keys, bytes, i), v, sizeof v);
+            format_value(type, gen_bits(out_keys, bytes, i), v, sizeof v);
             printf("%6zu %12" PRId64 "  %s\n", select ? (size_t)k : i, out_index[i], v);
         }
     }

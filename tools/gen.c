@@ -106,8 +106,8 @@ static double gauss(rng *r)
 
 /* ------------------------------------------------------- element access */
 
-/* raw bits of element i (widened) */
-static uint64_t get_bits(const void *a, size_t bytes, size_t i)
+/* raw bits of element i (widened); declared in gen.h */
+uint64_t gen_bits(const void *a, size_t bytes, size_t i)
 {
     if (bytes == 4) {
         uint32_t x;
@@ -204,16 +204,16 @@ static void sort_uniform(void *a, cltopk_dtype t, size_t bytes, size_t n)
 {
     uint64_t flip = t == CLTOPK_INT32 ? 0x80000000ull : t == CLTOPK_INT64 ? 1ull << 63 : 0;
     for (size_t i = 0; flip && i < n; i++)
-        put_bits(a, bytes, i, get_bits(a, bytes, i) ^ flip);
+        put_bits(a, bytes, i, gen_bits(a, bytes, i) ^ flip);
     qsort(a, n, bytes, bytes == 4 ? cmp_u32 : cmp_u64);
     for (size_t i = 0; flip && i < n; i++)
-        put_bits(a, bytes, i, get_bits(a, bytes, i) ^ flip);
+        put_bits(a, bytes, i, gen_bits(a, bytes, i) ^ flip);
 }
 
 static void reverse(void *a, size_t bytes, size_t n)
 {
     for (size_t i = 0, j = n ? n - 1 : 0; i < j; i++, j--) {
-        uint64_t x = get_bits(a, bytes, i), y = get_bits(a, bytes, j);
+        uint64_t x = gen_bits(a, bytes, i), y = gen_bits(a, bytes, j);
         put_bits(a, bytes, i, y);
         put_bits(a, bytes, j, x);
     }
@@ -223,7 +223,7 @@ static void shuffle(rng *r, void *a, size_t bytes, size_t n)
 {
     for (size_t i = n; i > 1; i--) {
         size_t j = (size_t)below(r, i);
-        uint64_t x = get_bits(a, bytes, i - 1), y = get_bits(a, bytes, j);
+        uint64_t x = gen_bits(a, bytes, i - 1), y = gen_bits(a, bytes, j);
         put_bits(a, bytes, i - 1, y);
         put_bits(a, bytes, j, x);
     }
@@ -384,9 +384,9 @@ int gen_fill(cltopk_dtype type, const char *dist, size_t n, uint64_t seed, void 
         for (size_t i = 0; i < n; i++) {
             uint64_t v;
             if (i < ns)
-                v = get_bits(sp, sb, i);
+                v = gen_bits(sp, sb, i);
             else if ((next64(&r) >> 62) == 0)
-                v = get_bits(sp, sb, (size_t)below(&r, ns));
+                v = gen_bits(sp, sb, (size_t)below(&r, ns));
             else
                 v = uniform_bits(&r, type, 1);
             put_bits(out, bytes, i, v);

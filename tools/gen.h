@@ -26,6 +26,9 @@
  * Returns 0, or -1 for an unknown distribution or type (nothing written). */
 int gen_fill(cltopk_dtype type, const char *dist, size_t n, uint64_t seed, void *out);
 
+/* The raw bits of element i of an array of 4- or 8-byte elements, widened. */
+uint64_t gen_bits(const void *a, size_t bytes, size_t i);
+
 /* NULL-terminated list of the distribution names above. */
 extern const char *const gen_dists[];
 
