@@ -88,8 +88,6 @@ int parse_value(cltopk_dtype t, const char *s, uint64_t *bits, const char **why)
 void format_value(cltopk_dtype t, uint64_t bits, char *buf, size_t len);
 /* The same as a JSON value: a number, or a string for NaN and infinities. */
 void format_value_json(cltopk_dtype t, uint64_t bits, char *buf, size_t len);
-/* raw bits of element i of an array of 4- or 8-byte elements */
-
 
 /* ------------------------------------------------------------ input/output */
 
