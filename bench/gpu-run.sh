@@ -5,6 +5,10 @@
 #
 #   bench/gpu-run.sh [TARBALL]       (default: the newest .gpu/cltopk-*.tar.gz)
 #
+# GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
+# than one 10-minute call allows): check demo bitonic keysonly dist ablation
+# paper torch tune, plus the steps later blocks add.
+#
 # Steps: register NVIDIA's OpenCL driver with the ICD loader (it is often
 # installed without an ICD file), unpack, configure, make, `cltopk devices`,
 # `make check` (the OpenCL tests on the GPU), `cltopk demo`, the bitonic
@@ -19,6 +23,9 @@ tarball=${1:-$(ls -t "$src"/.gpu/cltopk-*.tar.gz 2>/dev/null | head -n1)}
 [ -f "$tarball" ] || { echo "gpu-run: no tarball (run make dist, copy it to .gpu/)" >&2; exit 1; }
 jobs=$(nproc)
 log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
+steps=" ${GPU_RUN_STEPS:-check demo bitonic keysonly dist ablation paper torch tune} "
+want() { case "$steps" in *" $1 "*) return 0 ;; esac; return 1; }
+rc=0
 
 icd=$(mktemp -d)
 echo libnvidia-opencl.so.1 >"$icd/nvidia.icd"
@@ -35,32 +42,53 @@ log "build $(basename "$tarball") on $(nvidia-smi --query-gpu=name,driver_versio
 tools/cltopk devices >"$OUT/devices.txt" 2>&1
 cat "$OUT/devices.txt"
 
-log "make check (OpenCL tests on the GPU: CLTOPK_TEST_DEVICE=gpu)"
-CLTOPK_TEST_DEVICE=gpu make -j"$jobs" check >"$OUT/check.log" 2>&1
-rc=$?
-grep -E "^(# |PASS|FAIL|ERROR|SKIP|XFAIL)" "$OUT/check.log" | tail -25 | tee -a "$OUT/summary.txt"
-for f in t/*.log; do [ -f "$f" ] && { echo "--- $f"; cat "$f"; }; done >"$OUT/test-logs.txt" 2>/dev/null
-log "make check exit $rc"
+if want check; then
+    log "make check (OpenCL tests on the GPU: CLTOPK_TEST_DEVICE=gpu)"
+    CLTOPK_TEST_DEVICE=gpu make -j"$jobs" check >"$OUT/check.log" 2>&1
+    rc=$?
+    grep -E "^(# |PASS|FAIL|ERROR|SKIP|XFAIL)" "$OUT/check.log" | tail -25 | tee -a "$OUT/summary.txt"
+    for f in t/*.log; do [ -f "$f" ] && { echo "--- $f"; cat "$f"; }; done >"$OUT/test-logs.txt" 2>/dev/null
+    log "make check exit $rc"
+fi
 
-log "demo"
-tools/cltopk demo 2>&1 | tee -a "$OUT/summary.txt"
+if want demo; then
+    log "demo"
+    tools/cltopk demo 2>&1 | tee -a "$OUT/summary.txt"
+fi
 
-log "bench: bitonic, 2^29 f32 uniform, keys + index"
-tools/cltopk bench --device gpu -t f32 -n 2^29 -k 1,2,4,8,16,32,64,128,256,512,1024,2048 \
-    --algo bitonic --reps 10 2>&1 | tee -a "$OUT/summary.txt"
+ks=1,2,4,8,16,32,64,128,256,512,1024,2048
+if want bitonic; then
+    log "bench: bitonic, 2^29 f32 uniform, keys + index"
+    tools/cltopk bench --device gpu -t f32 -n 2^29 -k $ks --algo bitonic --reps 10 2>&1 |
+        tee -a "$OUT/summary.txt"
+fi
+if want keysonly; then
+    for t in f32 u32; do
+        log "bench: bitonic, 2^29 $t uniform, keys only"
+        tools/cltopk bench --device gpu -t $t -n 2^29 -k $ks --algo bitonic --keys-only \
+            --reps 10 2>&1 | tee -a "$OUT/summary.txt"
+    done
+fi
 
-log "bench: distribution independence, 2^29 f32, k = 32, 256"
-tools/cltopk bench --device gpu -t f32 -n 2^29 -k 32,256 --algo bitonic \
-    --dist uniform,increasing,decreasing,bucket-killer --reps 5 2>&1 | tee -a "$OUT/summary.txt"
+if want dist; then
+    log "bench: distribution independence, 2^29 f32, k = 32, 256, 1024, keys only"
+    tools/cltopk bench --device gpu -t f32 -n 2^29 -k 32,256,1024 --algo bitonic --keys-only \
+        --dist uniform,increasing,decreasing,bucket-killer --reps 5 2>&1 | tee -a "$OUT/summary.txt"
+fi
 
-if tools/cltopk bench --help 2>&1 | grep -q -- --grid; then
-    log "bench: ablation of the optimizations, 2^29 f32"
-    tools/cltopk bench --device gpu --grid ablation --reps 5 2>&1 | tee -a "$OUT/summary.txt"
-    log "bench: the paper's grid"
+if want ablation; then
+    log "bench: ablation of the optimizations, 2^29 f32, keys only"
+    tools/cltopk bench --device gpu --grid ablation --keys-only --reps 5 2>&1 |
+        tee -a "$OUT/summary.txt"
+fi
+if want paper; then
+    log "bench: the paper's grid (keys + index)"
     tools/cltopk bench --device gpu --grid paper --reps 5 2>&1 | tee -a "$OUT/summary.txt"
 fi
 
-if python3 -c 'import torch, numpy; assert torch.cuda.is_available()' 2>/dev/null; then
+if ! want torch; then
+    :
+elif python3 -c 'import torch, numpy; assert torch.cuda.is_available()' 2>/dev/null; then
     log "vs torch.topk: f32, keys + index"
     python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --n 536870912 \
         --k 1,2,4,8,16,32,64,128,256,512,1024,2048 2>&1 | tee -a "$OUT/summary.txt"
@@ -74,7 +102,7 @@ else
     log "torch with CUDA not importable: vs_torch skipped"
 fi
 
-if [ "${GPU_RUN_TUNE:-1}" = 1 ] && tools/cltopk help tune >/dev/null 2>&1; then
+if want tune && [ "${GPU_RUN_TUNE:-1}" = 1 ]; then
     log "tune (2^26 f32)"
     tools/cltopk tune --device gpu -n 2^26 -k 1,32,256,1024,2048 --reps 5 2>&1 |
         tee -a "$OUT/summary.txt"

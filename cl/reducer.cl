@@ -339,6 +339,29 @@ inline void finish(LPARAM, uint n, uint t, size_t g, __global okey_t *ck, __glob
 
 /* ----------------------------------------------------------------- kernels */
 
+/* What both kernels start with: local arrays bound, this work-item's place,
+ * its B items in registers. */
+#define TILE_PROLOGUE                                                                    \
+    LBIND;                                                                               \
+    uint t = get_local_id(0);                                                            \
+    size_t g = get_group_id(0);                                                          \
+    size_t pos0 = g * (size_t)E + (size_t)t * B;                                         \
+    okey_t xk[B];                                                                        \
+    IDX_DECL(xi, B)
+
+/* K < B: runs of K in registers merged and rebuilt down to one run of K */
+#define REG_REDUCE(xk, xi)                                                               \
+    _Pragma("unroll") for (uint c = B; c > K; c >>= 1) {                                 \
+        REG_MERGE(xk, xi, c);                                                            \
+        REG_STEPS(xk, xi, c / 2, K / 2, K, t * (c / 2));                                 \
+    }
+
+/* the registers' `hold` items to the local tile, then a barrier */
+#define STAGE_TILE(xk, xi, hold)                                                         \
+    _Pragma("unroll") for (uint j = 0; j < HOLD; j++)                                    \
+        LSTORE(xk, xi, j, t * (hold) + j);                                               \
+    barrier(CLK_LOCAL_MEM_FENCE)
+
 /* Level 0: raw elements in[off .. off+n) -> OUT items per group. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void sort_reducer(__global const okey_t *in, ulong off, uint n, uint smallest,
@@ -346,12 +369,7 @@ void sort_reducer(__global const okey_t *in, ulong off, uint n, uint smallest,
                   __global okey_t *out_keys, __global long *out_index, ulong index_base,
                   __local uint *l0, __local uint *l1, __local uint *l2)
 {
-    LBIND;
-    uint t = get_local_id(0);
-    size_t g = get_group_id(0);
-    size_t pos0 = g * (size_t)E + (size_t)t * B;
-    okey_t xk[B];
-    IDX_DECL(xi, B);
+    TILE_PROLOGUE;
     if (pos0 + B <= n) {
         _Pragma("unroll") for (uint j = 0; j < B; j++) {
             xk[j] = order_key(in[off + pos0 + j], smallest);
@@ -371,15 +389,10 @@ void sort_reducer(__global const okey_t *in, ulong off, uint n, uint smallest,
     /* K < B: merge and rebuild in registers down to one run of K */
     uint hold = B;
 #if K < B
-    _Pragma("unroll") for (uint c = B; c > K; c >>= 1) {
-        REG_MERGE(xk, xi, c);
-        REG_STEPS(xk, xi, c / 2, K / 2, K, t * (c / 2));
-    }
+    REG_REDUCE(xk, xi);
     hold = K;
 #endif
-    _Pragma("unroll") for (uint j = 0; j < HOLD; j++)
-        LSTORE(xk, xi, j, t * hold + j);
-    barrier(CLK_LOCAL_MEM_FENCE);
+    STAGE_TILE(xk, xi, hold);
     /* K > B: the rest of the local sort, phases len = B .. K/2 */
     for (uint len = hold; len < K; len <<= 1)
         lphase(LPASS, E, len, len << 1, t);
@@ -395,12 +408,7 @@ void bitonic_reducer(__global const okey_t *ck_in, __global const uint *ci_in, u
                      __global okey_t *out_keys, __global long *out_index, ulong index_base,
                   __local uint *l0, __local uint *l1, __local uint *l2)
 {
-    LBIND;
-    uint t = get_local_id(0);
-    size_t g = get_group_id(0);
-    size_t pos0 = g * (size_t)E + (size_t)t * B;
-    okey_t xk[B];
-    IDX_DECL(xi, B);
+    TILE_PROLOGUE;
     _Pragma("unroll") for (uint j = 0; j < B; j++) {
         int real = pos0 + j < m;
         xk[j] = real ? ck_in[pos0 + j] : (okey_t)0;
@@ -410,15 +418,10 @@ void bitonic_reducer(__global const okey_t *ck_in, __global const uint *ci_in, u
 #if K <= B
     /* whole bitonic runs in registers: rebuild, then reduce to one run */
     REG_STEPS(xk, xi, B, K / 2, K, t * B);
-    _Pragma("unroll") for (uint c = B; c > K; c >>= 1) {
-        REG_MERGE(xk, xi, c);
-        REG_STEPS(xk, xi, c / 2, K / 2, K, t * (c / 2));
-    }
+    REG_REDUCE(xk, xi);
     hold = K;
 #endif
-    _Pragma("unroll") for (uint j = 0; j < HOLD; j++)
-        LSTORE(xk, xi, j, t * hold + j);
-    barrier(CLK_LOCAL_MEM_FENCE);
+    STAGE_TILE(xk, xi, hold);
 #if K > B
     lphase(LPASS, E, K / 2, K, t); /* the rebuild the last launch left to us */
 #endif

@@ -91,6 +91,75 @@ static int basic_kernels(cltopk_context *ctx, const cltopk_request *rq, bitonic_
     }
 }
 
+/* The launch chain shared by both kernel families: the first kernel reduces
+ * in[off .. off+n) to `per_group` candidates a tile of E elements, the next
+ * kernel reduces the candidates the same way, ping-ponging between two scratch
+ * pairs, until one group writes the answer.  Argument lists (after the first
+ * kernel's `first_extra` inserted at position 3 when first_has_extra):
+ *   first: in, off, n, [extra,] smallest, cu, ci, fin, want, out_keys, out_index, base
+ *   next:  cu, ci, m, next3, cu', ci', fin, want, in, off, out_keys, out_index, base */
+typedef struct {
+    cl_kernel first, next;
+    int first_has_extra;
+    cl_uint first_extra, next3;
+    size_t E, per_group, wg;
+    int index; /* candidates carry the index */
+} chain_desc;
+
+static int run_chain(cltopk_context *ctx, const cltopk_request *rq, const chain_desc *d,
+                     cl_mem in, size_t off, size_t n, cl_mem out_keys, cl_mem out_index,
+                     cl_uint want, uint64_t index_base, cl_uint num_wait, const cl_event *wait)
+{
+    int st = CLTOPK_OK;
+    size_t kbytes = (size_t)rq->bytes;
+    cl_uint smallest = (cl_uint)rq->smallest, kout = (cl_uint)rq->k, n32 = (cl_uint)n;
+    cl_ulong off64 = off, base64 = index_base;
+    size_t groups = (n + d->E - 1) / d->E;
+    if (groups == 0)
+        groups = 1;
+    size_t cand = groups * d->per_group;
+    cl_mem cu[2] = {NULL, NULL}, ci[2] = {NULL, NULL};
+    if (groups > 1 &&
+        ((st = cltopk_scratch(ctx, SCR_CAND_U0, cand * kbytes, &cu[0])) != CLTOPK_OK ||
+         (st = cltopk_scratch(ctx, SCR_CAND_U1, cand * kbytes, &cu[1])) != CLTOPK_OK ||
+         (d->index && ((st = cltopk_scratch(ctx, SCR_CAND_I0, cand * 4, &ci[0])) != CLTOPK_OK ||
+                       (st = cltopk_scratch(ctx, SCR_CAND_I1, cand * 4, &ci[1])) != CLTOPK_OK))))
+        return st;
+    cl_uint fin = groups == 1 ? kout : 0;
+    int x = d->first_has_extra;
+    if (x)
+        st = cltopk_set_args(ctx, d->first, 12, sizeof(cl_mem), &in, sizeof off64, &off64,
+                             sizeof n32, &n32, sizeof d->first_extra, &d->first_extra,
+                             sizeof smallest, &smallest, sizeof(cl_mem), &cu[0], sizeof(cl_mem),
+                             &ci[0], sizeof fin, &fin, sizeof want, &want, sizeof(cl_mem),
+                             &out_keys, sizeof(cl_mem), &out_index, sizeof base64, &base64);
+    else
+        st = cltopk_set_args(ctx, d->first, 11, sizeof(cl_mem), &in, sizeof off64, &off64,
+                             sizeof n32, &n32, sizeof smallest, &smallest, sizeof(cl_mem),
+                             &cu[0], sizeof(cl_mem), &ci[0], sizeof fin, &fin, sizeof want,
+                             &want, sizeof(cl_mem), &out_keys, sizeof(cl_mem), &out_index,
+                             sizeof base64, &base64);
+    if (st == CLTOPK_OK)
+        st = cltopk_launch(ctx, d->first, groups * d->wg, d->wg, num_wait, wait);
+    int cur = 0;
+    size_t m = cand;
+    while (st == CLTOPK_OK && groups > 1) {
+        groups = (m + d->E - 1) / d->E;
+        fin = groups == 1 ? kout : 0;
+        cl_uint m32 = (cl_uint)m;
+        st = cltopk_set_args(ctx, d->next, 13, sizeof(cl_mem), &cu[cur], sizeof(cl_mem), &ci[cur],
+                             sizeof m32, &m32, sizeof d->next3, &d->next3, sizeof(cl_mem),
+                             &cu[!cur], sizeof(cl_mem), &ci[!cur], sizeof fin, &fin, sizeof want,
+                             &want, sizeof(cl_mem), &in, sizeof off64, &off64, sizeof(cl_mem),
+                             &out_keys, sizeof(cl_mem), &out_index, sizeof base64, &base64);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, d->next, groups * d->wg, d->wg, 0, NULL);
+        cur = !cur;
+        m = groups * d->per_group;
+    }
+    return st;
+}
+
 /* Reduce keys[off .. off+n) of device buffer `in` to the answer in out_keys /
  * out_index (want bits: 1 keys, 2 index), positions offset by index_base. */
 static int basic_run(cltopk_context *ctx, const cltopk_request *rq, cl_mem in, size_t off,
@@ -103,48 +172,9 @@ static int basic_run(cltopk_context *ctx, const cltopk_request *rq, cl_mem in, s
     if (st != CLTOPK_OK)
         return st;
     cl_uint K = (cl_uint)pow2_at_least(rq->k);
-    cl_uint kout = (cl_uint)rq->k;
-    cl_uint smallest = (cl_uint)rq->smallest;
-    cl_uint n32 = (cl_uint)n;
-    cl_ulong off64 = off, base64 = index_base;
-    size_t groups = (n + p.tile - 1) / p.tile;
-    if (groups == 0)
-        groups = 1;
-    size_t kb = (size_t)rq->bytes;
-    size_t cand = groups * K;
-    cl_mem cu[2] = {NULL, NULL}, ci[2] = {NULL, NULL};
-    if (groups > 1 &&
-        ((st = cltopk_scratch(ctx, SCR_CAND_U0, cand * kb, &cu[0])) != CLTOPK_OK ||
-         (st = cltopk_scratch(ctx, SCR_CAND_I0, cand * 4, &ci[0])) != CLTOPK_OK ||
-         (st = cltopk_scratch(ctx, SCR_CAND_U1, cand * kb, &cu[1])) != CLTOPK_OK ||
-         (st = cltopk_scratch(ctx, SCR_CAND_I1, cand * 4, &ci[1])) != CLTOPK_OK))
-        goto out;
-
-    cl_uint fin = groups == 1 ? kout : 0;
-    st = cltopk_set_args(ctx, kf, 12, sizeof(cl_mem), &in, sizeof off64, &off64, sizeof n32, &n32,
-                         sizeof K, &K, sizeof smallest, &smallest, sizeof(cl_mem), &cu[0],
-                         sizeof(cl_mem), &ci[0], sizeof fin, &fin, sizeof want, &want,
-                         sizeof(cl_mem), &out_keys, sizeof(cl_mem), &out_index, sizeof base64,
-                         &base64);
-    if (st == CLTOPK_OK)
-        st = cltopk_launch(ctx, kf, groups * p.wg, p.wg, num_wait, wait);
-    int cur = 0;
-    size_t m = cand;
-    while (st == CLTOPK_OK && groups > 1) {
-        groups = (m + p.tile - 1) / p.tile;
-        fin = groups == 1 ? kout : 0;
-        cl_uint m32 = (cl_uint)m;
-        st = cltopk_set_args(ctx, kn, 13, sizeof(cl_mem), &cu[cur], sizeof(cl_mem), &ci[cur],
-                             sizeof m32, &m32, sizeof K, &K, sizeof(cl_mem), &cu[!cur],
-                             sizeof(cl_mem), &ci[!cur], sizeof fin, &fin, sizeof want, &want,
-                             sizeof(cl_mem), &in, sizeof off64, &off64, sizeof(cl_mem),
-                             &out_keys, sizeof(cl_mem), &out_index, sizeof base64, &base64);
-        if (st == CLTOPK_OK)
-            st = cltopk_launch(ctx, kn, groups * p.wg, p.wg, 0, NULL);
-        cur = !cur;
-        m = groups * K;
-    }
-out:
+    chain_desc d = {kf, kn, 1, K, K, p.tile, K, p.wg, 1};
+    st = run_chain(ctx, rq, &d, in, off, n, out_keys, out_index, want, index_base, num_wait,
+                   wait);
     clReleaseKernel(kf);
     clReleaseKernel(kn);
     return st;
@@ -196,12 +226,6 @@ static int configure(const cltopk_context *ctx, const cltopk_request *rq, unsign
             return -1;
         }
     }
-    /* The reducer is opt-in in this version: it runs when CLTOPK_BITONIC names
-     * its parameters (cltopk tune, the ablation grid).  The default stays the
-     * foundation kernel until the reducer has run the whole suite as the
-     * default and been measured on a GPU. */
-    if (!spec)
-        c->basic = 1;
     for (size_t i = 0; tuned[i].device; i++)
         if (tuned[i].key_bytes == (unsigned)rq->bytes && tuned[i].index == index &&
             tuned[i].K == K && strstr(ctx->caps.device_name, tuned[i].device)) {
@@ -286,23 +310,8 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, const biton
     if (st != CLTOPK_OK)
         goto out;
     {
-        size_t E = bcfg_E(c), kbytes = (size_t)rq->bytes;
-        cl_uint smallest = (cl_uint)rq->smallest, kout = (cl_uint)rq->k, n32 = (cl_uint)n;
-        cl_ulong off64 = off, base64 = index_base;
-        size_t groups = (n + E - 1) / E;
-        if (groups == 0)
-            groups = 1;
-        size_t cand = groups * c->OUT;
-        cl_mem cu[2] = {NULL, NULL}, ci[2] = {NULL, NULL};
-        if (groups > 1 &&
-            ((st = cltopk_scratch(ctx, SCR_CAND_U0, cand * kbytes, &cu[0])) != CLTOPK_OK ||
-             (st = cltopk_scratch(ctx, SCR_CAND_U1, cand * kbytes, &cu[1])) != CLTOPK_OK ||
-             (c->index &&
-              ((st = cltopk_scratch(ctx, SCR_CAND_I0, cand * 4, &ci[0])) != CLTOPK_OK ||
-               (st = cltopk_scratch(ctx, SCR_CAND_I1, cand * 4, &ci[1])) != CLTOPK_OK))))
-            goto out;
         /* local arrays: keys (two for 64-bit keys), then the index */
-        size_t lw = E * 4, l1 = rq->bytes == 8 ? lw : 4, l2 = c->index ? lw : 4;
+        size_t E = bcfg_E(c), lw = E * 4, l1 = rq->bytes == 8 ? lw : 4, l2 = c->index ? lw : 4;
         for (int i = 0; i < 2 && st == CLTOPK_OK; i++) {
             cl_kernel kk = i ? kb : ks;
             cl_uint a0 = i ? 13 : 11;
@@ -314,32 +323,10 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, const biton
             if (err != CL_SUCCESS)
                 st = cltopk_clfail(ctx, err, "clSetKernelArg (local memory)");
         }
-        cl_uint fin = groups == 1 ? kout : 0;
+        chain_desc d = {ks, kb, 0, 0, (cl_uint)rq->smallest, E, c->OUT, c->WG, (int)c->index};
         if (st == CLTOPK_OK)
-            st = cltopk_set_args(ctx, ks, 11, sizeof(cl_mem), &in, sizeof off64, &off64, sizeof n32,
-                             &n32, sizeof smallest, &smallest, sizeof(cl_mem), &cu[0],
-                             sizeof(cl_mem), &ci[0], sizeof fin, &fin, sizeof want, &want,
-                             sizeof(cl_mem), &out_keys, sizeof(cl_mem), &out_index,
-                             sizeof base64, &base64);
-        if (st == CLTOPK_OK)
-            st = cltopk_launch(ctx, ks, groups * c->WG, c->WG, num_wait, wait);
-        int cur = 0;
-        size_t m = cand;
-        while (st == CLTOPK_OK && groups > 1) {
-            groups = (m + E - 1) / E;
-            fin = groups == 1 ? kout : 0;
-            cl_uint m32 = (cl_uint)m;
-            st = cltopk_set_args(ctx, kb, 13, sizeof(cl_mem), &cu[cur], sizeof(cl_mem), &ci[cur],
-                                 sizeof m32, &m32, sizeof smallest, &smallest, sizeof(cl_mem),
-                                 &cu[!cur], sizeof(cl_mem), &ci[!cur], sizeof fin, &fin,
-                                 sizeof want, &want, sizeof(cl_mem), &in, sizeof off64, &off64,
-                                 sizeof(cl_mem), &out_keys, sizeof(cl_mem), &out_index,
-                                 sizeof base64, &base64);
-            if (st == CLTOPK_OK)
-                st = cltopk_launch(ctx, kb, groups * c->WG, c->WG, 0, NULL);
-            cur = !cur;
-            m = groups * c->OUT;
-        }
+            st = run_chain(ctx, rq, &d, in, off, n, out_keys, out_index, want, index_base,
+                           num_wait, wait);
     }
 out:
     if (ks)

@@ -9,10 +9,16 @@
 
 #define MAX_LIST 64
 
+static const char *outputs_name(unsigned flags)
+{
+    return flags & CLTOPK_BENCH_KEYS_ONLY ? "keys only" : "keys + index";
+}
+
 static void bench_help(void)
 {
     printf("Usage: cltopk bench [--device SPEC] [-t TYPE] [-n N] [-k LIST] [--algo LIST]\n"
-           "                    [--dist LIST] [--reps R] [--seed S] [--smallest] [--json]\n"
+           "                    [--dist LIST] [--reps R] [--seed S] [--smallest] [--keys-only]\n"
+           "                    [--json]\n"
            "       cltopk bench --grid paper|ablation [--device SPEC] [-n N] [--algo LIST]\n"
            "                    [--reps R] [--seed S] [--smallest] [--json]\n"
            "\n"
@@ -36,6 +42,9 @@ static void bench_help(void)
            "  -r, --reps R       timed runs per row, 1 to 64 (default 5)\n"
            "  -s, --seed S       seed of the data (default 1)\n"
            "      --smallest     time the ascending order (default: largest first)\n"
+           "      --keys-only    ask for the keys alone (default: keys and int64 positions);\n"
+           "                     the kernels then carry no index where ties cannot be told\n"
+           "                     apart (integers), as the paper's keys-only figures do\n"
            "      --json         JSON lines: one object per row, with the fields device,\n"
            "                     type, n, dist, k, algo, ran (what auto chose), status\n"
            "                     (ok, unsupported or error), median_s, floor_s, ratio,\n"
@@ -123,8 +132,9 @@ static void bench_row(bench_run *b, cltopk_dtype type, const char *dist, uint64_
                "%zu, \"algo\": \"%s\", \"ran\": ",
                cltopk_dtype_name(type), n, dist, k, cltopk_algo_name(a));
         json_string(stdout, cltopk_algo_name(ran));
-        printf(", \"order\": \"%s\", \"status\": \"%s\"",
-               b->flags & CLTOPK_SMALLEST ? "smallest" : "largest", status);
+        printf(", \"order\": \"%s\", \"outputs\": \"%s\", \"status\": \"%s\"",
+               b->flags & CLTOPK_SMALLEST ? "smallest" : "largest", outputs_name(b->flags),
+               status);
         if (st == CLTOPK_OK) {
             printf(", \"median_s\": %.9g, \"floor_s\": %.9g, \"ratio\": %.6g, "
                    "\"elements_per_s\": %.6g, \"gb_per_s\": %.6g}\n",
@@ -197,7 +207,8 @@ static int grid_paper(bench_run *b, uint64_t base, uint64_t seed, const cltopk_a
     if (!b->json) {
         printf("device     %s\n", b->dev);
         printf("grid       paper (SIGMOD'18), n = %" PRIu64 ", %s first, median of %" PRIu64
-               " runs\n\n", base, b->flags & CLTOPK_SMALLEST ? "smallest" : "largest", b->reps);
+               " runs, %s\n\n", base, b->flags & CLTOPK_SMALLEST ? "smallest" : "largest", b->reps,
+               outputs_name(b->flags));
         printf("%-4s %-13s %10s %5s  %-22s", "type", "dist", "n", "k", "algorithm");
         numbers_header();
         fflush(stdout);
@@ -245,8 +256,9 @@ static int grid_ablation(bench_run *b, uint64_t n, uint64_t seed, const uint64_t
     if (!b->json) {
         printf("device     %s\n", b->dev);
         printf("grid       ablation of bitonic: %" PRIu64 " x f32 uniform (%.1f MiB), %s first,"
-               " median of %" PRIu64 " runs\n\n", n, (double)n * 4 / 1048576.0,
-               b->flags & CLTOPK_SMALLEST ? "smallest" : "largest", b->reps);
+               " median of %" PRIu64 " runs, %s\n\n", n, (double)n * 4 / 1048576.0,
+               b->flags & CLTOPK_SMALLEST ? "smallest" : "largest", b->reps,
+               outputs_name(b->flags));
         printf("%6s  %-13s %-37s", "k", "CLTOPK_BITONIC", "adds");
         numbers_header();
         fflush(stdout);
@@ -274,12 +286,13 @@ static int grid_ablation(bench_run *b, uint64_t n, uint64_t seed, const uint64_t
 int cmd_bench(int argc, char **argv)
 {
     enum { O_DEVICE = 1, O_TYPE, O_N, O_K, O_ALGO, O_DIST, O_REPS, O_SEED, O_SMALLEST, O_JSON,
-           O_GRID, O_HELP };
+           O_GRID, O_KEYS_ONLY, O_HELP };
     static const cli_option opts[] = {
         {O_DEVICE, 0, "device", 1}, {O_TYPE, 't', "type", 1}, {O_N, 'n', "count", 1},
         {O_K, 'k', "k", 1},         {O_ALGO, 'a', "algo", 1}, {O_DIST, 0, "dist", 1},
         {O_REPS, 'r', "reps", 1},   {O_SEED, 's', "seed", 1}, {O_SMALLEST, 0, "smallest", 0},
         {O_JSON, 0, "json", 0},     {O_GRID, 0, "grid", 1},   {O_HELP, 'h', "help", 0},
+        {O_KEYS_ONLY, 0, "keys-only", 0},
         {0, 0, NULL, 0},
     };
     cli_parser p;
@@ -356,7 +369,8 @@ int cmd_bench(int argc, char **argv)
             if (parse_u64(arg, &seed) < 0)
                 return usage_error("bench", "bad seed '%s' (a 64-bit number)", arg);
             break;
-        case O_SMALLEST: flags = CLTOPK_SMALLEST; break;
+        case O_SMALLEST: flags = (flags & CLTOPK_BENCH_KEYS_ONLY) | CLTOPK_SMALLEST; break;
+        case O_KEYS_ONLY: flags |= CLTOPK_BENCH_KEYS_ONLY; break;
         case O_JSON: json = 1; break;
         case O_GRID:
             if (strcmp(arg, "paper") && strcmp(arg, "ablation"))
@@ -417,8 +431,8 @@ int cmd_bench(int argc, char **argv)
     if (!json) {
         printf("device     %s\n", b.dev);
         printf("data       %" PRIu64 " x %s (%.1f MiB), %s first, median of %" PRIu64
-               " runs\n\n", n, cltopk_dtype_name(type), mib,
-               flags & CLTOPK_SMALLEST ? "smallest" : "largest", reps);
+               " runs, %s\n\n", n, cltopk_dtype_name(type), mib,
+               flags & CLTOPK_SMALLEST ? "smallest" : "largest", reps, outputs_name(flags));
         printf("%-13s %6s  %-22s", "dist", "k", "algorithm");
         numbers_header();
         fflush(stdout);
