@@ -56,6 +56,24 @@ if want demo; then
     tools/cltopk demo 2>&1 | tee -a "$OUT/summary.txt"
 fi
 
+if want diag; then
+    # what the device compiler made of the reducer: registers, spills, local
+    # memory (NVIDIA: -cl-nv-verbose), and the binaries (PTX) from the cache
+    log "diag: compiler resource report of the bitonic kernels"
+    tools/cltopk gen -t f32 -n 2^22 "$OUT/../diag.f32" 2>/dev/null || tools/cltopk gen -t f32 -n 2^22 /tmp/diag.f32
+    df=$( [ -f "$OUT/../diag.f32" ] && echo "$OUT/../diag.f32" || echo /tmp/diag.f32 )
+    mkdir -p "$OUT/ptx"
+    for k in 1 32 256 1024; do
+        for spec in "" "B=8" "B=4" "basic=1"; do
+            echo "--- k=$k CLTOPK_BITONIC=$spec" >>"$OUT/ptxas.txt"
+            CLTOPK_BITONIC=$spec CLTOPK_BUILD_OPTIONS=-cl-nv-verbose CLTOPK_SHOW_BUILD_LOG=1 \
+                CLTOPK_CACHE_DIR="$OUT/ptx" tools/cltopk topk -k $k --algo bitonic --device gpu \
+                "$df" >/dev/null 2>>"$OUT/ptxas.txt"
+        done
+    done
+    grep -E "^---|registers|lmem|spill|stack" "$OUT/ptxas.txt" | head -80 | tee -a "$OUT/summary.txt"
+fi
+
 ks=1,2,4,8,16,32,64,128,256,512,1024,2048
 if want bitonic; then
     log "bench: bitonic, 2^29 f32 uniform, keys + index"

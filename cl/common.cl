@@ -42,21 +42,19 @@ inline okey_t order_key(okey_t x, uint smallest)
 #elif KEY_KIND == 1
     u = x ^ OKEY_SIGN;
 #else
-    if ((x & ~OKEY_SIGN) > OKEY_INF) {
-        u = OKEY_ONES;                 /* every NaN: one value, above +inf */
-    } else {
-        if (x == OKEY_SIGN)
-            x = 0;                     /* -0 == +0 */
-        u = (x & OKEY_SIGN) ? ~x : (x | OKEY_SIGN);
-    }
+    /* branch-free (selects), so that a group's loads are not serialised by
+     * branches on the loaded values */
+    okey_t y = x == OKEY_SIGN ? (okey_t)0 : x;          /* -0 == +0 */
+    u = y ^ ((y & OKEY_SIGN) ? OKEY_ONES : OKEY_SIGN);  /* negative: ~y; else y | sign */
+    u = (x & ~OKEY_SIGN) > OKEY_INF ? OKEY_ONES : u;    /* every NaN: one value, above +inf */
 #endif
-    return smallest ? ~u : u;
+    return u ^ (smallest ? OKEY_ONES : (okey_t)0);
 }
 
 /* (au, ai) comes before (bu, bi): larger key, then smaller index */
 inline int pair_better(okey_t au, uint ai, okey_t bu, uint bi)
 {
-    return au > bu || (au == bu && ai < bi);
+    return (au > bu) | ((au == bu) & (ai < bi));
 }
 
 #endif

@@ -81,8 +81,11 @@
 
 /* ------------------------------------------------------------------ items */
 
+/* Comparisons and exchanges are branch-free (bitwise & and |, selects): a
+ * data-dependent branch per compare-exchange diverges inside a warp, and the
+ * NVIDIA compiler keeps short-circuit && and || as branches. */
 #if INDEX
-#define BETTER(ak, ai, bk, bi) ((ak) > (bk) || ((ak) == (bk) && (ai) < (bi)))
+#define BETTER(ak, ai, bk, bi) (((ak) > (bk)) | (((ak) == (bk)) & ((ai) < (bi))))
 #define IDX_DECL(name, n) uint name[n]
 #define IDX(stmt) stmt
 #else
@@ -91,17 +94,16 @@
 #define IDX(stmt)
 #endif
 
-/* put the worse of (a, b) first when asc, the better first otherwise */
+/* put the worse of (a, b) first when asc, the better first otherwise (equal
+ * items may trade places: they are the same bits, or sentinels) */
 #define CAS(xk, xi, a, b, asc)                                          \
     do {                                                                \
-        int sw_ = (asc) ? BETTER(xk[a], xi[a], xk[b], xi[b])            \
-                        : BETTER(xk[b], xi[b], xk[a], xi[a]);           \
-        if (sw_) {                                                      \
-            okey_t tk_ = xk[a];                                         \
-            xk[a] = xk[b];                                              \
-            xk[b] = tk_;                                                \
-            IDX(uint ti_ = xi[a]; xi[a] = xi[b]; xi[b] = ti_;)          \
-        }                                                               \
+        okey_t ka_ = xk[a], kb_ = xk[b];                                \
+        IDX(uint ia_ = xi[a]; uint ib_ = xi[b];)                        \
+        int sw_ = BETTER(ka_, ia_, kb_, ib_) ^ !(asc);                  \
+        xk[a] = sw_ ? kb_ : ka_;                                        \
+        xk[b] = sw_ ? ka_ : kb_;                                        \
+        IDX(xi[a] = sw_ ? ib_ : ia_; xi[b] = sw_ ? ia_ : ib_;)          \
     } while (0)
 
 /* The group's local arrays, passed down as parameters.  64-bit keys live in two
@@ -167,13 +169,9 @@
     do {                                                                    \
         _Pragma("unroll") for (uint p_ = 0; p_ < (n) / 2; p_++) {           \
             uint i_ = sched_merge_src(p_, K);                              \
-            if (BETTER(xk[i_ + K], xi[i_ + K], xk[i_], xi[i_])) {           \
-                xk[p_] = xk[i_ + K];                                        \
-                IDX(xi[p_] = xi[i_ + K];)                                   \
-            } else {                                                        \
-                xk[p_] = xk[i_];                                            \
-                IDX(xi[p_] = xi[i_];)                                       \
-            }                                                               \
+            int tb_ = BETTER(xk[i_ + K], xi[i_ + K], xk[i_], xi[i_]);       \
+            xk[p_] = tb_ ? xk[i_ + K] : xk[i_];                             \
+            IDX(xi[p_] = tb_ ? xi[i_ + K] : xi[i_];)                        \
         }                                                                   \
     } while (0)
 
@@ -278,7 +276,7 @@ inline okey_t raw_key(okey_t u, uint smallest)
 #elif KEY_KIND == 1
     return t ^ OKEY_SIGN;
 #else
-    return (t & OKEY_SIGN) ? (t ^ OKEY_SIGN) : ~t;
+    return t ^ ((t & OKEY_SIGN) ? OKEY_SIGN : OKEY_ONES);
 #endif
 }
 
@@ -370,16 +368,26 @@ void sort_reducer(__global const okey_t *in, ulong off, uint n, uint smallest,
                   __local uint *l0, __local uint *l1, __local uint *l2)
 {
     TILE_PROLOGUE;
-    if (pos0 + B <= n) {
+    /* Raw elements are unordered, so item j of work-item t may be any element
+     * of the tile: take element j * WG + t, so that each load of a warp is one
+     * coalesced transaction, and issue all B loads before any use of them. */
+    (void)pos0;
+    size_t tile0 = g * (size_t)E + t;
+    okey_t raw[B];
+    if (g * (size_t)E + E <= n) {
+        _Pragma("unroll") for (uint j = 0; j < B; j++)
+            raw[j] = in[off + tile0 + (size_t)j * WG];
         _Pragma("unroll") for (uint j = 0; j < B; j++) {
-            xk[j] = order_key(in[off + pos0 + j], smallest);
-            IDX(xi[j] = (uint)(pos0 + j);)
+            xk[j] = order_key(raw[j], smallest);
+            IDX(xi[j] = (uint)(tile0 + (size_t)j * WG);)
         }
     } else {
         _Pragma("unroll") for (uint j = 0; j < B; j++) {
-            int real = pos0 + j < n;
-            xk[j] = real ? order_key(in[off + pos0 + j], smallest) : (okey_t)0;
-            IDX(xi[j] = real ? (uint)(pos0 + j) : SENTINEL_IDX;)
+            size_t p = tile0 + (size_t)j * WG;
+            int real = p < n;
+            raw[j] = real ? in[off + p] : (okey_t)0;
+            xk[j] = real ? order_key(raw[j], smallest) : (okey_t)0;
+            IDX(xi[j] = real ? (uint)p : SENTINEL_IDX;)
         }
     }
     /* local sort in registers: runs of min(B, K); positions t*B + j */
