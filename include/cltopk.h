@@ -219,7 +219,11 @@ CLTOPK_API int cltopk_select(cltopk_context *ctx, cltopk_dtype type, const void 
  *              completes when both outputs are written
  * Only device algorithms (BITONIC, or AUTO) are accepted; the call enqueues its
  * kernels on the context's queue and returns without waiting for them.  It never
- * calls clFinish on the caller's queue.  One case must wait: with AUTO and a k
+ * calls clFinish on the caller's queue.  Two cases wait.  Float keys with
+ * out_index NULL: the kernels run without positions, then the call reads the k
+ * keys back and, if a zero or a NaN is among them (whose exact bits need the
+ * position), runs again with positions; it returns when the outputs are
+ * written.  And with AUTO and a k
  * that no device algorithm of this version takes, the call falls back to the
  * CPU heap, which blocks until the wait list has completed, reads the keys,
  * and writes the outputs before it returns (done is then already complete).
@@ -295,8 +299,8 @@ CLTOPK_API int cltopk_get_cl(const cltopk_context *ctx, cl_context *context,
  * CPU algorithms are timed on the host array, and their floor is a parallel
  * vectorised OR over its 64-bit words (one read).  The call asks for keys and
  * positions, or with CLTOPK_BENCH_KEYS_ONLY in flags for keys alone (device
- * algorithms then carry no positions for integer keys; float keys on the device
- * carry them anyway, see CLTOPK_ALGO_BITONIC).  Returns as cltopk_topk. */
+ * algorithms then carry no positions; float keys include the read-back of the k
+ * keys that cltopk_topk_buffer makes, see there).  Returns as cltopk_topk. */
 CLTOPK_API int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys,
                                 size_t n, size_t k, unsigned flags, cltopk_algo algo,
                                 int reps, double *median_s, double *floor_s);

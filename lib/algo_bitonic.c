@@ -336,15 +336,42 @@ out:
     return st;
 }
 
+static int ambiguous_float(const void *keys, size_t i, int bytes);
+
+/* Device data.  A keys-only float call runs without the index, then reads the
+ * k keys back (waiting for the device) and, when a zero or a NaN is among them
+ * (whose bits the order key cannot restore), runs again with the index. */
 static int run_buffer(cltopk_context *ctx, const cltopk_request *rq)
 {
     bitonic_cfg c;
     char why[512];
-    if (configure(ctx, rq, need_index(rq, 0), &c, why, sizeof why) != 0)
+    int float_ko = !rq->want_index && rq->kind == KIND_FLOAT;
+    if (configure(ctx, rq, need_index(rq, float_ko), &c, why, sizeof why) != 0)
         return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
     cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
     int st = run_device(ctx, rq, &c, rq->dkeys, rq->doffset, rq->n, rq->dout_keys,
                         rq->dout_index, want, 0, rq->num_wait, rq->wait);
+    if (st == CLTOPK_OK && float_ko && !c.basic && !c.index) {
+        size_t kb = (size_t)rq->bytes;
+        char *back = malloc(rq->k * kb);
+        if (!back)
+            return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for %zu keys",
+                               rq->k);
+        cl_int err = clEnqueueReadBuffer(ctx->queue, rq->dout_keys, CL_TRUE, 0, rq->k * kb, back,
+                                         1, &ctx->last, NULL);
+        int again = 0;
+        for (size_t j = 0; err == CL_SUCCESS && j < rq->k && !again; j++)
+            again = ambiguous_float(back, j, rq->bytes);
+        free(back);
+        if (err != CL_SUCCESS)
+            return cltopk_clfail(ctx, err, "reading the keys back (a kernel may have failed)");
+        if (again) {
+            if (configure(ctx, rq, 1, &c, why, sizeof why) != 0)
+                return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
+            st = run_device(ctx, rq, &c, rq->dkeys, rq->doffset, rq->n, rq->dout_keys,
+                            rq->dout_index, want, 0, 0, NULL);
+        }
+    }
     if (st == CLTOPK_OK && rq->done) {
         clRetainEvent(ctx->last);
         *rq->done = ctx->last;

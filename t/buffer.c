@@ -568,11 +568,42 @@ static void back_to_back(const env_t *e)
     ok(host_ok, "%s: host calls in between, exact", e->name);
 }
 
+/* float keys alone: the kernels run without positions and the call reads the
+ * keys back, running again with positions when a zero or NaN is in the answer;
+ * k = n puts every zero and NaN of the input in the answer */
+static void float_keys_only(const env_t *e)
+{
+    static const char *const ds[] = {"uniform", "special", "nan", "equal", "few"};
+    for (int t = 0; t < 2; t++)
+        for (int s = 0; s < 2; s++) {
+            char msg[1024];
+            int good = 1;
+            size_t lim = e->limit[t], calls = 0;
+            for (size_t d = 0; d < 5 && good; d++) {
+                size_t ns[] = {lim, 5 * lim + 3};
+                for (size_t zi = 0; zi < 2 && good; zi++) {
+                    size_t n = ns[zi], ks[] = {1, 33, lim};
+                    for (size_t ki = 0; ki < 3 && good; ki++) {
+                        calls++;
+                        if (!one(e, all_types[t], ds[d], n, zi * 11, ks[ki], s,
+                                 CLTOPK_ALGO_BITONIC, 1, CLTOPK_OK, msg, sizeof msg)) {
+                            good = 0;
+                            diag_after("%s n = %zu k = %zu: %s", ds[d], n, ks[ki], msg);
+                        }
+                    }
+                }
+            }
+            ok(good, "%s: %s %s keys only, zeros and NaN in the answer (%zu calls)", e->name,
+               tname(all_types[t]), s ? "smallest" : "largest", calls);
+        }
+}
+
 static void all_parts(env_t *e, int quick)
 {
     for (int t = 0; t < 6; t++)
         e->limit[t] = bitonic_limit(e->ctx, all_types[t]);
     sweep(e, quick);
+    float_keys_only(e);
     above_limit(e);
     bad_buffers(e);
     gated(e, CLTOPK_ALGO_BITONIC, 100, "bitonic behind a user event");
