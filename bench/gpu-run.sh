@@ -121,8 +121,13 @@ else
 fi
 
 if want tune && [ "${GPU_RUN_TUNE:-1}" = 1 ]; then
-    log "tune (2^26 f32)"
-    tools/cltopk tune --device gpu -n 2^26 -k 1,32,256,1024,2048 --reps 5 2>&1 |
-        tee -a "$OUT/summary.txt"
+    for t in f32 u32; do
+        log "tune (2^26 $t, keys only)"
+        tools/cltopk tune --device gpu -n 2^26 -t $t -k ${TUNE_K:-1,2,4,8,16,32,64,128,256,512,1024,2048} \
+            --keys-only --reps 5 2>&1 | tee -a "$OUT/summary.txt"
+    done
+    log "tune (2^26 f32, keys + index)"
+    tools/cltopk tune --device gpu -n 2^26 -k ${TUNE_K:-1,2,4,8,16,32,64,128,256,512,1024,2048} \
+        --reps 5 2>&1 | tee -a "$OUT/summary.txt"
 fi
 exit $rc

@@ -459,7 +459,7 @@ done:
 static void tune_help(void)
 {
     printf("Usage: cltopk tune [--device SPEC] [-n N] [-t TYPE] [-k LIST] [--reps R]\n"
-           "                   [-b LIST] [--wg LIST] [--seed S]\n"
+           "                   [-b LIST] [--wg LIST] [--seed S] [--keys-only]\n"
            "\n"
            "Find the fastest configuration of the bitonic kernel for each k on one device.\n"
            "For every k it times (as 'cltopk bench' does: median of R runs, no transfers)\n"
@@ -469,9 +469,9 @@ static void tune_help(void)
            "skipped.  It prints the best next to the default configuration\n"
            "(CLTOPK_BITONIC unset) and ends with the entries, in the C form of the\n"
            "tuned[] table of lib/algo_bitonic.c, where the best beats the default by more\n"
-           "than 3%%.  Timing always carries the index (keys and positions, as every\n"
-           "cltopk_benchmark call does), so the entries have index = 1.  CLTOPK_BITONIC is\n"
-           "unset when tune ends.\n"
+           "than 3%%.  Timing asks for keys and positions (entries with index = 1), or\n"
+           "with --keys-only for keys alone (index = 0: the kernels carry no positions).\n"
+           "CLTOPK_BITONIC is unset when tune ends.\n"
            "\n"
            "Options:\n"
            "      --device SPEC  auto (default), gpu, P:D, or part of a device name\n"
@@ -483,6 +483,7 @@ static void tune_help(void)
            "  -b, --b LIST       the candidates' B values (default 16,8,4)\n"
            "      --wg LIST      the candidates' WG values (default 64,128,256,512,1024)\n"
            "  -s, --seed S       seed of the data (default 1)\n"
+           "      --keys-only    time keys alone (default: keys and positions)\n"
            "  -h, --help         this text\n"
            "\n"
            "Every candidate is a kernel build the first time (then the kernel cache has\n"
@@ -507,14 +508,14 @@ static unsigned tune_default_out(unsigned K, unsigned B, unsigned WG)
 /* one timing with CLTOPK_BITONIC = spec (NULL: unset); 1 timed, 0 unsupported,
  * -1 error (printed) */
 static int tune_time(cltopk_context *ctx, cltopk_dtype type, const void *data, size_t n,
-                     size_t k, int reps, const char *spec, double *med, double *flo)
+                     size_t k, int reps, unsigned flags, const char *spec, double *med,
+                     double *flo)
 {
     if ((spec ? setenv("CLTOPK_BITONIC", spec, 1) : unsetenv("CLTOPK_BITONIC")) != 0) {
         fail("tune", "cannot set CLTOPK_BITONIC: %s", strerror(errno));
         return -1;
     }
-    int st = cltopk_benchmark(ctx, type, data, n, k, CLTOPK_LARGEST, CLTOPK_ALGO_BITONIC, reps,
-                              med, flo);
+    int st = cltopk_benchmark(ctx, type, data, n, k, flags, CLTOPK_ALGO_BITONIC, reps, med, flo);
     if (st == CLTOPK_OK)
         return 1;
     if (st == CLTOPK_ERR_UNSUPPORTED)
@@ -527,13 +528,14 @@ static int tune_time(cltopk_context *ctx, cltopk_dtype type, const void *data, s
 
 int cmd_tune(int argc, char **argv)
 {
-    enum { O_DEVICE = 1, O_TYPE, O_N, O_K, O_REPS, O_SEED, O_B, O_WG, O_HELP };
+    enum { O_DEVICE = 1, O_TYPE, O_N, O_K, O_REPS, O_SEED, O_B, O_WG, O_KEYS_ONLY, O_HELP };
     static const cli_option opts[] = {
         {O_DEVICE, 0, "device", 1}, {O_TYPE, 't', "type", 1}, {O_N, 'n', "count", 1},
         {O_K, 'k', "k", 1},         {O_REPS, 'r', "reps", 1}, {O_SEED, 's', "seed", 1},
         {O_B, 'b', "b", 1},         {O_WG, 0, "wg", 1},       {O_HELP, 'h', "help", 0},
-        {0, 0, NULL, 0},
+        {O_KEYS_ONLY, 0, "keys-only", 0}, {0, 0, NULL, 0},
     };
+    unsigned flags = CLTOPK_LARGEST;
     uint64_t Bs[MAX_LIST] = {16, 8, 4}, WGs[MAX_LIST] = {64, 128, 256, 512, 1024};
     size_t NB = 3, NWG = 5;
     cli_parser p;
@@ -589,6 +591,7 @@ int cmd_tune(int argc, char **argv)
                     return usage_error("tune", "bad WG list '%s' (powers of two, up to 65536)",
                                        arg);
             break;
+        case O_KEYS_ONLY: flags |= CLTOPK_BENCH_KEYS_ONLY; break;
         case O_HELP: tune_help(); return EXIT_OK;
         }
     }
@@ -622,9 +625,9 @@ int cmd_tune(int argc, char **argv)
     const char *dev = cltopk_device_name(ctx), *slash = strstr(dev, " / ");
     const char *devname = slash ? slash + 3 : dev;
     printf("device     %s\n", dev);
-    printf("data       %" PRIu64 " x %s uniform (%.1f MiB), keys + index, largest first, "
+    printf("data       %" PRIu64 " x %s uniform (%.1f MiB), %s, largest first, "
            "median of %" PRIu64 " runs\n", n, cltopk_dtype_name(type),
-           (double)n * (double)bytes / 1048576.0, reps);
+           (double)n * (double)bytes / 1048576.0, outputs_name(flags), reps);
     printf("candidates B =");
     for (size_t i = 0; i < NB; i++)
         printf("%s %" PRIu64, i ? "," : "", Bs[i]);
@@ -645,7 +648,8 @@ int cmd_tune(int argc, char **argv)
         while (K < k)
             K *= 2;
         double dmed = 0, dflo = 0, bmed = 0, med, flo;
-        int dok = tune_time(ctx, type, data, (size_t)n, k, (int)reps, NULL, &dmed, &dflo);
+        int dok = tune_time(ctx, type, data, (size_t)n, k, (int)reps, flags, NULL, &dmed,
+                            &dflo);
         errors += dok < 0;
         unsigned bB = 0, bWG = 0, bOUT = 0;
         for (size_t bi = 0; bi < NB; bi++)
@@ -655,7 +659,8 @@ int cmd_tune(int argc, char **argv)
                 if (2u * K > B * WG) /* a group must hold two runs of K */
                     continue;
                 snprintf(spec, sizeof spec, "B=%u,WG=%u,OUT=%u,MAXM=16,SWZ=1", B, WG, OUT);
-                int ok = tune_time(ctx, type, data, (size_t)n, k, (int)reps, spec, &med, &flo);
+                int ok = tune_time(ctx, type, data, (size_t)n, k, (int)reps, flags, spec, &med,
+                                         &flo);
                 errors += ok < 0;
                 if (ok == 1 && (!bB || med < bmed))
                     bB = B, bWG = WG, bOUT = OUT, bmed = med;
@@ -703,7 +708,8 @@ int cmd_tune(int argc, char **argv)
                 printf("\\%03o", (unsigned)(unsigned char)*c);
             else
                 putchar(*c);
-        printf("\", %zu, 1, %u, %u, %u, %u, 16},\n", bytes, entry[e].K, entry[e].B, entry[e].WG,
+        printf("\", %zu, %d, %u, %u, %u, %u, 16},\n", bytes,
+               (flags & CLTOPK_BENCH_KEYS_ONLY) ? 0 : 1, entry[e].K, entry[e].B, entry[e].WG,
                entry[e].OUT);
     }
     free(data);
