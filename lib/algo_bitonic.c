@@ -182,15 +182,6 @@ static int basic_run(cltopk_context *ctx, const cltopk_request *rq, cl_mem in, s
 
 /* ------------------------------------------------------------- the reducer */
 
-/* Tuned entries (device name substring, key bytes, index, K) -> B, WG, OUT;
- * measured by `cltopk tune`.  Anything not listed takes bcfg_default(). */
-static const struct {
-    const char *device;
-    unsigned key_bytes, index, K, B, WG, OUT, MAXM;
-} tuned[] = {
-    {NULL, 0, 0, 0, 0, 0, 0, 0},
-};
-
 /* local memory for one tile: what a group may use with 1 KB to spare, at most
  * 48 KB, so every device runs configurations that t/banks.c proves */
 static size_t local_budget(const cltopk_context *ctx)
@@ -226,11 +217,11 @@ static int configure(const cltopk_context *ctx, const cltopk_request *rq, unsign
             return -1;
         }
     }
-    for (size_t i = 0; tuned[i].device; i++)
-        if (tuned[i].key_bytes == (unsigned)rq->bytes && tuned[i].index == index &&
-            tuned[i].K == K && strstr(ctx->caps.device_name, tuned[i].device)) {
-            c->B = tuned[i].B, c->WG = tuned[i].WG, c->OUT = tuned[i].OUT;
-            c->MAXM = tuned[i].MAXM;
+    for (size_t i = 0; bcfg_tuned[i].device; i++)
+        if (bcfg_tuned[i].key_bytes == (unsigned)rq->bytes && bcfg_tuned[i].index == index &&
+            bcfg_tuned[i].K == K && strstr(ctx->caps.device_name, bcfg_tuned[i].device)) {
+            c->B = bcfg_tuned[i].B, c->WG = bcfg_tuned[i].WG, c->OUT = bcfg_tuned[i].OUT;
+            c->MAXM = bcfg_tuned[i].MAXM;
             break;
         }
     if (spec && bcfg_override(c, spec, why, whylen) != 0)

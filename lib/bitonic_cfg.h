@@ -73,8 +73,10 @@ static inline int bcfg_check(const bitonic_cfg *c, size_t budget, size_t max_wg,
     return bad ? -1 : 0;
 }
 
-/* Defaults: WG = K clamped to 64 .. 256, B = max_b (16 on GPUs) where the tile
- * fits, else more work-items with fewer items each; MAXM = max_b. */
+/* Defaults: WG = 128 for K <= 256, else 256 (measured best on the H200 for
+ * every K, keys alone and with the index: bench/RESULTS.md), B = max_b (16 on
+ * GPUs) where the tile fits, else more work-items with fewer items each;
+ * MAXM = max_b. */
 static inline int bcfg_default(bitonic_cfg *c, unsigned K, unsigned key_bytes, unsigned index,
                                size_t budget, size_t max_wg, unsigned max_b)
 {
@@ -86,7 +88,7 @@ static inline int bcfg_default(bitonic_cfg *c, unsigned K, unsigned key_bytes, u
     c->MAXM = max_b;
     c->SWZ = 1;
     for (int w = 0; w < 3; w++) {
-        unsigned wg = wgs[w] ? wgs[w] : (K < 64 ? 64 : K > 256 ? 256 : K);
+        unsigned wg = wgs[w] ? wgs[w] : (K <= 256 ? 128 : 256);
         for (unsigned b = max_b; b >= 4; b /= 2) {
             c->B = b;
             c->WG = wg;
@@ -97,6 +99,19 @@ static inline int bcfg_default(bitonic_cfg *c, unsigned K, unsigned key_bytes, u
     }
     return -1;
 }
+
+/* Tuned entries (device name substring, key bytes, index, K) -> B, WG, OUT;
+ * measured by `cltopk tune`; t/banks.c proves them conflict-free too.  Anything not listed takes bcfg_default(). */
+static const struct {
+    const char *device;
+    unsigned key_bytes, index, K, B, WG, OUT, MAXM;
+} bcfg_tuned[] = {
+    /* cltopk tune, 2^26 f32 with the index (bench/RESULTS.md) */
+    {"NVIDIA H200", 4, 1, 1, 8, 128, 64, 16},
+    {"NVIDIA H200", 4, 1, 2, 8, 128, 64, 16},
+    {"NVIDIA H200", 4, 1, 4, 8, 128, 64, 16},
+    {NULL, 0, 0, 0, 0, 0, 0, 0},
+};
 
 /* Overrides "B=8,WG=128,OUT=64,MAXM=4,SWZ=0,basic=1" (CLTOPK_BITONIC, for
  * tuning and ablation); OUT follows B and WG unless given.  -1 on a bad string. */

@@ -209,6 +209,29 @@ static sim simulate(const bitonic_cfg *c, unsigned swz, int first, int final)
     return s;
 }
 
+/* replay both kernels of configuration c; 1 ok line each */
+static void check_cfg(const bitonic_cfg *cp, unsigned K, unsigned kb, unsigned index,
+                      int *plain_conflicts_p)
+{
+    bitonic_cfg c = *cp;
+    int plain_conflicts = 0;
+    static const char *const names[] = {"bitonic_reducer", "sort_reducer"};
+    for (int first = 1; first >= 0; first--) {
+        sim s = simulate(&c, 1, first, 0);
+        sim f = simulate(&c, 1, first, 1);
+        sim p = simulate(&c, 0, first, 0);
+        plain_conflicts |= p.maxdeg > 1;
+        double in_bytes = (double)bcfg_E(&c) * kb;
+        ok(s.maxdeg == 1 && f.maxdeg == 1,
+           "%s K=%u %u-bit keys%s B=%u WG=%u OUT=%u: conflict-free (%s%s)",
+           names[first], K, kb * 8, index ? "+index" : "", c.B, c.WG, c.OUT,
+           s.maxdeg > 1 ? s.worst : "", f.maxdeg > 1 ? f.worst : "");
+        diag("  c = %.2f swizzled, %.2f plain (worst plain: %s)",
+             s.weighted / in_bytes, p.weighted / in_bytes, p.worst);
+    }
+    *plain_conflicts_p |= plain_conflicts;
+}
+
 int main(void)
 {
     plan_lazy();
@@ -223,21 +246,21 @@ int main(void)
                          index);
                     continue;
                 }
-                static const char *const names[] = {"bitonic_reducer", "sort_reducer"};
-                for (int first = 1; first >= 0; first--) {
-                    sim s = simulate(&c, 1, first, 0);
-                    sim f = simulate(&c, 1, first, 1);
-                    sim p = simulate(&c, 0, first, 0);
-                    plain_conflicts |= p.maxdeg > 1;
-                    double in_bytes = (double)bcfg_E(&c) * kb;
-                    ok(s.maxdeg == 1 && f.maxdeg == 1,
-                       "%s K=%u %u-bit keys%s B=%u WG=%u OUT=%u: conflict-free (%s%s)",
-                       names[first], K, kb * 8, index ? "+index" : "", c.B, c.WG, c.OUT,
-                       s.maxdeg > 1 ? s.worst : "", f.maxdeg > 1 ? f.worst : "");
-                    diag("  c = %.2f swizzled, %.2f plain (worst plain: %s)",
-                         s.weighted / in_bytes, p.weighted / in_bytes, p.worst);
-                }
+                check_cfg(&c, K, kb, index, &plain_conflicts);
             }
+    /* the tuned entries of the per-device table */
+    for (size_t i = 0; bcfg_tuned[i].device; i++) {
+        bitonic_cfg c;
+        memset(&c, 0, sizeof c);
+        c.K = bcfg_tuned[i].K, c.key_bytes = bcfg_tuned[i].key_bytes;
+        c.index = bcfg_tuned[i].index, c.B = bcfg_tuned[i].B, c.WG = bcfg_tuned[i].WG;
+        c.OUT = bcfg_tuned[i].OUT, c.MAXM = bcfg_tuned[i].MAXM, c.SWZ = 1;
+        char why[256] = "";
+        int bad = bcfg_check(&c, budget, max_wg, why, sizeof why) != 0;
+        ok(!bad, "tuned entry %zu (%s K=%u) is a valid configuration%s%s", i,
+           bcfg_tuned[i].device, c.K, bad ? ": " : "", why);
+        check_cfg(&c, c.K, c.key_bytes, c.index, &plain_conflicts);
+    }
     ok(plain_conflicts, "the replay sees conflicts in the plain layout (it can fail)");
     return tap_done();
 }
