@@ -73,7 +73,10 @@ typedef struct cltopk_program {
 
 /* the context's scratch buffers */
 enum { SCR_INPUT = 0, SCR_CAND_U0, SCR_CAND_I0, SCR_CAND_U1, SCR_CAND_I1, SCR_OUT_KEYS,
-       SCR_OUT_INDEX, SCR_BENCH, SCR_COUNT };
+       SCR_OUT_INDEX, SCR_BENCH,
+       /* bit-packed columns (lib/codec.c): the two arrays and the decoded values */
+       SCR_PK_DATA, SCR_PK_STARTS, SCR_PK_VALUES,
+       SCR_COUNT };
 
 
 struct cltopk_context {
