@@ -83,6 +83,14 @@ t_cache_t_SOURCES = t/cache.c
 t_cache_t_CPPFLAGS = $(T_CPPFLAGS)
 t_cache_t_LDADD = $(T_LDADD)
 
+# bit-packed columns: round trips, hand-built streams, corruptions, top-k
+
+check_PROGRAMS += t/codec.t
+TESTS += t/codec.t
+t_codec_t_SOURCES = t/codec.c
+t_codec_t_CPPFLAGS = $(T_CPPFLAGS)
+t_codec_t_LDADD = $(T_LDADD)
+
 EXTRA_DIST += t/lsan.supp
 
 # the tests' temporary tree (kernel cache, scratch files)
