@@ -376,15 +376,19 @@ static void putval(uint32_t *d, size_t wbase, size_t i, unsigned b, uint32_t x)
 }
 
 /* FOR / DFOR blocks with a reference below the minimum and widths wider than
- * needed (random, up to 32), as no encoder of ours would choose */
-static int hand_for(int dfor, size_t n, char *msg, size_t len)
+ * needed (random, up to 32), as no encoder of ours would choose; or (uniform)
+ * as the authors' released encoders write them: the reference the block
+ * minimum, all four widths the block's largest (1..31), the column padded to a
+ * multiple of 512 values and the padded count in the header */
+static int hand_for(int dfor, size_t n, int uniform, char *msg, size_t len)
 {
     size_t nb = (n + 127) / 128;
     uint32_t *v = bmalloc((nb * 128 + 1) * 4), *d = bcalloc(4 + nb * 131 + 1, 4);
     uint32_t *s = bmalloc((nb + 1) * 4);
     uint32_t *x = bmalloc((nb * 128 + 1) * 4);  /* stored (pre-FOR) values */
     for (size_t i = 0; i < nb * 128; i++)
-        x[i] = (uint32_t)rng_next(&rng) >> (rng_next(&rng) % 33 == 32 ? 0 : 8 + i % 20);
+        x[i] = (uint32_t)rng_next(&rng) >> (uniform ? 1 + i / 128 % 31
+                                            : rng_next(&rng) % 33 == 32 ? 0 : 8 + i % 20);
     if (dfor) {
         for (size_t t = 0; t * 512 < nb * 128; t++)
             x[t * 512] = 0;                       /* d[0] of a tile */
@@ -399,7 +403,13 @@ static int hand_for(int dfor, size_t n, char *msg, size_t len)
         uint32_t mn = UINT32_MAX;
         for (int i = 0; i < 128; i++)
             mn = x[b * 128 + i] < mn ? x[b * 128 + i] : mn;
-        uint32_t ref = mn - (uint32_t)(rng_next(&rng) % 5);
+        uint32_t ref = uniform ? mn : mn - (uint32_t)(rng_next(&rng) % 5);
+        unsigned umax = 1;
+        for (int i = 0; uniform && i < 128; i++) {
+            uint32_t m = x[b * 128 + i] - ref;
+            unsigned need = m ? 32 - (unsigned)__builtin_clz(m) : 0;
+            umax = need > umax ? need : umax;
+        }
         d[pos] = ref;
         uint32_t ww = 0;
         size_t p = pos + 2;
@@ -408,7 +418,7 @@ static int hand_for(int dfor, size_t n, char *msg, size_t len)
             for (int i = 0; i < 32; i++)
                 m |= x[b * 128 + j * 32 + i] - ref;
             unsigned need = m ? 32 - (unsigned)__builtin_clz(m) : 0;
-            unsigned w = need + (unsigned)(rng_next(&rng) % (33 - need));
+            unsigned w = uniform ? umax : need + (unsigned)(rng_next(&rng) % (33 - need));
             ww |= w << (8 * j);
             for (int i = 0; i < 32; i++)
                 putval(d, p, (size_t)i, w, x[b * 128 + j * 32 + i] - ref);
@@ -521,12 +531,24 @@ static void hand_built(void)
         int good = 1;
         for (int rep = 0; rep < 40 && good; rep++) {
             size_t n = rep < (int)NSIZES ? sizes[rep] : 1 + rng_below(&rng, 3000);
-            good = codec == 2 ? hand_rfor(n, msg, sizeof msg) : hand_for(codec, n, msg, sizeof msg);
+            good = codec == 2 ? hand_rfor(n, msg, sizeof msg)
+                              : hand_for(codec, n, 0, msg, sizeof msg);
             if (!good)
                 diag_after("n = %zu: %s", n, msg);
         }
         ok(good, "%s: 40 hand-built streams (references below the minimum, widths wider than "
            "needed) decode as written", cname[codec]);
+    }
+    for (int codec = 0; codec < 2; codec++) {
+        int good = 1;
+        for (int rep = 0; rep < 10 && good; rep++) {
+            size_t n = 512 * (1 + rng_below(&rng, 8));
+            good = hand_for(codec, n, 1, msg, sizeof msg);
+            if (!good)
+                diag_after("n = %zu: %s", n, msg);
+        }
+        ok(good, "%s: 10 streams laid out as the authors' released encoder writes them "
+           "(uniform widths 1..31, padded count) decode", cname[codec]);
     }
 }
 
