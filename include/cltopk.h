@@ -397,6 +397,19 @@ CLTOPK_API int cltopk_benchmark_unpack(cltopk_context *ctx, cltopk_codec codec,
                                        const uint32_t *data, size_t data_words,
                                        const uint32_t *block_starts, size_t nstarts, int reps,
                                        double *median_s, double *copy_bw);
+/* Time top-k of a valid column whose arrays are resident on this context's
+ * device (copied once): *packed_s receives the median time of the decode plus
+ * the top-k of the decoded values (the way cltopk_topk_packed runs), *plain_s
+ * (may be NULL) the median time of the same top-k over the same values stored
+ * as plain int32 on the device, measured in the same call.  k, flags, algo as
+ * cltopk_topk_packed; a device algorithm (or AUTO choosing one) is required.
+ * Returns as cltopk_topk_packed, CLTOPK_ERR_UNSUPPORTED on a CPU context or for
+ * a host algorithm. */
+CLTOPK_API int cltopk_benchmark_topk_packed(cltopk_context *ctx, cltopk_codec codec,
+                                            const uint32_t *data, size_t data_words,
+                                            const uint32_t *block_starts, size_t nstarts,
+                                            size_t k, unsigned flags, cltopk_algo algo, int reps,
+                                            double *packed_s, double *plain_s);
 /* ===================================================== end bit-packed columns */
 
 #ifdef __cplusplus

@@ -424,3 +424,92 @@ done:
     pthread_mutex_unlock(&ctx->lock);
     return st;
 }
+
+int cltopk_benchmark_topk_packed(cltopk_context *ctx, cltopk_codec codec, const uint32_t *data,
+                                 size_t data_words, const uint32_t *block_starts, size_t nstarts,
+                                 size_t k, unsigned flags, cltopk_algo algo, int reps,
+                                 double *packed_s, double *plain_s)
+{
+    const char *fn = "cltopk_benchmark_topk_packed";
+    if (!ctx || !packed_s || reps < 1)
+        return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                           "%s: ctx and packed_s are needed, reps >= 1", fn);
+    if (reps > 64)
+        reps = 64;
+    if (flags & ~CLTOPK_SMALLEST)
+        return cltopk_fail(ctx, CLTOPK_ERR_BAD_FLAGS, "%s: unknown flag bits", fn);
+    pthread_mutex_lock(&ctx->lock);
+    ctx->err[0] = 0;
+    cltopk_column col;
+    int st = unpack_locked(ctx, fn, codec, data, data_words, block_starts, nstarts, &col);
+    if (st != CLTOPK_OK)
+        goto done;
+    if (k == 0 || k > col.count) {
+        st = cltopk_fail(ctx, CLTOPK_ERR_K_RANGE, "%s: need 0 < k <= %u", fn, col.count);
+        goto done;
+    }
+#if HAVE_OPENCL
+    if (ctx->is_cl) {
+        cltopk_request rq;
+        memset(&rq, 0, sizeof rq);
+        rq.type = CLTOPK_INT32;
+        rq.bytes = 4;
+        rq.kind = KIND_SIGNED;
+        rq.n = col.count;
+        rq.k = k;
+        rq.smallest = (flags & CLTOPK_SMALLEST) != 0;
+        rq.want_keys = rq.want_index = 1;
+        rq.on_device = 1;
+        const cltopk_algorithm *a;
+        if ((st = cltopk_choose(ctx, &rq, algo, 1, &a)) != CLTOPK_OK)
+            goto done;
+        if (!a->needs_opencl || !a->run_buffer) {
+            st = cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s: %s is not a device algorithm",
+                             fn, cltopk_algo_name(a->id));
+            goto done;
+        }
+        cl_mem dd, ds, dv, dk, di;
+        double t[64], tp[64];
+        if ((st = dev_upload(ctx, &col, &dd, &ds)) != CLTOPK_OK ||
+            (st = cltopk_scratch(ctx, SCR_PK_VALUES, (size_t)col.count * 4, &dv)) != CLTOPK_OK ||
+            (st = cltopk_scratch(ctx, SCR_OUT_KEYS, k * 4, &dk)) != CLTOPK_OK ||
+            (st = cltopk_scratch(ctx, SCR_OUT_INDEX, k * 8, &di)) != CLTOPK_OK ||
+            (st = cltopk_finish_own(ctx)) != CLTOPK_OK)
+            goto done;
+        rq.dkeys = dv;
+        rq.dout_keys = dk;
+        rq.dout_index = di;
+        for (int r = -1; r < reps && st == CLTOPK_OK; r++) {
+            double t0 = cltopk_now();
+            st = dev_decode(ctx, &col, dd, ds, dv);
+            if (st == CLTOPK_OK)
+                st = a->run_buffer(ctx, &rq);
+            if (st == CLTOPK_OK)
+                st = cltopk_finish_own(ctx);
+            if (r >= 0)
+                t[r] = cltopk_now() - t0;
+        }
+        /* the same top-k over the decoded values, now plain int32 on the device */
+        for (int r = -1; plain_s && r < reps && st == CLTOPK_OK; r++) {
+            double t0 = cltopk_now();
+            st = a->run_buffer(ctx, &rq);
+            if (st == CLTOPK_OK)
+                st = cltopk_finish_own(ctx);
+            if (r >= 0)
+                tp[r] = cltopk_now() - t0;
+        }
+        if (st == CLTOPK_OK) {
+            *packed_s = cltopk_median(t, reps);
+            if (plain_s)
+                *plain_s = cltopk_median(tp, reps);
+        }
+        goto done;
+    }
+#endif
+    (void)algo;
+    st = cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                     "%s: needs an OpenCL context (device-resident data)", fn);
+done:
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}

@@ -6,6 +6,9 @@ tools_cltopk_SOURCES = \
 	tools/cltopk.c tools/cli.c tools/cli.h \
 	tools/cmd_devices.c tools/cmd_gen.c tools/cmd_topk.c tools/cmd_bench.c tools/cmd_demo.c \
 	tools/gen.c tools/gen.h
+# bit-packed columns: pack, unpack, topk --packed, bench --unpack
+tools_cltopk_SOURCES += tools/cmd_pack.c tools/container.c tools/container.h \
+	tools/cmd_unpackbench.c
 # The public headers only (no lib/): the command is built on the public API.
 tools_cltopk_CPPFLAGS = -I$(top_srcdir)/include -I$(top_builddir)/include
 tools_cltopk_CFLAGS = $(AM_CFLAGS)
