@@ -79,4 +79,20 @@ if [ "${GPU_RUN_TUNE:-1}" = 1 ] && tools/cltopk help tune >/dev/null 2>&1; then
     tools/cltopk tune --device gpu -n 2^26 -k 1,32,256,1024,2048 --reps 5 2>&1 |
         tee -a "$OUT/summary.txt"
 fi
+# ---------------------------------------------------- bit-packed columns
+# decode time of GPU-FOR / GPU-DFOR / GPU-RFOR at widths 1..32 beside the copy
+# floor, and top-k (k = 32) of a FOR column (widths <= 16) vs plain int32
+if tools/cltopk bench --unpack --help >/dev/null 2>&1; then
+    log "bench --unpack: 2^28 values, widths 1..32, for/dfor/rfor, top-k k = 32"
+    tools/cltopk bench --unpack --device gpu -n 2^28 -c for,dfor,rfor --reps 10 2>&1 |
+        tee -a "$OUT/summary.txt" "$OUT/unpack.txt"
+    log "bench --unpack: the thesis's 250M values, widths 2..30, for/dfor (JSON in unpack.json)"
+    tools/cltopk bench --unpack --device gpu -n 250000000 \
+        --widths 2,4,6,8,10,12,14,16,18,20,22,24,26,28,30 -c for,dfor -k 32 --reps 10 --json \
+        >"$OUT/unpack.json" 2>&1
+    tail -n 40 "$OUT/unpack.json" >>"$OUT/summary.txt"
+    log "bench --unpack on the CPU device (OpenMP decoder), 2^26 values"
+    tools/cltopk bench --unpack --device cpu -n 2^26 --widths 1,4,8,12,16,20,24,28,32 \
+        -c for,dfor,rfor --reps 5 2>&1 | tee -a "$OUT/summary.txt" "$OUT/unpack.txt"
+fi
 exit $rc
