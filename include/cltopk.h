@@ -398,18 +398,26 @@ CLTOPK_API int cltopk_benchmark_unpack(cltopk_context *ctx, cltopk_codec codec,
                                        const uint32_t *block_starts, size_t nstarts, int reps,
                                        double *median_s, double *copy_bw);
 /* Time top-k of a valid column whose arrays are resident on this context's
- * device (copied once): *packed_s receives the median time of the decode plus
- * the top-k of the decoded values (the way cltopk_topk_packed runs), *plain_s
+ * device (copied once): *packed_s receives the median time of top-k of the
+ * packed column the way cltopk_topk_packed runs it (*fused, may be NULL, says
+ * whether decoding was fused into the top-k kernel or ran before it), *plain_s
  * (may be NULL) the median time of the same top-k over the same values stored
  * as plain int32 on the device, measured in the same call.  k, flags, algo as
  * cltopk_topk_packed; a device algorithm (or AUTO choosing one) is required.
  * Returns as cltopk_topk_packed, CLTOPK_ERR_UNSUPPORTED on a CPU context or for
- * a host algorithm. */
+ * a host algorithm.
+ *
+ * Fusion: for GPU-FOR columns the bitonic SortReducer decodes on load
+ * (cl/bitpack.h LoadBitPack) when its configuration has work-groups of 128
+ * (the reducer is opt-in in this version: CLTOPK_BITONIC=WG=128,...); else the
+ * column is decoded into device scratch first.  CLTOPK_PACKED_FUSED=0 never
+ * fuses; CLTOPK_PACKED_FUSED=require fails with CLTOPK_ERR_UNSUPPORTED where it
+ * cannot fuse (testing). */
 CLTOPK_API int cltopk_benchmark_topk_packed(cltopk_context *ctx, cltopk_codec codec,
                                             const uint32_t *data, size_t data_words,
                                             const uint32_t *block_starts, size_t nstarts,
                                             size_t k, unsigned flags, cltopk_algo algo, int reps,
-                                            double *packed_s, double *plain_s);
+                                            double *packed_s, int *fused, double *plain_s);
 /* ===================================================== end bit-packed columns */
 
 #ifdef __cplusplus

@@ -129,6 +129,44 @@ static int dev_decode(cltopk_context *ctx, const cltopk_column *c, cl_mem dd, cl
     clReleaseKernel(k);
     return st;
 }
+
+/* Enqueue top-k of column c (on the device as dd, ds) with device algorithm a
+ * into rq's device outputs: fused with decoding (the SortReducer loads through
+ * LoadBitPack, the column never materialised) where the algorithm's
+ * configuration allows it, else decode into dv and reduce that.  *fused tells
+ * which ran.  CLTOPK_PACKED_FUSED=0 never fuses; =require fails with
+ * CLTOPK_ERR_UNSUPPORTED instead of decoding first (testing). */
+static int dev_topk(cltopk_context *ctx, const cltopk_column *c, const cltopk_algorithm *a,
+                    cltopk_request *rq, cl_mem dd, cl_mem ds, cl_mem dv, int *fused)
+{
+    const char *mode = cltopk_env("CLTOPK_PACKED_FUSED");
+    int st;
+    *fused = 0;
+    if (c->codec == CLTOPK_CODEC_FOR && !(mode && !strcmp(mode, "0"))) {
+        rq->dkeys = dd;
+        rq->doffset = 0;
+        rq->pk_starts = ds;
+        rq->pk_nblocks = (cl_uint)c->nblocks;
+        st = a->run_buffer(ctx, rq);
+        rq->pk_starts = NULL;
+        if (st == CLTOPK_OK) {
+            *fused = 1;
+            return st;
+        }
+        if (st != CLTOPK_ERR_UNSUPPORTED || (mode && !strcmp(mode, "require")))
+            return st;
+        ctx->err[0] = 0;
+    } else if (mode && !strcmp(mode, "require")) {
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                           "CLTOPK_PACKED_FUSED=require: only GPU-FOR columns are fused");
+    }
+    rq->dkeys = dv;
+    rq->doffset = 0;
+    st = dev_decode(ctx, c, dd, ds, dv);
+    if (st == CLTOPK_OK)
+        st = a->run_buffer(ctx, rq);
+    return st;
+}
 #endif
 
 /* lock held; validate, decode on the context's device or CPU into out */
@@ -258,14 +296,12 @@ int cltopk_topk_packed(cltopk_context *ctx, cltopk_codec codec, const uint32_t *
                     CLTOPK_OK ||
                 (out_keys && (st = cltopk_scratch(ctx, SCR_OUT_KEYS, k * 4, &dk)) != CLTOPK_OK) ||
                 (out_index &&
-                 (st = cltopk_scratch(ctx, SCR_OUT_INDEX, k * 8, &di)) != CLTOPK_OK) ||
-                (st = dev_decode(ctx, &col, dd, ds, dv)) != CLTOPK_OK)
+                 (st = cltopk_scratch(ctx, SCR_OUT_INDEX, k * 8, &di)) != CLTOPK_OK))
                 goto done;
-            rq.dkeys = dv;
-            rq.doffset = 0;
             rq.dout_keys = dk;
             rq.dout_index = di;
-            st = a->run_buffer(ctx, &rq);
+            int fused;
+            st = dev_topk(ctx, &col, a, &rq, dd, ds, dv, &fused);
             if (st != CLTOPK_OK)
                 goto done;
             /* read both into private memory first: nothing written on failure */
@@ -428,7 +464,7 @@ done:
 int cltopk_benchmark_topk_packed(cltopk_context *ctx, cltopk_codec codec, const uint32_t *data,
                                  size_t data_words, const uint32_t *block_starts, size_t nstarts,
                                  size_t k, unsigned flags, cltopk_algo algo, int reps,
-                                 double *packed_s, double *plain_s)
+                                 double *packed_s, int *fused_out, double *plain_s)
 {
     const char *fn = "cltopk_benchmark_topk_packed";
     if (!ctx || !packed_s || reps < 1)
@@ -476,20 +512,21 @@ int cltopk_benchmark_topk_packed(cltopk_context *ctx, cltopk_codec codec, const 
             (st = cltopk_scratch(ctx, SCR_OUT_INDEX, k * 8, &di)) != CLTOPK_OK ||
             (st = cltopk_finish_own(ctx)) != CLTOPK_OK)
             goto done;
-        rq.dkeys = dv;
         rq.dout_keys = dk;
         rq.dout_index = di;
+        int fused = 0;
         for (int r = -1; r < reps && st == CLTOPK_OK; r++) {
             double t0 = cltopk_now();
-            st = dev_decode(ctx, &col, dd, ds, dv);
-            if (st == CLTOPK_OK)
-                st = a->run_buffer(ctx, &rq);
+            st = dev_topk(ctx, &col, a, &rq, dd, ds, dv, &fused);
             if (st == CLTOPK_OK)
                 st = cltopk_finish_own(ctx);
             if (r >= 0)
                 t[r] = cltopk_now() - t0;
         }
         /* the same top-k over the decoded values, now plain int32 on the device */
+        if (st == CLTOPK_OK && fused)
+            st = dev_decode(ctx, &col, dd, ds, dv);
+        rq.dkeys = dv;
         for (int r = -1; plain_s && r < reps && st == CLTOPK_OK; r++) {
             double t0 = cltopk_now();
             st = a->run_buffer(ctx, &rq);
@@ -500,6 +537,8 @@ int cltopk_benchmark_topk_packed(cltopk_context *ctx, cltopk_codec codec, const 
         }
         if (st == CLTOPK_OK) {
             *packed_s = cltopk_median(t, reps);
+            if (fused_out)
+                *fused_out = fused;
             if (plain_s)
                 *plain_s = cltopk_median(tp, reps);
         }

@@ -37,6 +37,11 @@ typedef struct {
     cl_uint num_wait;
     const cl_event *wait;
     cl_event *done;
+    /* bit-packed source (lib/codec.c): when pk_starts is set, dkeys holds the
+     * data words of a validated GPU-FOR column of n values and pk_starts its
+     * pk_nblocks + 1 block starts; the SortReducer decodes them on load */
+    cl_mem pk_starts;
+    cl_uint pk_nblocks;
 #endif
 } cltopk_request;
 

@@ -776,6 +776,65 @@ static void topk_packed(cltopk_context *ctx, const char *where)
     column_free(&c);
 }
 
+/* top-k fused with decoding (the SortReducer loading through LoadBitPack):
+ * GPU-FOR columns with the reducer at WG = 128, CLTOPK_PACKED_FUSED=require so
+ * that a fallback to decode-then-reduce would fail the test */
+static void topk_fused(cltopk_context *ctx)
+{
+    char msg[512];
+    setenv("CLTOPK_BITONIC", "B=4,WG=128", 1);
+    setenv("CLTOPK_PACKED_FUSED", "require", 1);
+    int good = 1;
+    size_t calls = 0;
+    for (int rep = 0; rep < 8 && good; rep++) {
+        size_t n = rep < 4 ? (size_t[]){1, 511, 2049, 70001}[rep] : 1 + rng_below(&rng, 200000);
+        const char *kind = kinds[rng_below(&rng, 10)];
+        uint32_t *v = bmalloc(n * 4);
+        make(kind, n, (unsigned)rng_below(&rng, 33), v);
+        column c;
+        pack(0, v, n, &c);
+        for (int smallest = 0; smallest < 2 && good; smallest++) {
+            int64_t *perm = oracle_order(CLTOPK_INT32, v, n, smallest);
+            size_t ks[] = {1, 32, 100};
+            for (int ki = 0; ki < 3 && good; ki++) {
+                size_t k = ks[ki] > n ? n : ks[ki];
+                int32_t *ok_ = bmalloc((k + GUARD) * 4), *pk = bmalloc((k + GUARD) * 4);
+                int64_t *oi = bmalloc((k + GUARD) * 8), *pi = bmalloc((k + GUARD) * 8);
+                make_poison(CLTOPK_INT32, v, perm, k, k + GUARD, ok_, oi);
+                make_poison(CLTOPK_INT32, v, perm, k, k + GUARD, pk, pi);
+                int want = 1 + (int)((rep + ki + smallest) % 3);
+                int st = cltopk_topk_packed(ctx, CLTOPK_CODEC_FOR, c.data, c.words, c.st, c.nst,
+                                            k, smallest ? CLTOPK_SMALLEST : 0,
+                                            CLTOPK_ALGO_BITONIC, want & 1 ? ok_ : NULL,
+                                            want & 2 ? oi : NULL);
+                calls++;
+                if (st != CLTOPK_OK) {
+                    good = 0;
+                    snprintf(msg, sizeof msg, "status %d: %s", st, cltopk_last_error(ctx));
+                } else if (!compare_outputs(CLTOPK_INT32, v, n, perm, k, k + GUARD,
+                                            want & 1 ? ok_ : NULL, want & 2 ? oi : NULL, pk, pi,
+                                            msg, sizeof msg)) {
+                    good = 0;
+                }
+                if (!good)
+                    diag_after("%s n = %zu k = %zu %s: %s", kind, n, k,
+                               smallest ? "smallest" : "largest", msg);
+                free(ok_);
+                free(pk);
+                free(oi);
+                free(pi);
+            }
+            free(perm);
+        }
+        column_free(&c);
+        free(v);
+    }
+    ok(good, "FOR: top-k fused with decoding (SortReducer + LoadBitPack) equals the oracle "
+       "(%zu calls)", calls);
+    unsetenv("CLTOPK_BITONIC");
+    unsetenv("CLTOPK_PACKED_FUSED");
+}
+
 int main(void)
 {
     watchdog(900);
@@ -797,8 +856,9 @@ int main(void)
     if (cl) {
         corruptions(cl, "OpenCL", ncorrupt / 10);
         topk_packed(cl, "OpenCL");
+        topk_fused(cl);
     } else {
-        skip_block(8, "no OpenCL device (%s)", why);
+        skip_block(9, "no OpenCL device (%s)", why);
     }
     cltopk_close(cpu);
     cltopk_close(cl);

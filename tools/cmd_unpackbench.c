@@ -182,8 +182,8 @@ int cmd_bench_unpack(int argc, char **argv)
         goto out;
     if (!json)
         printf("\ntop-%" PRIu64 " (largest) of a FOR column against the same values as plain "
-               "int32, both on the device\n%3s %9s %14s %13s %7s\n", k, "b", "bits/val",
-               "packed_ms", "plain_ms", "ratio");
+               "int32, both on the device\n%3s %9s %14s %-6s %13s %7s\n", k, "b", "bits/val",
+               "packed_ms", "how", "plain_ms", "ratio");
     for (size_t wi = 0; wi < nw; wi++) {
         unsigned b = (unsigned)widths[wi];
         if (b > 16)
@@ -193,10 +193,11 @@ int cmd_bench_unpack(int argc, char **argv)
         int st = cltopk_pack(CLTOPK_CODEC_FOR, (const int32_t *)v, (size_t)n, data, cap, &words,
                              starts, (n + 127) / 128 + 1, &nst);
         double tp = 0, tu = 0;
+        int fused = 0;
         if (st == CLTOPK_OK)
             st = cltopk_benchmark_topk_packed(ctx, CLTOPK_CODEC_FOR, data, words, starts, nst,
                                               (size_t)k, 0, CLTOPK_ALGO_AUTO, (int)reps, &tp,
-                                              &tu);
+                                              &fused, &tu);
         if (st != CLTOPK_OK) {
             rc = lib_fail(cmd, "cltopk_benchmark_topk_packed", st, ctx);
             goto out;
@@ -205,10 +206,11 @@ int cmd_bench_unpack(int argc, char **argv)
         if (json)
             printf("{\"device\": \"%s\", \"bench\": \"topk_packed\", \"codec\": \"for\", \"n\": %"
                    PRIu64 ", \"width\": %u, \"k\": %" PRIu64 ", \"bits_per_value\": %.4f, "
-                   "\"packed_s\": %.9g, \"plain_s\": %.9g, \"ratio\": %.4f}\n",
-                   dev, n, b, k, bits, tp, tu, tp / tu);
+                   "\"packed_s\": %.9g, \"fused\": %s, \"plain_s\": %.9g, \"ratio\": %.4f}\n",
+                   dev, n, b, k, bits, tp, fused ? "true" : "false", tu, tp / tu);
         else
-            printf("%3u %9.3f %14.4f %13.4f %7.3f\n", b, bits, tp * 1e3, tu * 1e3, tp / tu);
+            printf("%3u %9.3f %14.4f %-6s %13.4f %7.3f\n", b, bits, tp * 1e3,
+                   fused ? "fused" : "decode", tu * 1e3, tp / tu);
         fflush(stdout);
     }
 out:
