@@ -91,6 +91,9 @@ if tools/cltopk bench --unpack --help >/dev/null 2>&1; then
         --widths 2,4,6,8,10,12,14,16,18,20,22,24,26,28,30 -c for,dfor -k 32 --reps 10 --json \
         >"$OUT/unpack.json" 2>&1
     tail -n 40 "$OUT/unpack.json" >>"$OUT/summary.txt"
+    log "bench --unpack: top-k fused with decoding (the reducer at WG=128 loads through LoadBitPack)"
+    CLTOPK_BITONIC=WG=128 tools/cltopk bench --unpack --device gpu -n 2^28 -c for \
+        --widths 1,4,8,12,16 --reps 10 2>&1 | tee -a "$OUT/summary.txt" "$OUT/unpack.txt"
     log "bench --unpack on the CPU device (OpenMP decoder), 2^26 values"
     tools/cltopk bench --unpack --device cpu -n 2^26 --widths 1,4,8,12,16,20,24,28,32 \
         -c for,dfor,rfor --reps 5 2>&1 | tee -a "$OUT/summary.txt" "$OUT/unpack.txt"
