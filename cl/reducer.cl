@@ -43,6 +43,9 @@
 #ifndef CLTOPK_SCHEDULE_H
 #include "schedule.h"
 #endif
+#if defined(PACKED_FOR) && !defined(CLTOPK_BITPACK_H) /* bit-packed source */
+#include "bitpack.h"
+#endif
 
 #ifndef K
 #define K 32
