@@ -28,6 +28,9 @@ static void help(void)
            "  -n, --count N      values (default 2^28 on an OpenCL GPU, 2^24 otherwise;\n"
            "                     250M is the thesis's size)\n"
            "      --widths LIST  bit widths 1..32 (default all of them)\n"
+           "  -d, --dist NAME    uniform: in [2^(b-1), 2^b) (default); sorted: the thesis's\n"
+           "                     D1, sorted with 2^b distinct values; normal: D2, sigma 20\n"
+           "                     around 2^b\n"
            "  -c, --codec LIST   for, dfor, rfor (default for,dfor)\n"
            "  -k, --k K          k of the top-k rows (default 32; 0 leaves them out)\n"
            "  -r, --reps R       timed runs per row, 1 to 64 (default 5)\n"
@@ -44,28 +47,49 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 31);
 }
 
-/* uniform in [2^(b-1), 2^b) (counter-based: the same for any thread count) */
-static void gen_width(uint32_t *v, size_t n, unsigned b, uint64_t seed)
+/* the thesis's distributions at parameter b (counter-based: the same for any
+ * thread count):
+ *   uniform  uniform in [2^(b-1), 2^b)
+ *   sorted   D1: sorted, 2^b distinct values (runs of n / 2^b)
+ *   normal   D2: normal, sigma 20, mean 2^b (clamped to 32 bits) */
+static void gen_width(uint32_t *v, size_t n, unsigned b, uint64_t seed, const char *dist)
 {
     long long nl = (long long)n;
     uint64_t lo = 1ull << (b - 1);
+    int d = !strcmp(dist, "sorted") ? 1 : !strcmp(dist, "normal") ? 2 : 0;
 #pragma omp parallel for schedule(static)
-    for (long long i = 0; i < nl; i++)
-        v[i] = (uint32_t)(lo + mix(seed ^ mix((uint64_t)i)) % lo);
+    for (long long i = 0; i < nl; i++) {
+        uint64_t r = mix(seed ^ mix((uint64_t)i));
+        if (d == 1) {
+            v[i] = (uint32_t)((unsigned __int128)(uint64_t)i * (lo * 2) / (uint64_t)nl);
+        } else if (d == 2) {
+            /* Irwin-Hall of 12 uniforms: mean 6, variance 1 */
+            double z = -6.0;
+            for (int j = 0; j < 12; j++) {
+                z += (double)(r >> 11) / 9007199254740992.0;
+                r = mix(r);
+            }
+            double x = (double)(lo * 2) + 20.0 * z;
+            v[i] = x < 0 ? 0u : x > 4294967295.0 ? 0xFFFFFFFFu : (uint32_t)x;
+        } else {
+            v[i] = (uint32_t)(lo + r % lo);
+        }
+    }
 }
 
 int cmd_bench_unpack(int argc, char **argv)
 {
     const char *cmd = "bench --unpack";
-    enum { O_UNPACK = 1, O_DEVICE, O_N, O_WIDTHS, O_CODEC, O_K, O_REPS, O_SEED, O_JSON, O_HELP };
+    enum { O_UNPACK = 1, O_DEVICE, O_N, O_WIDTHS, O_CODEC, O_K, O_REPS, O_SEED, O_JSON, O_HELP,
+           O_DIST };
     const cli_option opts[] = {
         {O_UNPACK, 0, "unpack", 0}, {O_DEVICE, 0, "device", 1},   {O_N, 'n', "count", 1},
         {O_WIDTHS, 0, "widths", 1}, {O_CODEC, 'c', "codec", 1},   {O_K, 'k', "k", 1},
         {O_REPS, 'r', "reps", 1},   {O_SEED, 's', "seed", 1},     {O_JSON, 0, "json", 0},
-        {O_HELP, 'h', "help", 0},   {0, 0, NULL, 0},
+        {O_HELP, 'h', "help", 0},   {O_DIST, 'd', "dist", 1},     {0, 0, NULL, 0},
     };
     cli_parser p;
-    const char *arg, *device = NULL;
+    const char *arg, *device = NULL, *dist = "uniform";
     int id, json = 0, have_n = 0;
     uint64_t n = 0, reps = 5, seed = 1, k = 32, widths[64];
     size_t nw = 32, nc = 2;
@@ -115,6 +139,12 @@ int cmd_bench_unpack(int argc, char **argv)
                 return usage_error(cmd, "bad seed '%s'", arg);
             break;
         case O_JSON: json = 1; break;
+        case O_DIST:
+            if (strcmp(arg, "uniform") && strcmp(arg, "sorted") && strcmp(arg, "normal"))
+                return usage_error(cmd, "unknown distribution '%s' (uniform, sorted, normal)",
+                                   arg);
+            dist = arg;
+            break;
         case O_HELP: help(); return EXIT_OK;
         }
     }
@@ -142,12 +172,12 @@ int cmd_bench_unpack(int argc, char **argv)
         goto out;
     }
     if (!json)
-        printf("device %s, n = %" PRIu64 ", median of %" PRIu64 " runs\n\n"
-               "%-5s %3s %9s %11s %11s %7s %9s %11s\n", dev, n, reps, "codec", "b", "bits/val",
+        printf("device %s, n = %" PRIu64 ", %s data, median of %" PRIu64 " runs\n\n"
+               "%-5s %3s %9s %11s %11s %7s %9s %11s\n", dev, n, dist, reps, "codec", "b", "bits/val",
                "decode_ms", "floor_ms", "ratio", "GB/s", "copy_GB/s");
     for (size_t wi = 0; wi < nw; wi++) {
         unsigned b = (unsigned)widths[wi];
-        gen_width(v, (size_t)n, b, seed + b);
+        gen_width(v, (size_t)n, b, seed + b, dist);
         for (size_t ci = 0; ci < nc; ci++) {
             size_t words, nst;
             int st = cltopk_pack(codecs[ci], (const int32_t *)v, (size_t)n, data, cap, &words,
@@ -167,11 +197,11 @@ int cmd_bench_unpack(int argc, char **argv)
             double bytes = 4.0 * (double)(words + nst) + 4.0 * (double)n;
             double floor_s = bytes / bw;
             if (json)
-                printf("{\"device\": \"%s\", \"bench\": \"unpack\", \"codec\": \"%s\", \"n\": %"
-                       PRIu64 ", \"width\": %u, \"bits_per_value\": %.4f, \"median_s\": %.9g, "
+                printf("{\"device\": \"%s\", \"bench\": \"unpack\", \"dist\": \"%s\", "
+                       "\"codec\": \"%s\", \"n\": %" PRIu64 ", \"width\": %u, \"bits_per_value\": %.4f, \"median_s\": %.9g, "
                        "\"floor_s\": %.9g, \"ratio\": %.4f, \"gb_per_s\": %.4f, "
                        "\"copy_gb_per_s\": %.4f}\n",
-                       dev, cltopk_codec_name(codecs[ci]), n, b, bits, med, floor_s,
+                       dev, dist, cltopk_codec_name(codecs[ci]), n, b, bits, med, floor_s,
                        med / floor_s, 4.0 * (double)n / med / 1e9, bw / 1e9);
             else
                 printf("%-5s %3u %9.3f %11.4f %11.4f %7.3f %9.1f %11.1f\n",
@@ -190,7 +220,7 @@ int cmd_bench_unpack(int argc, char **argv)
         unsigned b = (unsigned)widths[wi];
         if (b > 16)
             continue;
-        gen_width(v, (size_t)n, b, seed + b);
+        gen_width(v, (size_t)n, b, seed + b, dist);
         size_t words, nst;
         int st = cltopk_pack(CLTOPK_CODEC_FOR, (const int32_t *)v, (size_t)n, data, cap, &words,
                              starts, (n + 127) / 128 + 1, &nst);
