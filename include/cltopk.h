@@ -371,10 +371,12 @@ CLTOPK_API int cltopk_unpack(cltopk_context *ctx, cltopk_codec codec, const uint
 /* Top-k of a packed column under THE ORDER for CLTOPK_INT32 keys (ties by
  * smaller index), as cltopk_topk over the decoded values: k <= count, flags and
  * algo as there, out_keys (k int32) and out_index (k int64) either may be NULL,
- * not both.  On an OpenCL context with a device algorithm the column is decoded
- * on the device into scratch memory and reduced there (the decoded column never
- * reaches the host); otherwise it is decoded on the host and reduced by the CPU
- * heap.  Blocks until the outputs are written.
+ * not both.  On an OpenCL context with a device algorithm the column goes to the
+ * device and is reduced there: decoded on load by the top-k kernel itself (GPU-FOR
+ * with the bitonic reducer at WG=128: "Fusion" below), else decoded into device
+ * scratch memory first; the decoded column never reaches the host.  Otherwise
+ * (CPU context or CPU algorithm) it is decoded on the host and reduced by the
+ * CPU heap.  Blocks until the outputs are written.
  * Returns as cltopk_topk plus CLTOPK_ERR_CORRUPT; nothing written on failure. */
 CLTOPK_API int cltopk_topk_packed(cltopk_context *ctx, cltopk_codec codec, const uint32_t *data,
                                   size_t data_words, const uint32_t *block_starts, size_t nstarts,
