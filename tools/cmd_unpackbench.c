@@ -157,7 +157,8 @@ int cmd_bench_unpack(int argc, char **argv)
     int gpu = 0;
     for (size_t i = 0, nd = cltopk_device_count(); i < nd && !is_cpu; i++) {
         cltopk_device_info info;
-        if (cltopk_device_get(i, &info) == CLTOPK_OK && info.is_gpu && strstr(dev, info.device_name))
+        if (cltopk_device_get(i, &info) == CLTOPK_OK && info.is_gpu &&
+            strstr(dev, info.device_name))
             gpu = 1;
     }
     if (!have_n)
@@ -173,7 +174,8 @@ int cmd_bench_unpack(int argc, char **argv)
     }
     if (!json)
         printf("device %s, n = %" PRIu64 ", %s data, median of %" PRIu64 " runs\n\n"
-               "%-5s %3s %9s %11s %11s %7s %9s %11s\n", dev, n, dist, reps, "codec", "b", "bits/val",
+               "%-5s %3s %9s %11s %11s %7s %9s %11s\n",
+               dev, n, dist, reps, "codec", "b", "bits/val",
                "decode_ms", "floor_ms", "ratio", "GB/s", "copy_GB/s");
     for (size_t wi = 0; wi < nw; wi++) {
         unsigned b = (unsigned)widths[wi];
@@ -198,7 +200,8 @@ int cmd_bench_unpack(int argc, char **argv)
             double floor_s = bytes / bw;
             if (json)
                 printf("{\"device\": \"%s\", \"bench\": \"unpack\", \"dist\": \"%s\", "
-                       "\"codec\": \"%s\", \"n\": %" PRIu64 ", \"width\": %u, \"bits_per_value\": %.4f, \"median_s\": %.9g, "
+                       "\"codec\": \"%s\", \"n\": %" PRIu64 ", \"width\": %u, "
+                       "\"bits_per_value\": %.4f, \"median_s\": %.9g, "
                        "\"floor_s\": %.9g, \"ratio\": %.4f, \"gb_per_s\": %.4f, "
                        "\"copy_gb_per_s\": %.4f}\n",
                        dev, dist, cltopk_codec_name(codecs[ci]), n, b, bits, med, floor_s,
