@@ -149,8 +149,6 @@ for codec in for dfor rfor; do
         skip "no OpenCL device"
         skip "no OpenCL device"
         skip "no OpenCL device"
-        skip "no OpenCL device"
-        skip "no OpenCL device"
     fi
 done
 
