@@ -130,4 +130,28 @@ if want tune && [ "${GPU_RUN_TUNE:-1}" = 1 ]; then
     tools/cltopk tune --device gpu -n 2^26 -k ${TUNE_K:-1,2,4,8,16,32,64,128,256,512,1024,2048} \
         --reps 5 2>&1 | tee -a "$OUT/summary.txt"
 fi
+# ---------------------------------------------------- bit-packed columns
+# decode time of GPU-FOR / GPU-DFOR / GPU-RFOR at widths 1..32 beside the copy
+# floor, and top-k (k = 32) of a FOR column (widths <= 16) vs plain int32
+if tools/cltopk bench --unpack --help >/dev/null 2>&1; then
+    log "bench --unpack: 2^28 values, widths 1..32, for/dfor/rfor, top-k k = 32"
+    tools/cltopk bench --unpack --device gpu -n 2^28 -c for,dfor,rfor --reps 10 2>&1 |
+        tee -a "$OUT/summary.txt" "$OUT/unpack.txt"
+    log "bench --unpack: the thesis's 250M values, widths 2..30, for/dfor (JSON in unpack.json)"
+    tools/cltopk bench --unpack --device gpu -n 250000000 \
+        --widths 2,4,6,8,10,12,14,16,18,20,22,24,26,28,30 -c for,dfor -k 32 --reps 10 --json \
+        >"$OUT/unpack.json" 2>&1
+    tail -n 40 "$OUT/unpack.json" >>"$OUT/summary.txt"
+    log "bench --unpack: the thesis's D1 (sorted, 2^b distinct) and D2 (normal, sigma 20, mean 2^b)"
+    tools/cltopk bench --unpack --device gpu -n 250000000 -d sorted --widths 2,8,14,20,24,28 \
+        -c for,dfor,rfor -k 0 --reps 5 2>&1 | tee -a "$OUT/summary.txt" "$OUT/unpack.txt"
+    tools/cltopk bench --unpack --device gpu -n 250000000 -d normal --widths 6,12,16,20,24,30 \
+        -c for,dfor -k 0 --reps 5 2>&1 | tee -a "$OUT/summary.txt" "$OUT/unpack.txt"
+    log "bench --unpack: top-k fused with decoding (the reducer at WG=128 loads through LoadBitPack)"
+    CLTOPK_BITONIC=WG=128 tools/cltopk bench --unpack --device gpu -n 2^28 -c for \
+        --widths 1,4,8,12,16 --reps 10 2>&1 | tee -a "$OUT/summary.txt" "$OUT/unpack.txt"
+    log "bench --unpack on the CPU device (OpenMP decoder), 2^26 values"
+    tools/cltopk bench --unpack --device cpu -n 2^26 --widths 1,4,8,12,16,20,24,28,32 \
+        -c for,dfor,rfor --reps 5 2>&1 | tee -a "$OUT/summary.txt" "$OUT/unpack.txt"
+fi
 exit $rc

@@ -43,6 +43,9 @@
 #ifndef CLTOPK_SCHEDULE_H
 #include "schedule.h"
 #endif
+#if defined(PACKED_FOR) && !defined(CLTOPK_BITPACK_H) /* bit-packed source */
+#include "bitpack.h"
+#endif
 
 #ifndef K
 #define K 32
@@ -321,8 +324,13 @@ inline void finish(LPARAM, uint n, uint t, size_t g, __global okey_t *ck, __glob
                 okey_t u = KGET(p);
 #if INDEX
                 uint idx = li[p];
+#ifdef PACKED_FOR /* bit-packed source: the keys come back from their order keys */
+                if (want & 1u)
+                    out_keys[j] = raw_key(u, smallest);
+#else
                 if (want & 1u)
                     out_keys[j] = orig[orig_off + idx];
+#endif
                 if (want & 2u)
                     out_index[j] = (long)(index_base + idx);
                 (void)u;
@@ -365,9 +373,40 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void sort_reducer(__global const okey_t *in, ulong off, uint n, uint smallest,
                   __global okey_t *ck, __global uint *ci, uint final_k, uint want,
                   __global okey_t *out_keys, __global long *out_index, ulong index_base,
-                  __local uint *l0, __local uint *l1, __local uint *l2)
+                  __local uint *l0, __local uint *l1, __local uint *l2
+#ifdef PACKED_FOR
+                  , __global const uint *pk_starts, uint pk_nblocks
+#endif
+                  )
 {
     TILE_PROLOGUE;
+#ifdef PACKED_FOR
+    /* ---- bit-packed source (lib/codec.c): `in` holds the data words of a
+     * GPU-FOR column and pk_starts its block_starts.  The group's E values are
+     * E / 512 packed tiles, decoded on load by LoadBitPack (cl/bitpack.h) in
+     * its striped order; the index travels with each key, so which work-item
+     * holds which value does not change the answer.  Keys come back through
+     * raw_key (finish), never from `in`. */
+#if WG != BP_NT || (B % BP_D) || KEY_BITS != 32 || !INDEX
+#error "PACKED_FOR needs WG == 128, B a multiple of BP_D, 32-bit keys and INDEX"
+#endif
+    __local uint pk_s[BP_FOR_LOCAL];
+    (void)pos0;
+    (void)off;
+    for (uint r = 0; r < B / BP_D; r++) {
+        uint tile = (uint)g * (B / BP_D) + r, it[BP_D];
+        for (uint i = 0; i < BP_D; i++)
+            it[i] = 0;
+        if (tile * BP_D < pk_nblocks) /* the same for the whole group */
+            LoadBitPack(in, pk_starts, tile, pk_nblocks, pk_s, it);
+        for (uint i = 0; i < BP_D; i++) {
+            size_t pos = ((size_t)tile * BP_D + i) * BP_NT + t;
+            int real = pos < n;
+            xk[r * BP_D + i] = real ? order_key(it[i], smallest) : (okey_t)0;
+            xi[r * BP_D + i] = real ? (uint)pos : SENTINEL_IDX;
+        }
+    }
+#else
     /* Raw elements are unordered, so item j of work-item t may be any element
      * of the tile: take element j * WG + t, so that each load of a warp is one
      * coalesced transaction, and issue all B loads before any use of them. */
@@ -390,6 +429,7 @@ void sort_reducer(__global const okey_t *in, ulong off, uint n, uint smallest,
             IDX(xi[j] = real ? (uint)p : SENTINEL_IDX;)
         }
     }
+#endif /* PACKED_FOR */
     /* local sort in registers: runs of min(B, K); positions t*B + j */
     uint tb = t * B;
     _Pragma("unroll") for (uint len = 1; len < HOLD; len <<= 1)

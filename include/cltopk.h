@@ -305,6 +305,127 @@ CLTOPK_API int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const vo
                                 size_t n, size_t k, unsigned flags, cltopk_algo algo,
                                 int reps, double *median_s, double *floor_s);
 
+/* ========================================================= bit-packed columns
+ * (bit-unpacking block: GPU-FOR, GPU-DFOR, GPU-RFOR; docs/FORMAT.md is the
+ * byte-exact description of the three layouts and of the file container)
+ *
+ * A packed column of int32 (or uint32: the codecs work on bits, mod 2^32) is two
+ * arrays of little-endian uint32: `data` (a 4-word header, then the blocks) and
+ * `block_starts` (the word offset of every block in `data`, then the number of
+ * words of `data`: nstarts = number of blocks + 1).
+ *   CLTOPK_CODEC_FOR   frame of reference + bit-packing: blocks of 128 values,
+ *                      4 miniblocks of 32 with their own width 0..32
+ *   CLTOPK_CODEC_DFOR  the same over deltas restarted every 512 values
+ *   CLTOPK_CODEC_RFOR  run-length + FOR + bit-packing: tiles of 512 values as
+ *                      (value, run length) pairs, each stream FOR-packed
+ *
+ * Packed input is untrusted.  cltopk_unpack and cltopk_topk_packed check the
+ * header, the block starts (monotonic, in range), every block's size against its
+ * widths, the widths (<= 32) and the count, never read or write outside the
+ * arrays they are given (no slack word is needed), and on any defect return
+ * CLTOPK_ERR_CORRUPT with a detail text that says what is wrong and where,
+ * writing nothing.  Decoding on an OpenCL context runs on the device and gives
+ * the same bits as the CPU decoder.
+ * ======================================================================== */
+
+typedef enum { CLTOPK_CODEC_FOR = 0, CLTOPK_CODEC_DFOR = 1, CLTOPK_CODEC_RFOR = 2 } cltopk_codec;
+
+/* Worst-case number of data words cltopk_pack writes for n values of codec
+ * (0 for an unknown codec or an n that a column cannot hold: n >= 2^32). */
+CLTOPK_API size_t cltopk_pack_bound(cltopk_codec codec, size_t n);
+
+/* Number of block_starts entries cltopk_pack writes for n values (exact):
+ * ceil(n/128) + 1 for FOR and DFOR, ceil(n/512) + 1 for RFOR; 0 as above. */
+CLTOPK_API size_t cltopk_pack_starts_bound(cltopk_codec codec, size_t n);
+
+/* Pack n int32 values (0 <= n < 2^32; values may be NULL when n == 0).
+ *   data, data_cap          output words and their capacity (cltopk_pack_bound
+ *                           always suffices)
+ *   data_words              receives the number of words written
+ *   block_starts, starts_cap  output offsets and their capacity
+ *                           (cltopk_pack_starts_bound)
+ *   nstarts                 receives the number of offsets written
+ * The encoder chooses per block the reference (signed or unsigned minimum,
+ * whichever gives the narrower range) and per miniblock the smallest width; it
+ * runs on OpenMP threads.  It needs no context: errors set the detail text of
+ * cltopk_last_error(NULL) for this thread.
+ * Returns CLTOPK_OK, CLTOPK_ERR_INVALID_ARGUMENT (NULL pointer, a capacity too
+ * small, n too large, unknown codec; nothing written), CLTOPK_ERR_NO_MEMORY.
+ * Thread-safe: any number of threads may pack at once. */
+CLTOPK_API int cltopk_pack(cltopk_codec codec, const int32_t *values, size_t n, uint32_t *data,
+                           size_t data_cap, size_t *data_words, uint32_t *block_starts,
+                           size_t starts_cap, size_t *nstarts);
+
+/* Decode a packed column.
+ *   ctx          a context: "cpu" decodes on OpenMP threads, an OpenCL context
+ *                on its device (the arrays are copied there and the values back)
+ *   data, data_words, block_starts, nstarts   the column (untrusted, see above)
+ *   out, out_cap  receives the count values; out may be NULL (with any out_cap)
+ *                to validate the column and learn its count only
+ *   n_out        receives the count (may be NULL)
+ * Blocks until out is written.
+ * Returns CLTOPK_OK, CLTOPK_ERR_CORRUPT (detail says what), CLTOPK_ERR_INVALID_ARGUMENT
+ * (NULL arrays, unknown codec, out_cap below the count), CLTOPK_ERR_NO_MEMORY,
+ * CLTOPK_ERR_OPENCL, CLTOPK_ERR_BUILD, CLTOPK_ERR_DEVICE_MEMORY.  Nothing is
+ * written on failure.  Thread rules as every call on a context. */
+CLTOPK_API int cltopk_unpack(cltopk_context *ctx, cltopk_codec codec, const uint32_t *data,
+                             size_t data_words, const uint32_t *block_starts, size_t nstarts,
+                             int32_t *out, size_t out_cap, size_t *n_out);
+
+/* Top-k of a packed column under THE ORDER for CLTOPK_INT32 keys (ties by
+ * smaller index), as cltopk_topk over the decoded values: k <= count, flags and
+ * algo as there, out_keys (k int32) and out_index (k int64) either may be NULL,
+ * not both.  On an OpenCL context with a device algorithm the column goes to the
+ * device and is reduced there: decoded on load by the top-k kernel itself (GPU-FOR
+ * with the bitonic reducer at WG=128: "Fusion" below), else decoded into device
+ * scratch memory first; the decoded column never reaches the host.  Otherwise
+ * (CPU context or CPU algorithm) it is decoded on the host and reduced by the
+ * CPU heap.  Blocks until the outputs are written.
+ * Returns as cltopk_topk plus CLTOPK_ERR_CORRUPT; nothing written on failure. */
+CLTOPK_API int cltopk_topk_packed(cltopk_context *ctx, cltopk_codec codec, const uint32_t *data,
+                                  size_t data_words, const uint32_t *block_starts, size_t nstarts,
+                                  size_t k, unsigned flags, cltopk_algo algo, int32_t *out_keys,
+                                  int64_t *out_index);
+
+/* "for" "dfor" "rfor", or NULL for an unknown codec; and the reverse. */
+CLTOPK_API const char *cltopk_codec_name(cltopk_codec codec);
+CLTOPK_API int cltopk_codec_parse(const char *name, cltopk_codec *codec);
+
+/* Time the decoding of a valid column on this context's device: the column is
+ * copied once (device contexts), then decoded `reps` times (1..64) after one
+ * warm-up; *median_s receives the median decode time (device work only for
+ * OpenCL, wall time of the OpenMP decoder for "cpu").  *copy_bw (may be NULL)
+ * receives the copy bandwidth in bytes/s (bytes read + bytes written per second)
+ * of a plain device (or host memcpy) copy of count * 4 bytes, measured in the
+ * same call: the floor of a decode is (packed bytes + 4 * count) / copy_bw.
+ * Returns as cltopk_unpack. */
+CLTOPK_API int cltopk_benchmark_unpack(cltopk_context *ctx, cltopk_codec codec,
+                                       const uint32_t *data, size_t data_words,
+                                       const uint32_t *block_starts, size_t nstarts, int reps,
+                                       double *median_s, double *copy_bw);
+/* Time top-k of a valid column whose arrays are resident on this context's
+ * device (copied once): *packed_s receives the median time of top-k of the
+ * packed column the way cltopk_topk_packed runs it (*fused, may be NULL, says
+ * whether decoding was fused into the top-k kernel or ran before it), *plain_s
+ * (may be NULL) the median time of the same top-k over the same values stored
+ * as plain int32 on the device, measured in the same call.  k, flags, algo as
+ * cltopk_topk_packed; a device algorithm (or AUTO choosing one) is required.
+ * Returns as cltopk_topk_packed, CLTOPK_ERR_UNSUPPORTED on a CPU context or for
+ * a host algorithm.
+ *
+ * Fusion: for GPU-FOR columns the bitonic SortReducer decodes on load
+ * (cl/bitpack.h LoadBitPack) when its configuration has work-groups of 128
+ * (the reducer is opt-in in this version: CLTOPK_BITONIC=WG=128,...); else the
+ * column is decoded into device scratch first.  CLTOPK_PACKED_FUSED=0 never
+ * fuses; CLTOPK_PACKED_FUSED=require fails with CLTOPK_ERR_UNSUPPORTED where it
+ * cannot fuse (testing). */
+CLTOPK_API int cltopk_benchmark_topk_packed(cltopk_context *ctx, cltopk_codec codec,
+                                            const uint32_t *data, size_t data_words,
+                                            const uint32_t *block_starts, size_t nstarts,
+                                            size_t k, unsigned flags, cltopk_algo algo, int reps,
+                                            double *packed_s, int *fused, double *plain_s);
+/* ===================================================== end bit-packed columns */
+
 #ifdef __cplusplus
 }
 #endif

@@ -282,8 +282,9 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, const biton
     char opts[320];
     snprintf(opts, sizeof opts,
              "-D KEY_BITS=%d -D KEY_KIND=%d -D K=%u -D B=%u -D WG=%u -D OUT=%u -D INDEX=%u "
-             "-D MAXM=%u -D SWZ=%u",
-             rq->bytes * 8, rq->kind, c->K, c->B, c->WG, c->OUT, c->index, c->MAXM, c->SWZ);
+             "-D MAXM=%u -D SWZ=%u%s",
+             rq->bytes * 8, rq->kind, c->K, c->B, c->WG, c->OUT, c->index, c->MAXM, c->SWZ,
+             rq->pk_starts ? " -D PACKED_FOR" : ""); /* bit-packed source: lib/codec.c */
     cl_kernel ks = NULL, kb = NULL;
     int st = cltopk_kernel_get(ctx, "reducer.cl", opts, "sort_reducer", &ks);
     if (st == CLTOPK_OK)
@@ -314,6 +315,13 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, const biton
             if (err != CL_SUCCESS)
                 st = cltopk_clfail(ctx, err, "clSetKernelArg (local memory)");
         }
+        if (st == CLTOPK_OK && rq->pk_starts) { /* bit-packed source: lib/codec.c */
+            cl_int e = clSetKernelArg(ks, 14, sizeof(cl_mem), &rq->pk_starts);
+            if (e == CL_SUCCESS)
+                e = clSetKernelArg(ks, 15, sizeof(cl_uint), &rq->pk_nblocks);
+            if (e != CL_SUCCESS)
+                st = cltopk_clfail(ctx, e, "clSetKernelArg (packed source)");
+        }
         chain_desc d = {ks, kb, 0, 0, (cl_uint)rq->smallest, E, c->OUT, c->WG, (int)c->index};
         if (st == CLTOPK_OK)
             st = run_chain(ctx, rq, &d, in, off, n, out_keys, out_index, want, index_base,
@@ -336,9 +344,15 @@ static int run_buffer(cltopk_context *ctx, const cltopk_request *rq)
 {
     bitonic_cfg c;
     char why[512];
-    int float_ko = !rq->want_index && rq->kind == KIND_FLOAT;
-    if (configure(ctx, rq, need_index(rq, float_ko), &c, why, sizeof why) != 0)
+    int float_ko = !rq->want_index && rq->kind == KIND_FLOAT && !rq->pk_starts;
+    if (configure(ctx, rq, need_index(rq, float_ko) || rq->pk_starts, &c, why, sizeof why) != 0)
         return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
+    /* bit-packed source (lib/codec.c): the SortReducer decodes a GPU-FOR column on
+     * load in work-groups of 128 with the index; other configurations decline */
+    if (rq->pk_starts && (c.basic || c.WG != 128 || c.B % 4 || !c.index || rq->bytes != 4))
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                           "top-k fused with decoding needs the bitonic reducer with WG=128 "
+                           "and the index (CLTOPK_BITONIC=WG=128,...)");
     cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
     int st = run_device(ctx, rq, &c, rq->dkeys, rq->doffset, rq->n, rq->dout_keys,
                         rq->dout_index, want, 0, rq->num_wait, rq->wait);

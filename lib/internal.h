@@ -37,6 +37,11 @@ typedef struct {
     cl_uint num_wait;
     const cl_event *wait;
     cl_event *done;
+    /* bit-packed source (lib/codec.c): when pk_starts is set, dkeys holds the
+     * data words of a validated GPU-FOR column of n values and pk_starts its
+     * pk_nblocks + 1 block starts; the SortReducer decodes them on load */
+    cl_mem pk_starts;
+    cl_uint pk_nblocks;
 #endif
 } cltopk_request;
 
@@ -73,7 +78,10 @@ typedef struct cltopk_program {
 
 /* the context's scratch buffers */
 enum { SCR_INPUT = 0, SCR_CAND_U0, SCR_CAND_I0, SCR_CAND_U1, SCR_CAND_I1, SCR_OUT_KEYS,
-       SCR_OUT_INDEX, SCR_BENCH, SCR_COUNT };
+       SCR_OUT_INDEX, SCR_BENCH,
+       /* bit-packed columns (lib/codec.c): the two arrays and the decoded values */
+       SCR_PK_DATA, SCR_PK_STARTS, SCR_PK_VALUES,
+       SCR_COUNT };
 
 
 struct cltopk_context {

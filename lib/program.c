@@ -1,7 +1,7 @@
 /* program.c - kernel source assembly, builds, and the two program caches.
  *
- * A program is the embedded cl/common.cl and cl/schedule.h followed by one
- * kernel file, built with
+ * A program is the embedded cl/common.cl, cl/schedule.h and cl/bitpack.h
+ * followed by one kernel file, built with
  * "-D" options that specialise it.  Built programs are kept per context (memory
  * cache); their binaries are also kept on disk, keyed by library version, device,
  * driver, options and the full source, and written with a temporary file and a
@@ -178,7 +178,8 @@ static void keep_log(cltopk_context *ctx, cl_program prog, const char *file, con
 }
 
 static int build(cltopk_context *ctx, const cltopk_kernel_source *common,
-                 const cltopk_kernel_source *sched, const cltopk_kernel_source *src,
+                 const cltopk_kernel_source *sched, const cltopk_kernel_source *bp,
+                 const cltopk_kernel_source *src,
                  const char *file, const char *opts, cl_program *out, int *from_disk)
 {
     cl_int err;
@@ -194,6 +195,7 @@ static int build(cltopk_context *ctx, const cltopk_kernel_source *common,
     uint64_t h = fnv_str(0xcbf29ce484222325ull, keytext);
     h = fnv(h, common->data, common->size);
     h = fnv(h, sched->data, sched->size);
+    h = fnv(h, bp->data, bp->size); /* cl/bitpack.h */
     h = fnv(h, src->data, src->size);
     /* the source itself is in the hash; its length in the key text guards it too */
     snprintf(keytext + kt, keylen - (size_t)kt, "s=%zu:%zu:%zu:%016llx\n", common->size,
@@ -224,10 +226,10 @@ static int build(cltopk_context *ctx, const cltopk_kernel_source *common,
         }
     }
     if (!prog) {
-        const char *strs[3] = {(const char *)common->data, (const char *)sched->data,
-                               (const char *)src->data};
-        size_t lens[3] = {common->size, sched->size, src->size};
-        prog = clCreateProgramWithSource(ctx->clctx, 3, strs, lens, &err);
+        const char *strs[4] = {(const char *)common->data, (const char *)sched->data,
+                               (const char *)bp->data, (const char *)src->data};
+        size_t lens[4] = {common->size, sched->size, bp->size, src->size};
+        prog = clCreateProgramWithSource(ctx->clctx, 4, strs, lens, &err);
         if (!prog) {
             free(keytext);
             return cltopk_clfail(ctx, err, "clCreateProgramWithSource");
@@ -268,8 +270,9 @@ int cltopk_program_get(cltopk_context *ctx, const char *file, const char *option
 {
     const cltopk_kernel_source *common = find_source("common.cl");
     const cltopk_kernel_source *sched = find_source("schedule.h");
+    const cltopk_kernel_source *bp = find_source("bitpack.h"); /* LoadBitPack for any kernel */
     const cltopk_kernel_source *src = find_source(file);
-    if (!common || !sched || !src)
+    if (!common || !sched || !bp || !src)
         return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "kernel source %s is not embedded", file);
     const char *extra = cltopk_env("CLTOPK_BUILD_OPTIONS");
     char opts[2048];
@@ -291,7 +294,7 @@ int cltopk_program_get(cltopk_context *ctx, const char *file, const char *option
         return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of memory caching a program");
     }
     int from_disk;
-    int st = build(ctx, common, sched, src, file, opts, &entry->program, &from_disk);
+    int st = build(ctx, common, sched, bp, src, file, opts, &entry->program, &from_disk);
     if (st != CLTOPK_OK) {
         free(entry);
         free(optcopy);

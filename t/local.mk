@@ -83,6 +83,27 @@ t_cache_t_SOURCES = t/cache.c
 t_cache_t_CPPFLAGS = $(T_CPPFLAGS)
 t_cache_t_LDADD = $(T_LDADD)
 
+# bit-packed columns: round trips, hand-built streams, corruptions, top-k
+
+check_PROGRAMS += t/codec.t
+TESTS += t/codec.t
+t_codec_t_SOURCES = t/codec.c
+t_codec_t_CPPFLAGS = $(T_CPPFLAGS)
+t_codec_t_LDADD = $(T_LDADD)
+
+# the libFuzzer target (./configure --enable-fuzzer CC=clang); `make fuzz`
+# runs it for FUZZ_SECONDS (default 60)
+if ENABLE_FUZZER
+noinst_PROGRAMS += t/fuzz_codec
+t_fuzz_codec_SOURCES = t/fuzz_codec.c tools/container.c tools/container.h
+t_fuzz_codec_CPPFLAGS = $(T_CPPFLAGS)
+t_fuzz_codec_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+t_fuzz_codec_LDADD = libcltopk.la $(OPENCL_LIBS)
+fuzz: t/fuzz_codec$(EXEEXT) tools/cltopk$(EXEEXT)
+	FUZZ=./t/fuzz_codec CLTOPK=./tools/cltopk $(SHELL) $(srcdir)/t/fuzz.sh $${FUZZ_SECONDS:-60}
+endif
+EXTRA_DIST += t/fuzz_codec.c t/fuzz.sh
+
 EXTRA_DIST += t/lsan.supp
 
 # the tests' temporary tree (kernel cache, scratch files)

@@ -24,6 +24,12 @@ int cmd_select(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+/* bit-packed columns (cmd_pack.c, cmd_unpackbench.c) */
+int cmd_pack(int argc, char **argv);
+int cmd_unpack(int argc, char **argv);
+int topk_packed_file(const char *path, uint64_t k, unsigned flags, cltopk_algo algo,
+                     const char *device, int json);
+int cmd_bench_unpack(int argc, char **argv);
 
 /* ---------------------------------------------------------------- options */
 

@@ -20,6 +20,8 @@ static const command commands[] = {
     {"bench", cmd_bench, "time algorithms against the device's read floor"},
     {"tune", cmd_tune, "find the fastest bitonic kernel configuration for each k"},
     {"demo", cmd_demo, "check that every device and algorithm agrees bit for bit"},
+    {"pack", cmd_pack, "pack an int32 column (GPU-FOR, GPU-DFOR or GPU-RFOR)"},
+    {"unpack", cmd_unpack, "decode a packed column (on the device or the CPU)"},
     {NULL, NULL, NULL},
 };
 

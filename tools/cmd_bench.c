@@ -285,6 +285,10 @@ static int grid_ablation(bench_run *b, uint64_t n, uint64_t seed, const uint64_t
 
 int cmd_bench(int argc, char **argv)
 {
+    /* bit-packed columns: `cltopk bench --unpack ...` (cmd_unpackbench.c) */
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--unpack"))
+            return cmd_bench_unpack(argc, argv);
     enum { O_DEVICE = 1, O_TYPE, O_N, O_K, O_ALGO, O_DIST, O_REPS, O_SEED, O_SMALLEST, O_JSON,
            O_GRID, O_KEYS_ONLY, O_HELP };
     static const cli_option opts[] = {

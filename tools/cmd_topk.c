@@ -42,6 +42,7 @@ static void topk_help(int select)
            "                      'bits' gives the exact bits of every float in hex\n"
            "      --text          FILE holds one number per line\n"
            "      --binary        FILE holds raw little-endian elements of TYPE\n"
+           "%s"
            "  -h, --help          this text\n"
            "\n"
            "Without --text or --binary the format is detected: text when every byte is\n"
@@ -54,6 +55,7 @@ static void topk_help(int select)
            "Examples:\n"
            "  cltopk gen -t f32 -n 1M data.f32 && cltopk %s data.f32\n"
            "  printf '3\\n1\\n4\\n1\\n5\\n' | cltopk %s -t i32 --text -\n",
+           select ? "" : "      --packed        FILE is a packed int32 column of 'cltopk pack'\n",
            select ? "select -r 99" : "topk -k 10", select ? "select -r 1" : "topk -k 2");
 }
 
@@ -75,7 +77,7 @@ static int run(int argc, char **argv, int select)
 {
     const char *cmd = select ? "select" : "topk";
     enum { O_K = 1, O_TYPE, O_SMALLEST, O_LARGEST, O_ALGO, O_DEVICE, O_JSON, O_TEXT, O_BINARY,
-           O_HELP };
+           O_HELP, O_PACKED };
     const cli_option opts[] = {
         {O_K, select ? 'r' : 'k', select ? "rank" : "k", 1},
         {O_TYPE, 't', "type", 1},
@@ -87,11 +89,12 @@ static int run(int argc, char **argv, int select)
         {O_TEXT, 0, "text", 0},
         {O_BINARY, 0, "binary", 0},
         {O_HELP, 'h', "help", 0},
+        {select ? 0 : O_PACKED, 0, select ? NULL : "packed", 0}, /* bit-packed columns */
         {0, 0, NULL, 0},
     };
     cli_parser p;
     const char *arg, *path = NULL, *device = NULL;
-    int id, json = 0, format = FORMAT_AUTO, have_k = 0;
+    int id, json = 0, format = FORMAT_AUTO, have_k = 0, packed = 0;
     unsigned flags = CLTOPK_LARGEST;
     cltopk_dtype type = CLTOPK_FLOAT32;
     cltopk_algo algo = CLTOPK_ALGO_AUTO;
@@ -126,6 +129,7 @@ static int run(int argc, char **argv, int select)
         case O_TEXT: format = FORMAT_TEXT; break;
         case O_BINARY: format = FORMAT_BINARY; break;
         case O_HELP: topk_help(select); return EXIT_OK;
+        case O_PACKED: packed = 1; break;
         }
     }
     if (!have_k)
@@ -133,6 +137,8 @@ static int run(int argc, char **argv, int select)
                                        : "k is missing: give -k K");
     if (!path)
         return usage_error(cmd, "the input is missing: give a file name, or - for stdin");
+    if (packed) /* a packed-column file of `cltopk pack` (int32) */
+        return topk_packed_file(path, k, flags, algo, device, json);
 
     void *keys = NULL;
     size_t n = 0, bytes = cltopk_dtype_size(type);

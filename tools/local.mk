@@ -6,6 +6,9 @@ tools_cltopk_SOURCES = \
 	tools/cltopk.c tools/cli.c tools/cli.h \
 	tools/cmd_devices.c tools/cmd_gen.c tools/cmd_topk.c tools/cmd_bench.c tools/cmd_demo.c \
 	tools/gen.c tools/gen.h
+# bit-packed columns: pack, unpack, topk --packed, bench --unpack
+tools_cltopk_SOURCES += tools/cmd_pack.c tools/container.c tools/container.h \
+	tools/cmd_unpackbench.c
 # The public headers only (no lib/): the command is built on the public API.
 tools_cltopk_CPPFLAGS = -I$(top_srcdir)/include -I$(top_builddir)/include
 tools_cltopk_CFLAGS = $(AM_CFLAGS)
@@ -20,3 +23,6 @@ TEST_EXTENSIONS = .sh
 SH_LOG_COMPILER = $(SHELL)
 SH_LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 EXTRA_DIST += tools/cltopk.1 t/cli.sh
+# bit-packed columns: pack / unpack / topk --packed / bench --unpack
+TESTS += t/cli_codec.sh
+EXTRA_DIST += t/cli_codec.sh

@@ -1,0 +1,317 @@
+/* cmd_pack.c - `cltopk pack`, `cltopk unpack` and `cltopk topk --packed`: int32
+ * columns to and from the packed-column container (docs/FORMAT.md). */
+#include "cli.h"
+#include "container.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* the whole file ("-": stdin) */
+static int read_all(const char *cmd, const char *path, unsigned char **buf, size_t *len)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f)
+        return fail(cmd, "cannot open '%s': %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    unsigned char *b = malloc(cap);
+    while (b) {
+        size_t got = fread(b + n, 1, cap - n, f);
+        n += got;
+        if (n < cap)
+            break;
+        unsigned char *nb = realloc(b, cap * 2);
+        if (!nb) {
+            free(b);
+            b = NULL;
+            break;
+        }
+        b = nb;
+        cap *= 2;
+    }
+    int err = ferror(f);
+    if (f != stdin)
+        fclose(f);
+    if (!b)
+        return fail(cmd, "out of memory reading '%s'", display_name(path));
+    if (err) {
+        free(b);
+        return fail(cmd, "cannot read '%s'", display_name(path));
+    }
+    *buf = b;
+    *len = n;
+    return 0;
+}
+
+static int write_all(const char *cmd, const char *path, const void *buf, size_t len)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "wb") : stdout;
+    if (!f)
+        return fail(cmd, "cannot create '%s': %s", path, strerror(errno));
+    size_t put = fwrite(buf, 1, len, f);
+    int bad = put != len || fflush(f) != 0;
+    if (f != stdout)
+        bad |= fclose(f) != 0;
+    if (bad)
+        return fail(cmd, "cannot write '%s': %s", display_name(path), strerror(errno));
+    return 0;
+}
+
+static int read_packed(const char *cmd, const char *path, packed_file *pf)
+{
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    int rc = read_all(cmd, path, &buf, &len);
+    if (rc)
+        return rc;
+    char why[300];
+    rc = packed_parse(buf, len, pf, why, sizeof why);
+    free(buf);
+    if (rc)
+        return fail(cmd, "'%s': %s", display_name(path), why);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ pack */
+
+static void pack_help(void)
+{
+    printf("Usage: cltopk pack -c for|dfor|rfor [--text|--binary] IN|- OUT|-\n"
+           "\n"
+           "Pack a column of 32-bit integers (int32 or uint32: the codecs work on bits)\n"
+           "into a packed-column file (docs/FORMAT.md):\n"
+           "  for    GPU-FOR: blocks of 128, a reference and 4 miniblock widths each\n"
+           "  dfor   GPU-DFOR: GPU-FOR over deltas restarted every 512 values (sorted data)\n"
+           "  rfor   GPU-RFOR: runs (value, length) per 512 values, both FOR-packed\n"
+           "Prints the size in bits per value.\n"
+           "\n"
+           "Options:\n"
+           "  -c, --codec NAME   for, dfor or rfor (required)\n"
+           "      --text         IN holds one integer per line\n"
+           "      --binary       IN holds raw little-endian int32 (the default guess\n"
+           "                     for files that are not printable text)\n"
+           "  -h, --help         this text\n"
+           "\n"
+           "Example:\n"
+           "  cltopk gen -t i32 -n 1M col.i32 && cltopk pack -c for col.i32 col.pk\n");
+}
+
+int cmd_pack(int argc, char **argv)
+{
+    const char *cmd = "pack";
+    enum { O_CODEC = 1, O_TEXT, O_BINARY, O_HELP };
+    const cli_option opts[] = {
+        {O_CODEC, 'c', "codec", 1}, {O_TEXT, 0, "text", 0}, {O_BINARY, 0, "binary", 0},
+        {O_HELP, 'h', "help", 0},   {0, 0, NULL, 0},
+    };
+    cli_parser p;
+    const char *arg, *paths[2] = {NULL, NULL};
+    int id, have_codec = 0, format = FORMAT_AUTO, np = 0;
+    cltopk_codec codec = CLTOPK_CODEC_FOR;
+    cli_init(&p, cmd, argc, argv);
+    while ((id = cli_next(&p, opts, &arg)) != -1) {
+        switch (id) {
+        case -2: return EXIT_USAGE;
+        case 0:
+            if (np == 2)
+                return usage_error(cmd, "too many operands ('%s'): give IN and OUT", arg);
+            paths[np++] = arg;
+            break;
+        case O_CODEC:
+            if (cltopk_codec_parse(arg, &codec) != CLTOPK_OK)
+                return usage_error(cmd, "unknown codec '%s' (for, dfor or rfor)", arg);
+            have_codec = 1;
+            break;
+        case O_TEXT: format = FORMAT_TEXT; break;
+        case O_BINARY: format = FORMAT_BINARY; break;
+        case O_HELP: pack_help(); return EXIT_OK;
+        }
+    }
+    if (!have_codec)
+        return usage_error(cmd, "the codec is missing: give -c for, -c dfor or -c rfor");
+    if (np != 2)
+        return usage_error(cmd, "give the input and the output file");
+    void *vals = NULL;
+    size_t n = 0;
+    int rc = read_elements(cmd, paths[0], CLTOPK_INT32, &format, &vals, &n);
+    if (rc)
+        return rc;
+    size_t cap = cltopk_pack_bound(codec, n), scap = cltopk_pack_starts_bound(codec, n);
+    if (!cap) {
+        free(vals);
+        return fail(cmd, "'%s' holds %zu values; a packed column holds fewer than 2^32",
+                    display_name(paths[0]), n);
+    }
+    packed_file pf = {codec, n, malloc(cap * 4), 0, malloc(scap * 4), 0};
+    if (!pf.data || !pf.starts) {
+        rc = fail(cmd, "out of memory");
+        goto out;
+    }
+    int st = cltopk_pack(codec, (const int32_t *)vals, n, pf.data, cap, &pf.data_words,
+                         pf.starts, scap, &pf.nstarts);
+    if (st != CLTOPK_OK) {
+        rc = lib_fail(cmd, "cltopk_pack", st, NULL);
+        goto out;
+    }
+    size_t len;
+    unsigned char *buf = packed_build(&pf, &len);
+    if (!buf) {
+        rc = fail(cmd, "out of memory");
+        goto out;
+    }
+    rc = write_all(cmd, paths[1], buf, len);
+    free(buf);
+    if (!rc && strcmp(paths[1], "-"))
+        printf("%s: %zu values -> %zu + %zu words (%.3f bits/value)\n", cltopk_codec_name(codec),
+               n, pf.data_words, pf.nstarts,
+               n ? 32.0 * (double)(pf.data_words + pf.nstarts) / (double)n : 0.0);
+out:
+    packed_free(&pf);
+    free(vals);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- unpack */
+
+static void unpack_help(void)
+{
+    printf("Usage: cltopk unpack [--device SPEC] [--text] IN|- OUT|-\n"
+           "\n"
+           "Decode a packed-column file (cltopk pack) to raw little-endian int32, or one\n"
+           "number per line with --text.  The file is untrusted: a damaged one is refused\n"
+           "with what is wrong, and nothing is written.  On an OpenCL device the column is\n"
+           "decoded there (the same bits as on the cpu device).\n"
+           "\n"
+           "Options:\n"
+           "      --device SPEC  auto (default), cpu, gpu, P:D, or part of a device name\n"
+           "      --text         write decimal text\n"
+           "  -h, --help         this text\n");
+}
+
+int cmd_unpack(int argc, char **argv)
+{
+    const char *cmd = "unpack";
+    enum { O_DEVICE = 1, O_TEXT, O_HELP };
+    const cli_option opts[] = {
+        {O_DEVICE, 0, "device", 1}, {O_TEXT, 0, "text", 0}, {O_HELP, 'h', "help", 0},
+        {0, 0, NULL, 0},
+    };
+    cli_parser p;
+    const char *arg, *paths[2] = {NULL, NULL}, *device = NULL;
+    int id, text = 0, np = 0;
+    cli_init(&p, cmd, argc, argv);
+    while ((id = cli_next(&p, opts, &arg)) != -1) {
+        switch (id) {
+        case -2: return EXIT_USAGE;
+        case 0:
+            if (np == 2)
+                return usage_error(cmd, "too many operands ('%s'): give IN and OUT", arg);
+            paths[np++] = arg;
+            break;
+        case O_DEVICE: device = arg; break;
+        case O_TEXT: text = 1; break;
+        case O_HELP: unpack_help(); return EXIT_OK;
+        }
+    }
+    if (np != 2)
+        return usage_error(cmd, "give the input and the output file");
+    packed_file pf;
+    int rc = read_packed(cmd, paths[0], &pf);
+    if (rc)
+        return rc;
+    cltopk_context *ctx = NULL;
+    int32_t *out = malloc(pf.count ? pf.count * 4 : 1);
+    char *txt = NULL;
+    if (!out) {
+        rc = fail(cmd, "out of memory for %" PRIu64 " values", pf.count);
+        goto out;
+    }
+    if ((rc = open_device(cmd, device, &ctx)))
+        goto out;
+    size_t n = 0;
+    int st = cltopk_unpack(ctx, pf.codec, pf.data, pf.data_words, pf.starts, pf.nstarts, out,
+                           (size_t)pf.count, &n);
+    if (st != CLTOPK_OK) {
+        rc = lib_fail(cmd, "cltopk_unpack", st, ctx);
+        goto out;
+    }
+    if (text) {
+        txt = malloc(n * 12 + 1);
+        if (!txt) {
+            rc = fail(cmd, "out of memory");
+            goto out;
+        }
+        size_t at = 0;
+        for (size_t i = 0; i < n; i++)
+            at += (size_t)sprintf(txt + at, "%" PRId32 "\n", out[i]);
+        rc = write_all(cmd, paths[1], txt, at);
+    } else {
+        to_little_endian(out, 4, n);
+        rc = write_all(cmd, paths[1], out, n * 4);
+    }
+out:
+    free(txt);
+    free(out);
+    packed_free(&pf);
+    cltopk_close(ctx);
+    return rc;
+}
+
+/* ---------------------------------------------------------- topk --packed */
+
+int topk_packed_file(const char *path, uint64_t k, unsigned flags, cltopk_algo algo,
+                     const char *device, int json)
+{
+    const char *cmd = "topk";
+    packed_file pf;
+    int rc = read_packed(cmd, path, &pf);
+    if (rc)
+        return rc;
+    if (k > pf.count) {
+        packed_free(&pf);
+        return fail(cmd, "k = %" PRIu64 " is larger than the %" PRIu64 " values of '%s'", k,
+                    pf.count, display_name(path));
+    }
+    cltopk_context *ctx = NULL;
+    int32_t *ok = malloc(k ? k * 4 : 1);
+    int64_t *oi = malloc(k ? k * 8 : 1);
+    if (!ok || !oi) {
+        rc = fail(cmd, "out of memory");
+        goto out;
+    }
+    if ((rc = open_device(cmd, device, &ctx)))
+        goto out;
+    int st = cltopk_topk_packed(ctx, pf.codec, pf.data, pf.data_words, pf.starts, pf.nstarts,
+                                (size_t)k, flags, algo, ok, oi);
+    if (st != CLTOPK_OK) {
+        rc = lib_fail(cmd, "cltopk_topk_packed", st, ctx);
+        goto out;
+    }
+    const char *order = flags & CLTOPK_SMALLEST ? "smallest" : "largest";
+    if (json) {
+        printf("{\"device\": ");
+        json_string(stdout, cltopk_device_name(ctx));
+        printf(", \"algorithm\": \"%s\", \"codec\": \"%s\", \"type\": \"i32\", \"n\": %" PRIu64
+               ", \"k\": %" PRIu64 ", \"order\": \"%s\", \"results\": [",
+               cltopk_algo_name(algo), cltopk_codec_name(pf.codec), pf.count, k, order);
+        for (size_t i = 0; i < k; i++)
+            printf("%s\n  {\"rank\": %zu, \"index\": %" PRId64 ", \"value\": %" PRId32 "}",
+                   i ? "," : "", i, oi[i], ok[i]);
+        printf("%s]}\n", k ? "\n" : "");
+    } else {
+        printf("device     %s\n", cltopk_device_name(ctx));
+        printf("algorithm  %s\n", cltopk_algo_name(algo));
+        printf("input      %" PRIu64 " x i32 (packed, %s), the %" PRIu64 " %s\n", pf.count,
+               cltopk_codec_name(pf.codec), k, order);
+        printf("\n%6s %12s  %s\n", "rank", "index", "value");
+        for (size_t i = 0; i < k; i++)
+            printf("%6zu %12" PRId64 "  %" PRId32 "\n", i, oi[i], ok[i]);
+    }
+out:
+    free(ok);
+    free(oi);
+    packed_free(&pf);
+    cltopk_close(ctx);
+    return rc;
+}
