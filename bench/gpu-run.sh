@@ -7,7 +7,7 @@
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
 # than one 10-minute call allows): check demo bitonic keysonly dist ablation
-# paper torch tune, plus the steps later blocks add.
+# paper torch tune unpack, plus the steps later blocks add.
 #
 # Steps: register NVIDIA's OpenCL driver with the ICD loader (it is often
 # installed without an ICD file), unpack, configure, make, `cltopk devices`,
@@ -23,7 +23,7 @@ tarball=${1:-$(ls -t "$src"/.gpu/cltopk-*.tar.gz 2>/dev/null | head -n1)}
 [ -f "$tarball" ] || { echo "gpu-run: no tarball (run make dist, copy it to .gpu/)" >&2; exit 1; }
 jobs=$(nproc)
 log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
-steps=" ${GPU_RUN_STEPS:-check demo bitonic keysonly dist ablation paper torch tune} "
+steps=" ${GPU_RUN_STEPS:-check demo bitonic keysonly dist ablation paper torch tune unpack} "
 want() { case "$steps" in *" $1 "*) return 0 ;; esac; return 1; }
 rc=0
 
@@ -133,7 +133,7 @@ fi
 # ---------------------------------------------------- bit-packed columns
 # decode time of GPU-FOR / GPU-DFOR / GPU-RFOR at widths 1..32 beside the copy
 # floor, and top-k (k = 32) of a FOR column (widths <= 16) vs plain int32
-if tools/cltopk bench --unpack --help >/dev/null 2>&1; then
+if want unpack; then
     log "bench --unpack: 2^28 values, widths 1..32, for/dfor/rfor, top-k k = 32"
     tools/cltopk bench --unpack --device gpu -n 2^28 -c for,dfor,rfor --reps 10 2>&1 |
         tee -a "$OUT/summary.txt" "$OUT/unpack.txt"
@@ -147,8 +147,8 @@ if tools/cltopk bench --unpack --help >/dev/null 2>&1; then
         -c for,dfor,rfor -k 0 --reps 5 2>&1 | tee -a "$OUT/summary.txt" "$OUT/unpack.txt"
     tools/cltopk bench --unpack --device gpu -n 250000000 -d normal --widths 6,12,16,20,24,30 \
         -c for,dfor -k 0 --reps 5 2>&1 | tee -a "$OUT/summary.txt" "$OUT/unpack.txt"
-    log "bench --unpack: top-k fused with decoding (the reducer at WG=128 loads through LoadBitPack)"
-    CLTOPK_BITONIC=WG=128 tools/cltopk bench --unpack --device gpu -n 2^28 -c for \
+    log "bench --unpack: top-k fused with decoding (the reducer loads through LoadBitPack)"
+    tools/cltopk bench --unpack --device gpu -n 2^28 -c for \
         --widths 1,4,8,12,16 --reps 10 2>&1 | tee -a "$OUT/summary.txt" "$OUT/unpack.txt"
     log "bench --unpack on the CPU device (OpenMP decoder), 2^26 values"
     tools/cltopk bench --unpack --device cpu -n 2^26 --widths 1,4,8,12,16,20,24,28,32 \
