@@ -289,12 +289,16 @@ inline void finish(LPARAM, uint n, uint t, size_t g, __global okey_t *ck, __glob
                    ulong orig_off, __global okey_t *out_keys, __global long *out_index,
                    ulong index_base)
 {
+    /* One reduction loop for both ends, and no barrier inside the branches
+     * below: POCL 5.0's parallel-region formation aborted (an assertion in
+     * Kernel.cc) on a branch whose arms held these barrier loops. */
+    uint stop = final_k ? K : 2 * OUT;
+    while (n > stop) {
+        lmerge(LPASS, n, t);
+        n /= 2;
+        lphase(LPASS, n, K / 2, K, t);
+    }
     if (!final_k) {
-        while (n > 2 * OUT) {
-            lmerge(LPASS, n, t);
-            n /= 2;
-            lphase(LPASS, n, K / 2, K, t);
-        }
         /* the last merge, fused with the coalesced write: bitonic runs of K */
         size_t base = g * (size_t)OUT;
         for (uint p0 = 0; p0 < OUT; p0 += WG) {
@@ -311,11 +315,6 @@ inline void finish(LPARAM, uint n, uint t, size_t g, __global okey_t *ck, __glob
             }
         }
     } else {
-        while (n > K) {
-            lmerge(LPASS, n, t);
-            n /= 2;
-            lphase(LPASS, n, K / 2, K, t);
-        }
         /* K items sorted ascending (the worse first): output position j is K-1-j */
         for (uint j0 = 0; j0 < final_k; j0 += WG) {
             uint j = j0 + t;
