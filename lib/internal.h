@@ -73,7 +73,10 @@ typedef struct cltopk_program {
 
 /* the context's scratch buffers */
 enum { SCR_INPUT = 0, SCR_CAND_U0, SCR_CAND_I0, SCR_CAND_U1, SCR_CAND_I1, SCR_OUT_KEYS,
-       SCR_OUT_INDEX, SCR_BENCH, SCR_COUNT };
+       SCR_OUT_INDEX, SCR_BENCH,
+       /* issue 4: radix select and SBP radix */
+       SCR_RS_STATE, SCR_RS_HIST, SCR_RS_RES_K, SCR_RS_RES_I,
+       SCR_COUNT };
 
 
 struct cltopk_context {
@@ -158,6 +161,17 @@ CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_heap;
 #if HAVE_OPENCL
 CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_bitonic;
 #endif
+
+/* ---- issue 4: radix select, SBP radix, the planner's models (algo_radix.c,
+ * algo_sbp_radix.c, model.c) */
+#if HAVE_OPENCL
+CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_radix_select;
+CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_sbp_radix;
+/* the element at position rank (cltopk_select) by the device radix select */
+CLTOPK_INTERNAL int cltopk_radix_select_host(cltopk_context *ctx, const cltopk_request *rq,
+                                             size_t rank, void *out_key, int64_t *out_index);
+#endif
+/* ---- end issue 4 */
 
 /* cpu/: the CPU algorithms work on host arrays. */
 /* top-k by per-thread heaps; outputs as in cltopk_topk (either may be NULL) */

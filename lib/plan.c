@@ -106,6 +106,8 @@ const cltopk_algorithm *cltopk_algorithm_get(cltopk_algo id)
     case CLTOPK_ALGO_CPU_HEAP: return &cltopk_algo_cpu_heap;
 #if HAVE_OPENCL
     case CLTOPK_ALGO_BITONIC: return &cltopk_algo_bitonic;
+    /* issue 4 */
+    case CLTOPK_ALGO_RADIX_SELECT: return &cltopk_algo_radix_select;
 #endif
     default: return NULL;
     }

@@ -1,0 +1,195 @@
+/* radix.c - the radix algorithms (RADIX_SELECT, SBP_RADIX) against the oracle,
+ * bit for bit, on the OpenCL test device (the research note on SBP, section
+ * 8.4): every type, both directions; all-equal, few distinct, narrow, bucket
+ * killer, sorted both ways, Zipf-like, NaN/inf/-0/denormals, the sentinel's
+ * key (worst, worstall); k = 1, 2, C, C + 1, random, n - 1, n; ranks 0, 1,
+ * n / 2, n - 1 and random; n = 1, below one tile, tile - 1, tile, tile + 1,
+ * primes, several levels.  Outputs keys only, positions only or both, each
+ * poisoned first.  AUTO's answer is compared with every named algorithm's. */
+#include "testlib.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static rng_t rng;
+
+/* the per-tile candidate count of SBP radix (lib/algo_sbp_radix.c) and its
+ * tile sizes, to put k and n at the edges */
+#define SBP_C 128
+static const size_t tiles[] = {1024, 2048, 4096};
+
+static const char *const rdists[] = {"uniform", "equal", "few", "narrow", "bucket",
+                                     "increasing", "decreasing", "special", "nan", "denorm",
+                                     "worst", "worstall", "bits", "zipf", NULL};
+
+/* Zipf-like: value v drawn with probability ~ 1/v (heavy-tailed duplicates) */
+static void zipf(cltopk_dtype t, size_t n, void *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        double u = ((double)(rng_next(&rng) >> 11) + 1.0) / 9007199254740993.0;
+        double v = floor(1.0 / u); /* P(v >= x) ~ 1/x */
+        if (v > 1e9)
+            v = 1e9;
+        switch (t) {
+        case CLTOPK_FLOAT32: ((float *)out)[i] = (float)v; break;
+        case CLTOPK_FLOAT64: ((double *)out)[i] = v; break;
+        case CLTOPK_INT32: ((int32_t *)out)[i] = (rng_next(&rng) & 1) ? (int32_t)v : -(int32_t)v; break;
+        case CLTOPK_UINT32: ((uint32_t *)out)[i] = (uint32_t)v; break;
+        case CLTOPK_INT64: ((int64_t *)out)[i] = (rng_next(&rng) & 1) ? (int64_t)v : -(int64_t)v; break;
+        case CLTOPK_UINT64: ((uint64_t *)out)[i] = (uint64_t)v << 20; break;
+        }
+    }
+}
+
+static void make(cltopk_dtype t, const char *dist, size_t n, int smallest, void *keys)
+{
+    if (!strcmp(dist, "zipf"))
+        zipf(t, n, keys);
+    else
+        gen_data(t, dist, n, smallest, &rng, keys);
+}
+
+static size_t add(size_t *ks, size_t nk, size_t k, size_t n)
+{
+    if (k >= 1 && k <= n)
+        ks[nk++] = k;
+    return nk;
+}
+
+/* one data set: top-k for several k and selection at several ranks */
+static void one_set(cltopk_context *ctx, cltopk_algo algo, cltopk_dtype t, int smallest,
+                    const char *dist, size_t n)
+{
+    size_t w = tsize(t);
+    void *keys = bmalloc(n * w);
+    make(t, dist, n, smallest, keys);
+    int64_t *perm = oracle_order(t, keys, n, smallest);
+    size_t ks[16], nk = 0;
+    nk = add(ks, nk, 1, n);
+    nk = add(ks, nk, 2, n);
+    nk = add(ks, nk, SBP_C, n);
+    nk = add(ks, nk, SBP_C + 1, n);
+    nk = add(ks, nk, 1 + (size_t)rng_below(&rng, n), n);
+    nk = add(ks, nk, n - 1, n);
+    nk = add(ks, nk, n, n);
+    char msg[1024] = "";
+    int good = 1;
+    size_t calls = 0;
+    for (size_t i = 0; i < nk && good; i++) {
+        int want = (int)((i + n) % 3) + 1;
+        calls++;
+        if (!check_topk(ctx, algo, t, keys, n, ks[i], smallest, perm, want, CLTOPK_OK, msg,
+                        sizeof msg)) {
+            good = 0;
+            diag_after("top-k k = %zu want %d: %s", ks[i], want, msg);
+        }
+    }
+    size_t rk[5] = {0, n / 2, n - 1, (size_t)rng_below(&rng, n), 1};
+    for (size_t i = 0; i < 5 && good; i++) {
+        if (rk[i] >= n)
+            continue;
+        int want = (int)((i + n) % 3) + 1;
+        calls++;
+        if (!check_select(ctx, algo, t, keys, n, rk[i], smallest, perm, want, CLTOPK_OK, msg,
+                          sizeof msg)) {
+            good = 0;
+            diag_after("select rank = %zu want %d: %s", rk[i], want, msg);
+        }
+    }
+    ok(good, "%s %s %s %s n=%zu (%zu calls)", cltopk_algo_name(algo), tname(t),
+       smallest ? "smallest" : "largest", dist, n, calls);
+    free(perm);
+    free(keys);
+}
+
+/* AUTO's answer equals each named algorithm's, byte for byte */
+static void auto_equals(cltopk_context *ctx, const cltopk_algo *algos, int na, cltopk_dtype t,
+                        const char *dist, size_t n, size_t k, int smallest)
+{
+    size_t w = tsize(t);
+    void *keys = bmalloc(n * w);
+    make(t, dist, n, smallest, keys);
+    void *ak = bmalloc(k * w), *bk = bmalloc(k * w);
+    int64_t *ai = bmalloc(k * 8), *bi = bmalloc(k * 8);
+    unsigned fl = smallest ? CLTOPK_SMALLEST : 0;
+    int st = cltopk_topk(ctx, t, keys, n, k, fl, CLTOPK_ALGO_AUTO, ak, ai);
+    int good = st == CLTOPK_OK, compared = 0;
+    for (int i = 0; i < na && good; i++) {
+        memset(bk, 0xA5, k * w);
+        memset(bi, 0xA5, k * 8);
+        int s2 = cltopk_topk(ctx, t, keys, n, k, fl, algos[i], bk, bi);
+        if (s2 == CLTOPK_ERR_UNSUPPORTED)
+            continue; /* e.g. bitonic above its limit */
+        compared++;
+        if (s2 != CLTOPK_OK || memcmp(ak, bk, k * w) || memcmp(ai, bi, k * 8)) {
+            good = 0;
+            diag_after("%s differs from auto (status %d: %s)", cltopk_algo_name(algos[i]), s2,
+                       cltopk_last_error(ctx));
+        }
+    }
+    ok(good && compared > 0, "auto == every named algorithm (%d compared): %s %s %s n=%zu k=%zu",
+       compared, tname(t), smallest ? "smallest" : "largest", dist, n, k);
+    free(keys), free(ak), free(bk), free(ai), free(bi);
+}
+
+int main(void)
+{
+    plan_lazy();
+    watchdog(1500);
+    rng_init(&rng, test_seed() ^ 0x4AD1);
+    cltopk_context *ctx;
+    char why[512];
+    if (!open_test_cl(&ctx, why, sizeof why))
+        skip_all("%s", why);
+    cltopk_algo algos[4];
+    int na = 0;
+    algos[na++] = CLTOPK_ALGO_RADIX_SELECT;
+    {
+        /* SBP radix when this version has it */
+        float x[4] = {1, 2, 3, 4}, o;
+        if (cltopk_topk(ctx, CLTOPK_FLOAT32, x, 4, 1, 0, CLTOPK_ALGO_SBP_RADIX, &o, NULL) ==
+            CLTOPK_OK)
+            algos[na++] = CLTOPK_ALGO_SBP_RADIX;
+    }
+    for (int a = 0; a < na; a++) {
+        /* every distribution on every type, a few thousand elements (several
+         * tiles), both directions */
+        int di = 0;
+        for (size_t ti = 0; ti < 6; ti++) {
+            cltopk_dtype t = all_types[ti];
+            for (int s = 0; s < 2; s++)
+                for (int j = 0; j < 3; j++, di++) {
+                    const char *d = rdists[(size_t)di % (sizeof rdists / sizeof *rdists - 1)];
+                    one_set(ctx, algos[a], t, s, d, 3000 + (size_t)rng_below(&rng, 9000));
+                }
+        }
+        /* every distribution on float32 both ways */
+        for (int d = 0; rdists[d]; d++)
+            for (int s = 0; s < 2; s++)
+                one_set(ctx, algos[a], CLTOPK_FLOAT32, s, rdists[d], 5000);
+        /* sizes at the edges: one element, below a tile, tiles +-1, primes, levels */
+        size_t ns[] = {1, 2, 3, 127, 129, 1021, 1023, 1024, 1025, 2047, 2049, 4095, 4097, 7919,
+                       65537, 300007};
+        for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
+            const char *d = rdists[i % (sizeof rdists / sizeof *rdists - 1)];
+            cltopk_dtype t = all_types[i % 6];
+            one_set(ctx, algos[a], t, (int)(i & 1), d, ns[i]);
+        }
+        (void)tiles;
+    }
+    /* AUTO against every named algorithm that runs here */
+    cltopk_algo named[6];
+    int nn = 0;
+    named[nn++] = CLTOPK_ALGO_BITONIC;
+    named[nn++] = CLTOPK_ALGO_CPU_HEAP;
+    for (int a = 0; a < na; a++)
+        named[nn++] = algos[a];
+    size_t aks[] = {1, 16, 128, 129, 1000, 50000};
+    for (size_t i = 0; i < sizeof aks / sizeof *aks; i++)
+        auto_equals(ctx, named, nn, all_types[i % 6], rdists[i % 5], 100000, aks[i],
+                    (int)(i & 1));
+    cltopk_close(ctx);
+    return tap_done();
+}
