@@ -102,6 +102,62 @@ static int rs_kernels(cltopk_context *ctx, const cltopk_request *rq, size_t n, r
     }
 }
 
+/* sort the k winners (rk, ri) on the device and write the input's bits and
+ * positions (want bits: 1 keys, 2 positions offset by index_base) */
+static int sort_write(cltopk_context *ctx, const rs_cfg *cp, cl_kernel *kk, cl_mem rk, cl_mem ri,
+                      size_t k, cl_uint want, cl_mem in, size_t off, cl_mem out_keys,
+                      cl_mem out_index, uint64_t index_base)
+{
+    rs_cfg c = *cp;
+    int st = CLTOPK_OK;
+    size_t K2 = pow2_ge(k);
+    cl_uint k32 = (cl_uint)k;
+    cl_ulong off64 = off, base64 = index_base;
+    /* pad to K2, blocks in local memory, then the stages */
+    cl_uint len = (cl_uint)K2, zero = 0;
+    size_t blk = K2 < c.blk ? K2 : c.blk;
+    if (K2 > k) {
+        size_t g = ((K2 - k) + 63) / 64 * 64;
+        st = cltopk_set_args(ctx, kk[K_PAD], 4, sizeof(cl_mem), &rk, sizeof(cl_mem), &ri,
+                             sizeof k32, &k32, sizeof len, &len);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kk[K_PAD], g, 64, 0, NULL);
+    }
+    if (st == CLTOPK_OK && K2 > 1) {
+        st = cltopk_set_args(ctx, kk[K_LOCAL], 4, sizeof(cl_mem), &rk, sizeof(cl_mem), &ri,
+                             sizeof len, &len, sizeof zero, &zero);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kk[K_LOCAL], (K2 / blk) * c.wg, c.wg, 0, NULL);
+    }
+    for (size_t s = 2 * blk; s <= K2 && st == CLTOPK_OK; s <<= 1) {
+        cl_uint s32 = (cl_uint)s;
+        for (size_t j = s / 2; j >= blk && st == CLTOPK_OK; j >>= 1) {
+            cl_uint j32 = (cl_uint)j;
+            size_t g = (K2 / 2 + 255) / 256 * 256;
+            st = cltopk_set_args(ctx, kk[K_GLOBAL], 5, sizeof(cl_mem), &rk, sizeof(cl_mem), &ri,
+                                 sizeof len, &len, sizeof s32, &s32, sizeof j32, &j32);
+            if (st == CLTOPK_OK)
+                st = cltopk_launch(ctx, kk[K_GLOBAL], g, 256 <= ctx->caps.max_wg ? 256 : 64, 0,
+                                   NULL);
+        }
+        if (st == CLTOPK_OK)
+            st = cltopk_set_args(ctx, kk[K_LOCAL], 4, sizeof(cl_mem), &rk, sizeof(cl_mem), &ri,
+                                 sizeof len, &len, sizeof s32, &s32);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kk[K_LOCAL], (K2 / blk) * c.wg, c.wg, 0, NULL);
+    }
+    if (st == CLTOPK_OK) {
+        size_t g = (k + 63) / 64 * 64;
+        st = cltopk_set_args(ctx, kk[K_WRITE], 8, sizeof(cl_mem), &ri, sizeof k32, &k32,
+                             sizeof want, &want, sizeof(cl_mem), &in, sizeof off64, &off64,
+                             sizeof(cl_mem), &out_keys, sizeof(cl_mem), &out_index,
+                             sizeof base64, &base64);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kk[K_WRITE], g, 64, 0, NULL);
+    }
+    return st;
+}
+
 /* Radix select over keys[off .. off+n) of device buffer `in`.  topk: the best k
  * in order into out_keys / out_index; else the element at position k - 1.
  * want bits: 1 keys, 2 positions (offset by index_base). */
@@ -168,48 +224,7 @@ static int rs_device(cltopk_context *ctx, const cltopk_request *rq, cl_mem in, s
             st = cltopk_launch(ctx, kk[K_SELOUT], 1, 1, 0, NULL);
         goto out;
     }
-    /* sort the k winners: pad to K2, blocks in local memory, then the stages */
-    cl_uint len = (cl_uint)K2, zero = 0;
-    size_t blk = K2 < c.blk ? K2 : c.blk;
-    if (K2 > k) {
-        size_t g = ((K2 - k) + 63) / 64 * 64;
-        st = cltopk_set_args(ctx, kk[K_PAD], 4, sizeof(cl_mem), &rk, sizeof(cl_mem), &ri,
-                             sizeof k32, &k32, sizeof len, &len);
-        if (st == CLTOPK_OK)
-            st = cltopk_launch(ctx, kk[K_PAD], g, 64, 0, NULL);
-    }
-    if (st == CLTOPK_OK && K2 > 1) {
-        st = cltopk_set_args(ctx, kk[K_LOCAL], 4, sizeof(cl_mem), &rk, sizeof(cl_mem), &ri,
-                             sizeof len, &len, sizeof zero, &zero);
-        if (st == CLTOPK_OK)
-            st = cltopk_launch(ctx, kk[K_LOCAL], (K2 / blk) * c.wg, c.wg, 0, NULL);
-    }
-    for (size_t s = 2 * blk; s <= K2 && st == CLTOPK_OK; s <<= 1) {
-        cl_uint s32 = (cl_uint)s;
-        for (size_t j = s / 2; j >= blk && st == CLTOPK_OK; j >>= 1) {
-            cl_uint j32 = (cl_uint)j;
-            size_t g = (K2 / 2 + 255) / 256 * 256;
-            st = cltopk_set_args(ctx, kk[K_GLOBAL], 5, sizeof(cl_mem), &rk, sizeof(cl_mem), &ri,
-                                 sizeof len, &len, sizeof s32, &s32, sizeof j32, &j32);
-            if (st == CLTOPK_OK)
-                st = cltopk_launch(ctx, kk[K_GLOBAL], g, 256 <= ctx->caps.max_wg ? 256 : 64, 0,
-                                   NULL);
-        }
-        if (st == CLTOPK_OK)
-            st = cltopk_set_args(ctx, kk[K_LOCAL], 4, sizeof(cl_mem), &rk, sizeof(cl_mem), &ri,
-                                 sizeof len, &len, sizeof s32, &s32);
-        if (st == CLTOPK_OK)
-            st = cltopk_launch(ctx, kk[K_LOCAL], (K2 / blk) * c.wg, c.wg, 0, NULL);
-    }
-    if (st == CLTOPK_OK) {
-        size_t g = (k + 63) / 64 * 64;
-        st = cltopk_set_args(ctx, kk[K_WRITE], 8, sizeof(cl_mem), &ri, sizeof k32, &k32,
-                             sizeof want, &want, sizeof(cl_mem), &in, sizeof off64, &off64,
-                             sizeof(cl_mem), &out_keys, sizeof(cl_mem), &out_index,
-                             sizeof base64, &base64);
-        if (st == CLTOPK_OK)
-            st = cltopk_launch(ctx, kk[K_WRITE], g, 64, 0, NULL);
-    }
+    st = sort_write(ctx, &c, kk, rk, ri, k, want, in, off, out_keys, out_index, index_base);
 out:
     for (int i = 0; i < K_N; i++)
         if (kk[i])
@@ -248,8 +263,16 @@ static int run_buffer(cltopk_context *ctx, const cltopk_request *rq)
 
 /* host data: per device chunk, top-min(k, len) (topk) or the one element
  * (single chunk selection), read back and merged */
+static int rs_topk_device(cltopk_context *ctx, const cltopk_request *rq, cl_mem in, size_t off,
+                          size_t n, size_t k, cl_mem out_keys, cl_mem out_index, cl_uint want,
+                          uint64_t index_base, cl_uint num_wait, const cl_event *wait)
+{
+    return rs_device(ctx, rq, in, off, n, k, 1, out_keys, out_index, want, index_base, num_wait,
+                     wait);
+}
+
 static int run_host_mode(cltopk_context *ctx, const cltopk_request *rq, int topk, size_t rank,
-                         void *sel_key, int64_t *sel_index)
+                         void *sel_key, int64_t *sel_index, cltopk_devrun devrun)
 {
     size_t kb = (size_t)rq->bytes, k = topk ? rq->k : 1;
     size_t chunk = cltopk_chunk_elems(ctx, rq->bytes);
@@ -282,7 +305,10 @@ static int run_host_mode(cltopk_context *ctx, const cltopk_request *rq, int topk
             st = cltopk_clfail(ctx, err, "clEnqueueWriteBuffer (input)");
             break;
         }
-        st = rs_device(ctx, rq, in, 0, len, topk ? kk : rank + 1, topk, ok, oi, 3u, lo, 1, &wr);
+        if (topk)
+            st = devrun(ctx, rq, in, 0, len, kk, ok, oi, 3u, lo, 1, &wr);
+        else
+            st = rs_device(ctx, rq, in, 0, len, rank + 1, 0, ok, oi, 3u, lo, 1, &wr);
         clReleaseEvent(wr);
         if (st != CLTOPK_OK)
             break;
@@ -351,14 +377,36 @@ out:
 
 static int run_host(cltopk_context *ctx, const cltopk_request *rq)
 {
-    return run_host_mode(ctx, rq, 1, 0, NULL, NULL);
+    return run_host_mode(ctx, rq, 1, 0, NULL, NULL, rs_topk_device);
+}
+
+int cltopk_chunked_topk(cltopk_context *ctx, const cltopk_request *rq, cltopk_devrun devrun)
+{
+    return run_host_mode(ctx, rq, 1, 0, NULL, NULL, devrun);
+}
+
+int cltopk_rs_sort_write(cltopk_context *ctx, const cltopk_request *rq, cl_mem rk, cl_mem ri,
+                         size_t k, cl_uint want, cl_mem in, size_t off, cl_mem out_keys,
+                         cl_mem out_index, uint64_t index_base)
+{
+    rs_cfg c;
+    cl_kernel kk[K_N];
+    int st = rs_kernels(ctx, rq, k, &c, kk);
+    if (st != CLTOPK_OK)
+        return st;
+    st = sort_write(ctx, &c, kk, rk, ri, k, want, in, off, out_keys, out_index, index_base);
+    for (int i = 0; i < K_N; i++)
+        if (kk[i])
+            clReleaseKernel(kk[i]);
+    return st;
 }
 
 int cltopk_radix_select_host(cltopk_context *ctx, const cltopk_request *rq, size_t rank,
                              void *out_key, int64_t *out_index)
 {
     int64_t dummy;
-    return run_host_mode(ctx, rq, 0, rank, out_key, out_index ? out_index : &dummy);
+    return run_host_mode(ctx, rq, 0, rank, out_key, out_index ? out_index : &dummy,
+                         rs_topk_device);
 }
 
 static size_t workspace(cltopk_context *ctx, const cltopk_request *rq)

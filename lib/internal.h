@@ -170,6 +170,21 @@ CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_sbp_radix;
 /* the element at position rank (cltopk_select) by the device radix select */
 CLTOPK_INTERNAL int cltopk_radix_select_host(cltopk_context *ctx, const cltopk_request *rq,
                                              size_t rank, void *out_key, int64_t *out_index);
+/* a device top-k of keys[off .. off+n) of `in` into out_keys / out_index (want
+ * bits: 1 keys, 2 positions offset by index_base), enqueued after `wait` */
+typedef int (*cltopk_devrun)(cltopk_context *ctx, const cltopk_request *rq, cl_mem in,
+                             size_t off, size_t n, size_t k, cl_mem out_keys, cl_mem out_index,
+                             cl_uint want, uint64_t index_base, cl_uint num_wait,
+                             const cl_event *wait);
+/* host data through devrun, one device chunk at a time, merged on the host */
+CLTOPK_INTERNAL int cltopk_chunked_topk(cltopk_context *ctx, const cltopk_request *rq,
+                                        cltopk_devrun devrun);
+/* sort k (order key, 32-bit position) pairs on the device (radix_select.cl) and
+ * write the input's bits and positions in output order */
+CLTOPK_INTERNAL int cltopk_rs_sort_write(cltopk_context *ctx, const cltopk_request *rq,
+                                         cl_mem rk, cl_mem ri, size_t k, cl_uint want,
+                                         cl_mem in, size_t off, cl_mem out_keys,
+                                         cl_mem out_index, uint64_t index_base);
 #endif
 /* ---- end issue 4 */
 

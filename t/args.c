@@ -86,11 +86,11 @@ static void plan_fails(cltopk_context *ctx, const char *dev, int type, size_t n,
         diag("status %d (%s), chosen %d", st, cltopk_strerror(st), (int)chosen);
 }
 
-static const int unimplemented[] = {CLTOPK_ALGO_SBP_RADIX, CLTOPK_ALGO_SBP_TREE,
+static const int unimplemented[] = {CLTOPK_ALGO_SBP_TREE,
                                     CLTOPK_ALGO_SORT,
                                     CLTOPK_ALGO_CPU_BITONIC};
 /* issue 4: device algorithms, UNSUPPORTED on the "cpu" context */
-static const int device_only[] = {CLTOPK_ALGO_RADIX_SELECT};
+static const int device_only[] = {CLTOPK_ALGO_RADIX_SELECT, CLTOPK_ALGO_SBP_RADIX};
 static const int bad_types[] = {6, 7, -1, 1000, INT_MIN};
 static const int bad_algos[] = {8, 9, -1, 100, INT_MAX};
 static const unsigned bad_flags[] = {2u, 3u, 4u, 0x80000000u, 0xFFFFFFFFu};

@@ -18,7 +18,6 @@ static rng_t rng;
 /* the per-tile candidate count of SBP radix (lib/algo_sbp_radix.c) and its
  * tile sizes, to put k and n at the edges */
 #define SBP_C 128
-static const size_t tiles[] = {1024, 2048, 4096};
 
 static const char *const rdists[] = {"uniform", "equal", "few", "narrow", "bucket",
                                      "increasing", "decreasing", "special", "nan", "denorm",
@@ -51,6 +50,20 @@ static void make(cltopk_dtype t, const char *dist, size_t n, int smallest, void 
         gen_data(t, dist, n, smallest, &rng, keys);
 }
 
+/* the largest k algo accepts for this type (powers of two, then bisection) */
+static size_t limit_of(cltopk_context *ctx, cltopk_algo algo, cltopk_dtype t)
+{
+    size_t lo = 0, hi = (size_t)1 << 28;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo + 1) / 2, bytes = 0;
+        if (cltopk_workspace_size(ctx, t, mid, mid, 0, algo, &bytes) == CLTOPK_OK)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
 static size_t add(size_t *ks, size_t nk, size_t k, size_t n)
 {
     if (k >= 1 && k <= n)
@@ -66,6 +79,7 @@ static void one_set(cltopk_context *ctx, cltopk_algo algo, cltopk_dtype t, int s
     void *keys = bmalloc(n * w);
     make(t, dist, n, smallest, keys);
     int64_t *perm = oracle_order(t, keys, n, smallest);
+    size_t lim = limit_of(ctx, algo, t);
     size_t ks[16], nk = 0;
     nk = add(ks, nk, 1, n);
     nk = add(ks, nk, 2, n);
@@ -74,32 +88,37 @@ static void one_set(cltopk_context *ctx, cltopk_algo algo, cltopk_dtype t, int s
     nk = add(ks, nk, 1 + (size_t)rng_below(&rng, n), n);
     nk = add(ks, nk, n - 1, n);
     nk = add(ks, nk, n, n);
+    nk = add(ks, nk, lim, n);
+    nk = add(ks, nk, lim + 1, n);
+    nk = add(ks, nk, 1 + (size_t)rng_below(&rng, lim < n ? lim : n), n);
     char msg[1024] = "";
     int good = 1;
     size_t calls = 0;
     for (size_t i = 0; i < nk && good; i++) {
         int want = (int)((i + n) % 3) + 1;
         calls++;
-        if (!check_topk(ctx, algo, t, keys, n, ks[i], smallest, perm, want, CLTOPK_OK, msg,
+        int expect = ks[i] > lim ? CLTOPK_ERR_UNSUPPORTED : CLTOPK_OK;
+        if (!check_topk(ctx, algo, t, keys, n, ks[i], smallest, perm, want, expect, msg,
                         sizeof msg)) {
             good = 0;
             diag_after("top-k k = %zu want %d: %s", ks[i], want, msg);
         }
     }
-    size_t rk[5] = {0, n / 2, n - 1, (size_t)rng_below(&rng, n), 1};
-    for (size_t i = 0; i < 5 && good; i++) {
+    size_t rk[7] = {0, n / 2, n - 1, (size_t)rng_below(&rng, n), 1, lim - 1, lim};
+    for (size_t i = 0; i < 7 && good; i++) {
         if (rk[i] >= n)
             continue;
         int want = (int)((i + n) % 3) + 1;
         calls++;
-        if (!check_select(ctx, algo, t, keys, n, rk[i], smallest, perm, want, CLTOPK_OK, msg,
+        int expect = rk[i] >= lim ? CLTOPK_ERR_UNSUPPORTED : CLTOPK_OK;
+        if (!check_select(ctx, algo, t, keys, n, rk[i], smallest, perm, want, expect, msg,
                           sizeof msg)) {
             good = 0;
             diag_after("select rank = %zu want %d: %s", rk[i], want, msg);
         }
     }
-    ok(good, "%s %s %s %s n=%zu (%zu calls)", cltopk_algo_name(algo), tname(t),
-       smallest ? "smallest" : "largest", dist, n, calls);
+    ok(good, "%s %s %s %s n=%zu (%zu calls, limit %zu)", cltopk_algo_name(algo), tname(t),
+       smallest ? "smallest" : "largest", dist, n, calls, lim);
     free(perm);
     free(keys);
 }
@@ -177,7 +196,6 @@ int main(void)
             cltopk_dtype t = all_types[i % 6];
             one_set(ctx, algos[a], t, (int)(i & 1), d, ns[i]);
         }
-        (void)tiles;
     }
     /* AUTO against every named algorithm that runs here */
     cltopk_algo named[6];
