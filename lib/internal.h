@@ -186,6 +186,14 @@ CLTOPK_INTERNAL int cltopk_rs_sort_write(cltopk_context *ctx, const cltopk_reque
                                          cl_mem in, size_t off, cl_mem out_keys,
                                          cl_mem out_index, uint64_t index_base);
 #endif
+#if HAVE_OPENCL
+/* program.c: the disk cache directory (0 when off) and mkdir -p */
+CLTOPK_INTERNAL int cltopk_cache_dir(char *buf, size_t len);
+CLTOPK_INTERNAL int cltopk_mkdirs(char *path);
+#endif
+/* model.c: AUTO by the cost models (device constants measured once, cached) */
+CLTOPK_INTERNAL int cltopk_plan_auto(cltopk_context *ctx, const cltopk_request *rq,
+                                     int device_data, const cltopk_algorithm **out);
 /* ---- end issue 4 */
 
 /* cpu/: the CPU algorithms work on host arrays. */

@@ -147,6 +147,11 @@ int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo alg
         return CLTOPK_OK;
     }
 #if HAVE_OPENCL
+    /* issue 4: the cost models of lib/model.c choose on OpenCL contexts */
+    if (ctx->is_cl)
+        return cltopk_plan_auto(ctx, rq, device_data, out);
+#endif
+#if HAVE_OPENCL
     if (ctx->is_cl) {
         const cltopk_algorithm *b = &cltopk_algo_bitonic;
         int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
