@@ -79,4 +79,25 @@ if [ "${GPU_RUN_TUNE:-1}" = 1 ] && tools/cltopk help tune >/dev/null 2>&1; then
     tools/cltopk tune --device gpu -n 2^26 -k 1,32,256,1024,2048 --reps 5 2>&1 |
         tee -a "$OUT/summary.txt"
 fi
+# ---- issue 4: SBP radix, radix select and the AUTO planner
+if tools/cltopk bench --help 2>&1 | grep -q "ablation|sbp"; then
+    log "planner: constants and predictions (cltopk topk --explain), 2^26 f32 uniform"
+    u26=$(mktemp)
+    tools/cltopk gen -t f32 -n 2^26 "$u26" 2>/dev/null &&
+        tools/cltopk topk --device gpu -k 32 --explain "$u26" 2>&1 | head -12 |
+        tee -a "$OUT/summary.txt"
+    rm -f "$u26"
+    log "bench: the sbp grid (SBP radix, radix select, bitonic, auto; predictions beside)"
+    tools/cltopk bench --device gpu --grid sbp --reps 5 2>&1 | tee "$OUT/sbp-grid.txt" |
+        tee -a "$OUT/summary.txt"
+    tools/cltopk bench --device gpu --grid sbp --reps 5 --json >"$OUT/sbp-grid.jsonl" 2>&1
+    log "bench: SBP radix, 11-bit digits (CLTOPK_SBP=digit=11), 2^29 f32"
+    CLTOPK_SBP=digit=11 tools/cltopk bench --device gpu -t f32 -n 2^29 -k 1,32,128,1024 \
+        --algo sbp-radix --dist uniform,increasing,bucket-killer --reps 5 2>&1 |
+        tee -a "$OUT/summary.txt"
+    log "bench: SBP radix, tile 256 x 8 (CLTOPK_SBP=ipt=8), 2^29 f32"
+    CLTOPK_SBP=ipt=8 tools/cltopk bench --device gpu -t f32 -n 2^29 -k 1,32,128,512 \
+        --algo sbp-radix --dist uniform,bucket-killer --reps 5 2>&1 | tee -a "$OUT/summary.txt"
+fi
+# ---- end issue 4
 exit $rc

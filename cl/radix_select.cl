@@ -16,8 +16,13 @@
  *   rs_filter  M_FILTER: digit > b goes straight to the result (top-k), digit
  *              == b is written to the other candidate buffer (only the target
  *              bucket is written); M_SKIP: the digit did not reduce, nothing is
- *              written and the candidates stay where they are; M_EMIT_GE /
- *              M_ALL: the last needed winners go to the result, the search ends
+ *              written and the candidates stay where they are; M_NARROW: the
+ *              target bucket still holds more than 1/NARROW of the candidates,
+ *              which are still the input: nothing is written, the digit joins
+ *              a prefix that the next passes match against the input (and the
+ *              next rs_hist emits this pass's higher buckets), so a large
+ *              bucket costs one read instead of a copy; M_EMIT_GE / M_ALL: the
+ *              last needed winners go to the result, the search ends
  *
  * All passes are enqueued back to back; kernels of a finished search return at
  * once.  Then (top-k) the k winners are sorted by a bitonic sort in global and
@@ -27,7 +32,9 @@
  * -D options (defaults below): KEY_BITS, KEY_KIND (common.cl), WG (work-items a
  * group, a power of two), IPT (elements a work-item per round of rs_filter and
  * rs_hist), PRE (key digits histogrammed in pass 0, 1..KEY_BITS/8), BLK (pairs
- * a group sorts in local memory, a power of two, 2 * WG at least). */
+ * a group sorts in local memory, a power of two, 2 * WG at least), HC (copies
+ * of rs_hist's local histogram, against same-bin contention), NARROW (see
+ * M_NARROW; 0 turns it off). */
 #ifndef CLTOPK_COMMON_CL
 #include "common.cl"
 #endif
@@ -43,6 +50,12 @@
 #endif
 #ifndef BLK
 #define BLK 1024
+#endif
+#ifndef HC
+#define HC 1
+#endif
+#ifndef NARROW
+#define NARROW 8
 #endif
 
 #define RADIX 256u
@@ -66,12 +79,17 @@
 #define S_PRE 9  /* pass-0 histograms still valid (every pass so far skipped) */
 #define S_TOPK 10
 #define S_DONE 11
+#define S_NP 12  /* digits of the prefix the input is matched against */
+#define S_PLO 13 /* the prefix: the top 8 * S_NP bits of the order key */
+#define S_PHI 14
+#define S_NARROWED 15 /* a pass narrowed the input: match against the prefix */
 
 #define M_FILTER 0u
 #define M_SKIP 1u
 #define M_EMIT_GE 2u
 #define M_ALL 3u
 #define M_DONE 4u
+#define M_NARROW 5u
 
 #define SENT_IDX 0xFFFFFFFFu
 
@@ -100,6 +118,28 @@ inline void load_cand(uint src, uint i, __global const okey_t *in, ulong off, ui
     }
 }
 
+inline okey_t get_pfx(__global const uint *state)
+{
+#if KEY_BITS == 64
+    return ((okey_t)state[S_PHI] << 32) | (okey_t)state[S_PLO];
+#else
+    return state[S_PLO];
+#endif
+}
+
+/* an input element against the prefix P of np digits: 1 it matches (a
+ * candidate), 2 it is above at the prefix's last digit (a winner of that
+ * pass, emitted by the next rs_hist), 0 neither */
+inline uint pfx_class(okey_t u, uint np, okey_t P)
+{
+    if (np == 0u)
+        return 1u;
+    okey_t top = u >> ((uint)KEY_BITS - 8u * np);
+    if (top == P)
+        return 1u;
+    return (top > P && (top >> 8) == (P >> 8)) ? 2u : 0u;
+}
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void rs_init(__global uint *state, __global uint *hist, uint n, uint k, uint topk)
 {
@@ -111,39 +151,85 @@ void rs_init(__global uint *state, __global uint *hist, uint n, uint k, uint top
             state[w] = 0u;
         state[S_NEED] = k;
         state[S_CAND] = n;
+        state[S_FCNT] = n;
         state[S_PRE] = 1u;
         state[S_TOPK] = topk;
     }
 }
 
-/* histogram of digit `pass` of the current candidates (pass 0: digits 0..PRE-1) */
+/* histogram of digit `pass` of the current candidates (pass 0: digits
+ * 0..PRE-1); on a narrowed input also the emission of the last narrowing
+ * pass's higher buckets */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void rs_hist(uint pass, __global const okey_t *in, ulong off, uint smallest,
              __global const okey_t *ak, __global const uint *ai, __global const okey_t *bk,
-             __global const uint *bi, __global const uint *state, __global uint *hist)
+             __global const uint *bi, __global uint *state, __global uint *hist,
+             __global okey_t *res_k, __global uint *res_i)
 {
-    __local uint lh[PRE * RADIX];
+    __local uint lh[PRE * RADIX * HC];
+    __local uint l_emit, g_emit;
     uint lid = get_local_id(0);
     uint done = state[S_DONE], cur = state[S_CUR], cnt = state[S_CAND];
     /* finished, or a histogram pass 0 already made */
     if (done || (pass > 0u && pass < (uint)PRE && cur == 0u && state[S_PRE]))
         return;
+    uint np = (cur == 0u && state[S_NARROWED]) ? state[S_NP] : 0u;
+    okey_t P = get_pfx(state);
+    uint emit = np > 0u && state[S_TOPK];
+    if (cur == 0u)
+        cnt = state[S_FCNT]; /* the input's length (n) */
     uint nd = pass == 0u ? (uint)PRE : 1u;
-    for (uint b = lid; b < nd * RADIX; b += WG)
+    uint hc = lid % (uint)HC;
+    for (uint b = lid; b < nd * RADIX * HC; b += WG)
         lh[b] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
-    uint step = get_num_groups(0) * WG;
-    for (uint i = get_group_id(0) * WG + lid; i < cnt; i += step) {
-        okey_t u;
-        uint idx;
-        load_cand(cur, i, in, off, smallest, ak, ai, bk, bi, &u, &idx);
-        for (uint d = 0; d < nd; d++)
-            atomic_inc(&lh[d * RADIX + digit_of(u, idx, pass + d)]);
+    uint step = get_num_groups(0) * WG * IPT;
+    for (uint base = get_group_id(0) * WG * IPT; base < cnt; base += step) {
+        okey_t eu[IPT];
+        uint ei[IPT], pos[IPT], em[IPT];
+        if (emit && lid == 0u)
+            l_emit = 0u;
+        if (emit)
+            barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint j = 0; j < IPT; j++) {
+            uint i = base + j * WG + lid;
+            em[j] = 0u;
+            if (i < cnt) {
+                okey_t u;
+                uint idx;
+                load_cand(cur, i, in, off, smallest, ak, ai, bk, bi, &u, &idx);
+                uint cls = pfx_class(u, np, P);
+                if (cls == 1u) {
+                    for (uint d = 0; d < nd; d++)
+                        atomic_inc(&lh[(d * RADIX + digit_of(u, idx, pass + d)) * HC + hc]);
+                } else if (cls == 2u && emit) {
+                    em[j] = 1u;
+                    eu[j] = u;
+                    ei[j] = idx;
+                    pos[j] = atomic_inc(&l_emit);
+                }
+            }
+        }
+        if (emit) {
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (lid == 0u)
+                g_emit = l_emit ? atomic_add(&state[S_EMIT], l_emit) : 0u;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (uint j = 0; j < IPT; j++)
+                if (em[j]) {
+                    res_k[g_emit + pos[j]] = eu[j];
+                    res_i[g_emit + pos[j]] = ei[j];
+                }
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint b = lid; b < nd * RADIX; b += WG)
-        if (lh[b])
-            atomic_add(&hist[pass * RADIX + b], lh[b]);
+    for (uint b = lid; b < nd * RADIX; b += WG) {
+        uint t = 0u;
+        for (uint c = 0; c < (uint)HC; c++)
+            t += lh[b * HC + c];
+        if (t)
+            atomic_add(&hist[pass * RADIX + b], t);
+    }
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
@@ -177,19 +263,38 @@ void rs_choose(uint pass, __global uint *state, __global uint *hist)
                 b--;
             }
             uint cb = lh[b];
+            uint np = state[S_NP], narrowed = state[S_NARROWED];
+            /* the input may stay the input (prefix matching) up to the
+             * last key digit */
+            uint keep_in = cur == 0u && pass + 1u < (uint)KEY_DIGITS;
             need -= above;
             if (topk && cb == need)
                 mode = M_EMIT_GE;
-            else if (cb == cand)
+            else if (cb == cand && (cur != 0u || !narrowed || keep_in))
                 mode = M_SKIP;
+            else if (NARROW > 0 && keep_in && (ulong)cb * (ulong)NARROW > (ulong)cand)
+                mode = M_NARROW;
             else
                 mode = M_FILTER;
             state[S_NEED] = need;
-            if (mode == M_FILTER)
+            if (mode == M_FILTER || mode == M_NARROW)
                 state[S_CAND] = cb;
+            if (cur == 0u && (mode == M_NARROW || mode == M_SKIP)) {
+                /* the prefix of the input's candidates gains digit b (past the
+                 * key digits only while never narrowed: then unused) */
+                if (mode == M_NARROW)
+                    state[S_NARROWED] = 1u;
+                okey_t P = (get_pfx(state) << 8) | (okey_t)b;
+                state[S_PLO] = (uint)P;
+#if KEY_BITS == 64
+                state[S_PHI] = (uint)(P >> 32);
+#endif
+                state[S_NP] = np + 1u;
+            }
         }
         state[S_FSRC] = cur;
-        state[S_FCNT] = cand;
+        if (cur != 0u)
+            state[S_FCNT] = cand; /* the input: stays n */
         if (mode == M_FILTER)
             state[S_CUR] = cur == 1u ? 2u : 1u;
         if (mode == M_ALL || mode == M_EMIT_GE)
@@ -216,9 +321,11 @@ void rs_filter(uint pass, __global const okey_t *in, ulong off, uint smallest,
     __local uint l_emit, l_keep, g_emit, g_keep;
     uint lid = get_local_id(0);
     uint mode = state[S_MODE];
-    if (mode == M_SKIP || mode == M_DONE)
+    if (mode == M_SKIP || mode == M_DONE || mode == M_NARROW)
         return;
     uint src = state[S_FSRC], cnt = state[S_FCNT], b = state[S_DIG];
+    uint np = (src == 0u && state[S_NARROWED]) ? state[S_NP] : 0u;
+    okey_t P = get_pfx(state);
     uint topk = state[S_TOPK], dst = state[S_CUR];
     __global okey_t *dk = dst == 1u ? ak : bk;
     __global uint *di = dst == 1u ? ai : bi;
@@ -235,7 +342,9 @@ void rs_filter(uint pass, __global const okey_t *in, ulong off, uint smallest,
             if (i < cnt) {
                 load_cand(src, i, in, off, smallest, ak, ai, bk, bi, &u[j], &idx[j]);
                 uint d = digit_of(u[j], idx[j], pass);
-                if (mode == M_ALL || (mode == M_EMIT_GE && d >= b) ||
+                if (pfx_class(u[j], np, P) != 1u)
+                    ; /* not a candidate of a narrowed input */
+                else if (mode == M_ALL || (mode == M_EMIT_GE && d >= b) ||
                     (mode == M_FILTER && topk && d > b))
                     act[j] = 1u;
                 else if (mode == M_FILTER && d == b)

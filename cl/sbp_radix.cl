@@ -22,7 +22,8 @@
  *     accepted (written out at once), below b dropped, b stays.
  *
  * -D options (defaults below): KEY_BITS, KEY_KIND (common.cl), WG (a power of
- * two), IPT (elements a work-item), DIGIT (bits a pass, 8 or 11). */
+ * two), IPT (elements a work-item), DIGIT (bits a pass, 8 or 11), REDUCE_TREE
+ * (1: the OR/AND reduction as a tree in local memory; 0: local atomics). */
 #ifndef CLTOPK_COMMON_CL
 #include "common.cl"
 #endif
@@ -35,6 +36,9 @@
 #endif
 #ifndef DIGIT
 #define DIGIT 8
+#endif
+#ifndef REDUCE_TREE
+#define REDUCE_TREE 1
 #endif
 
 #define T (WG * IPT)
@@ -68,6 +72,9 @@ void sbp_level(uint src, __global const okey_t *in, ulong off, uint smallest,
     __local uint part[SCANNERS];
     __local uint s_pos, s_cnt, s_b, s_above, s_cb, s_ticket, s_done;
     __local uint r_or[3], r_and[3];
+#if REDUCE_TREE
+    __local uint red[KEY_BITS == 64 ? 6 : 4][WG];
+#endif
     uint lid = get_local_id(0), g = get_group_id(0);
     uint base = g * (uint)T;
     okey_t u[IPT];
@@ -108,12 +115,7 @@ void sbp_level(uint src, __global const okey_t *in, ulong off, uint smallest,
                 }
             break;
         }
-        /* where the candidates differ */
-        if (lid < 3u) {
-            r_or[lid] = 0u;
-            r_and[lid] = 0xFFFFFFFFu;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        /* where the candidates differ: OR and AND of lo, hi0, hi1 */
         {
             uint o0 = 0u, o1 = 0u, o2 = 0u, a0 = ~0u, a1 = ~0u, a2 = ~0u;
             for (uint j = 0; j < IPT; j++)
@@ -126,6 +128,39 @@ void sbp_level(uint src, __global const okey_t *in, ulong off, uint smallest,
 #endif
                     o0 |= lo, a0 &= lo, o1 |= h0, a1 &= h0, o2 |= h1, a2 &= h1;
                 }
+#if REDUCE_TREE
+            /* a tree in local memory: log2(WG) steps, no contended atomics */
+            red[0][lid] = o0, red[1][lid] = a0, red[2][lid] = o1, red[3][lid] = a1;
+#if KEY_BITS == 64
+            red[4][lid] = o2, red[5][lid] = a2;
+#endif
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (uint st = WG / 2u; st > 0u; st >>= 1) {
+                if (lid < st) {
+                    red[0][lid] |= red[0][lid + st];
+                    red[1][lid] &= red[1][lid + st];
+                    red[2][lid] |= red[2][lid + st];
+                    red[3][lid] &= red[3][lid + st];
+#if KEY_BITS == 64
+                    red[4][lid] |= red[4][lid + st];
+                    red[5][lid] &= red[5][lid + st];
+#endif
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+            if (lid == 0u) {
+                r_or[0] = red[0][0], r_and[0] = red[1][0];
+                r_or[1] = red[2][0], r_and[1] = red[3][0];
+#if KEY_BITS == 64
+                r_or[2] = red[4][0], r_and[2] = red[5][0];
+#endif
+            }
+#else
+            if (lid < 3u) {
+                r_or[lid] = 0u;
+                r_and[lid] = 0xFFFFFFFFu;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
             atomic_or(&r_or[0], o0);
             atomic_and(&r_and[0], a0);
             atomic_or(&r_or[1], o1);
@@ -133,9 +168,9 @@ void sbp_level(uint src, __global const okey_t *in, ulong off, uint smallest,
 #if KEY_BITS == 64
             atomic_or(&r_or[2], o2);
             atomic_and(&r_and[2], a2);
-#else
-            (void)o2, (void)a2;
 #endif
+#endif
+            (void)o2, (void)a2;
         }
         for (uint b = lid; b < RADIX; b += WG)
             hist[b] = 0u;

@@ -108,6 +108,8 @@ typedef enum {
 #define CLTOPK_LARGEST  0u   /* flags: descending order (the default)  */
 #define CLTOPK_SMALLEST 1u   /* flags: ascending order                 */
 #define CLTOPK_BENCH_KEYS_ONLY 0x100u /* cltopk_benchmark only: time keys alone */
+#define CLTOPK_BENCH_SELECT 0x200u    /* cltopk_benchmark only: time the selection of
+                                         rank k - 1 (see cltopk_benchmark)          */
 
 /* Status codes.  Stable: new codes are added below, never renumbered. */
 #define CLTOPK_OK                   0
@@ -298,7 +300,10 @@ CLTOPK_API int cltopk_get_cl(const cltopk_context *ctx, cl_context *context,
  * vectorised OR over its 64-bit words (one read).  The call asks for keys and
  * positions, or with CLTOPK_BENCH_KEYS_ONLY in flags for keys alone (device
  * algorithms then carry no positions for integer keys; float keys on the device
- * carry them anyway, see CLTOPK_ALGO_BITONIC).  Returns as cltopk_topk. */
+ * carry them anyway, see CLTOPK_ALGO_BITONIC).  With CLTOPK_BENCH_SELECT in
+ * flags the call timed is the selection of rank k - 1 instead: on an OpenCL
+ * device the radix selection of the device data (algo RADIX_SELECT or AUTO),
+ * else cltopk_select on the host array.  Returns as cltopk_topk. */
 CLTOPK_API int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys,
                                 size_t n, size_t k, unsigned flags, cltopk_algo algo,
                                 int reps, double *median_s, double *floor_s);

@@ -3,8 +3,13 @@
  * Top-k for any k up to n and the element at any rank.  Each call enqueues
  * rs_init, then for every digit of the composite key (order key : ~position,
  * KEY_BITS + 32 bits, 8 bits a pass) rs_hist, rs_choose and rs_filter, back to
- * back; the state (need, candidates, where they are, the pass's mode) lives in
- * a small device buffer, so there is no host read-back until the result.
+ * back; the state (need, candidates, where they are, the pass's mode, the
+ * prefix a narrowed input is matched against) lives in a small device buffer,
+ * so there is no host read-back until the result.  A target bucket holding
+ * more than 1/8 of the input is not copied: the next pass reads the input
+ * again against the prefix (one read instead of a copy of 2 bytes an input
+ * byte); smaller buckets are copied.  CLTOPK_RADIX="hc=H,narrow=N" sets the
+ * histogram copies (GPU default 8, CPU 1) and that fraction (0: always copy).
  * Passes after the search has ended cost a launch each and return at once.
  * Top-k then sorts its k winners on the device (bitonic, k rounded up to a
  * power of two) and writes the input's bits and positions.
@@ -50,9 +55,19 @@ static void rs_configure(const cltopk_context *ctx, const cltopk_request *rq, si
         g = cap;
     c->groups = g ? g : 1;
     c->blk = RS_BLK < 2 * wg ? 2 * wg : RS_BLK;
+    int hc = (ctx->caps.type & CL_DEVICE_TYPE_GPU) ? 8 : 1, narrow = 8;
+    const char *spec = cltopk_env("CLTOPK_RADIX"); /* "hc=H,narrow=N" (benchmarks) */
+    if (spec) {
+        const char *h = strstr(spec, "hc="), *nw = strstr(spec, "narrow=");
+        if (h && atoi(h + 3) >= 1 && atoi(h + 3) <= 16)
+            hc = atoi(h + 3);
+        if (nw && atoi(nw + 7) >= 0)
+            narrow = atoi(nw + 7);
+    }
     snprintf(c->opts, sizeof c->opts,
-             "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%zu -D IPT=%d -D PRE=%d -D BLK=%zu",
-             rq->bytes * 8, rq->kind, wg, RS_IPT, RS_PRE, c->blk);
+             "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%zu -D IPT=%d -D PRE=%d -D BLK=%zu -D HC=%d "
+             "-D NARROW=%d",
+             rq->bytes * 8, rq->kind, wg, RS_IPT, RS_PRE, c->blk, hc, narrow);
 }
 
 static size_t start_wg(const cltopk_context *ctx)
@@ -193,10 +208,11 @@ static int rs_device(cltopk_context *ctx, const cltopk_request *rq, cl_mem in, s
     if (st == CLTOPK_OK)
         st = cltopk_launch(ctx, kk[K_INIT], c.wg, c.wg, num_wait, wait);
     for (cl_uint p = 0; p < (cl_uint)digits && st == CLTOPK_OK; p++) {
-        st = cltopk_set_args(ctx, kk[K_HIST], 10, sizeof p, &p, sizeof(cl_mem), &in, sizeof off64,
+        st = cltopk_set_args(ctx, kk[K_HIST], 12, sizeof p, &p, sizeof(cl_mem), &in, sizeof off64,
                              &off64, sizeof smallest, &smallest, sizeof(cl_mem), &ak,
                              sizeof(cl_mem), &ai, sizeof(cl_mem), &bk, sizeof(cl_mem), &bi,
-                             sizeof(cl_mem), &state, sizeof(cl_mem), &hist);
+                             sizeof(cl_mem), &state, sizeof(cl_mem), &hist, sizeof(cl_mem), &rk,
+                             sizeof(cl_mem), &ri);
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, kk[K_HIST], G, c.wg, 0, NULL);
         if (st == CLTOPK_OK)
@@ -407,6 +423,39 @@ int cltopk_radix_select_host(cltopk_context *ctx, const cltopk_request *rq, size
     int64_t dummy;
     return run_host_mode(ctx, rq, 0, rank, out_key, out_index ? out_index : &dummy,
                          rs_topk_device);
+}
+
+/* cltopk_benchmark's selection of device data (CLTOPK_BENCH_SELECT) */
+int cltopk_bench_select_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem keys, size_t n,
+                               size_t rank, unsigned flags, cl_mem out_key, cl_mem out_index,
+                               cl_event *done)
+{
+    static const int kind_of[6] = {KIND_FLOAT, KIND_FLOAT, KIND_SIGNED, KIND_UNSIGNED,
+                                   KIND_SIGNED, KIND_UNSIGNED};
+    pthread_mutex_lock(&ctx->lock);
+    ctx->err[0] = 0;
+    cltopk_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.type = type;
+    rq.bytes = (int)cltopk_dtype_size(type);
+    rq.kind = kind_of[type];
+    rq.n = n;
+    rq.k = rank + 1;
+    rq.smallest = (flags & CLTOPK_SMALLEST) != 0;
+    rq.on_device = 1;
+    char why[512];
+    int st = CLTOPK_OK;
+    if (!ctx->is_cl || !supports(ctx, &rq, why, sizeof why))
+        st = cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "radix select: %s",
+                         ctx->is_cl ? why : "needs an OpenCL device");
+    if (st == CLTOPK_OK)
+        st = rs_device(ctx, &rq, keys, 0, n, rank + 1, 0, out_key, out_index, 3u, 0, 0, NULL);
+    if (st == CLTOPK_OK && done) {
+        clRetainEvent(ctx->last);
+        *done = ctx->last;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
 }
 
 static size_t workspace(cltopk_context *ctx, const cltopk_request *rq)

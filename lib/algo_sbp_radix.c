@@ -9,8 +9,9 @@
  *
  * Parameters: WG 256 (or the device's maximum), IPT 16 on GPUs and 4 on CPUs,
  * DIGIT 8; C = max(k rounded up to 4, min(128, T / 8)); k at most T / 4 (a tile
- * must shrink by 4 at least).  CLTOPK_SBP="wg=W,ipt=I,digit=D,c=C" overrides
- * (for the benchmark and tuning). */
+ * must shrink by 4 at least).  CLTOPK_SBP="wg=W,ipt=I,digit=D,c=C,reduce=R"
+ * overrides (for the benchmark and tuning; reduce=0: the OR/AND reduction of
+ * the common-prefix skip by local atomics instead of a tree). */
 #include "internal.h"
 
 #if HAVE_OPENCL
@@ -20,7 +21,7 @@
 #include <string.h>
 
 typedef struct {
-    size_t wg, ipt, digit, c_min, T;
+    size_t wg, ipt, digit, c_min, T, tree;
 } sbp_cfg;
 
 static size_t pow2_le(size_t x)
@@ -37,6 +38,7 @@ static void sbp_configure(const cltopk_context *ctx, sbp_cfg *c)
     c->ipt = (ctx->caps.type & CL_DEVICE_TYPE_GPU) ? 16 : 4;
     c->digit = 8;
     c->c_min = 0;
+    c->tree = 1;
     const char *spec = cltopk_env("CLTOPK_SBP");
     if (spec) {
         const char *p = spec;
@@ -53,6 +55,8 @@ static void sbp_configure(const cltopk_context *ctx, sbp_cfg *c)
                     c->digit = v;
                 else if (!strcmp(name, "c"))
                     c->c_min = v;
+                else if (!strcmp(name, "reduce"))
+                    c->tree = v != 0;
                 p += used;
             } else {
                 p++;
@@ -118,8 +122,9 @@ static int sbp_device(cltopk_context *ctx, const cltopk_request *rq, cl_mem in, 
     int st;
     for (;;) {
         char opts[256];
-        snprintf(opts, sizeof opts, "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%zu -D IPT=%zu -D DIGIT=%zu",
-                 rq->bytes * 8, rq->kind, c.wg, c.ipt, c.digit);
+        snprintf(opts, sizeof opts,
+                 "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%zu -D IPT=%zu -D DIGIT=%zu -D REDUCE_TREE=%zu",
+                 rq->bytes * 8, rq->kind, c.wg, c.ipt, c.digit, c.tree);
         st = cltopk_kernel_get(ctx, "sbp_radix.cl", opts, "sbp_level", &kern);
         if (st != CLTOPK_OK)
             return st;

@@ -170,6 +170,11 @@ CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_sbp_radix;
 /* the element at position rank (cltopk_select) by the device radix select */
 CLTOPK_INTERNAL int cltopk_radix_select_host(cltopk_context *ctx, const cltopk_request *rq,
                                              size_t rank, void *out_key, int64_t *out_index);
+/* the device selection of rank in device data (cltopk_benchmark) */
+CLTOPK_INTERNAL int cltopk_bench_select_buffer(cltopk_context *ctx, cltopk_dtype type,
+                                               cl_mem keys, size_t n, size_t rank,
+                                               unsigned flags, cl_mem out_key, cl_mem out_index,
+                                               cl_event *done);
 /* a device top-k of keys[off .. off+n) of `in` into out_keys / out_index (want
  * bits: 1 keys, 2 positions offset by index_base), enqueued after `wait` */
 typedef int (*cltopk_devrun)(cltopk_context *ctx, const cltopk_request *rq, cl_mem in,
