@@ -12,7 +12,8 @@
  *   h2d     host-to-device copy bandwidth, bytes/s
  *   cpubw   host memory read bandwidth of all cores, bytes/s
  * CLTOPK_PLAN_CONSTS="bw=..,launch=..,lrate=..,h2d=..,cpubw=.." sets them
- * (tests, what-if runs); a missing name is measured.
+ * (tests, what-if runs): it wins over the disk cache and is never saved; a
+ * name it lacks comes from the disk cache or is measured.
  *
  * Models (seconds; uniform data; R = one read of the input = n * bytes / bw):
  *   cpu-heap      host data: n * bytes / cpubw * 1.5 + k log2 k merge work;
@@ -26,9 +27,11 @@
  *                 filter work) + levels' launches + the sort of k
  *   sbp-tree      as sbp-radix with 1.9 passes (research note 2.6); refined
  *                 by its own model where the tree registers one
- *   radix-select  2R (histogram and filter of pass 0; later passes read n /
- *                 256, n / 65536, ...) + n * (PRE + 1) / lrate + 3 launches a
- *                 digit + the sort of k (bitonic in global memory)
+ *   radix-select  2R for integers (histogram and filter of pass 0; later
+ *                 passes read n / 256, ...), 3R for floats (pass 0 narrows
+ *                 without a copy, pass 1 reads the input again) + n * 3 /
+ *                 lrate + 3 launches a digit + the sort of k (bitonic in
+ *                 global memory)
  *   every device algorithm on host data adds n * bytes / h2d.
  * The choice is the smallest predicted time among the algorithms that support
  * the call; cltopk_explain prints every row. */
@@ -258,17 +261,19 @@ static int get_consts(cltopk_context *ctx, plan_consts *out)
     pthread_mutex_unlock(&consts_lock);
     plan_consts c;
     memset(&c, 0, sizeof c);
-    parse_consts(cltopk_env("CLTOPK_PLAN_CONSTS"), &c);
     char dir[4096], path[4200];
     int disk = consts_path(ctx, dir, sizeof dir, path, sizeof path);
     if (disk)
         load_consts(path, &c);
+    /* the environment wins over the disk, and is never written to it */
+    const char *env = cltopk_env("CLTOPK_PLAN_CONSTS");
+    parse_consts(env, &c);
     int missing = !c.bw || !c.launch || !c.lrate || !c.h2d || !c.cpubw;
     if (missing) {
         int st = measure(ctx, &c);
         if (st != CLTOPK_OK)
             return st;
-        if (disk)
+        if (disk && !env)
             save_consts(dir, path, &c);
     }
     pthread_mutex_lock(&consts_lock);
@@ -348,7 +353,10 @@ static double model_radix(const plan_consts *c, const cltopk_request *rq)
     double n = (double)rq->n, kb = rq->bytes;
     double digits = rq->bytes + 4;
     double R = n * kb / c->bw;
-    return 2 * R * (1 + 1.0 / 256) + n * 3 / c->lrate + (1 + 3 * digits) * c->launch +
+    /* integers: digit 0 already cuts to 1/256 (histogram + filter: 2R); floats
+     * of one sign and a few exponents: digit 0 narrows, digit 1 cuts (3R) */
+    double reads = rq->kind == KIND_FLOAT ? 3 : 2;
+    return reads * R * (1 + 1.0 / 256) + n * 3 / c->lrate + (1 + 3 * digits) * c->launch +
            sort_time(c, rq->k, rq->bytes);
 }
 

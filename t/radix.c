@@ -153,15 +153,70 @@ static void auto_equals(cltopk_context *ctx, const cltopk_algo *algos, int na, c
     free(keys), free(ak), free(bk), free(ai), free(bi);
 }
 
+/* the planner: cltopk_explain agrees with cltopk_plan, names every model, and
+ * with the constants set below (a fast device) picks device algorithms */
+static void planner(cltopk_context *ctx, int is_cl)
+{
+    char buf[4096];
+    static const size_t ks[] = {1, 16, 256, 5000, 500000};
+    for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
+        cltopk_algo chosen = (cltopk_algo)77;
+        int st = cltopk_plan(ctx, CLTOPK_FLOAT32, 1000000, ks[i], 0, &chosen);
+        int se = cltopk_explain(ctx, CLTOPK_FLOAT32, 1000000, ks[i], 0, 0, buf, sizeof buf);
+        char want[64];
+        snprintf(want, sizeof want, "choice: %s\n",
+                 cltopk_algo_name(chosen) ? cltopk_algo_name(chosen) : "?");
+        int good = st == CLTOPK_OK && se == CLTOPK_OK && strstr(buf, want) &&
+                   strstr(buf, "cpu-heap") &&
+                   (!is_cl || (strstr(buf, "radix-select") && strstr(buf, "sbp-radix") &&
+                               strstr(buf, "bitonic")));
+        /* a fast device (CLTOPK_PLAN_CONSTS): never the CPU heap; above the SBP
+         * and bitonic limits the radix select */
+        if (is_cl)
+            good = good && chosen != CLTOPK_ALGO_CPU_HEAP &&
+                   (ks[i] < 5000 || chosen == CLTOPK_ALGO_RADIX_SELECT);
+        else
+            good = good && chosen == CLTOPK_ALGO_CPU_HEAP;
+        if (!ok(good, "%s: explain k = %zu agrees with plan (%s)", is_cl ? "opencl" : "cpu",
+                ks[i], cltopk_algo_name(chosen) ? cltopk_algo_name(chosen) : "?"))
+            diag("%s", buf);
+    }
+    ok(cltopk_explain(ctx, CLTOPK_FLOAT32, 10, 0, 0, 0, buf, sizeof buf) == CLTOPK_ERR_K_RANGE &&
+           cltopk_explain(ctx, CLTOPK_FLOAT32, 10, 11, 0, 0, buf, sizeof buf) ==
+               CLTOPK_ERR_K_RANGE &&
+           cltopk_explain(ctx, (cltopk_dtype)9, 10, 1, 0, 0, buf, sizeof buf) ==
+               CLTOPK_ERR_BAD_TYPE &&
+           cltopk_explain(ctx, CLTOPK_FLOAT32, 10, 1, 0, 0, NULL, 5) ==
+               CLTOPK_ERR_INVALID_ARGUMENT,
+       "%s: explain rejects k = 0, k > n, a bad type, a NULL buffer", is_cl ? "opencl" : "cpu");
+    /* truncation keeps a terminated string */
+    memset(buf, 'x', sizeof buf);
+    ok(cltopk_explain(ctx, CLTOPK_FLOAT32, 1000, 10, 0, 0, buf, 16) == CLTOPK_OK &&
+           strlen(buf) == 15,
+       "%s: explain truncates to the buffer", is_cl ? "opencl" : "cpu");
+}
+
 int main(void)
 {
     plan_lazy();
     watchdog(1500);
     rng_init(&rng, test_seed() ^ 0x4AD1);
+    /* the planner's constants: a fast device and a slow host, so that AUTO
+     * runs the device algorithms here too (the disk cache is not touched) */
+    setenv("CLTOPK_PLAN_CONSTS", "bw=1e12,launch=1e-7,lrate=1e13,h2d=1e12,cpubw=1e8", 1);
+
     cltopk_context *ctx;
     char why[512];
     if (!open_test_cl(&ctx, why, sizeof why))
         skip_all("%s", why);
+    {
+        cltopk_context *cpu;
+        if (cltopk_open(&cpu, "cpu") == CLTOPK_OK) {
+            planner(cpu, 0);
+            cltopk_close(cpu);
+        }
+    }
+    planner(ctx, 1);
     cltopk_algo algos[4];
     int na = 0;
     algos[na++] = CLTOPK_ALGO_RADIX_SELECT;
