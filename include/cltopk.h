@@ -245,7 +245,9 @@ CLTOPK_API int cltopk_topk_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem
 CLTOPK_API int cltopk_workspace_size(cltopk_context *ctx, cltopk_dtype type, size_t n, size_t k,
                                      unsigned flags, cltopk_algo algo, size_t *bytes);
 
-/* The algorithm AUTO would run for this call (without running it). */
+/* The algorithm AUTO would run for this call (without running it).  On an
+ * OpenCL context the first plan for a device may measure the cost models'
+ * constants (see cltopk_explain), which then stay in the kernel cache. */
 CLTOPK_API int cltopk_plan(cltopk_context *ctx, cltopk_dtype type, size_t n, size_t k,
                            unsigned flags, cltopk_algo *chosen);
 

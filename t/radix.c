@@ -153,6 +153,49 @@ static void auto_equals(cltopk_context *ctx, const cltopk_algo *algos, int na, c
     free(keys), free(ak), free(bk), free(ai), free(bi);
 }
 
+#if CLTOPK_HAVE_OPENCL
+/* device buffers: data at an offset, results in cl_mem, the done event */
+static void buffers(cltopk_context *ctx, cltopk_algo algo, cltopk_dtype t, int smallest,
+                    const char *dist, size_t n, size_t off, size_t k)
+{
+    cl_context c;
+    cl_command_queue q;
+    if (cltopk_get_cl(ctx, &c, NULL, &q) != CLTOPK_OK)
+        bail("cltopk_get_cl failed on an OpenCL context");
+    size_t w = tsize(t);
+    char *keys = bmalloc((n + off) * w);
+    make(t, dist, n + off, smallest, keys);
+    int64_t *perm = oracle_order(t, keys + off * w, n, smallest);
+    cl_int err;
+    cl_mem din = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (n + off) * w, keys,
+                                &err);
+    cl_mem dk = clCreateBuffer(c, CL_MEM_READ_WRITE, k * w, NULL, &err);
+    cl_mem di = clCreateBuffer(c, CL_MEM_READ_WRITE, k * 8, NULL, &err);
+    if (!din || !dk || !di)
+        bail("clCreateBuffer failed: %d", (int)err);
+    cl_event done = NULL;
+    int st = cltopk_topk_buffer(ctx, t, din, off, n, k, smallest ? CLTOPK_SMALLEST : 0, algo, dk,
+                                di, 0, NULL, &done);
+    char *ok_ = bmalloc(k * w);
+    int64_t *oi = bmalloc(k * 8);
+    int good = st == CLTOPK_OK && done;
+    if (good) {
+        good = clWaitForEvents(1, &done) == CL_SUCCESS &&
+               clEnqueueReadBuffer(q, dk, CL_TRUE, 0, k * w, ok_, 0, NULL, NULL) == CL_SUCCESS &&
+               clEnqueueReadBuffer(q, di, CL_TRUE, 0, k * 8, oi, 0, NULL, NULL) == CL_SUCCESS;
+        clReleaseEvent(done);
+    }
+    for (size_t i = 0; good && i < k; i++)
+        good = oi[i] == perm[i] && !memcmp(ok_ + i * w, keys + (off + (size_t)perm[i]) * w, w);
+    ok(good, "%s buffer: %s %s %s n=%zu offset=%zu k=%zu (status %d)", cltopk_algo_name(algo),
+       tname(t), smallest ? "smallest" : "largest", dist, n, off, k, st);
+    clReleaseMemObject(din);
+    clReleaseMemObject(dk);
+    clReleaseMemObject(di);
+    free(keys), free(perm), free(ok_), free(oi);
+}
+#endif
+
 /* the planner: cltopk_explain agrees with cltopk_plan, names every model, and
  * with the constants set below (a fast device) picks device algorithms */
 static void planner(cltopk_context *ctx, int is_cl)
@@ -252,6 +295,13 @@ int main(void)
             one_set(ctx, algos[a], t, (int)(i & 1), d, ns[i]);
         }
     }
+#if CLTOPK_HAVE_OPENCL
+    for (int a = 0; a < na; a++) {
+        buffers(ctx, algos[a], CLTOPK_FLOAT32, 0, "nan", 50000, 7, 100);
+        buffers(ctx, algos[a], CLTOPK_INT64, 1, "bucket", 20011, 3, 200);
+        buffers(ctx, algos[a], CLTOPK_UINT32, 0, "few", 4097, 0, 1);
+    }
+#endif
     /* AUTO against every named algorithm that runs here */
     cltopk_algo named[6];
     int nn = 0;
