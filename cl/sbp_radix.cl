@@ -44,8 +44,10 @@
 #define T (WG * IPT)
 #define RADIX (1u << DIGIT)
 #define MASK (RADIX - 1u)
-/* bins a work-item scans */
-#define BPW ((RADIX + WG - 1) / WG)
+/* bins a scanning work-item sums: 32 scanners (fewer scan steps), or fewer
+ * when the group is smaller */
+#define SCAN_MAX (WG < 32 ? WG : 32)
+#define BPW ((RADIX + SCAN_MAX - 1) / SCAN_MAX)
 #define SCANNERS (RADIX / BPW)
 #define SENT_IDX 0xFFFFFFFFu
 

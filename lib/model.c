@@ -295,6 +295,7 @@ static double lg2(double x)
     return x > 1 ? log2(x) : 0;
 }
 
+#if HAVE_OPENCL
 static size_t pow2_ge(size_t k)
 {
     size_t K = 1;
@@ -319,6 +320,8 @@ static double sort_time(const plan_consts *c, size_t k, int kb)
     return launches * c->launch + bytes / c->bw + local / c->lrate + k * (kb + 8) / c->bw;
 }
 
+#endif
+
 static double model_cpu(const plan_consts *c, const cltopk_request *rq, int device_data)
 {
     double n = (double)rq->n, kb = rq->bytes, k = (double)rq->k;
@@ -328,6 +331,7 @@ static double model_cpu(const plan_consts *c, const cltopk_request *rq, int devi
     return t;
 }
 
+#if HAVE_OPENCL
 static double model_bitonic(const plan_consts *c, const cltopk_request *rq)
 {
     double n = (double)rq->n, kb = rq->bytes, K = (double)pow2_ge(rq->k);
@@ -359,6 +363,8 @@ static double model_radix(const plan_consts *c, const cltopk_request *rq)
     return reads * R * (1 + 1.0 / 256) + n * 3 / c->lrate + (1 + 3 * digits) * c->launch +
            sort_time(c, rq->k, rq->bytes);
 }
+
+#endif
 
 /* ------------------------------------------------------------------ choice */
 

@@ -179,13 +179,16 @@ static void buffers(cltopk_context *ctx, cltopk_algo algo, cltopk_dtype t, int s
     char *ok_ = bmalloc(k * w);
     int64_t *oi = bmalloc(k * 8);
     int good = st == CLTOPK_OK && done;
+    if (k > limit_of(ctx, algo, t)) /* above the algorithm's limit: refused */
+        good = st == CLTOPK_ERR_UNSUPPORTED && !done && cltopk_last_error(ctx)[0];
+    else
     if (good) {
         good = clWaitForEvents(1, &done) == CL_SUCCESS &&
                clEnqueueReadBuffer(q, dk, CL_TRUE, 0, k * w, ok_, 0, NULL, NULL) == CL_SUCCESS &&
                clEnqueueReadBuffer(q, di, CL_TRUE, 0, k * 8, oi, 0, NULL, NULL) == CL_SUCCESS;
         clReleaseEvent(done);
     }
-    for (size_t i = 0; good && i < k; i++)
+    for (size_t i = 0; good && st == CLTOPK_OK && i < k; i++)
         good = oi[i] == perm[i] && !memcmp(ok_ + i * w, keys + (off + (size_t)perm[i]) * w, w);
     ok(good, "%s buffer: %s %s %s n=%zu offset=%zu k=%zu (status %d)", cltopk_algo_name(algo),
        tname(t), smallest ? "smallest" : "largest", dist, n, off, k, st);
