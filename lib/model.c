@@ -18,10 +18,12 @@
  * Models (seconds; uniform data; R = one read of the input = n * bytes / bw):
  *   cpu-heap      host data: n * bytes / cpubw * 1.5 + k log2 k merge work;
  *                 device data adds the copy to the host
- *   bitonic       R + n * s(K) / (8 lrate) + launches, s(K) = log2(2K)
- *                 (log2(2K) + 1) / 2 compare-exchanges an element (K = k
- *                 rounded up to a power of two), each about 1/8 of a local
- *                 atomic increment
+ *   bitonic       s(K) = log2(2K) (log2(2K) + 1) / 2 compare-exchanges an
+ *                 element (K = k rounded up to a power of two); GPUs: R (10.7
+ *                 + 0.87 s(K)), fitted to the foundation kernel's H200 times
+ *                 (bench/RESULTS.md); CPU devices: R + n s(K) / (8 lrate) (a
+ *                 compare-exchange about 1/8 of a local atomic increment on
+ *                 POCL); plus launches
  *   sbp-radix     R * T / (T - C) (level 0 plus the shrinking levels) + n * 3
  *                 / lrate (about 1.5 passes a tile of histogram, OR/AND and
  *                 filter work) + levels' launches + the sort of k
@@ -332,11 +334,16 @@ static double model_cpu(const plan_consts *c, const cltopk_request *rq, int devi
 }
 
 #if HAVE_OPENCL
-static double model_bitonic(const plan_consts *c, const cltopk_request *rq)
+static double model_bitonic(const plan_consts *c, const cltopk_request *rq, int gpu)
 {
     double n = (double)rq->n, kb = rq->bytes, K = (double)pow2_ge(rq->k);
     double s = lg2(2 * K) * (lg2(2 * K) + 1) / 2;
     double levels = 1 + ceil(lg2(n / 4096) / (lg2(4096 / K) > 1 ? lg2(4096 / K) : 1));
+    if (gpu)
+        /* the foundation kernel (the default) on the H200, 2^29 f32 (RESULTS.md):
+         * 5.67, 14.6, 24.6, 33.4 ms at k = 1, 32, 256, 1024 against a 0.49 ms
+         * read floor fit t = R (10.7 + 0.87 s) within 2% */
+        return n * kb / c->bw * (10.7 + 0.87 * s) + levels * c->launch;
     /* a compare-exchange in local memory: about 1/8 of a local atomic increment
      * (POCL measurement, n = 2^16, k = 1 .. 1024) */
     return n * kb / c->bw + n * s / (8 * c->lrate) + levels * c->launch;
@@ -399,7 +406,9 @@ static int plan_rows(cltopk_context *ctx, const cltopk_request *rq, int device_d
             r->why[0] = 0;
             r->ok = a->supports(ctx, rq, r->why, sizeof r->why);
             switch (ids[i]) {
-            case CLTOPK_ALGO_BITONIC: r->t = model_bitonic(pc, rq); break;
+            case CLTOPK_ALGO_BITONIC:
+                r->t = model_bitonic(pc, rq, (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0);
+                break;
             case CLTOPK_ALGO_SBP_RADIX: r->t = model_sbp(pc, rq, 1.5); break;
             case CLTOPK_ALGO_SBP_TREE: r->t = model_sbp(pc, rq, 1.9); break;
             default: r->t = model_radix(pc, rq); break;
