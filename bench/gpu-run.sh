@@ -90,7 +90,6 @@ if tools/cltopk bench --help 2>&1 | grep -q "ablation|sbp"; then
     log "bench: the sbp grid (SBP radix, radix select, bitonic, auto; predictions beside)"
     tools/cltopk bench --device gpu --grid sbp --reps 5 2>&1 | tee "$OUT/sbp-grid.txt" |
         tee -a "$OUT/summary.txt"
-    tools/cltopk bench --device gpu --grid sbp --reps 5 --json >"$OUT/sbp-grid.jsonl" 2>&1
     log "bench: SBP radix, 11-bit digits (CLTOPK_SBP=digit=11), 2^29 f32"
     CLTOPK_SBP=digit=11 tools/cltopk bench --device gpu -t f32 -n 2^29 -k 1,32,128,1024 \
         --algo sbp-radix --dist uniform,increasing,bucket-killer --reps 5 2>&1 |
