@@ -256,10 +256,10 @@ static int supports(cltopk_context *ctx, const cltopk_request *rq, char *why, si
                  "64-bit integers (use the CPU algorithms)", ctx->name);
         return 0;
     }
-    if (rq->n > 0xFFFFFFFEull && rq->on_device) {
+    if (rq->n > 0x7FFFFFFFull && rq->on_device) {
         snprintf(why, whylen,
-                 "radix select of a cl_mem takes at most 4294967294 elements per call "
-                 "(32-bit positions inside one launch); split the buffer");
+                 "radix select of a cl_mem takes at most 2^31 - 1 elements per call "
+                 "(32-bit positions and counts inside one launch); split the buffer");
         return 0;
     }
     return 1;
