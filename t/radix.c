@@ -267,11 +267,13 @@ int main(void)
     int na = 0;
     algos[na++] = CLTOPK_ALGO_RADIX_SELECT;
     {
-        /* SBP radix when this version has it */
+        /* the SBP algorithms this version has (the tree, once registered, gets the
+         * same checks) */
         float x[4] = {1, 2, 3, 4}, o;
-        if (cltopk_topk(ctx, CLTOPK_FLOAT32, x, 4, 1, 0, CLTOPK_ALGO_SBP_RADIX, &o, NULL) ==
-            CLTOPK_OK)
-            algos[na++] = CLTOPK_ALGO_SBP_RADIX;
+        const cltopk_algo sbp[2] = {CLTOPK_ALGO_SBP_RADIX, CLTOPK_ALGO_SBP_TREE};
+        for (int i = 0; i < 2; i++)
+            if (cltopk_topk(ctx, CLTOPK_FLOAT32, x, 4, 1, 0, sbp[i], &o, NULL) == CLTOPK_OK)
+                algos[na++] = sbp[i];
     }
     for (int a = 0; a < na; a++) {
         /* every distribution on every type, a few thousand elements (several
@@ -306,7 +308,7 @@ int main(void)
     }
 #endif
     /* AUTO against every named algorithm that runs here */
-    cltopk_algo named[6];
+    cltopk_algo named[8];
     int nn = 0;
     named[nn++] = CLTOPK_ALGO_BITONIC;
     named[nn++] = CLTOPK_ALGO_CPU_HEAP;
