@@ -191,13 +191,20 @@ void rs_hist(uint pass, __global const okey_t *in, ulong off, uint smallest,
             l_emit = 0u;
         if (emit)
             barrier(CLK_LOCAL_MEM_FENCE);
+        okey_t lu[IPT];
+        uint li[IPT];
+        /* all loads of the round first (memory parallelism), then the counting */
+        for (uint j = 0; j < IPT; j++) {
+            uint i = base + j * WG + lid;
+            if (i < cnt)
+                load_cand(cur, i, in, off, smallest, ak, ai, bk, bi, &lu[j], &li[j]);
+        }
         for (uint j = 0; j < IPT; j++) {
             uint i = base + j * WG + lid;
             em[j] = 0u;
             if (i < cnt) {
-                okey_t u;
-                uint idx;
-                load_cand(cur, i, in, off, smallest, ak, ai, bk, bi, &u, &idx);
+                okey_t u = lu[j];
+                uint idx = li[j];
                 uint cls = pfx_class(u, np, P);
                 if (cls == 1u) {
                     for (uint d = 0; d < nd; d++)
@@ -220,6 +227,7 @@ void rs_hist(uint pass, __global const okey_t *in, ulong off, uint smallest,
                     res_k[g_emit + pos[j]] = eu[j];
                     res_i[g_emit + pos[j]] = ei[j];
                 }
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -336,11 +344,16 @@ void rs_filter(uint pass, __global const okey_t *in, ulong off, uint smallest,
         barrier(CLK_LOCAL_MEM_FENCE);
         okey_t u[IPT];
         uint idx[IPT], pos[IPT], act[IPT]; /* act: 0 none, 1 emit, 2 keep */
+        /* all loads of the round first (memory parallelism), then the decisions */
+        for (uint j = 0; j < IPT; j++) {
+            uint i = base + j * WG + lid;
+            if (i < cnt)
+                load_cand(src, i, in, off, smallest, ak, ai, bk, bi, &u[j], &idx[j]);
+        }
         for (uint j = 0; j < IPT; j++) {
             uint i = base + j * WG + lid;
             act[j] = 0u;
             if (i < cnt) {
-                load_cand(src, i, in, off, smallest, ak, ai, bk, bi, &u[j], &idx[j]);
                 uint d = digit_of(u[j], idx[j], pass);
                 if (pfx_class(u[j], np, P) != 1u)
                     ; /* not a candidate of a narrowed input */

@@ -8,8 +8,9 @@
  * so there is no host read-back until the result.  A target bucket holding
  * more than 1/8 of the input is not copied: the next pass reads the input
  * again against the prefix (one read instead of a copy of 2 bytes an input
- * byte); smaller buckets are copied.  CLTOPK_RADIX="hc=H,narrow=N" sets the
- * histogram copies (GPU default 8, CPU 1) and that fraction (0: always copy).
+ * byte); smaller buckets are copied.  CLTOPK_RADIX="hc=H,narrow=N,ipt=I" sets
+ * the histogram copies (GPU default 4, CPU 1), that fraction (0: always copy)
+ * and the elements a work-item loads a round (GPU 8, CPU 4).
  * Passes after the search has ended cost a launch each and return at once.
  * Top-k then sorts its k winners on the device (bitonic, k rounded up to a
  * power of two) and writes the input's bits and positions.
@@ -47,27 +48,33 @@ static void rs_configure(const cltopk_context *ctx, const cltopk_request *rq, si
                          rs_cfg *c)
 {
     c->wg = wg;
-    size_t per = wg * RS_IPT;
-    size_t g = (n + per - 1) / per;
-    size_t cap = (size_t)(ctx->caps.compute_units ? ctx->caps.compute_units : 1) *
-                 ((ctx->caps.type & CL_DEVICE_TYPE_GPU) ? 16 : 2);
-    if (g > cap)
-        g = cap;
-    c->groups = g ? g : 1;
-    c->blk = RS_BLK < 2 * wg ? 2 * wg : RS_BLK;
-    int hc = (ctx->caps.type & CL_DEVICE_TYPE_GPU) ? 8 : 1, narrow = 8;
-    const char *spec = cltopk_env("CLTOPK_RADIX"); /* "hc=H,narrow=N" (benchmarks) */
+    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
+    /* GPUs: 8 elements a work-item a round, loaded before they are counted, so
+     * that enough loads are in flight; 4 histogram copies */
+    int ipt = gpu ? 8 : RS_IPT, hc = gpu ? 4 : 1, narrow = 8;
+    const char *spec = cltopk_env("CLTOPK_RADIX"); /* "hc=H,narrow=N,ipt=I" */
     if (spec) {
-        const char *h = strstr(spec, "hc="), *nw = strstr(spec, "narrow=");
+        const char *h = strstr(spec, "hc="), *nw = strstr(spec, "narrow="),
+                   *ip = strstr(spec, "ipt=");
         if (h && atoi(h + 3) >= 1 && atoi(h + 3) <= 16)
             hc = atoi(h + 3);
         if (nw && atoi(nw + 7) >= 0)
             narrow = atoi(nw + 7);
+        if (ip && atoi(ip + 4) >= 1 && atoi(ip + 4) <= 32)
+            ipt = atoi(ip + 4);
     }
+    size_t per = wg * (size_t)ipt;
+    size_t g = (n + per - 1) / per;
+    size_t cap = (size_t)(ctx->caps.compute_units ? ctx->caps.compute_units : 1) *
+                 (gpu ? 16 : 2);
+    if (g > cap)
+        g = cap;
+    c->groups = g ? g : 1;
+    c->blk = RS_BLK < 2 * wg ? 2 * wg : RS_BLK;
     snprintf(c->opts, sizeof c->opts,
              "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%zu -D IPT=%d -D PRE=%d -D BLK=%zu -D HC=%d "
              "-D NARROW=%d",
-             rq->bytes * 8, rq->kind, wg, RS_IPT, RS_PRE, c->blk, hc, narrow);
+             rq->bytes * 8, rq->kind, wg, ipt, RS_PRE, c->blk, hc, narrow);
 }
 
 static size_t start_wg(const cltopk_context *ctx)

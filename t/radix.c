@@ -307,6 +307,32 @@ int main(void)
         buffers(ctx, algos[a], CLTOPK_UINT32, 0, "few", 4097, 0, 1);
     }
 #endif
+    /* other kernel configurations (the tuning knobs of the benchmark): one
+     * element a work-item a round (many rounds a group: the barrier pattern of
+     * the emitting histogram), narrowing only above half, 3 histogram copies;
+     * SBP with 11-bit digits, and small groups with the atomic OR/AND */
+    static const char *const rconf[] = {"ipt=1,narrow=2,hc=3", "narrow=0"};
+    for (size_t c = 0; c < sizeof rconf / sizeof *rconf; c++) {
+        setenv("CLTOPK_RADIX", rconf[c], 1);
+        diag("CLTOPK_RADIX=%s", rconf[c]);
+        one_set(ctx, CLTOPK_ALGO_RADIX_SELECT, CLTOPK_FLOAT32, 1, "few", 3946);
+        one_set(ctx, CLTOPK_ALGO_RADIX_SELECT, CLTOPK_INT64, 0, "bucket", 20000);
+        one_set(ctx, CLTOPK_ALGO_RADIX_SELECT, CLTOPK_FLOAT32, 0, "uniform", 30011);
+    }
+    unsetenv("CLTOPK_RADIX");
+    for (int a = 0; a < na; a++) {
+        if (algos[a] != CLTOPK_ALGO_SBP_RADIX)
+            continue;
+        static const char *const sconf[] = {"digit=11", "wg=64,ipt=4,reduce=0,c=16"};
+        for (size_t c = 0; c < sizeof sconf / sizeof *sconf; c++) {
+            setenv("CLTOPK_SBP", sconf[c], 1);
+            diag("CLTOPK_SBP=%s", sconf[c]);
+            one_set(ctx, algos[a], CLTOPK_FLOAT32, 1, "increasing", 30011);
+            one_set(ctx, algos[a], CLTOPK_UINT64, 0, "bucket", 20000);
+            one_set(ctx, algos[a], CLTOPK_INT32, 0, "few", 5000);
+        }
+        unsetenv("CLTOPK_SBP");
+    }
     /* AUTO against every named algorithm that runs here */
     cltopk_algo named[8];
     int nn = 0;
