@@ -48,6 +48,9 @@
 #ifndef PRE
 #define PRE 2
 #endif
+#ifndef FIRST
+#define FIRST 8
+#endif
 #ifndef BLK
 #define BLK 1024
 #endif
@@ -58,13 +61,34 @@
 #define NARROW 8
 #endif
 
-#define RADIX 256u
-#define KEY_DIGITS (KEY_BITS / 8)
-#define DIGITS (KEY_DIGITS + 4)
+/* digit 0 has FIRST bits (8..12), every later digit 8, the last what is left
+ * of the KEY_BITS + 32 composite bits */
+#define TB (KEY_BITS + 32)
+#define RADIX (1u << FIRST) /* bins of the widest digit */
+#define DIGITS (1 + (TB - FIRST + 7) / 8)
 
-#if PRE < 1 || PRE > KEY_DIGITS
-#error "PRE must be 1 .. KEY_BITS/8"
+#if FIRST < 8 || FIRST > 12
+#error "FIRST must be 8 .. 12"
 #endif
+#if PRE < 1 || PRE > 2
+#error "PRE must be 1 or 2"
+#endif
+/* pass-0 local histograms: digit 0, then digit 1 when PRE == 2 */
+#define PRE_BINS ((1 << FIRST) + (PRE - 1) * 256)
+
+/* composite bits decided before pass p, the width and bins of its digit */
+inline uint cons_of(uint p)
+{
+    uint c = p == 0u ? 0u : (uint)FIRST + 8u * (p - 1u);
+    return c < (uint)TB ? c : (uint)TB;
+}
+inline uint wid_of(uint p)
+{
+    if (p == 0u)
+        return FIRST;
+    uint left = (uint)TB - cons_of(p);
+    return left < 8u ? left : 8u;
+}
 
 /* state words */
 #define S_NEED 0 /* winners still to find among the candidates */
@@ -96,10 +120,14 @@
 /* digit `pass` (0 = most significant) of the composite key u : ~i */
 inline uint digit_of(okey_t u, uint idx, uint pass)
 {
-    uint s = (uint)(KEY_BITS + 32) - 8u * (pass + 1u);
+    uint w = wid_of(pass), s = (uint)TB - cons_of(pass) - w;
+    uint mask = (1u << w) - 1u;
     if (s >= 32u)
-        return (uint)(u >> (s - 32u)) & 255u;
-    return ((~idx) >> s) & 255u;
+        return (uint)(u >> (s - 32u)) & mask;
+    uint v = (~idx) >> s;
+    if (s + w > 32u)
+        v |= (uint)(u << (32u - s));
+    return v & mask;
 }
 
 inline void load_cand(uint src, uint i, __global const okey_t *in, ulong off, uint smallest,
@@ -134,10 +162,11 @@ inline uint pfx_class(okey_t u, uint np, okey_t P)
 {
     if (np == 0u)
         return 1u;
-    okey_t top = u >> ((uint)KEY_BITS - 8u * np);
+    okey_t top = u >> ((uint)KEY_BITS - cons_of(np));
     if (top == P)
         return 1u;
-    return (top > P && (top >> 8) == (P >> 8)) ? 2u : 0u;
+    uint w = wid_of(np - 1u);
+    return (top > P && (top >> w) == (P >> w)) ? 2u : 0u;
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
@@ -166,7 +195,7 @@ void rs_hist(uint pass, __global const okey_t *in, ulong off, uint smallest,
              __global const uint *bi, __global uint *state, __global uint *hist,
              __global okey_t *res_k, __global uint *res_i)
 {
-    __local uint lh[PRE * RADIX * HC];
+    __local uint lh[PRE_BINS * HC];
     __local uint l_emit, g_emit;
     uint lid = get_local_id(0);
     uint done = state[S_DONE], cur = state[S_CUR], cnt = state[S_CAND];
@@ -179,8 +208,10 @@ void rs_hist(uint pass, __global const okey_t *in, ulong off, uint smallest,
     if (cur == 0u)
         cnt = state[S_FCNT]; /* the input's length (n) */
     uint nd = pass == 0u ? (uint)PRE : 1u;
+    /* local bins: pass 0 digit 0 at 0 and digit 1 at 2^FIRST; else digit `pass` */
+    uint nb = pass == 0u ? (uint)PRE_BINS : (1u << wid_of(pass));
     uint hc = lid % (uint)HC;
-    for (uint b = lid; b < nd * RADIX * HC; b += WG)
+    for (uint b = lid; b < nb * HC; b += WG)
         lh[b] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
     uint step = get_num_groups(0) * WG * IPT;
@@ -208,7 +239,8 @@ void rs_hist(uint pass, __global const okey_t *in, ulong off, uint smallest,
                 uint cls = pfx_class(u, np, P);
                 if (cls == 1u) {
                     for (uint d = 0; d < nd; d++)
-                        atomic_inc(&lh[(d * RADIX + digit_of(u, idx, pass + d)) * HC + hc]);
+                        atomic_inc(&lh[((d ? (1u << FIRST) : 0u) + digit_of(u, idx, pass + d)) *
+                                           HC + hc]);
                 } else if (cls == 2u && emit) {
                     em[j] = 1u;
                     eu[j] = u;
@@ -231,12 +263,14 @@ void rs_hist(uint pass, __global const okey_t *in, ulong off, uint smallest,
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint b = lid; b < nd * RADIX; b += WG) {
+    for (uint b = lid; b < nb; b += WG) {
         uint t = 0u;
         for (uint c = 0; c < (uint)HC; c++)
             t += lh[b * HC + c];
+        /* pass 0's digit 1 goes to pass 1's bins */
+        uint gb = b < (1u << FIRST) || pass ? pass * RADIX + b : RADIX + (b - (1u << FIRST));
         if (t)
-            atomic_add(&hist[pass * RADIX + b], t);
+            atomic_add(&hist[gb], t);
     }
 }
 
@@ -254,7 +288,8 @@ void rs_choose(uint pass, __global uint *state, __global uint *hist)
             state[S_MODE] = M_DONE;
         return;
     }
-    for (uint b = lid; b < RADIX; b += WG)
+    uint nbins = 1u << wid_of(pass);
+    for (uint b = lid; b < nbins; b += WG)
         lh[b] = hist[pass * RADIX + b];
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0u) {
@@ -265,7 +300,7 @@ void rs_choose(uint pass, __global uint *state, __global uint *hist)
             mode = M_ALL;
         } else {
             uint above = 0u;
-            b = RADIX - 1u;
+            b = nbins - 1u;
             while (b > 0u && above + lh[b] < need) {
                 above += lh[b];
                 b--;
@@ -274,7 +309,7 @@ void rs_choose(uint pass, __global uint *state, __global uint *hist)
             uint np = state[S_NP], narrowed = state[S_NARROWED];
             /* the input may stay the input (prefix matching) up to the
              * last key digit */
-            uint keep_in = cur == 0u && pass + 1u < (uint)KEY_DIGITS;
+            uint keep_in = cur == 0u && cons_of(pass + 1u) < (uint)KEY_BITS;
             need -= above;
             if (topk && cb == need)
                 mode = M_EMIT_GE;
@@ -292,7 +327,7 @@ void rs_choose(uint pass, __global uint *state, __global uint *hist)
                  * key digits only while never narrowed: then unused) */
                 if (mode == M_NARROW)
                     state[S_NARROWED] = 1u;
-                okey_t P = (get_pfx(state) << 8) | (okey_t)b;
+                okey_t P = (get_pfx(state) << wid_of(pass)) | (okey_t)b;
                 state[S_PLO] = (uint)P;
 #if KEY_BITS == 64
                 state[S_PHI] = (uint)(P >> 32);

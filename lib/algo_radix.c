@@ -8,9 +8,11 @@
  * so there is no host read-back until the result.  A target bucket holding
  * more than 1/8 of the input is not copied: the next pass reads the input
  * again against the prefix (one read instead of a copy of 2 bytes an input
- * byte); smaller buckets are copied.  CLTOPK_RADIX="hc=H,narrow=N,ipt=I" sets
- * the histogram copies (GPU default 4, CPU 1), that fraction (0: always copy)
- * and the elements a work-item loads a round (GPU 8, CPU 4).
+ * byte); smaller buckets are copied.  CLTOPK_RADIX="hc=H,narrow=N,ipt=I,first=F,
+ * pre=P" sets the histogram copies (GPU default 4, CPU 1), that fraction (0:
+ * always copy), the elements a work-item loads a round (GPU 8, CPU 4), the bits
+ * of the first digit (8..12, default 8: a wider one splits the few exponents
+ * of uniform floats in pass 0) and the digits histogrammed in pass 0 (1 or 2).
  * Passes after the search has ended cost a launch each and return at once.
  * Top-k then sorts its k winners on the device (bitonic, k rounded up to a
  * power of two) and writes the input's bits and positions.
@@ -33,8 +35,15 @@
 
 typedef struct {
     size_t wg, groups, blk;
+    int first; /* bits of digit 0 */
     char opts[256];
 } rs_cfg;
+
+/* passes over the composite key of a request: digit 0 of `first` bits, then 8 */
+static int rs_digits(const cltopk_request *rq, int first)
+{
+    return 1 + (rq->bytes * 8 + 32 - first + 7) / 8;
+}
 
 static size_t pow2_ge(size_t k)
 {
@@ -51,11 +60,16 @@ static void rs_configure(const cltopk_context *ctx, const cltopk_request *rq, si
     int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
     /* GPUs: 8 elements a work-item a round, loaded before they are counted, so
      * that enough loads are in flight; 4 histogram copies */
-    int ipt = gpu ? 8 : RS_IPT, hc = gpu ? 4 : 1, narrow = 8;
-    const char *spec = cltopk_env("CLTOPK_RADIX"); /* "hc=H,narrow=N,ipt=I" */
+    int ipt = gpu ? 8 : RS_IPT, hc = gpu ? 4 : 1, narrow = 8, first = 8, pre = RS_PRE;
+    const char *spec = cltopk_env("CLTOPK_RADIX"); /* "hc=H,narrow=N,ipt=I,first=F,pre=P" */
     if (spec) {
         const char *h = strstr(spec, "hc="), *nw = strstr(spec, "narrow="),
-                   *ip = strstr(spec, "ipt=");
+                   *ip = strstr(spec, "ipt="), *fi = strstr(spec, "first="),
+                   *pr = strstr(spec, "pre=");
+        if (fi && atoi(fi + 6) >= 8 && atoi(fi + 6) <= 12)
+            first = atoi(fi + 6);
+        if (pr && (atoi(pr + 4) == 1 || atoi(pr + 4) == 2))
+            pre = atoi(pr + 4);
         if (h && atoi(h + 3) >= 1 && atoi(h + 3) <= 16)
             hc = atoi(h + 3);
         if (nw && atoi(nw + 7) >= 0)
@@ -71,10 +85,11 @@ static void rs_configure(const cltopk_context *ctx, const cltopk_request *rq, si
         g = cap;
     c->groups = g ? g : 1;
     c->blk = RS_BLK < 2 * wg ? 2 * wg : RS_BLK;
+    c->first = first;
     snprintf(c->opts, sizeof c->opts,
              "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%zu -D IPT=%d -D PRE=%d -D BLK=%zu -D HC=%d "
-             "-D NARROW=%d",
-             rq->bytes * 8, rq->kind, wg, ipt, RS_PRE, c->blk, hc, narrow);
+             "-D NARROW=%d -D FIRST=%d",
+             rq->bytes * 8, rq->kind, wg, ipt, pre, c->blk, hc, narrow, first);
 }
 
 static size_t start_wg(const cltopk_context *ctx)
@@ -193,10 +208,11 @@ static int rs_device(cltopk_context *ctx, const cltopk_request *rq, cl_mem in, s
     if (st != CLTOPK_OK)
         return st;
     size_t kb = (size_t)rq->bytes, K2 = pow2_ge(k);
-    int digits = rq->bytes + 4;
+    int digits = rs_digits(rq, c.first);
     cl_mem state, hist, ak, ai, bk, bi, rk = NULL, ri = NULL;
     if ((st = cltopk_scratch(ctx, SCR_RS_STATE, 16 * 4, &state)) != CLTOPK_OK ||
-        (st = cltopk_scratch(ctx, SCR_RS_HIST, (size_t)digits * 256 * 4, &hist)) != CLTOPK_OK ||
+        (st = cltopk_scratch(ctx, SCR_RS_HIST, ((size_t)digits << c.first) * 4, &hist)) !=
+            CLTOPK_OK ||
         (st = cltopk_scratch(ctx, SCR_CAND_U0, n * kb, &ak)) != CLTOPK_OK ||
         (st = cltopk_scratch(ctx, SCR_CAND_I0, n * 4, &ai)) != CLTOPK_OK ||
         (st = cltopk_scratch(ctx, SCR_CAND_U1, n * kb, &bk)) != CLTOPK_OK ||
@@ -470,7 +486,7 @@ static size_t workspace(cltopk_context *ctx, const cltopk_request *rq)
     size_t n = rq->n, chunk = cltopk_chunk_elems(ctx, rq->bytes), kb = (size_t)rq->bytes;
     if (!rq->on_device && n > chunk)
         n = chunk < rq->k ? rq->k : chunk;
-    size_t bytes = 2 * n * (kb + 4) + pow2_ge(rq->k) * (kb + 4) + 64 + (kb + 4) * 256 * 4;
+    size_t bytes = 2 * n * (kb + 4) + pow2_ge(rq->k) * (kb + 4) + 64 + (kb + 5) * 4096 * 4;
     if (!rq->on_device)
         bytes += n * kb + rq->k * (kb + 8);
     return bytes;

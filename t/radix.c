@@ -310,8 +310,11 @@ int main(void)
     /* other kernel configurations (the tuning knobs of the benchmark): one
      * element a work-item a round (many rounds a group: the barrier pattern of
      * the emitting histogram), narrowing only above half, 3 histogram copies;
+     * a first digit of 12 or 11 bits (digits that straddle the key and the
+     * position);
      * SBP with 11-bit digits, and small groups with the atomic OR/AND */
-    static const char *const rconf[] = {"ipt=1,narrow=2,hc=3", "narrow=0"};
+    static const char *const rconf[] = {"ipt=1,narrow=2,hc=3", "narrow=0", "first=12,pre=1",
+                                        "first=11,hc=2,ipt=2"};
     for (size_t c = 0; c < sizeof rconf / sizeof *rconf; c++) {
         setenv("CLTOPK_RADIX", rconf[c], 1);
         diag("CLTOPK_RADIX=%s", rconf[c]);
