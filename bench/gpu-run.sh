@@ -97,6 +97,16 @@ if tools/cltopk bench --help 2>&1 | grep -q "ablation|sbp"; then
     log "bench: SBP radix, tile 256 x 8 (CLTOPK_SBP=ipt=8), 2^29 f32"
     CLTOPK_SBP=ipt=8 tools/cltopk bench --device gpu -t f32 -n 2^29 -k 1,32,128,512 \
         --algo sbp-radix --dist uniform,bucket-killer --reps 5 2>&1 | tee -a "$OUT/summary.txt"
+    log "bench: radix select variants (CLTOPK_RADIX), 2^29 f32 and u32 uniform, k = 1024, 2^20"
+    for rv in "" "first=11,hc=2" "first=12,hc=1,pre=1" "first=12,hc=1,pre=1,ipt=16" "narrow=0" \
+              "hc=8" "ipt=4"; do
+        for t in f32 u32; do
+            echo "CLTOPK_RADIX=$rv $t" | tee -a "$OUT/summary.txt"
+            CLTOPK_RADIX=$rv tools/cltopk bench --device gpu -t $t -n 2^29 -k 1024,2^20 \
+                --algo radix-select --reps 5 2>&1 | grep -E "radix-select|error" |
+                tee -a "$OUT/summary.txt"
+        done
+    done
 fi
 # ---- end issue 4
 exit $rc
