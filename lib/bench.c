@@ -128,8 +128,8 @@ int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys, s
                                    "selection of device data is timed for radix-select and "
                                    "auto only");
         else
-        st = cltopk_topk_buffer(ctx, type, din, 0, n, k, flags, chosen, dk, keys_only ? NULL : di,
-                                0, NULL, &done);
+            st = cltopk_topk_buffer(ctx, type, din, 0, n, k, flags, chosen, dk,
+                                    keys_only ? NULL : di, 0, NULL, &done);
         if (st == CLTOPK_OK) {
             err = clWaitForEvents(1, &done);
             clReleaseEvent(done);
