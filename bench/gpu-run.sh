@@ -154,4 +154,34 @@ if want unpack; then
     tools/cltopk bench --unpack --device cpu -n 2^26 --widths 1,4,8,12,16,20,24,28,32 \
         -c for,dfor,rfor --reps 5 2>&1 | tee -a "$OUT/summary.txt" "$OUT/unpack.txt"
 fi
+# ---- issue 4: SBP radix, radix select and the AUTO planner
+if tools/cltopk bench --help 2>&1 | grep -q "ablation|sbp"; then
+    log "planner: constants and predictions (cltopk topk --explain), 2^26 f32 uniform"
+    u26=$(mktemp)
+    tools/cltopk gen -t f32 -n 2^26 "$u26" 2>/dev/null &&
+        tools/cltopk topk --device gpu -k 32 --explain "$u26" 2>&1 | head -12 |
+        tee -a "$OUT/summary.txt"
+    rm -f "$u26"
+    log "bench: the sbp grid (SBP radix, radix select, bitonic, auto; predictions beside)"
+    tools/cltopk bench --device gpu --grid sbp --reps 5 2>&1 | tee "$OUT/sbp-grid.txt" |
+        tee -a "$OUT/summary.txt"
+    log "bench: SBP radix, 11-bit digits (CLTOPK_SBP=digit=11), 2^29 f32"
+    CLTOPK_SBP=digit=11 tools/cltopk bench --device gpu -t f32 -n 2^29 -k 1,32,128,1024 \
+        --algo sbp-radix --dist uniform,increasing,bucket-killer --reps 5 2>&1 |
+        tee -a "$OUT/summary.txt"
+    log "bench: SBP radix, tile 256 x 8 (CLTOPK_SBP=ipt=8), 2^29 f32"
+    CLTOPK_SBP=ipt=8 tools/cltopk bench --device gpu -t f32 -n 2^29 -k 1,32,128,512 \
+        --algo sbp-radix --dist uniform,bucket-killer --reps 5 2>&1 | tee -a "$OUT/summary.txt"
+    log "bench: radix select variants (CLTOPK_RADIX), 2^29 f32 and u32 uniform, k = 1024, 2^20"
+    for rv in "" "first=11,hc=2" "first=12,hc=1,pre=1" "first=12,hc=1,pre=1,ipt=16" "narrow=0" \
+              "hc=8" "ipt=4"; do
+        for t in f32 u32; do
+            echo "CLTOPK_RADIX=$rv $t" | tee -a "$OUT/summary.txt"
+            CLTOPK_RADIX=$rv tools/cltopk bench --device gpu -t $t -n 2^29 -k 1024,2^20 \
+                --algo radix-select --reps 5 2>&1 | grep -E "radix-select|error" |
+                tee -a "$OUT/summary.txt"
+        done
+    done
+fi
+# ---- end issue 4
 exit $rc

@@ -97,9 +97,9 @@ typedef enum {
 typedef enum {
     CLTOPK_ALGO_AUTO = 0,         /* the planner chooses (the only value that does) */
     CLTOPK_ALGO_BITONIC = 1,      /* bitonic top-k, SortReducer/BitonicReducer      */
-    CLTOPK_ALGO_SBP_RADIX = 2,    /* split-bucket radix (not in this version)        */
+    CLTOPK_ALGO_SBP_RADIX = 2,    /* split-bucket radix top-k, k up to T / 4         */
     CLTOPK_ALGO_SBP_TREE = 3,     /* split-bucket search tree (not in this version)  */
-    CLTOPK_ALGO_RADIX_SELECT = 4, /* global radix select (not in this version)       */
+    CLTOPK_ALGO_RADIX_SELECT = 4, /* global radix select: any k, any rank            */
     CLTOPK_ALGO_SORT = 5,         /* full device sort (not in this version)          */
     CLTOPK_ALGO_CPU_HEAP = 6,     /* OpenMP per-thread heaps, merged; any context    */
     CLTOPK_ALGO_CPU_BITONIC = 7   /* CPU SIMD bitonic (not in this version)          */
@@ -108,6 +108,8 @@ typedef enum {
 #define CLTOPK_LARGEST  0u   /* flags: descending order (the default)  */
 #define CLTOPK_SMALLEST 1u   /* flags: ascending order                 */
 #define CLTOPK_BENCH_KEYS_ONLY 0x100u /* cltopk_benchmark only: time keys alone */
+#define CLTOPK_BENCH_SELECT 0x200u    /* cltopk_benchmark only: time the selection of
+                                         rank k - 1 (see cltopk_benchmark)          */
 
 /* Status codes.  Stable: new codes are added below, never renumbered. */
 #define CLTOPK_OK                   0
@@ -202,8 +204,10 @@ CLTOPK_API int cltopk_topk(cltopk_context *ctx, cltopk_dtype type, const void *k
 
 /* The entry at 0-based position `rank` of THE ORDER (rank 0 = the first of the
  * top-k).  out_key (one element) and out_index (one int64) may each be NULL, not
- * both.  Any rank < n is answered: through a device top-k where rank + 1 fits the
- * algorithm, else (with CLTOPK_ALGO_AUTO) by a CPU selection.
+ * both.  Any rank < n is answered: with CLTOPK_ALGO_RADIX_SELECT (or AUTO when it
+ * plans a device algorithm) by the device radix selection, with no top-k; with
+ * another named algorithm through its top-k of rank + 1 where that fits; with
+ * AUTO planning the CPU, by a CPU selection.
  * Returns as cltopk_topk, with CLTOPK_ERR_RANK_RANGE for rank >= n. */
 CLTOPK_API int cltopk_select(cltopk_context *ctx, cltopk_dtype type, const void *keys, size_t n,
                              size_t rank, unsigned flags, cltopk_algo algo, void *out_key,
@@ -245,7 +249,9 @@ CLTOPK_API int cltopk_topk_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem
 CLTOPK_API int cltopk_workspace_size(cltopk_context *ctx, cltopk_dtype type, size_t n, size_t k,
                                      unsigned flags, cltopk_algo algo, size_t *bytes);
 
-/* The algorithm AUTO would run for this call (without running it). */
+/* The algorithm AUTO would run for this call (without running it).  On an
+ * OpenCL context the first plan for a device may measure the cost models'
+ * constants (see cltopk_explain), which then stay in the kernel cache. */
 CLTOPK_API int cltopk_plan(cltopk_context *ctx, cltopk_dtype type, size_t n, size_t k,
                            unsigned flags, cltopk_algo *chosen);
 
@@ -300,7 +306,10 @@ CLTOPK_API int cltopk_get_cl(const cltopk_context *ctx, cl_context *context,
  * vectorised OR over its 64-bit words (one read).  The call asks for keys and
  * positions, or with CLTOPK_BENCH_KEYS_ONLY in flags for keys alone (device
  * algorithms then carry no positions; float keys include the read-back of the k
- * keys that cltopk_topk_buffer makes, see there).  Returns as cltopk_topk. */
+ * keys that cltopk_topk_buffer makes, see there).  With CLTOPK_BENCH_SELECT in
+ * flags the call timed is the selection of rank k - 1 instead: on an OpenCL
+ * device the radix selection of the device data (algo RADIX_SELECT or AUTO),
+ * else cltopk_select on the host array.  Returns as cltopk_topk. */
 CLTOPK_API int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys,
                                 size_t n, size_t k, unsigned flags, cltopk_algo algo,
                                 int reps, double *median_s, double *floor_s);
@@ -425,6 +434,22 @@ CLTOPK_API int cltopk_benchmark_topk_packed(cltopk_context *ctx, cltopk_codec co
                                             size_t k, unsigned flags, cltopk_algo algo, int reps,
                                             double *packed_s, int *fused, double *plain_s);
 /* ===================================================== end bit-packed columns */
+
+/* ---------------------------------------------------------------- planner */
+
+/* What CLTOPK_ALGO_AUTO would run for a top-k of n elements of `type` (k > 0),
+ * on host data (device_data 0) or a cl_mem (1), and why: a text of a few lines
+ * into buf (at most len bytes, NUL-terminated, truncated if longer) giving the
+ * device constants the models use (read bandwidth, launch cost, local-memory
+ * rate, host copies; measured on first use and kept in the kernel cache
+ * directory), each algorithm's predicted time or why it cannot run the call,
+ * and the choice (the line marked "->").  Predictions assume uniform data.
+ * May measure the constants (a fraction of a second on a GPU, seconds on a CPU
+ * device) on the first call for a device.  Thread rules as cltopk_topk.
+ * Returns CLTOPK_OK, CLTOPK_ERR_INVALID_ARGUMENT, CLTOPK_ERR_BAD_TYPE,
+ * CLTOPK_ERR_K_RANGE, CLTOPK_ERR_OPENCL, CLTOPK_ERR_BUILD, CLTOPK_ERR_NO_MEMORY. */
+CLTOPK_API int cltopk_explain(cltopk_context *ctx, cltopk_dtype type, size_t n, size_t k,
+                              unsigned flags, int device_data, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

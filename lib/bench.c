@@ -69,6 +69,9 @@ int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys, s
         return cltopk_fail(ctx, CLTOPK_ERR_K_RANGE, "cltopk_benchmark: need 0 < k <= n");
     int keys_only = (flags & CLTOPK_BENCH_KEYS_ONLY) != 0;
     flags &= ~CLTOPK_BENCH_KEYS_ONLY;
+    /* issue 4: time a selection of rank k - 1 */
+    int sel = (flags & CLTOPK_BENCH_SELECT) != 0;
+    flags &= ~CLTOPK_BENCH_SELECT;
     cltopk_algo chosen = algo;
     int st = CLTOPK_OK;
     if (algo == CLTOPK_ALGO_AUTO && (st = cltopk_plan(ctx, type, n, k, flags, &chosen)) != CLTOPK_OK)
@@ -87,7 +90,8 @@ int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys, s
          * (a device algorithm on the "cpu" context: UNSUPPORTED, as cltopk_topk) */
         for (int r = -1; r < reps && st == CLTOPK_OK; r++) {
             double t0 = cltopk_now();
-            st = cltopk_topk(ctx, type, keys, n, k, flags, chosen, ok, keys_only ? NULL : oi);
+            st = sel ? cltopk_select(ctx, type, keys, n, k - 1, flags, algo, ok, oi)
+                     : cltopk_topk(ctx, type, keys, n, k, flags, chosen, ok, keys_only ? NULL : oi);
             if (r >= 0)
                 t[r] = cltopk_now() - t0;
         }
@@ -117,8 +121,15 @@ int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys, s
     for (int r = -1; r < reps && st == CLTOPK_OK; r++) {
         cl_event done = NULL;
         double t0 = cltopk_now();
-        st = cltopk_topk_buffer(ctx, type, din, 0, n, k, flags, chosen, dk, keys_only ? NULL : di,
-                                0, NULL, &done);
+        if (sel) /* issue 4 */
+            st = chosen == CLTOPK_ALGO_RADIX_SELECT || algo == CLTOPK_ALGO_AUTO
+                     ? cltopk_bench_select_buffer(ctx, type, din, n, k - 1, flags, dk, di, &done)
+                     : cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                                   "selection of device data is timed for radix-select and "
+                                   "auto only");
+        else
+            st = cltopk_topk_buffer(ctx, type, din, 0, n, k, flags, chosen, dk,
+                                    keys_only ? NULL : di, 0, NULL, &done);
         if (st == CLTOPK_OK) {
             err = clWaitForEvents(1, &done);
             clReleaseEvent(done);

@@ -81,6 +81,8 @@ enum { SCR_INPUT = 0, SCR_CAND_U0, SCR_CAND_I0, SCR_CAND_U1, SCR_CAND_I1, SCR_OU
        SCR_OUT_INDEX, SCR_BENCH,
        /* bit-packed columns (lib/codec.c): the two arrays and the decoded values */
        SCR_PK_DATA, SCR_PK_STARTS, SCR_PK_VALUES,
+       /* issue 4: radix select and SBP radix */
+       SCR_RS_STATE, SCR_RS_HIST, SCR_RS_RES_K, SCR_RS_RES_I,
        SCR_COUNT };
 
 
@@ -166,6 +168,45 @@ CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_heap;
 #if HAVE_OPENCL
 CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_bitonic;
 #endif
+
+/* ---- issue 4: radix select, SBP radix, the planner's models (algo_radix.c,
+ * algo_sbp_radix.c, model.c) */
+#if HAVE_OPENCL
+CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_radix_select;
+CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_sbp_radix;
+/* the element at position rank (cltopk_select) by the device radix select */
+CLTOPK_INTERNAL int cltopk_radix_select_host(cltopk_context *ctx, const cltopk_request *rq,
+                                             size_t rank, void *out_key, int64_t *out_index);
+/* the device selection of rank in device data (cltopk_benchmark) */
+CLTOPK_INTERNAL int cltopk_bench_select_buffer(cltopk_context *ctx, cltopk_dtype type,
+                                               cl_mem keys, size_t n, size_t rank,
+                                               unsigned flags, cl_mem out_key, cl_mem out_index,
+                                               cl_event *done);
+/* a device top-k of keys[off .. off+n) of `in` into out_keys / out_index (want
+ * bits: 1 keys, 2 positions offset by index_base), enqueued after `wait` */
+typedef int (*cltopk_devrun)(cltopk_context *ctx, const cltopk_request *rq, cl_mem in,
+                             size_t off, size_t n, size_t k, cl_mem out_keys, cl_mem out_index,
+                             cl_uint want, uint64_t index_base, cl_uint num_wait,
+                             const cl_event *wait);
+/* host data through devrun, one device chunk at a time, merged on the host */
+CLTOPK_INTERNAL int cltopk_chunked_topk(cltopk_context *ctx, const cltopk_request *rq,
+                                        cltopk_devrun devrun);
+/* sort k (order key, 32-bit position) pairs on the device (radix_select.cl) and
+ * write the input's bits and positions in output order */
+CLTOPK_INTERNAL int cltopk_rs_sort_write(cltopk_context *ctx, const cltopk_request *rq,
+                                         cl_mem rk, cl_mem ri, size_t k, cl_uint want,
+                                         cl_mem in, size_t off, cl_mem out_keys,
+                                         cl_mem out_index, uint64_t index_base);
+#endif
+#if HAVE_OPENCL
+/* program.c: the disk cache directory (0 when off) and mkdir -p */
+CLTOPK_INTERNAL int cltopk_cache_dir(char *buf, size_t len);
+CLTOPK_INTERNAL int cltopk_mkdirs(char *path);
+#endif
+/* model.c: AUTO by the cost models (device constants measured once, cached) */
+CLTOPK_INTERNAL int cltopk_plan_auto(cltopk_context *ctx, const cltopk_request *rq,
+                                     int device_data, const cltopk_algorithm **out);
+/* ---- end issue 4 */
 
 /* cpu/: the CPU algorithms work on host arrays. */
 /* top-k by per-thread heaps; outputs as in cltopk_topk (either may be NULL) */

@@ -106,6 +106,9 @@ const cltopk_algorithm *cltopk_algorithm_get(cltopk_algo id)
     case CLTOPK_ALGO_CPU_HEAP: return &cltopk_algo_cpu_heap;
 #if HAVE_OPENCL
     case CLTOPK_ALGO_BITONIC: return &cltopk_algo_bitonic;
+    /* issue 4 */
+    case CLTOPK_ALGO_RADIX_SELECT: return &cltopk_algo_radix_select;
+    case CLTOPK_ALGO_SBP_RADIX: return &cltopk_algo_sbp_radix;
 #endif
     default: return NULL;
     }
@@ -143,6 +146,11 @@ int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo alg
         *out = a;
         return CLTOPK_OK;
     }
+#if HAVE_OPENCL
+    /* issue 4: the cost models of lib/model.c choose on OpenCL contexts */
+    if (ctx->is_cl)
+        return cltopk_plan_auto(ctx, rq, device_data, out);
+#endif
 #if HAVE_OPENCL
     if (ctx->is_cl) {
         const cltopk_algorithm *b = &cltopk_algo_bitonic;

@@ -89,6 +89,17 @@ static int mkdirs(char *path)
     return (mkdir(path, 0755) == 0 || errno == EEXIST) ? 0 : -1;
 }
 
+/* issue 4: the cache directory and mkdir -p, for the planner's constants */
+int cltopk_cache_dir(char *buf, size_t len)
+{
+    return cache_dir(buf, len);
+}
+
+int cltopk_mkdirs(char *path)
+{
+    return mkdirs(path);
+}
+
 /* File layout: "CLTOPKBIN2\n", key text length (uint32), key text, binary length
  * (uint64), binary, FNV-1a hash of the binary (uint64).  The key text is compared
  * in full, so a hash collision is a miss, not a wrong program; the hash makes a

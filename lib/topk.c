@@ -109,10 +109,21 @@ int cltopk_select(cltopk_context *ctx, cltopk_dtype type, const void *keys, size
                 cltopk_fail(ctx, st, "cltopk_select: CPU selection failed");
             goto out;
         }
+#if HAVE_OPENCL
+        /* issue 4: on an OpenCL device, AUTO selects by the device radix select */
+        st = cltopk_radix_select_host(ctx, &rq, rank, out_key, out_index);
+        goto out;
+#endif
     } else {
         st = cltopk_choose(ctx, &rq, algo, 0, &a);
         if (st != CLTOPK_OK)
             goto out;
+#if HAVE_OPENCL
+        if (a->id == CLTOPK_ALGO_RADIX_SELECT) { /* issue 4: no top-k of rank + 1 */
+            st = cltopk_radix_select_host(ctx, &rq, rank, out_key, out_index);
+            goto out;
+        }
+#endif
     }
     tk = malloc(rq.k * (size_t)rq.bytes);
     ti = malloc(rq.k * sizeof *ti);

@@ -86,9 +86,11 @@ static void plan_fails(cltopk_context *ctx, const char *dev, int type, size_t n,
         diag("status %d (%s), chosen %d", st, cltopk_strerror(st), (int)chosen);
 }
 
-static const int unimplemented[] = {CLTOPK_ALGO_SBP_RADIX, CLTOPK_ALGO_SBP_TREE,
-                                    CLTOPK_ALGO_RADIX_SELECT, CLTOPK_ALGO_SORT,
+static const int unimplemented[] = {CLTOPK_ALGO_SBP_TREE,
+                                    CLTOPK_ALGO_SORT,
                                     CLTOPK_ALGO_CPU_BITONIC};
+/* issue 4: device algorithms, UNSUPPORTED on the "cpu" context */
+static const int device_only[] = {CLTOPK_ALGO_RADIX_SELECT, CLTOPK_ALGO_SBP_RADIX};
 static const int bad_types[] = {6, 7, -1, 1000, INT_MIN};
 static const int bad_algos[] = {8, 9, -1, 100, INT_MAX};
 static const unsigned bad_flags[] = {2u, 3u, 4u, 0x80000000u, 0xFFFFFFFFu};
@@ -182,6 +184,16 @@ static void bad_calls(cltopk_context *ctx, const char *dev, int is_cl)
             select_fails(ctx, dev, CLTOPK_UINT64, data, 32, 5, (unsigned)s, a, WANT_BOTH,
                          CLTOPK_ERR_UNSUPPORTED, what);
         }
+        workspace_fails(ctx, dev, CLTOPK_FLOAT32, 64, 5, 0, a, CLTOPK_ERR_UNSUPPORTED, what);
+    }
+    /* issue 4 */
+    for (size_t i = 0; !is_cl && i < sizeof device_only / sizeof device_only[0]; i++) {
+        int a = device_only[i];
+        snprintf(what, sizeof what, "%s on the cpu device", cltopk_algo_name((cltopk_algo)a));
+        topk_fails(ctx, dev, CLTOPK_FLOAT32, data, 64, 5, 0, a, WANT_BOTH,
+                   CLTOPK_ERR_UNSUPPORTED, what);
+        select_fails(ctx, dev, CLTOPK_FLOAT32, data, 64, 0, 0, a, WANT_BOTH,
+                     CLTOPK_ERR_UNSUPPORTED, what);
         workspace_fails(ctx, dev, CLTOPK_FLOAT32, 64, 5, 0, a, CLTOPK_ERR_UNSUPPORTED, what);
     }
     if (!is_cl) {

@@ -294,6 +294,22 @@ else
     skip "no OpenCL device: bench --grid ablation"
 fi
 
+# ---- issue 4: the planner's explanation, sbp-radix and radix-select by name
+printf '5\n1\n4\n1\n5\n9\n2\n6\n' > "$tmp/e.txt"
+succeeds '^choice: cpu-heap' "topk --explain on the cpu device" \
+    "$CLTOPK" topk -k 3 -t i32 --text --explain --device cpu "$tmp/e.txt"
+if [ -n "$cl_dev" ]; then
+    succeeds 'predicted' "topk --explain on an OpenCL device prints the predictions" \
+        "$CLTOPK" topk -k 3 -t i32 --text --explain --device "$cl_dev" "$tmp/e.txt"
+    for a in sbp-radix radix-select; do
+        succeeds '^ *2  *0  5$' "topk --algo $a" \
+            "$CLTOPK" topk -k 3 -t i32 --text --algo $a --device "$cl_dev" "$tmp/e.txt"
+    done
+else
+    for _ in 1 2 3; do skip "no OpenCL device: explain, sbp-radix, radix-select"; done
+fi
+# ---- end issue 4
+
 # ------------------------------------------------------------ errors
 printf '1\n2\nabc\n4\n' > "$tmp/bad.txt"
 printf '1\n4294967296\n' > "$tmp/big.txt"

@@ -111,3 +111,12 @@ clean-local: clean-local-t
 clean-local-t:
 	-rm -rf t/tmp
 .PHONY: clean-local-t
+
+# ---- issue 4: radix select and SBP radix against the oracle
+T_PROGS += t/radix.t
+check_PROGRAMS += t/radix.t
+TESTS += t/radix.t
+t_radix_t_SOURCES = t/radix.c
+t_radix_t_CPPFLAGS = $(T_CPPFLAGS)
+t_radix_t_LDADD = $(T_LDADD) -lm
+# ---- end issue 4

@@ -19,7 +19,7 @@ static void bench_help(void)
     printf("Usage: cltopk bench [--device SPEC] [-t TYPE] [-n N] [-k LIST] [--algo LIST]\n"
            "                    [--dist LIST] [--reps R] [--seed S] [--smallest] [--keys-only]\n"
            "                    [--json]\n"
-           "       cltopk bench --grid paper|ablation [--device SPEC] [-n N] [--algo LIST]\n"
+           "       cltopk bench --grid paper|ablation|sbp [--device SPEC] [-n N] [--algo LIST]\n"
            "                    [--reps R] [--seed S] [--smallest] [--json]\n"
            "\n"
            "Time top-k on one device for every (distribution, k, algorithm) of the lists.\n"
@@ -65,6 +65,14 @@ static void bench_help(void)
            "                     sort in registers), MAXM=2 (+ swizzled local layout),\n"
            "                     SWZ=0 (combined steps, plain layout), default (all).\n"
            "                     CLTOPK_BITONIC is unset afterwards.\n"
+           "        sbp          f32 uniform, k = 1,2,4,..,1024, 4096, 65536, 2^20, n / 2;\n"
+           "                     f32 increasing, decreasing, bucket-killer, normal, k =\n"
+           "                     32,128; u32 uniform and f64 uniform (n / 2), k = 32,\n"
+           "                     1024, 65536; the selection of ranks 0 and n / 2 (f32\n"
+           "                     uniform: radix-select, auto).  Before each k a line\n"
+           "                     with the planner's predicted times (cltopk_explain).\n"
+           "                     Algorithms: --algo (default sbp-radix, radix-select,\n"
+           "                     bitonic, auto).\n"
            "                     A grid's --reps defaults to 3: without a GPU (POCL alone)\n"
            "                     the grid still runs, slowly; scale it down with -n.\n"
            "  -h, --help         this text\n"
@@ -100,7 +108,7 @@ static void bench_row(bench_run *b, cltopk_dtype type, const char *dist, uint64_
     char label[64]; /* "bitonic", "auto -> bitonic" */
     int st = CLTOPK_OK;
     if (a == CLTOPK_ALGO_AUTO)
-        st = cltopk_plan(b->ctx, type, (size_t)n, k, b->flags, &ran);
+        st = cltopk_plan(b->ctx, type, (size_t)n, k, b->flags & ~CLTOPK_BENCH_SELECT, &ran);
     snprintf(label, sizeof label, "%s%s", a == CLTOPK_ALGO_AUTO ? "auto -> " : "",
              cltopk_algo_name(ran));
     double med = 0, flo = 0;
@@ -283,6 +291,115 @@ static int grid_ablation(bench_run *b, uint64_t n, uint64_t seed, const uint64_t
     return rc;
 }
 
+/* ---- issue 4: --grid sbp, the SBP radix / radix select grid with the
+ * planner's predictions beside the measurements */
+
+/* one line of the planner's predictions for (type, n, k) on device data */
+static void plan_line(bench_run *b, cltopk_dtype type, uint64_t n, size_t k)
+{
+    char buf[4096], line[1024] = "";
+    if (cltopk_explain(b->ctx, type, (size_t)n, k, b->flags & CLTOPK_SMALLEST, 1, buf,
+                       sizeof buf) != CLTOPK_OK)
+        return;
+    size_t o = 0;
+    for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n")) {
+        char name[32];
+        double ms;
+        int chosen = l[0] == '-';
+        if (sscanf(l + 2, " %31s predicted %lf ms", name, &ms) == 2) {
+            int w = snprintf(line + o, sizeof line - o, "%s%s%s %.3f", o ? ", " : "",
+                             chosen ? "*" : "", name, ms);
+            if (w > 0 && (size_t)w < sizeof line - o)
+                o += (size_t)w;
+        }
+    }
+    if (b->json) {
+        printf("{\"device\": ");
+        json_string(stdout, b->dev);
+        printf(", \"grid\": \"sbp\", \"type\": \"%s\", \"n\": %" PRIu64 ", \"k\": %zu, "
+               "\"predicted_ms\": ", cltopk_dtype_name(type), n, k);
+        json_string(stdout, line);
+        printf("}\n");
+    } else {
+        printf("     plan (predicted ms, * = auto's choice): %s\n", line);
+    }
+    fflush(stdout);
+}
+
+static int grid_sbp(bench_run *b, uint64_t base, uint64_t seed, const cltopk_algo *algos,
+                    size_t nalgo)
+{
+    size_t kk[20], nk = 0;
+    for (size_t k = 1; k <= 1024; k *= 2)
+        kk[nk++] = k;
+    kk[nk++] = 4096;
+    kk[nk++] = 65536;
+    kk[nk++] = (size_t)1 << 20;
+    kk[nk++] = (size_t)(base / 2);
+    static const size_t k_hard[] = {32, 128};
+    static const size_t k_types[] = {32, 1024, 65536};
+    static const struct {
+        cltopk_dtype type;
+        const char *dist;
+        unsigned shift;
+        int hard; /* 0 the full k list, 1 k_hard, 2 k_types */
+    } sets[] = {
+        {CLTOPK_FLOAT32, "uniform", 0, 0},     {CLTOPK_FLOAT32, "increasing", 0, 1},
+        {CLTOPK_FLOAT32, "decreasing", 0, 1},  {CLTOPK_FLOAT32, "bucket-killer", 0, 1},
+        {CLTOPK_FLOAT32, "normal", 0, 1},      {CLTOPK_UINT32, "uniform", 0, 2},
+        {CLTOPK_FLOAT64, "uniform", 1, 2},
+    };
+    size_t bytes = (size_t)base * 4;
+    void *data = malloc(bytes ? bytes : 1);
+    if (!data)
+        return fail("bench", "out of memory for %zu bytes of data", bytes);
+    if (!b->json) {
+        printf("device     %s\n", b->dev);
+        printf("grid       sbp: SBP radix, radix select, n = %" PRIu64 ", %s first, median of %"
+               PRIu64 " runs\n\n", base, b->flags & CLTOPK_SMALLEST ? "smallest" : "largest",
+               b->reps);
+        printf("%-4s %-13s %10s %5s  %-22s", "type", "dist", "n", "k", "algorithm");
+        numbers_header();
+        fflush(stdout);
+    }
+    int rc = EXIT_OK;
+    for (size_t s = 0; s < sizeof sets / sizeof sets[0] && !rc; s++) {
+        uint64_t n = base >> sets[s].shift;
+        if (gen_fill(sets[s].type, sets[s].dist, (size_t)n, seed, data) != 0) {
+            rc = fail("bench", "cannot generate '%s' data", sets[s].dist);
+            break;
+        }
+        const size_t *ks = sets[s].hard == 0 ? kk : sets[s].hard == 1 ? k_hard : k_types;
+        size_t cnt = sets[s].hard == 0 ? nk : sets[s].hard == 1 ? 2 : 3;
+        for (size_t ki = 0; ki < cnt; ki++) {
+            size_t k = ks[ki];
+            if (k == 0 || k > n)
+                continue;
+            plan_line(b, sets[s].type, n, k);
+            for (size_t ai = 0; ai < nalgo; ai++)
+                bench_row(b, sets[s].type, sets[s].dist, n, data, k, algos[ai], NULL, NULL);
+        }
+        if (s == 0) {
+            /* selection at ranks 0 and n / 2 (the row's k is rank + 1) */
+            unsigned saved = b->flags;
+            size_t ranks[2] = {0, (size_t)(n / 2)};
+            for (int r = 0; r < 2; r++) {
+                if (!b->json)
+                    printf("     select rank %zu (k = rank + 1):\n", ranks[r]);
+                b->flags = saved | CLTOPK_BENCH_SELECT;
+                bench_row(b, CLTOPK_FLOAT32, "uniform", n, data, ranks[r] + 1,
+                          CLTOPK_ALGO_RADIX_SELECT, NULL, NULL);
+                bench_row(b, CLTOPK_FLOAT32, "uniform", n, data, ranks[r] + 1, CLTOPK_ALGO_AUTO,
+                          NULL, NULL);
+                b->flags = saved;
+            }
+        }
+    }
+    free(data);
+    return rc;
+}
+/* ---- end issue 4 */
+
 int cmd_bench(int argc, char **argv)
 {
     /* bit-packed columns: `cltopk bench --unpack ...` (cmd_unpackbench.c) */
@@ -377,8 +494,8 @@ int cmd_bench(int argc, char **argv)
         case O_KEYS_ONLY: flags |= CLTOPK_BENCH_KEYS_ONLY; break;
         case O_JSON: json = 1; break;
         case O_GRID:
-            if (strcmp(arg, "paper") && strcmp(arg, "ablation"))
-                return usage_error("bench", "unknown grid '%s' (paper or ablation)", arg);
+            if (strcmp(arg, "paper") && strcmp(arg, "ablation") && strcmp(arg, "sbp"))
+                return usage_error("bench", "unknown grid '%s' (paper, ablation or sbp)", arg);
             grid = arg;
             break;
         case O_HELP: bench_help(); return EXIT_OK;
@@ -413,7 +530,13 @@ int cmd_bench(int argc, char **argv)
     if (rc)
         return rc;
     bench_run b = {ctx, cltopk_device_name(ctx), flags, reps, json, grid, 0};
-    if (grid && !have_algos)
+    if (grid && !have_algos && !strcmp(grid, "sbp")) { /* issue 4 */
+        algos[nalgo++] = CLTOPK_ALGO_SBP_RADIX;
+        algos[nalgo++] = CLTOPK_ALGO_RADIX_SELECT;
+        algos[nalgo++] = CLTOPK_ALGO_BITONIC;
+        algos[nalgo++] = CLTOPK_ALGO_AUTO;
+    }
+    if (grid && !have_algos && !nalgo)
         algos[nalgo++] = CLTOPK_ALGO_BITONIC;
     if (!have_algos && !grid) {
         int is_cl = cltopk_get_cl(ctx, NULL, NULL, NULL) == CLTOPK_OK;
@@ -422,7 +545,8 @@ int cmd_bench(int argc, char **argv)
         algos[nalgo++] = CLTOPK_ALGO_CPU_HEAP;
     }
     if (grid) {
-        rc = !strcmp(grid, "paper") ? grid_paper(&b, n, seed, algos, nalgo)
+        rc = !strcmp(grid, "paper")  ? grid_paper(&b, n, seed, algos, nalgo)
+             : !strcmp(grid, "sbp") ? grid_sbp(&b, n, seed, algos, nalgo)
                                     : grid_ablation(&b, n, seed, ks, nk);
         goto done;
     }

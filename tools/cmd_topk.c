@@ -20,7 +20,7 @@ static void topk_help(int select)
                "  -r, --rank RANK     the rank, from 0 (1000, 64K, 2^20 are accepted)\n");
     else
         printf("Usage: cltopk topk -k K [-t TYPE] [--smallest] [--algo NAME]\n"
-               "                   [--device SPEC] [--json] [--text|--binary] FILE|-\n"
+               "                   [--device SPEC] [--json] [--explain] [--text|--binary] FILE|-\n"
                "\n"
                "Print the K largest (or smallest) elements of FILE (- reads standard input)\n"
                "with their positions, best first.  Equal values are listed by position;\n"
@@ -32,9 +32,12 @@ static void topk_help(int select)
     printf("  -t, --type TYPE     element type: f32 (default), f64, i32, u32, i64, u64\n"
            "      --smallest      ascending order (default: largest first)\n"
            "      --largest       descending order (the default)\n"
-           "  -a, --algo NAME     auto (default), bitonic (OpenCL device) or cpu-heap\n"
+           "  -a, --algo NAME     auto (default), bitonic, sbp-radix, radix-select\n"
+           "                      (OpenCL device) or cpu-heap\n"
            "      --device SPEC   auto (default), cpu, gpu, P:D from 'cltopk devices', or\n"
            "                      part of a device name\n"
+           "      --explain       print the planner's choice for this call and every\n"
+           "                      algorithm's predicted time (JSON: \"plan\")\n"
            "      --json          one JSON object: device, algorithm (as asked), ran (what\n"
            "                      ran: auto's choice), type, n, k (rank), order, results\n"
            "                      [{rank, index, value[, bits]}]; floats that\n"
@@ -77,7 +80,7 @@ static int run(int argc, char **argv, int select)
 {
     const char *cmd = select ? "select" : "topk";
     enum { O_K = 1, O_TYPE, O_SMALLEST, O_LARGEST, O_ALGO, O_DEVICE, O_JSON, O_TEXT, O_BINARY,
-           O_HELP, O_PACKED };
+           O_HELP, O_PACKED, O_EXPLAIN };
     const cli_option opts[] = {
         {O_K, select ? 'r' : 'k', select ? "rank" : "k", 1},
         {O_TYPE, 't', "type", 1},
@@ -90,11 +93,12 @@ static int run(int argc, char **argv, int select)
         {O_BINARY, 0, "binary", 0},
         {O_HELP, 'h', "help", 0},
         {select ? 0 : O_PACKED, 0, select ? NULL : "packed", 0}, /* bit-packed columns */
+        {O_EXPLAIN, 0, "explain", 0}, /* issue 4 */
         {0, 0, NULL, 0},
     };
     cli_parser p;
     const char *arg, *path = NULL, *device = NULL;
-    int id, json = 0, format = FORMAT_AUTO, have_k = 0, packed = 0;
+    int id, json = 0, format = FORMAT_AUTO, have_k = 0, packed = 0, explain = 0;
     unsigned flags = CLTOPK_LARGEST;
     cltopk_dtype type = CLTOPK_FLOAT32;
     cltopk_algo algo = CLTOPK_ALGO_AUTO;
@@ -130,6 +134,7 @@ static int run(int argc, char **argv, int select)
         case O_BINARY: format = FORMAT_BINARY; break;
         case O_HELP: topk_help(select); return EXIT_OK;
         case O_PACKED: packed = 1; break;
+        case O_EXPLAIN: explain = 1; break;
         }
     }
     if (!have_k)
@@ -177,7 +182,19 @@ static int run(int argc, char **argv, int select)
             rc = lib_fail(cmd, "cltopk_plan", st, ctx);
             goto out;
         }
-        ran = select && chosen == CLTOPK_ALGO_CPU_HEAP ? "cpu-select" : cltopk_algo_name(chosen);
+        ran = select && chosen == CLTOPK_ALGO_CPU_HEAP ? "cpu-select"
+              : select ? "radix-select" /* issue 4: AUTO selects on the device by it */
+                       : cltopk_algo_name(chosen);
+    }
+    /* issue 4: the planner's choice and every model's prediction */
+    char plan[4096] = "";
+    if (explain && n > 0 && (select || k > 0)) {
+        int est = cltopk_explain(ctx, type, n, select ? (size_t)k + 1 : (size_t)k, flags, 0, plan,
+                                 sizeof plan);
+        if (est != CLTOPK_OK) {
+            rc = lib_fail(cmd, "cltopk_explain", est, ctx);
+            goto out;
+        }
     }
     int st = select ? cltopk_select(ctx, type, keys, n, (size_t)k, flags, algo, out_keys,
                                     out_index)
@@ -201,9 +218,16 @@ static int run(int argc, char **argv, int select)
         for (size_t i = 0; i < kk; i++)
             print_row_json(type, select ? (size_t)k : i, out_index[i],
                            gen_bits(out_keys, bytes, i), i == 0);
-        printf("%s]}\n", kk ? "\n" : "");
+        printf("%s]", kk ? "\n" : "");
+        if (plan[0]) {
+            printf(", \"plan\": ");
+            json_string(stdout, plan);
+        }
+        printf("}\n");
     } else {
         printf("device     %s\n", cltopk_device_name(ctx));
+        if (plan[0])
+            printf("%s", plan);
         if (algo == CLTOPK_ALGO_AUTO)
             printf("algorithm  auto -> %s\n", ran);
         else
