@@ -424,8 +424,8 @@ CLTOPK_API int cltopk_benchmark_unpack(cltopk_context *ctx, cltopk_codec codec,
  *
  * Fusion: for GPU-FOR columns the bitonic SortReducer decodes on load
  * (cl/bitpack.h LoadBitPack) when its configuration has work-groups of 128
- * (the reducer is opt-in in this version: CLTOPK_BITONIC=WG=128,...); else the
- * column is decoded into device scratch first.  CLTOPK_PACKED_FUSED=0 never
+ * (the default for k <= 256; CLTOPK_BITONIC=WG=128 asks for it above); else
+ * the column is decoded into device scratch first.  CLTOPK_PACKED_FUSED=0 never
  * fuses; CLTOPK_PACKED_FUSED=require fails with CLTOPK_ERR_UNSUPPORTED where it
  * cannot fuse (testing). */
 CLTOPK_API int cltopk_benchmark_topk_packed(cltopk_context *ctx, cltopk_codec codec,
