@@ -231,7 +231,7 @@ int cmd_bench_unpack(int argc, char **argv)
         int fused = 0;
         if (st == CLTOPK_OK)
             st = cltopk_benchmark_topk_packed(ctx, CLTOPK_CODEC_FOR, data, words, starts, nst,
-                                              (size_t)k, 0, CLTOPK_ALGO_AUTO, (int)reps, &tp,
+                                              (size_t)k, 0, CLTOPK_ALGO_BITONIC, (int)reps, &tp,
                                               &fused, &tu);
         if (st != CLTOPK_OK) {
             rc = lib_fail(cmd, "cltopk_benchmark_topk_packed", st, ctx);
