@@ -63,10 +63,11 @@ static void sift_up(okey_pair *h, size_t i)
 
 /* One thread's range [lo, hi): fills h (at most min(k, hi - lo) pairs) with the
  * best of the elements whose key is above `floor` (every element when
- * !use_floor) and returns how many it holds. */
+ * !use_floor) and returns how many it holds, or (size_t)-1 after more than
+ * `budget` inserts. */
 static size_t scan_range(const cpu_isa_ops *ops, const cltopk_request *rq, const void *keys,
                          size_t lo, size_t hi, size_t k, int use_floor, uint64_t floor,
-                         okey_pair *h)
+                         size_t budget, okey_pair *h)
 {
     int bytes = rq->bytes, kind = rq->kind, sm = rq->smallest;
     size_t cap = hi - lo < k ? hi - lo : k, size = 0, i = lo;
@@ -88,6 +89,8 @@ static size_t scan_range(const cpu_isa_ops *ops, const cltopk_request *rq, const
         if (j >= hi)
             break;
         okey_pair p = {order_key_at(keys, j, bytes, kind, sm), (int64_t)j};
+        if (budget-- == 0)
+            return (size_t)-1;
         if (size < cap) {
             h[size] = p;
             sift_up(h, size);
@@ -189,8 +192,8 @@ void cltopk_sort_pairs(okey_pair *p, size_t n)
     qsort(p, n, sizeof *p, cmp_pairs);
 }
 
-int cltopk_cpu_heap_topk(const cltopk_request *rq, const void *keys, size_t n, size_t k,
-                         void *out_keys, int64_t *out_index)
+static int heap_topk(const cltopk_request *rq, const void *keys, size_t n, size_t k,
+                     void *out_keys, int64_t *out_index, int guard)
 {
     if (k == 0)
         return CLTOPK_OK;
@@ -224,12 +227,21 @@ int cltopk_cpu_heap_topk(const cltopk_request *rq, const void *keys, size_t n, s
                 lo = n;
             if (hi > n)
                 hi = n;
-            sizes[t] = scan_range(ops, rq, keys, lo, hi, k, use_floor, floor,
+            /* the guard: a heap that pays takes few inserts (k (1 + ln(range / k))
+             * on random data); past a sixteenth of its range, radix is cheaper */
+            size_t budget = guard ? 8 * k + (hi - lo) / 16 + 1024 : (size_t)-1;
+            sizes[t] = scan_range(ops, rq, keys, lo, hi, k, use_floor, floor, budget,
                                   all + (size_t)t * hk);
         }
         total = 0;
-        for (int t = 0; t < nt; t++)
+        for (int t = 0; t < nt; t++) {
+            if (sizes[t] == (size_t)-1) {
+                free(all);
+                free(sizes);
+                return CLTOPK_CPU_DEGRADED;
+            }
             total += sizes[t];
+        }
         if (total >= k || !use_floor)
             break;
         use_floor = 0; /* the sample misled us: scan again without the floor */
@@ -252,4 +264,16 @@ int cltopk_cpu_heap_topk(const cltopk_request *rq, const void *keys, size_t n, s
     free(all);
     free(sizes);
     return CLTOPK_OK;
+}
+
+int cltopk_cpu_heap_topk(const cltopk_request *rq, const void *keys, size_t n, size_t k,
+                         void *out_keys, int64_t *out_index)
+{
+    return heap_topk(rq, keys, n, k, out_keys, out_index, 0);
+}
+
+int cltopk_cpu_heap_topk_guarded(const cltopk_request *rq, const void *keys, size_t n, size_t k,
+                                 void *out_keys, int64_t *out_index)
+{
+    return heap_topk(rq, keys, n, k, out_keys, out_index, 1);
 }

@@ -29,9 +29,9 @@ typedef struct {
                         uint64_t *out);
     /* The CPU bitonic top-k's reduction of a vector of composites: a[0..len)
      * (len a power of two, a multiple of 16 * kk, kk a power of two >= 16)
-     * becomes len / 16 items that hold the best kk of every 16 * kk as bitonic
-     * runs of length kk (sorted when `sorted_in`: runs of kk already sorted
-     * alternately descending / ascending).  Writes out[0..len/16); a is scratch. */
+     * becomes len / 16 items that hold the best kk of every 16 * kk as runs of
+     * kk sorted descending (`sorted_in`: a already consists of such runs).
+     * Writes out[0..len/16); a is scratch. */
     void (*bitonic16)(uint64_t *a, size_t len, size_t kk, int sorted_in, uint64_t *out);
 } cpu_isa_ops;
 

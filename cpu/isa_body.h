@@ -127,26 +127,29 @@ static inline void bstep(uint64_t *restrict a, size_t len, size_t j, size_t dirb
 static void ISA_FN(bitonic16_)(uint64_t *a, size_t len, size_t kk, int sorted_in,
                                uint64_t *out)
 {
+    /* Every run of kk ends each step sorted descending (dirbit = len: never
+     * set), so that runs of any origin can be merged; the stages below kk
+     * alternate directions, as a bitonic sort needs. */
     if (!sorted_in)
         for (size_t s = 2; s <= kk; s *= 2)
             for (size_t j = s / 2; j >= 1; j /= 2)
-                bstep(a, len, j, s);
+                bstep(a, len, j, s < kk ? s : len);
     for (int round = 0; round < 4; round++) {
-        /* merge: the best kk of a descending run and the ascending run after it
+        /* merge: the best kk of two descending runs, the second read backwards,
          * form one bitonic run */
         size_t half = len / 2;
         for (size_t b = 0; b < half; b += kk) {
             const uint64_t *p = a + 2 * b, *q = a + 2 * b + kk;
             uint64_t *w = a + b;
             for (size_t t = 0; t < kk; t++) {
-                uint64_t u = p[t], v = q[t];
+                uint64_t u = p[t], v = q[kk - 1 - t];
                 w[t] = u > v ? u : v;
             }
         }
         len = half;
-        /* rebuild: sort every run of kk, alternately descending and ascending */
+        /* rebuild: sort every run of kk descending */
         for (size_t j = kk / 2; j >= 1; j /= 2)
-            bstep(a, len, j, kk);
+            bstep(a, len, j, 2 * len);
     }
     memcpy(out, a, len * sizeof *a);
 }

@@ -61,7 +61,7 @@ static int heap_run_buffer(cltopk_context *ctx, const cltopk_request *rq)
         st = cltopk_clfail(ctx, err, "clEnqueueReadBuffer (keys to the host)");
         goto out;
     }
-    st = cltopk_cpu_heap_topk(rq, keys, rq->n, rq->k, ok, oi);
+    st = cltopk_cpu_auto_topk(rq, keys, rq->n, rq->k, ok, oi); /* only AUTO gets here */
     if (st != CLTOPK_OK) {
         st = cltopk_fail(ctx, st, "cpu-heap: out of host memory");
         goto out;
@@ -104,6 +104,8 @@ const cltopk_algorithm *cltopk_algorithm_get(cltopk_algo id)
 {
     switch (id) {
     case CLTOPK_ALGO_CPU_HEAP: return &cltopk_algo_cpu_heap;
+    case CLTOPK_ALGO_CPU_BITONIC: return &cltopk_algo_cpu_bitonic; /* cpu/plan_cpu.c */
+    case CLTOPK_ALGO_CPU_RADIX: return &cltopk_algo_cpu_radix;
 #if HAVE_OPENCL
     case CLTOPK_ALGO_BITONIC: return &cltopk_algo_bitonic;
 #endif
@@ -153,7 +155,8 @@ int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo alg
         }
     }
 #endif
-    (void)device_data;
-    *out = &cltopk_algo_cpu_heap;
+    /* the host: the CPU planner (cpu/plan_cpu.c); cl_mem data takes the record
+     * with a run_buffer, which runs the same planner */
+    *out = device_data ? &cltopk_algo_cpu_heap : cltopk_cpu_auto_algorithm(rq);
     return CLTOPK_OK;
 }

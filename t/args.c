@@ -87,10 +87,9 @@ static void plan_fails(cltopk_context *ctx, const char *dev, int type, size_t n,
 }
 
 static const int unimplemented[] = {CLTOPK_ALGO_SBP_RADIX, CLTOPK_ALGO_SBP_TREE,
-                                    CLTOPK_ALGO_RADIX_SELECT, CLTOPK_ALGO_SORT,
-                                    CLTOPK_ALGO_CPU_BITONIC};
+                                    CLTOPK_ALGO_RADIX_SELECT, CLTOPK_ALGO_SORT};
 static const int bad_types[] = {6, 7, -1, 1000, INT_MIN};
-static const int bad_algos[] = {8, 9, -1, 100, INT_MAX};
+static const int bad_algos[] = {9, 10, -1, 100, INT_MAX};
 static const unsigned bad_flags[] = {2u, 3u, 4u, 0x80000000u, 0xFFFFFFFFu};
 
 /* Everything a context must reject, on ctx (named dev). */
@@ -389,10 +388,10 @@ static void helpers(void)
 
     /* algorithms: the names the header lists */
     {
-        static const char *const names[8] = {"auto",         "bitonic", "sbp-radix", "sbp-tree",
+        static const char *const names[9] = {"auto",         "bitonic", "sbp-radix", "sbp-tree",
                                              "radix-select", "sort",    "cpu-heap",
-                                             "cpu-bitonic"};
-        for (int a = 0; a < 8; a++) {
+                                             "cpu-bitonic",  "cpu-radix"};
+        for (int a = 0; a < 9; a++) {
             cltopk_algo al = (cltopk_algo)a;
             is_string(names[a], cltopk_algo_name(al), "algo_name(%d)", a);
             cltopk_algo p = (cltopk_algo)99;
