@@ -107,7 +107,7 @@ static size_t scan_range(const cpu_isa_ops *ops, const cltopk_request *rq, const
 }
 
 /* The k-th (1-based) largest of v[0..n), by a three-way quickselect. */
-static uint64_t kth_largest(uint64_t *v, size_t n, size_t r)
+uint64_t cltopk_cpu_kth_largest(uint64_t *v, size_t n, size_t r)
 {
     size_t lo = 0, hi = n; /* the answer is in v[lo..hi), at rank r - 1 from lo */
     size_t want = r - 1;
@@ -145,8 +145,8 @@ static uint64_t kth_largest(uint64_t *v, size_t n, size_t r)
 
 /* A floor for the scan, from a stratified sample: 1 with the floor in *floor,
  * 0 when a floor would not pay (small n, or k a large part of n). */
-static int sample_floor(const cltopk_request *rq, const void *keys, size_t n, size_t k,
-                        uint64_t *floor)
+int cltopk_cpu_sample_floor(const cltopk_request *rq, const void *keys, size_t n, size_t k,
+                            uint64_t *floor)
 {
     enum { RUN = 32, MAXRUNS = 512 };
     if (n < 65536)
@@ -171,7 +171,7 @@ static int sample_floor(const cltopk_request *rq, const void *keys, size_t n, si
         for (size_t j = 0; j < RUN; j++)
             v[b * RUN + j] = order_key_at(keys, start + j, rq->bytes, rq->kind, rq->smallest);
     }
-    uint64_t t = kth_largest(v, s, r);
+    uint64_t t = cltopk_cpu_kth_largest(v, s, r);
     free(v);
     if (t == 0)
         return 0;
@@ -215,7 +215,7 @@ static int heap_topk(const cltopk_request *rq, const void *keys, size_t n, size_
         return CLTOPK_ERR_NO_MEMORY;
     }
     uint64_t floor = 0;
-    int use_floor = sample_floor(rq, keys, n, k, &floor);
+    int use_floor = cltopk_cpu_sample_floor(rq, keys, n, k, &floor);
     size_t total;
     for (;;) {
 #ifdef _OPENMP

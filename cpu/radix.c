@@ -13,7 +13,13 @@
  * Top-k then takes every entry whose key is above the k-th key and the first
  * (in index order) of those equal to it, in index order, and sorts these k
  * pairs stably by key with an LSD radix sort: equal keys keep index order, which
- * is THE ORDER's tie rule.  No step depends on the order of the input. */
+ * is THE ORDER's tie rule.  No step depends on the order of the input.
+ *
+ * Top-k first tries the shortcut of the heap's sampled floor (heap.c): one pass
+ * of the SIMD filter (isa.h) collects every entry at or above the floor (about
+ * 2k + n / 2048 of them) in index order, and the selection and the sort above
+ * run on those alone.  When the floor let fewer than k through (the sample was
+ * misleading), the full selection runs instead: the result is exact either way. */
 #include "internal.h"
 #include "isa.h"
 
@@ -22,6 +28,32 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+
+/* Call F(..., bytes, kind, smallest, ...) with the three as constants, so that
+ * the always-inlined F is compiled once per type and direction. */
+#define DISPATCH(rq, F, ...)                                                           \
+    switch ((rq)->bytes * 100 + (rq)->kind * 10 + (rq)->smallest) {                   \
+    case 400: F(4, 0, 0, __VA_ARGS__); break;                                          \
+    case 401: F(4, 0, 1, __VA_ARGS__); break;                                          \
+    case 410: F(4, 1, 0, __VA_ARGS__); break;                                          \
+    case 411: F(4, 1, 1, __VA_ARGS__); break;                                          \
+    case 420: F(4, 2, 0, __VA_ARGS__); break;                                          \
+    case 421: F(4, 2, 1, __VA_ARGS__); break;                                          \
+    case 800: F(8, 0, 0, __VA_ARGS__); break;                                          \
+    case 801: F(8, 0, 1, __VA_ARGS__); break;                                          \
+    case 810: F(8, 1, 0, __VA_ARGS__); break;                                          \
+    case 811: F(8, 1, 1, __VA_ARGS__); break;                                          \
+    case 820: F(8, 2, 0, __VA_ARGS__); break;                                          \
+    default: F(8, 2, 1, __VA_ARGS__); break;                                           \
+    }
+#define INLINE static inline __attribute__((always_inline))
+
+INLINE uint64_t okey(const void *keys, size_t i, int bytes, int kind, int sm)
+{
+    if (bytes == 4)
+        return order_key32(((const uint32_t *)keys)[i], kind, sm);
+    return order_key64(((const uint64_t *)keys)[i], kind, sm);
+}
 
 #define DIGIT 11
 #define NB (1u << DIGIT)
@@ -43,36 +75,31 @@ static inline void range_of(size_t n, int nt, int t, size_t *lo, size_t *hi)
 }
 
 /* histogram of digit (u >> shift) & dm over x[lo..hi) matching (u & mask) == prefix */
-static inline void hist_full(const void *keys, size_t lo, size_t hi, int bytes, int kind, int sm,
-                             uint64_t mask, uint64_t prefix, int shift, uint32_t dm,
-                             uint64_t *h)
+INLINE void hist_full(int bytes, int kind, int sm, const void *keys, size_t lo, size_t hi,
+                      uint64_t mask, uint64_t prefix, int shift, uint32_t dm, uint64_t *h)
 {
-    if (bytes == 4) {
-        const uint32_t *x = keys;
-        for (size_t i = lo; i < hi; i++) {
-            uint64_t u = order_key32(x[i], kind, sm);
-            if ((u & mask) == prefix)
-                h[(u >> shift) & dm]++;
-        }
-    } else {
-        const uint64_t *x = keys;
-        for (size_t i = lo; i < hi; i++) {
-            uint64_t u = order_key64(x[i], kind, sm);
-            if ((u & mask) == prefix)
-                h[(u >> shift) & dm]++;
-        }
+    if (mask == 0) { /* the first digit: every key counts */
+        for (size_t i = lo; i < hi; i++)
+            h[(okey(keys, i, bytes, kind, sm) >> shift) & dm]++;
+        return;
+    }
+    for (size_t i = lo; i < hi; i++) {
+        uint64_t u = okey(keys, i, bytes, kind, sm);
+        if ((u & mask) == prefix)
+            h[(u >> shift) & dm]++;
     }
 }
 
-#define HIST_CASES(...)                                                                  \
-    switch (rq->kind * 2 + rq->smallest) {                                             \
-    case 0: hist_full(keys, lo, hi, rq->bytes, 0, 0, __VA_ARGS__); break;              \
-    case 1: hist_full(keys, lo, hi, rq->bytes, 0, 1, __VA_ARGS__); break;              \
-    case 2: hist_full(keys, lo, hi, rq->bytes, 1, 0, __VA_ARGS__); break;              \
-    case 3: hist_full(keys, lo, hi, rq->bytes, 1, 1, __VA_ARGS__); break;              \
-    case 4: hist_full(keys, lo, hi, rq->bytes, 2, 0, __VA_ARGS__); break;              \
-    default: hist_full(keys, lo, hi, rq->bytes, 2, 1, __VA_ARGS__); break;             \
+INLINE void compact_range(int bytes, int kind, int sm, const void *keys, size_t lo, size_t hi,
+                          uint64_t mask, uint64_t prefix, uint64_t *out)
+{
+    size_t o = 0;
+    for (size_t i = lo; i < hi; i++) {
+        uint64_t u = okey(keys, i, bytes, kind, sm);
+        if ((u & mask) == prefix) /* no store past the share: it is the next thread's */
+            out[o++] = u;
     }
+}
 
 int cltopk_cpu_radix_kth(const cltopk_request *rq, const void *keys, size_t n, size_t rank,
                          uint64_t *kth, size_t *above)
@@ -105,7 +132,7 @@ int cltopk_cpu_radix_kth(const cltopk_request *rq, const void *keys, size_t n, s
                     h[(cand[i] >> shift) & dm]++;
             } else {
                 range_of(n, ntc, t, &lo, &hi);
-                HIST_CASES(mask, prefix, shift, dm, h)
+                DISPATCH(rq, hist_full, keys, lo, hi, mask, prefix, shift, dm, h)
             }
         }
         uint64_t total[NB];
@@ -129,7 +156,7 @@ int cltopk_cpu_radix_kth(const cltopk_request *rq, const void *keys, size_t n, s
         if (rem > 0 && !cand && bucket <= n / 16) {
             /* copy the bucket's keys out: thread t's share starts after the
              * shares of the threads before it */
-            cand = malloc((bucket ? bucket : 1) * sizeof *cand);
+            cand = malloc(bucket * sizeof *cand);
             if (cand) {
                 size_t *off = malloc((size_t)nt * sizeof *off);
                 if (!off) {
@@ -145,13 +172,9 @@ int cltopk_cpu_radix_kth(const cltopk_request *rq, const void *keys, size_t n, s
 #pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
 #endif
                     for (int t = 0; t < nt; t++) {
-                        size_t lo, hi, o2 = off[t];
+                        size_t lo, hi;
                         range_of(n, nt, t, &lo, &hi);
-                        for (size_t i = lo; i < hi; i++) {
-                            uint64_t u = order_key_at(keys, i, rq->bytes, rq->kind, rq->smallest);
-                            if ((u & mask) == prefix)
-                                cand[o2++] = u;
-                        }
+                        DISPATCH(rq, compact_range, keys, lo, hi, mask, prefix, cand + off[t])
                     }
                     free(off);
                     m = bucket;
@@ -175,17 +198,39 @@ int cltopk_cpu_radix_kth(const cltopk_request *rq, const void *keys, size_t n, s
 }
 
 /* count keys above and equal to T in [lo, hi) */
-static void count_range(const cltopk_request *rq, const void *keys, size_t lo, size_t hi,
-                        uint64_t T, size_t *gt, size_t *eq)
+INLINE void count_body(int bytes, int kind, int sm, const void *keys, size_t lo, size_t hi,
+                       uint64_t T, size_t *gt, size_t *eq)
 {
     size_t g = 0, e = 0;
     for (size_t i = lo; i < hi; i++) {
-        uint64_t u = order_key_at(keys, i, rq->bytes, rq->kind, rq->smallest);
+        uint64_t u = okey(keys, i, bytes, kind, sm);
         g += u > T;
         e += u == T;
     }
     *gt = g;
     *eq = e;
+}
+
+static void count_range(const cltopk_request *rq, const void *keys, size_t lo, size_t hi,
+                        uint64_t T, size_t *gt, size_t *eq)
+{
+    DISPATCH(rq, count_body, keys, lo, hi, T, gt, eq)
+}
+
+/* the pairs of keys above T and the first `left` keys equal to T, in index order */
+INLINE void collect_body(int bytes, int kind, int sm, const void *keys, size_t lo, size_t hi,
+                         uint64_t T, size_t left, okey_pair *p)
+{
+    size_t w = 0;
+    for (size_t i = lo; i < hi; i++) {
+        uint64_t u = okey(keys, i, bytes, kind, sm);
+        if (u > T || (u == T && left > 0)) {
+            if (u == T)
+                left--;
+            p[w].u = u;
+            p[w++].i = (int64_t)i;
+        }
+    }
 }
 
 /* Stable LSD radix sort of p[0..n) by key, descending (tmp: n pairs). */
@@ -261,17 +306,9 @@ int cltopk_cpu_collect_topk(const cltopk_request *rq, const void *keys, size_t n
 #pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
 #endif
     for (int t = 0; t < nt; t++) {
-        size_t lo, hi, w = off[t], left = eq[t];
+        size_t lo, hi;
         range_of(n, nt, t, &lo, &hi);
-        for (size_t i = lo; i < hi; i++) {
-            uint64_t u = order_key_at(keys, i, rq->bytes, rq->kind, rq->smallest);
-            if (u > T || (u == T && left > 0)) {
-                if (u == T)
-                    left--;
-                p[w].u = u;
-                p[w++].i = (int64_t)i;
-            }
-        }
+        DISPATCH(rq, collect_body, keys, lo, hi, T, eq[t], p + off[t])
     }
     lsd_sort_desc(p, tmp, k, rq->bytes * 8);
     for (size_t j = 0; j < k; j++) {
@@ -287,12 +324,120 @@ int cltopk_cpu_collect_topk(const cltopk_request *rq, const void *keys, size_t n
     return CLTOPK_OK;
 }
 
+/* The sampled path: every entry above the sample's floor, collected by the
+ * SIMD filter in one pass into per-thread lists (in index order), then the
+ * selection among those alone.  Returns CLTOPK_CPU_DEGRADED when the floor
+ * let fewer than k entries through (the caller then runs the full radix). */
+static int floor_topk(const cltopk_request *rq, const void *keys, size_t n, size_t k,
+                      uint64_t floor, void *out_keys, int64_t *out_index)
+{
+    const cpu_isa_ops *ops = cltopk_cpu_ops();
+    int nt = threads_for(n);
+    okey_pair **lists = calloc((size_t)nt, sizeof *lists);
+    size_t *cnt = calloc((size_t)nt, sizeof *cnt);
+    int st = CLTOPK_OK;
+    if (!lists || !cnt) {
+        free(lists);
+        free(cnt);
+        return CLTOPK_ERR_NO_MEMORY;
+    }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
+#endif
+    for (int t = 0; t < nt; t++) {
+        size_t lo, hi, c = 0, cap = 1024;
+        range_of(n, nt, t, &lo, &hi);
+        okey_pair *l = malloc(cap * sizeof *l);
+        int bytes = rq->bytes, kind = rq->kind, sm = rq->smallest;
+        for (size_t i = lo; l && i < hi; i++) {
+            i = bytes == 4 ? ops->skip32(keys, i, hi, kind, sm, (uint32_t)floor)
+                           : ops->skip64(keys, i, hi, kind, sm, floor);
+            if (i >= hi)
+                break;
+            if (c == cap) {
+                okey_pair *g = realloc(l, 2 * cap * sizeof *l);
+                if (!g) {
+                    free(l);
+                    l = NULL;
+                    break;
+                }
+                l = g;
+                cap *= 2;
+            }
+            l[c].u = order_key_at(keys, i, bytes, kind, sm);
+            l[c++].i = (int64_t)i;
+        }
+        lists[t] = l;
+        cnt[t] = l ? c : (size_t)-1;
+    }
+    size_t m = 0;
+    for (int t = 0; t < nt; t++) {
+        if (cnt[t] == (size_t)-1)
+            st = CLTOPK_ERR_NO_MEMORY;
+        else
+            m += cnt[t];
+    }
+    okey_pair *c = NULL, *p = NULL;
+    uint64_t *u = NULL;
+    if (st == CLTOPK_OK && m < k)
+        st = CLTOPK_CPU_DEGRADED;
+    if (st == CLTOPK_OK) {
+        c = malloc(m * sizeof *c);
+        u = malloc(m * sizeof *u);
+        p = malloc(2 * k * sizeof *p);
+        if (!c || !u || !p)
+            st = CLTOPK_ERR_NO_MEMORY;
+    }
+    if (st == CLTOPK_OK) {
+        size_t o = 0;
+        for (int t = 0; t < nt; t++) {
+            memcpy(c + o, lists[t], cnt[t] * sizeof *c);
+            o += cnt[t];
+        }
+        for (size_t j = 0; j < m; j++)
+            u[j] = c[j].u;
+        uint64_t T = cltopk_cpu_kth_largest(u, m, k);
+        size_t above = 0;
+        for (size_t j = 0; j < m; j++)
+            above += c[j].u > T;
+        size_t need = k - above, w = 0;
+        for (size_t j = 0; j < m; j++)
+            if (c[j].u > T || (c[j].u == T && need > 0)) {
+                if (c[j].u == T)
+                    need--;
+                p[w++] = c[j];
+            }
+        lsd_sort_desc(p, p + k, k, rq->bytes * 8);
+        for (size_t j = 0; j < k; j++) {
+            if (out_keys)
+                memcpy((char *)out_keys + j * (size_t)rq->bytes,
+                       (const char *)keys + (size_t)p[j].i * (size_t)rq->bytes,
+                       (size_t)rq->bytes);
+            if (out_index)
+                out_index[j] = p[j].i;
+        }
+    }
+    for (int t = 0; t < nt; t++)
+        free(lists[t]);
+    free(lists);
+    free(cnt);
+    free(c);
+    free(u);
+    free(p);
+    return st;
+}
+
 int cltopk_cpu_radix_topk(const cltopk_request *rq, const void *keys, size_t n, size_t k,
                           void *out_keys, int64_t *out_index)
 {
     if (k == 0)
         return CLTOPK_OK;
     uint64_t T;
+    if (cltopk_cpu_sample_floor(rq, keys, n, k, &T)) {
+        int st = floor_topk(rq, keys, n, k, T, out_keys, out_index);
+        if (st != CLTOPK_CPU_DEGRADED)
+            return st;
+    }
     size_t above;
     int st = cltopk_cpu_radix_kth(rq, keys, n, k - 1, &T, &above);
     if (st != CLTOPK_OK)

@@ -199,6 +199,11 @@ CLTOPK_INTERNAL int cltopk_cpu_bitonic_topk(const cltopk_request *rq, const void
 CLTOPK_INTERNAL int cltopk_cpu_heap_topk_guarded(const cltopk_request *rq, const void *keys,
                                                  size_t n, size_t k, void *out_keys,
                                                  int64_t *out_index);
+/* heap.c: the k-th (1-based) largest of v[0..n) (reorders v); a floor below
+ * the k-th key of the input with near certainty, from a sample (0: none) */
+CLTOPK_INTERNAL uint64_t cltopk_cpu_kth_largest(uint64_t *v, size_t n, size_t r);
+CLTOPK_INTERNAL int cltopk_cpu_sample_floor(const cltopk_request *rq, const void *keys, size_t n,
+                                            size_t k, uint64_t *floor);
 /* plan_cpu.c: the CPU algorithm AUTO runs for rq, and the run of it */
 CLTOPK_INTERNAL cltopk_algo cltopk_cpu_choose(const cltopk_request *rq);
 CLTOPK_INTERNAL int cltopk_cpu_auto_topk(const cltopk_request *rq, const void *keys, size_t n,

@@ -24,6 +24,8 @@ int cmd_select(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+/* `cltopk bench --cpu` (tools/cmd_bench_cpu.c), reached through cmd_bench */
+int cmd_bench_cpu(int argc, char **argv);
 
 /* ---------------------------------------------------------------- options */
 
