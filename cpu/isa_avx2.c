@@ -101,6 +101,43 @@ static inline size_t skip64_v(const uint64_t *x, size_t i, size_t hi, int kind, 
     return skip64_tail(x, i, hi, kind, smallest, thr);
 }
 
+/* The bitonic steps of strides jfrom, ..., 1 (jfrom < 4) over a[0..len) (len a
+ * multiple of 4), in registers, as in isa_avx512.c: lane t meets lane t ^ j;
+ * AVX2 has no unsigned 64-bit max, so the compare flips the sign bits first. */
+static inline __m256i takemax_of(size_t j, size_t dirbit, int desc_all)
+{
+    long long sel[4];
+    for (unsigned t = 0; t < 4; t++) {
+        int low = (t & j) == 0;
+        int desc = dirbit < 4 ? (t & dirbit) == 0 : desc_all;
+        sel[t] = low == desc ? -1 : 0;
+    }
+    return _mm256_set_epi64x(sel[3], sel[2], sel[1], sel[0]);
+}
+
+static inline void small_steps(uint64_t *a, size_t len, size_t jfrom, size_t dirbit)
+{
+    const __m256i sign = _mm256_set1_epi64x((long long)0x8000000000000000ull);
+    /* [descending block][j] */
+    __m256i tm[2][3];
+    for (int d = 0; d < 2; d++)
+        for (size_t j = 1; j <= 2; j *= 2)
+            tm[d][j] = takemax_of(j, dirbit, d);
+    for (size_t b = 0; b < len; b += 4) {
+        int d = dirbit < 4 ? 1 : (b & dirbit) == 0;
+        __m256i v = _mm256_loadu_si256((const void *)(a + b));
+        for (size_t j = jfrom; j >= 1; j /= 2) {
+            __m256i p = j == 2 ? _mm256_permute4x64_epi64(v, 0x4E) : _mm256_shuffle_epi32(v, 0x4E);
+            __m256i gt = _mm256_cmpgt_epi64(_mm256_xor_si256(v, sign), _mm256_xor_si256(p, sign));
+            __m256i mx = _mm256_blendv_epi8(p, v, gt), mn = _mm256_blendv_epi8(v, p, gt);
+            v = _mm256_blendv_epi8(mn, mx, tm[d][j]);
+        }
+        _mm256_storeu_si256((void *)(a + b), v);
+    }
+}
+#define ISA_W 4
+#define ISA_SMALL_STEPS small_steps
+
 #define ISA_SKIP32 skip32_v
 #define ISA_SKIP64 skip64_v
 #define ISA_SUFFIX avx2

@@ -92,6 +92,36 @@ static inline size_t skip64_v(const uint64_t *x, size_t i, size_t hi, int kind,
     return skip64_tail(x, i, hi, kind, smallest, thr);
 }
 
+/* The bitonic steps of strides jfrom, ..., 2, 1 (jfrom < 8) over a[0..len)
+ * (len a multiple of 8), in registers: each vector of 8 meets its own
+ * permutation (lane t with lane t ^ j); lane t keeps the max when it is the
+ * lower of its pair in a descending block, or the upper in an ascending one
+ * (block direction: (index & dirbit) == 0 is descending). */
+static inline void small_steps(uint64_t *a, size_t len, size_t jfrom, size_t dirbit)
+{
+    static const unsigned char lower[8] = {0, 0x55, 0x33, 0, 0x0F, 0, 0, 0};
+    const __m512i iota = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i p4 = _mm512_xor_si512(iota, _mm512_set1_epi64(4));
+    const __m512i p2 = _mm512_xor_si512(iota, _mm512_set1_epi64(2));
+    const __m512i p1 = _mm512_xor_si512(iota, _mm512_set1_epi64(1));
+    unsigned lane_desc = 0; /* lanes whose block is descending, for dirbit < 8 */
+    for (unsigned t = 0; t < 8; t++)
+        if ((t & dirbit) == 0)
+            lane_desc |= 1u << t;
+    for (size_t b = 0; b < len; b += 8) {
+        unsigned desc = dirbit < 8 ? lane_desc : ((b & dirbit) == 0 ? 0xFFu : 0u);
+        __m512i v = _mm512_loadu_si512(a + b);
+        for (size_t j = jfrom; j >= 1; j /= 2) {
+            __mmask8 takemax = (__mmask8)(~(lower[j] ^ desc) & 0xFF);
+            __m512i p = _mm512_permutexvar_epi64(j == 4 ? p4 : j == 2 ? p2 : p1, v);
+            v = _mm512_mask_blend_epi64(takemax, _mm512_min_epu64(v, p), _mm512_max_epu64(v, p));
+        }
+        _mm512_storeu_si512(a + b, v);
+    }
+}
+#define ISA_W 8
+#define ISA_SMALL_STEPS small_steps
+
 #define ISA_SKIP32 skip32_v
 #define ISA_SKIP64 skip64_v
 #define ISA_SUFFIX avx512

@@ -94,7 +94,11 @@ static void ISA_FN(composite32_)(const uint32_t *x, size_t n, int kind, int smal
  * in descending order when (i & dirbit) == 0, else ascending. */
 static inline void bstep(uint64_t *restrict a, size_t len, size_t j, size_t dirbit)
 {
+#ifdef ISA_W
+    if (j >= ISA_W) {
+#else
     if (j >= 8) {
+#endif
         /* whole runs of j share one direction: straight vector min/max */
         for (size_t b = 0; b < len; b += 2 * j) {
             uint64_t *restrict p = a + b, *restrict q = a + b + j;
@@ -124,6 +128,23 @@ static inline void bstep(uint64_t *restrict a, size_t len, size_t j, size_t dirb
         }
 }
 
+/* The steps of strides jfrom, jfrom / 2, ..., 1 with one direction rule; the
+ * strides inside one vector run together in registers where the ISA has a
+ * kernel for them (ISA_SMALL_STEPS: one load and one store per vector). */
+static inline void bsteps(uint64_t *restrict a, size_t len, size_t jfrom, size_t dirbit)
+{
+    size_t j = jfrom;
+#ifdef ISA_SMALL_STEPS
+    for (; j >= ISA_W; j /= 2)
+        bstep(a, len, j, dirbit);
+    if (j >= 1 && len >= ISA_W)
+        ISA_SMALL_STEPS(a, len, j, dirbit);
+#else
+    for (; j >= 1; j /= 2)
+        bstep(a, len, j, dirbit);
+#endif
+}
+
 static void ISA_FN(bitonic16_)(uint64_t *a, size_t len, size_t kk, int sorted_in,
                                uint64_t *out)
 {
@@ -132,8 +153,7 @@ static void ISA_FN(bitonic16_)(uint64_t *a, size_t len, size_t kk, int sorted_in
      * alternate directions, as a bitonic sort needs. */
     if (!sorted_in)
         for (size_t s = 2; s <= kk; s *= 2)
-            for (size_t j = s / 2; j >= 1; j /= 2)
-                bstep(a, len, j, s < kk ? s : len);
+            bsteps(a, len, s / 2, s < kk ? s : len);
     for (int round = 0; round < 4; round++) {
         /* merge: the best kk of two descending runs, the second read backwards,
          * form one bitonic run */
@@ -148,8 +168,7 @@ static void ISA_FN(bitonic16_)(uint64_t *a, size_t len, size_t kk, int sorted_in
         }
         len = half;
         /* rebuild: sort every run of kk descending */
-        for (size_t j = kk / 2; j >= 1; j /= 2)
-            bstep(a, len, j, 2 * len);
+        bsteps(a, len, kk / 2, 2 * len);
     }
     memcpy(out, a, len * sizeof *a);
 }
