@@ -19,7 +19,8 @@
  * of the SIMD filter (isa.h) collects every entry at or above the floor (about
  * 2k + n / 2048 of them) in index order, and the selection and the sort above
  * run on those alone.  When the floor let fewer than k through (the sample was
- * misleading), the full selection runs instead: the result is exact either way. */
+ * misleading), or far more than expected (keys piled up at the floor), the full
+ * selection runs instead: the result is exact either way. */
 #include "internal.h"
 #include "isa.h"
 
@@ -327,7 +328,8 @@ int cltopk_cpu_collect_topk(const cltopk_request *rq, const void *keys, size_t n
 /* The sampled path: every entry above the sample's floor, collected by the
  * SIMD filter in one pass into per-thread lists (in index order), then the
  * selection among those alone.  Returns CLTOPK_CPU_DEGRADED when the floor
- * let fewer than k entries through (the caller then runs the full radix). */
+ * let fewer than k entries through, or more than a budget (the caller then
+ * runs the full radix). */
 static int floor_topk(const cltopk_request *rq, const void *keys, size_t n, size_t k,
                       uint64_t floor, void *out_keys, int64_t *out_index)
 {
@@ -347,6 +349,9 @@ static int floor_topk(const cltopk_request *rq, const void *keys, size_t n, size
     for (int t = 0; t < nt; t++) {
         size_t lo, hi, c = 0, cap = 1024;
         range_of(n, nt, t, &lo, &hi);
+        /* a floor that lets much more than its expected 2k + n / 2048 through
+         * (many keys equal to it: the bucket killer) is no shortcut */
+        size_t budget = 4 * k + n / 64 + 4096;
         okey_pair *l = malloc(cap * sizeof *l);
         int bytes = rq->bytes, kind = rq->kind, sm = rq->smallest;
         for (size_t i = lo; l && i < hi; i++) {
@@ -354,6 +359,10 @@ static int floor_topk(const cltopk_request *rq, const void *keys, size_t n, size
                            : ops->skip64(keys, i, hi, kind, sm, floor);
             if (i >= hi)
                 break;
+            if (c >= budget) {
+                c = (size_t)-2;
+                break;
+            }
             if (c == cap) {
                 okey_pair *g = realloc(l, 2 * cap * sizeof *l);
                 if (!g) {
@@ -374,6 +383,8 @@ static int floor_topk(const cltopk_request *rq, const void *keys, size_t n, size
     for (int t = 0; t < nt; t++) {
         if (cnt[t] == (size_t)-1)
             st = CLTOPK_ERR_NO_MEMORY;
+        else if (cnt[t] == (size_t)-2 && st == CLTOPK_OK)
+            st = CLTOPK_CPU_DEGRADED;
         else
             m += cnt[t];
     }
