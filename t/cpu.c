@@ -150,6 +150,27 @@ static void threads(cltopk_context *ctx)
     }
 }
 
+/* the planner's choices on the "cpu" device (cpu/plan_cpu.c) */
+static void planner(cltopk_context *ctx)
+{
+    static const struct {
+        size_t n, k;
+        cltopk_algo want;
+    } cases[] = {
+        {1000, 10, CLTOPK_ALGO_CPU_HEAP},        {1000, 1000, CLTOPK_ALGO_CPU_HEAP},
+        {1 << 24, 64, CLTOPK_ALGO_CPU_HEAP},     {1 << 24, 4096, CLTOPK_ALGO_CPU_HEAP},
+        {1 << 24, 4097, CLTOPK_ALGO_CPU_RADIX},  {1 << 20, (1 << 20) / 64, CLTOPK_ALGO_CPU_HEAP},
+        {1 << 20, (1 << 20) / 64 + 1, CLTOPK_ALGO_CPU_RADIX},
+        {1 << 20, 1 << 20, CLTOPK_ALGO_CPU_RADIX},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cltopk_algo got = CLTOPK_ALGO_AUTO;
+        int st = cltopk_plan(ctx, CLTOPK_FLOAT32, cases[i].n, cases[i].k, 0, &got);
+        ok(st == CLTOPK_OK && got == cases[i].want, "plan n=%zu k=%zu: %s (got %s)", cases[i].n,
+           cases[i].k, cltopk_algo_name(cases[i].want), cltopk_algo_name(got));
+    }
+}
+
 static void selection(cltopk_context *ctx)
 {
     static const char *const ds[] = {"uniform", "narrow", "bucket", "increasing", "nan"};
@@ -197,6 +218,7 @@ int main(void)
     all_values(ctx);
     large(ctx);
     threads(ctx);
+    planner(ctx);
     selection(ctx);
     cltopk_close(ctx);
     return tap_done();
