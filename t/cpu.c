@@ -159,8 +159,8 @@ static void planner(cltopk_context *ctx)
     } cases[] = {
         {1000, 10, CLTOPK_ALGO_CPU_HEAP},        {1000, 1000, CLTOPK_ALGO_CPU_HEAP},
         {1 << 24, 64, CLTOPK_ALGO_CPU_HEAP},     {1 << 24, 4096, CLTOPK_ALGO_CPU_HEAP},
-        {1 << 24, 4097, CLTOPK_ALGO_CPU_RADIX},  {1 << 20, (1 << 20) / 64, CLTOPK_ALGO_CPU_HEAP},
-        {1 << 20, (1 << 20) / 64 + 1, CLTOPK_ALGO_CPU_RADIX},
+        {1 << 24, 4097, CLTOPK_ALGO_CPU_RADIX},  {1 << 17, (1 << 17) / 64, CLTOPK_ALGO_CPU_HEAP},
+        {1 << 17, (1 << 17) / 64 + 1, CLTOPK_ALGO_CPU_RADIX},
         {1 << 20, 1 << 20, CLTOPK_ALGO_CPU_RADIX},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
