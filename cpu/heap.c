@@ -15,7 +15,8 @@
  * lies above it with near certainty.  Elements below the floor never reach the
  * heap.  The floor is only a hint: if the heaps end with fewer than k entries
  * in all, the scan is repeated without it, so the result is exact whatever the
- * sample said.  The heaps are then sorted together and the first k taken. */
+ * sample said.  Each heap is then sorted in place (heapsort) and the first k of
+ * the sorted heaps taken by a merge. */
 #include "internal.h"
 #include "isa.h"
 
@@ -246,21 +247,42 @@ static int heap_topk(const cltopk_request *rq, const void *keys, size_t n, size_
             break;
         use_floor = 0; /* the sample misled us: scan again without the floor */
     }
-    /* pack the heaps, sort them, keep the first k */
-    total = 0;
+    /* every heap sorted in place (its worst root to its end, one at a time: the
+     * heap is left best first), then the first k of the sorted heaps by a
+     * merge of nt lists */
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1 && k >= 256)
+#endif
     for (int t = 0; t < nt; t++) {
-        if (total != (size_t)t * hk)
-            memmove(all + total, all + (size_t)t * hk, sizes[t] * sizeof *all);
-        total += sizes[t];
+        okey_pair *h = all + (size_t)t * hk;
+        for (size_t m = sizes[t]; m > 1; m--) {
+            okey_pair x = h[0];
+            h[0] = h[m - 1];
+            h[m - 1] = x;
+            sift_down(h, m - 1, 0);
+        }
     }
-    cltopk_sort_pairs(all, total);
+    size_t *pos = calloc((size_t)nt, sizeof *pos);
+    if (!pos) {
+        free(all);
+        free(sizes);
+        return CLTOPK_ERR_NO_MEMORY;
+    }
     for (size_t j = 0; j < k; j++) {
+        int best = -1;
+        for (int t = 0; t < nt; t++)
+            if (pos[t] < sizes[t] &&
+                (best < 0 || pair_better(&all[(size_t)t * hk + pos[t]],
+                                         &all[(size_t)best * hk + pos[best]])))
+                best = t;
+        const okey_pair *p = &all[(size_t)best * hk + pos[best]++];
         if (out_keys)
             memcpy((char *)out_keys + j * (size_t)rq->bytes,
-                   (const char *)keys + (size_t)all[j].i * (size_t)rq->bytes, (size_t)rq->bytes);
+                   (const char *)keys + (size_t)p->i * (size_t)rq->bytes, (size_t)rq->bytes);
         if (out_index)
-            out_index[j] = all[j].i;
+            out_index[j] = p->i;
     }
+    free(pos);
     free(all);
     free(sizes);
     return CLTOPK_OK;
