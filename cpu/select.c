@@ -1,6 +1,7 @@
 /* select.c - merging of sorted lists, and the host read floor.  (The CPU
  * selection, cltopk_cpu_select, is in radix.c.) */
 #include "internal.h"
+#include "isa.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -46,11 +47,13 @@ double cltopk_cpu_read_time(const void *data, size_t bytes, int reps)
     if (reps < 1)
         reps = 1;
     volatile uint64_t sink = 0;
+    int nt = cltopk_cpu_threads(); /* as many threads as the CPU algorithms use */
     for (int r = -1; r < reps; r++) {
         double t0 = cltopk_now();
         uint64_t m = 0;
 #ifdef _OPENMP
-#pragma omp parallel for simd reduction(| : m) schedule(static) if (nw >= 65536)
+#pragma omp parallel for simd reduction(| : m) schedule(static) num_threads(nt) \
+    if (nw >= 65536 && nt > 1)
 #endif
         for (size_t i = 0; i < nw; i++)
             m |= w[i];

@@ -297,7 +297,8 @@ CLTOPK_API int cltopk_get_cl(const cltopk_context *ctx, cl_context *context,
  * the median time of one read pass over the same n elements at the device's
  * streaming bandwidth, measured in the same call: the floor for any top-k.
  * CPU algorithms are timed on the host array, and their floor is a parallel
- * vectorised OR over its 64-bit words (one read).  The call asks for keys and
+ * vectorised OR over its 64-bit words (one read, on as many threads as the CPU
+ * algorithms use: see cltopk_set_threads).  The call asks for keys and
  * positions, or with CLTOPK_BENCH_KEYS_ONLY in flags for keys alone (device
  * algorithms then carry no positions for integer keys; float keys on the device
  * carry them anyway, see CLTOPK_ALGO_BITONIC).  Returns as cltopk_topk. */

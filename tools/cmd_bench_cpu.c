@@ -23,8 +23,10 @@ static void bench_cpu_help(void)
            "  numpy.argpartition + sort (positions; bench/cpu_peers_numpy.py, when\n"
            "  python3 has numpy).\n"
            "Each row gives the median of R runs after one warm-up, the read time (one\n"
-           "parallel vectorised pass over the same array, measured in the same call) and\n"
-           "time / read.  Our algorithms return keys and positions.\n"
+           "vectorised pass over the same array on the same threads, measured in the same\n"
+           "call; the peers' rows repeat the last all-threads read) and time / read.  A\n"
+           "row 'cpu-heap, 1 thread' times the heap and the read on one thread.  Our\n"
+           "algorithms return keys and positions.\n"
            "\n"
            "Options:\n"
            "  -t, --type TYPE    f32 (default), f64, i32, u32, i64, u64\n"
@@ -269,6 +271,17 @@ int cmd_bench_cpu(int argc, char **argv)
                            cltopk_last_error(ctx));
                 }
                 fflush(stdout);
+            }
+            /* the heap on one thread beside one thread's read (the peers' case) */
+            if (threads != 1 && cltopk_set_threads(1) == CLTOPK_OK) {
+                double med = 0, flo = 0;
+                st = cltopk_benchmark(ctx, type, data, (size_t)n, k, smallest,
+                                      CLTOPK_ALGO_CPU_HEAP, (int)reps, &med, &flo);
+                cltopk_set_threads((int)threads);
+                if (st == CLTOPK_OK)
+                    printf("%-13s %6zu  %-26s %10.3f %10.3f %7.2f   (read: 1 thread)\n",
+                           dists[d], k, "cpu-heap, 1 thread", med * 1e3, flo * 1e3,
+                           flo > 0 ? med / flo : 0);
             }
             int pr = reps < 3 ? (int)reps : 3;
             if (have_peers)
