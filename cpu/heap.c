@@ -10,7 +10,7 @@
  *
  * Sorted input would make every element a candidate (increasing input is the
  * heap's worst case).  So before the scan a small stratified sample of the
- * input (up to 512 runs of 32 elements) gives a floor: its r-th best key with r
+ * input (up to 2048 runs of 8 elements) gives a floor: its r-th best key with r
  * chosen so that, for data in any order, the k-th best key of the whole input
  * lies above it with near certainty.  Elements below the floor never reach the
  * heap.  The floor is only a hint: if the heaps end with fewer than k entries
@@ -149,10 +149,12 @@ uint64_t cltopk_cpu_kth_largest(uint64_t *v, size_t n, size_t r)
 int cltopk_cpu_sample_floor(const cltopk_request *rq, const void *keys, size_t n, size_t k,
                             uint64_t *floor)
 {
-    enum { RUN = 32, MAXRUNS = 512 };
+    /* short runs: on sorted input the floor can only be as fine as one stride
+     * (n / runs), which bounds the candidates there (n / 2048 at most) */
+    enum { RUN = 8, MAXRUNS = 2048 };
     if (n < 65536)
         return 0;
-    size_t runs = n / 2048 < MAXRUNS ? n / 2048 : MAXRUNS;
+    size_t runs = n / 512 < MAXRUNS ? n / 512 : MAXRUNS;
     size_t s = runs * RUN, stride = n / runs;
     /* r - 1 sample keys above the floor is what the input's top k would give
      * on average times two, plus 8 for the luck of the draw */
