@@ -107,6 +107,18 @@ static size_t scan_range(const cpu_isa_ops *ops, const cltopk_request *rq, const
     return size;
 }
 
+/* Sort a heap of m pairs in place, best first: its worst (the root) goes to
+ * the end, one at a time (a scan that is repeated later starts a new heap). */
+static void sort_heap(okey_pair *h, size_t m)
+{
+    for (; m > 1; m--) {
+        okey_pair x = h[0];
+        h[0] = h[m - 1];
+        h[m - 1] = x;
+        sift_down(h, m - 1, 0);
+    }
+}
+
 /* The k-th (1-based) largest of v[0..n), by a three-way quickselect. */
 uint64_t cltopk_cpu_kth_largest(uint64_t *v, size_t n, size_t r)
 {
@@ -235,6 +247,8 @@ static int heap_topk(const cltopk_request *rq, const void *keys, size_t n, size_
             size_t budget = guard ? 8 * k + (hi - lo) / 16 + 1024 : (size_t)-1;
             sizes[t] = scan_range(ops, rq, keys, lo, hi, k, use_floor, floor, budget,
                                   all + (size_t)t * hk);
+            if (sizes[t] != (size_t)-1) /* in the same parallel region: one is enough */
+                sort_heap(all + (size_t)t * hk, sizes[t]);
         }
         total = 0;
         for (int t = 0; t < nt; t++) {
@@ -249,21 +263,7 @@ static int heap_topk(const cltopk_request *rq, const void *keys, size_t n, size_
             break;
         use_floor = 0; /* the sample misled us: scan again without the floor */
     }
-    /* every heap sorted in place (its worst root to its end, one at a time: the
-     * heap is left best first), then the first k of the sorted heaps by a
-     * merge of nt lists */
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1 && k >= 256)
-#endif
-    for (int t = 0; t < nt; t++) {
-        okey_pair *h = all + (size_t)t * hk;
-        for (size_t m = sizes[t]; m > 1; m--) {
-            okey_pair x = h[0];
-            h[0] = h[m - 1];
-            h[m - 1] = x;
-            sift_down(h, m - 1, 0);
-        }
-    }
+    /* the heaps are sorted (best first, see sort_heap): merge nt lists */
     size_t *pos = calloc((size_t)nt, sizeof *pos);
     if (!pos) {
         free(all);

@@ -76,18 +76,24 @@ static inline void range_of(size_t n, int nt, int t, size_t *lo, size_t *hi)
 }
 
 /* histogram of digit (u >> shift) & dm over x[lo..hi) matching (u & mask) == prefix */
+/* Four interleaved histograms h[0..4 NB): keys that pile into one bucket (the
+ * bucket killer, or the few top buckets of U(0,1) floats) would otherwise
+ * serialise on one counter; the caller sums them. */
 INLINE void hist_full(int bytes, int kind, int sm, const void *keys, size_t lo, size_t hi,
                       uint64_t mask, uint64_t prefix, int shift, uint32_t dm, uint64_t *h)
 {
-    if (mask == 0) { /* the first digit: every key counts */
-        for (size_t i = lo; i < hi; i++)
-            h[(okey(keys, i, bytes, kind, sm) >> shift) & dm]++;
-        return;
+    size_t i = lo;
+    for (; i + 4 <= hi; i += 4) {
+        uint64_t u0 = okey(keys, i, bytes, kind, sm), u1 = okey(keys, i + 1, bytes, kind, sm);
+        uint64_t u2 = okey(keys, i + 2, bytes, kind, sm), u3 = okey(keys, i + 3, bytes, kind, sm);
+        h[(u0 >> shift) & dm] += (u0 & mask) == prefix;
+        h[NB + ((u1 >> shift) & dm)] += (u1 & mask) == prefix;
+        h[2 * NB + ((u2 >> shift) & dm)] += (u2 & mask) == prefix;
+        h[3 * NB + ((u3 >> shift) & dm)] += (u3 & mask) == prefix;
     }
-    for (size_t i = lo; i < hi; i++) {
+    for (; i < hi; i++) {
         uint64_t u = okey(keys, i, bytes, kind, sm);
-        if ((u & mask) == prefix)
-            h[(u >> shift) & dm]++;
+        h[(u >> shift) & dm] += (u & mask) == prefix;
     }
 }
 
@@ -107,7 +113,7 @@ int cltopk_cpu_radix_kth(const cltopk_request *rq, const void *keys, size_t n, s
 {
     int bits = rq->bytes * 8;
     int nt = threads_for(n);
-    uint64_t *hists = malloc((size_t)nt * NB * sizeof *hists);
+    uint64_t *hists = malloc((size_t)nt * 4 * NB * sizeof *hists); /* 4 a thread */
     uint64_t *cand = NULL; /* keys of the chosen bucket, once small */
     size_t m = 0;
     if (!hists)
@@ -120,13 +126,13 @@ int cltopk_cpu_radix_kth(const cltopk_request *rq, const void *keys, size_t n, s
         int shift = rem - w;
         uint32_t dm = (1u << w) - 1;
         int ntc = cand ? threads_for(m) : nt;
-        memset(hists, 0, (size_t)ntc * NB * sizeof *hists);
+        memset(hists, 0, (size_t)ntc * 4 * NB * sizeof *hists);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(ntc) schedule(static, 1) if (ntc > 1)
 #endif
         for (int t = 0; t < ntc; t++) {
             size_t lo, hi;
-            uint64_t *h = hists + (size_t)t * NB;
+            uint64_t *h = hists + (size_t)t * 4 * NB;
             if (cand) {
                 range_of(m, ntc, t, &lo, &hi);
                 for (size_t i = lo; i < hi; i++)
@@ -134,13 +140,15 @@ int cltopk_cpu_radix_kth(const cltopk_request *rq, const void *keys, size_t n, s
             } else {
                 range_of(n, ntc, t, &lo, &hi);
                 DISPATCH(rq, hist_full, keys, lo, hi, mask, prefix, shift, dm, h)
+                for (uint32_t d = 0; d <= dm; d++)
+                    h[d] += h[NB + d] + h[2 * NB + d] + h[3 * NB + d];
             }
         }
         uint64_t total[NB];
         for (uint32_t d = 0; d <= dm; d++) {
             uint64_t s = 0;
             for (int t = 0; t < ntc; t++)
-                s += hists[(size_t)t * NB + d];
+                s += hists[(size_t)t * 4 * NB + d];
             total[d] = s;
         }
         uint32_t d = dm;
@@ -167,7 +175,7 @@ int cltopk_cpu_radix_kth(const cltopk_request *rq, const void *keys, size_t n, s
                     size_t o = 0;
                     for (int t = 0; t < nt; t++) {
                         off[t] = o;
-                        o += hists[(size_t)t * NB + d];
+                        o += hists[(size_t)t * 4 * NB + d];
                     }
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
