@@ -37,7 +37,7 @@ static int cmp_u64_desc(const void *a, const void *b)
 static void fill_keys64(const cltopk_request *rq, const uint64_t *x, size_t n, uint64_t *out)
 {
     for (size_t j = 0; j < n; j++)
-        out[j] = order_key64(x[j], rq->kind, rq->smallest);
+        out[j] = order_key64(cpu_ld64(x, j), rq->kind, rq->smallest);
 }
 
 /* The top kk items of keys[lo, hi) into res (sorted, best first); returns how

@@ -12,6 +12,23 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+/* Loads of element i of a key array that may be misaligned (the API takes void
+ * pointers); they compile to plain loads. */
+static inline uint32_t cpu_ld32(const void *a, size_t i)
+{
+    uint32_t x;
+    memcpy(&x, (const char *)a + i * 4, 4);
+    return x;
+}
+
+static inline uint64_t cpu_ld64(const void *a, size_t i)
+{
+    uint64_t x;
+    memcpy(&x, (const char *)a + i * 8, 8);
+    return x;
+}
 
 enum { CPU_ISA_SCALAR = 0, CPU_ISA_AVX2 = 1, CPU_ISA_AVX512 = 2, CPU_ISA_COUNT };
 

@@ -24,7 +24,7 @@ static inline size_t skip32_tail(const uint32_t *x, size_t i, size_t hi, int kin
                                  uint32_t thr)
 {
     for (; i < hi; i++)
-        if (order_key32(x[i], kind, smallest) > thr)
+        if (order_key32(cpu_ld32(x, i), kind, smallest) > thr)
             return i;
     return hi;
 }
@@ -33,7 +33,7 @@ static inline size_t skip64_tail(const uint64_t *x, size_t i, size_t hi, int kin
                                  uint64_t thr)
 {
     for (; i < hi; i++)
-        if (order_key64(x[i], kind, smallest) > thr)
+        if (order_key64(cpu_ld64(x, i), kind, smallest) > thr)
             return i;
     return hi;
 }
@@ -71,7 +71,7 @@ static inline void comp32_body(const uint32_t *restrict x, size_t n, int kind, i
                                uint32_t base, uint64_t *restrict out)
 {
     for (size_t j = 0; j < n; j++)
-        out[j] = ((uint64_t)order_key32(x[j], kind, smallest) << 32) |
+        out[j] = ((uint64_t)order_key32(cpu_ld32(x, j), kind, smallest) << 32) |
                  (uint32_t)~(base + (uint32_t)j);
 }
 

@@ -52,8 +52,8 @@
 INLINE uint64_t okey(const void *keys, size_t i, int bytes, int kind, int sm)
 {
     if (bytes == 4)
-        return order_key32(((const uint32_t *)keys)[i], kind, sm);
-    return order_key64(((const uint64_t *)keys)[i], kind, sm);
+        return order_key32(cpu_ld32(keys, i), kind, sm);
+    return order_key64(cpu_ld64(keys, i), kind, sm);
 }
 
 #define DIGIT 11
