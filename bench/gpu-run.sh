@@ -184,4 +184,27 @@ if tools/cltopk bench --help 2>&1 | grep -q "ablation|sbp"; then
     done
 fi
 # ---- end issue 4
+# ---- CPU paths (issue 6): `cltopk bench --cpu` on this machine's cores, beside
+# std::partial_sort, std::nth_element + sort and numpy.argpartition on the same
+# arrays (the CPU suites t/cpu_{scalar,avx2,avx512}.t ran in make check above) ----
+if tools/cltopk bench --cpu --help >/dev/null 2>&1; then
+    make bench-peers >>"$OUT/build.log" 2>&1 || log "make bench-peers failed: std:: rows missing"
+    log "bench --cpu: $(nproc) cores, 2^25 f32, k = 64, 256, four distributions"
+    tools/cltopk bench --cpu -n 2^25 -k 64,256 --reps 5 2>&1 | tee -a "$OUT/summary.txt" \
+        "$OUT/bench-cpu.txt"
+    for n in 2^26 2^27; do
+        log "bench --cpu: $(nproc) cores, $n f32, k = 64, 256"
+        tools/cltopk bench --cpu -n "$n" -k 64,256 --reps 5 --dist uniform,increasing 2>&1 |
+            tee -a "$OUT/summary.txt" "$OUT/bench-cpu.txt"
+    done
+    log "bench --cpu: one thread, 2^25 f32, k = 64 (the heap's SIMD filter per core)"
+    tools/cltopk bench --cpu -n 2^25 -k 64 --reps 5 --threads 1 --dist uniform 2>&1 |
+        tee -a "$OUT/summary.txt" "$OUT/bench-cpu.txt"
+    log "bench --cpu: each ISA of the CPU kernels, 2^25 f32 uniform, k = 64"
+    for isa in scalar avx2 avx512; do
+        CLTOPK_CPU_ISA=$isa tools/cltopk bench --cpu -n 2^25 -k 64 --reps 5 --dist uniform \
+            --no-peers 2>&1 | tee -a "$OUT/summary.txt" "$OUT/bench-cpu.txt"
+    done
+fi
+# ---- end of the CPU block ----
 exit $rc

@@ -1,10 +1,24 @@
-/* heap.c - CPU top-k with OpenMP per-thread heaps, merged at the end.
+/* heap.c - CPU top-k with OpenMP per-thread heaps and a SIMD filter.
  *
- * Each thread scans a contiguous range in index order with a heap of its best
- * min(k, range) pairs whose root is the worst.  A later element with an equal key
- * has a larger index, so only a strictly larger key replaces the root: ties are
- * exact.  The heaps are then sorted together and the first k taken. */
+ * Each thread scans a contiguous range in index order with a hand-written heap
+ * of its best min(k, range) (order key, index) pairs whose root is the worst.  A
+ * later element with an equal key has a larger index, so only a strictly larger
+ * key replaces the root (replace-top, one sift-down): ties are exact.  Between
+ * inserts the per-ISA filter (isa.h: 8 or 16 keys a compare with AVX2 or
+ * AVX-512, scalar elsewhere) skips every element whose key is not above the
+ * current threshold, so the heap is touched only by candidates.
+ *
+ * Sorted input would make every element a candidate (increasing input is the
+ * heap's worst case).  So before the scan a small stratified sample of the
+ * input (up to 2048 runs of 8 elements) gives a floor: its r-th best key with r
+ * chosen so that, for data in any order, the k-th best key of the whole input
+ * lies above it with near certainty.  Elements below the floor never reach the
+ * heap.  The floor is only a hint: if the heaps end with fewer than k entries
+ * in all, the scan is repeated without it, so the result is exact whatever the
+ * sample said.  Each heap is then sorted in place (heapsort) and the first k of
+ * the sorted heaps taken by a merge. */
 #include "internal.h"
+#include "isa.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,47 +49,149 @@ static void sift_down(okey_pair *h, size_t n, size_t i)
     h[i] = x;
 }
 
-/* One thread's range [lo, hi): fills h (size min(k, hi - lo)), returns its size.
- * Instantiated per width and kind so the key transform is resolved at compile
- * time inside the hot loop. */
-static inline size_t scan_range(const void *keys, size_t lo, size_t hi, size_t k, int bytes,
-                                int kind, int smallest, okey_pair *h)
+static void sift_up(okey_pair *h, size_t i)
 {
-    size_t hn = hi - lo < k ? hi - lo : k;
-    size_t i = lo;
-    for (size_t j = 0; j < hn; j++, i++) {
-        h[j].u = order_key_at(keys, i, bytes, kind, smallest);
-        h[j].i = (int64_t)i;
+    okey_pair x = h[i];
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!worse(&x, &h[p]))
+            break;
+        h[i] = h[p];
+        i = p;
     }
-    if (hn == 0)
-        return 0;
-    for (size_t j = hn / 2; j-- > 0;)
-        sift_down(h, hn, j);
-    uint64_t root = h[0].u;
-    for (; i < hi; i++) {
-        uint64_t u = order_key_at(keys, i, bytes, kind, smallest);
-        if (u > root) {
-            h[0].u = u;
-            h[0].i = (int64_t)i;
-            sift_down(h, hn, 0);
-            root = h[0].u;
-        }
-    }
-    return hn;
+    h[i] = x;
 }
 
-#define SCAN_CASE(B, K, S) \
-    case ((B) * 100 + (K) * 10 + (S)): return scan_range(keys, lo, hi, k, B, K, S, h)
-
-static size_t scan_dispatch(const cltopk_request *rq, const void *keys, size_t lo, size_t hi,
-                            size_t k, okey_pair *h)
+/* One thread's range [lo, hi): fills h (at most min(k, hi - lo) pairs) with the
+ * best of the elements whose key is above `floor` (every element when
+ * !use_floor) and returns how many it holds, or (size_t)-1 after more than
+ * `budget` inserts. */
+static size_t scan_range(const cpu_isa_ops *ops, const cltopk_request *rq, const void *keys,
+                         size_t lo, size_t hi, size_t k, int use_floor, uint64_t floor,
+                         size_t budget, okey_pair *h)
 {
-    switch (rq->bytes * 100 + rq->kind * 10 + rq->smallest) {
-    SCAN_CASE(4, 0, 0); SCAN_CASE(4, 0, 1); SCAN_CASE(4, 1, 0); SCAN_CASE(4, 1, 1);
-    SCAN_CASE(4, 2, 0); SCAN_CASE(4, 2, 1); SCAN_CASE(8, 0, 0); SCAN_CASE(8, 0, 1);
-    SCAN_CASE(8, 1, 0); SCAN_CASE(8, 1, 1); SCAN_CASE(8, 2, 0); SCAN_CASE(8, 2, 1);
-    default: return scan_range(keys, lo, hi, k, rq->bytes, rq->kind, rq->smallest, h);
+    int bytes = rq->bytes, kind = rq->kind, sm = rq->smallest;
+    size_t cap = hi - lo < k ? hi - lo : k, size = 0, i = lo;
+    if (cap == 0)
+        return 0;
+    uint64_t thr = floor;
+    if (!use_floor) {
+        for (; size < cap; size++, i++) {
+            h[size].u = order_key_at(keys, i, bytes, kind, sm);
+            h[size].i = (int64_t)i;
+        }
+        for (size_t j = cap / 2; j-- > 0;)
+            sift_down(h, cap, j);
+        thr = h[0].u;
     }
+    while (i < hi) {
+        size_t j = bytes == 4 ? ops->skip32(keys, i, hi, kind, sm, (uint32_t)thr)
+                              : ops->skip64(keys, i, hi, kind, sm, thr);
+        if (j >= hi)
+            break;
+        okey_pair p = {order_key_at(keys, j, bytes, kind, sm), (int64_t)j};
+        if (budget-- == 0)
+            return (size_t)-1;
+        if (size < cap) {
+            h[size] = p;
+            sift_up(h, size);
+            if (++size == cap)
+                thr = h[0].u;
+        } else {
+            h[0] = p;
+            sift_down(h, size, 0);
+            thr = h[0].u;
+        }
+        i = j + 1;
+    }
+    return size;
+}
+
+/* Sort a heap of m pairs in place, best first: its worst (the root) goes to
+ * the end, one at a time (a scan that is repeated later starts a new heap). */
+static void sort_heap(okey_pair *h, size_t m)
+{
+    for (; m > 1; m--) {
+        okey_pair x = h[0];
+        h[0] = h[m - 1];
+        h[m - 1] = x;
+        sift_down(h, m - 1, 0);
+    }
+}
+
+/* The k-th (1-based) largest of v[0..n), by a three-way quickselect. */
+uint64_t cltopk_cpu_kth_largest(uint64_t *v, size_t n, size_t r)
+{
+    size_t lo = 0, hi = n; /* the answer is in v[lo..hi), at rank r - 1 from lo */
+    size_t want = r - 1;
+    uint64_t seed = 0x9E3779B97F4A7C15ull;
+    for (;;) {
+        if (hi - lo == 1)
+            return v[lo];
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t piv = v[lo + (size_t)((seed >> 33) % (hi - lo))];
+        /* v[lo..a) > piv, v[a..b) == piv, v[b..hi) < piv */
+        size_t a = lo, b = lo, c = hi;
+        while (b < c) {
+            uint64_t x = v[b];
+            if (x > piv) {
+                v[b] = v[a];
+                v[a++] = x;
+                b++;
+            } else if (x < piv) {
+                v[b] = v[--c];
+                v[c] = x;
+            } else {
+                b++;
+            }
+        }
+        if (want < a - lo) {
+            hi = a;
+        } else if (want < b - lo) {
+            return piv;
+        } else {
+            want -= b - lo;
+            lo = b;
+        }
+    }
+}
+
+/* A floor for the scan, from a stratified sample: 1 with the floor in *floor,
+ * 0 when a floor would not pay (small n, or k a large part of n). */
+int cltopk_cpu_sample_floor(const cltopk_request *rq, const void *keys, size_t n, size_t k,
+                            uint64_t *floor)
+{
+    /* short runs: on sorted input the floor can only be as fine as one stride
+     * (n / runs), which bounds the candidates there (n / 2048 at most) */
+    enum { RUN = 8, MAXRUNS = 2048 };
+    if (n < 65536)
+        return 0;
+    size_t runs = n / 512 < MAXRUNS ? n / 512 : MAXRUNS;
+    size_t s = runs * RUN, stride = n / runs;
+    /* r - 1 sample keys above the floor is what the input's top k would give
+     * on average times two, plus 8 for the luck of the draw */
+    double lambda = (double)k * (double)s / (double)n;
+    size_t r = (size_t)(2 * lambda) + 8;
+    if (r > s / 4)
+        return 0;
+    uint64_t *v = malloc(s * sizeof *v);
+    if (!v)
+        return 0;
+    uint64_t h = 0x243F6A8885A308D3ull;
+    for (size_t b = 0; b < runs; b++) {
+        h ^= h >> 29;
+        h *= 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 32;
+        size_t start = b * stride + (size_t)(h % (stride - RUN + 1));
+        for (size_t j = 0; j < RUN; j++)
+            v[b * RUN + j] = order_key_at(keys, start + j, rq->bytes, rq->kind, rq->smallest);
+    }
+    uint64_t t = cltopk_cpu_kth_largest(v, s, r);
+    free(v);
+    if (t == 0)
+        return 0;
+    *floor = t - 1; /* keys >= t pass */
+    return 1;
 }
 
 static int cmp_pairs(const void *a, const void *b)
@@ -91,15 +207,13 @@ void cltopk_sort_pairs(okey_pair *p, size_t n)
     qsort(p, n, sizeof *p, cmp_pairs);
 }
 
-int cltopk_cpu_heap_topk(const cltopk_request *rq, const void *keys, size_t n, size_t k,
-                         void *out_keys, int64_t *out_index)
+static int heap_topk(const cltopk_request *rq, const void *keys, size_t n, size_t k,
+                     void *out_keys, int64_t *out_index, int guard)
 {
     if (k == 0)
         return CLTOPK_OK;
-    int nt = 1;
-#ifdef _OPENMP
-    nt = omp_get_max_threads();
-#endif
+    const cpu_isa_ops *ops = cltopk_cpu_ops();
+    int nt = cltopk_cpu_threads();
     /* at least 64K elements a thread: fewer would cost more to merge than save */
     size_t maxt = n / 65536 ? n / 65536 : 1;
     if ((size_t)nt > maxt)
@@ -115,33 +229,75 @@ int cltopk_cpu_heap_topk(const cltopk_request *rq, const void *keys, size_t n, s
         free(sizes);
         return CLTOPK_ERR_NO_MEMORY;
     }
+    uint64_t floor = 0;
+    int use_floor = cltopk_cpu_sample_floor(rq, keys, n, k, &floor);
+    size_t total;
+    for (;;) {
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
 #endif
-    for (int t = 0; t < nt; t++) {
-        size_t lo = (size_t)t * part, hi = lo + part;
-        if (lo > n)
-            lo = n;
-        if (hi > n)
-            hi = n;
-        sizes[t] = scan_dispatch(rq, keys, lo, hi, k, all + (size_t)t * hk);
+        for (int t = 0; t < nt; t++) {
+            size_t lo = (size_t)t * part, hi = lo + part;
+            if (lo > n)
+                lo = n;
+            if (hi > n)
+                hi = n;
+            /* the guard: a heap that pays takes few inserts (k (1 + ln(range / k))
+             * on random data); past a sixteenth of its range, radix is cheaper */
+            size_t budget = guard ? 8 * k + (hi - lo) / 16 + 1024 : (size_t)-1;
+            sizes[t] = scan_range(ops, rq, keys, lo, hi, k, use_floor, floor, budget,
+                                  all + (size_t)t * hk);
+            if (sizes[t] != (size_t)-1) /* in the same parallel region: one is enough */
+                sort_heap(all + (size_t)t * hk, sizes[t]);
+        }
+        total = 0;
+        for (int t = 0; t < nt; t++) {
+            if (sizes[t] == (size_t)-1) {
+                free(all);
+                free(sizes);
+                return CLTOPK_CPU_DEGRADED;
+            }
+            total += sizes[t];
+        }
+        if (total >= k || !use_floor)
+            break;
+        use_floor = 0; /* the sample misled us: scan again without the floor */
     }
-    /* pack the heaps, sort them, keep the first k */
-    size_t total = 0;
-    for (int t = 0; t < nt; t++) {
-        if (total != (size_t)t * hk)
-            memmove(all + total, all + (size_t)t * hk, sizes[t] * sizeof *all);
-        total += sizes[t];
+    /* the heaps are sorted (best first, see sort_heap): merge nt lists */
+    size_t *pos = calloc((size_t)nt, sizeof *pos);
+    if (!pos) {
+        free(all);
+        free(sizes);
+        return CLTOPK_ERR_NO_MEMORY;
     }
-    cltopk_sort_pairs(all, total);
     for (size_t j = 0; j < k; j++) {
+        int best = -1;
+        for (int t = 0; t < nt; t++)
+            if (pos[t] < sizes[t] &&
+                (best < 0 || pair_better(&all[(size_t)t * hk + pos[t]],
+                                         &all[(size_t)best * hk + pos[best]])))
+                best = t;
+        const okey_pair *p = &all[(size_t)best * hk + pos[best]++];
         if (out_keys)
             memcpy((char *)out_keys + j * (size_t)rq->bytes,
-                   (const char *)keys + (size_t)all[j].i * (size_t)rq->bytes, (size_t)rq->bytes);
+                   (const char *)keys + (size_t)p->i * (size_t)rq->bytes, (size_t)rq->bytes);
         if (out_index)
-            out_index[j] = all[j].i;
+            out_index[j] = p->i;
     }
+    free(pos);
     free(all);
     free(sizes);
     return CLTOPK_OK;
+}
+
+int cltopk_cpu_heap_topk(const cltopk_request *rq, const void *keys, size_t n, size_t k,
+                         void *out_keys, int64_t *out_index)
+{
+    return heap_topk(rq, keys, n, k, out_keys, out_index, 0);
+}
+
+int cltopk_cpu_heap_topk_guarded(const cltopk_request *rq, const void *keys, size_t n, size_t k,
+                                 void *out_keys, int64_t *out_index)
+{
+    return heap_topk(rq, keys, n, k, out_keys, out_index, 1);
 }

@@ -29,7 +29,8 @@
  *   one context between threads is safe but gives no parallelism; the detail text
  *   of cltopk_last_error() belongs to the most recent failing call on the context.
  *   The program caches are shared by all contexts and guarded by a mutex.
- *   The CPU algorithms use OpenMP threads (OMP_NUM_THREADS is honoured).
+ *   The CPU algorithms use OpenMP threads (OMP_NUM_THREADS is honoured, and
+ *   cltopk_set_threads overrides it).
  *
  * ENVIRONMENT (an explicit argument always wins over the environment)
  *   CLTOPK_DEVICE          device for cltopk_open(ctx, NULL or "auto")
@@ -38,6 +39,8 @@
  *                          else $HOME/.cache/cltopk)
  *   CLTOPK_SHOW_BUILD_LOG=1  print OpenCL build logs to stderr
  *   CLTOPK_BUILD_OPTIONS   extra options appended to every OpenCL program build
+ *   CLTOPK_CPU_ISA         scalar, avx2 or avx512: the CPU kernels to use (see
+ *                          cltopk_cpu_isa)
  *   CLTOPK_MAX_CHUNK       cap, in elements, of one device chunk of host input
  *                          (testing aid; the default comes from the device limits)
  *   CLTOPK_BITONIC         parameters of the bitonic kernels, for tuning and
@@ -102,7 +105,8 @@ typedef enum {
     CLTOPK_ALGO_RADIX_SELECT = 4, /* global radix select: any k, any rank            */
     CLTOPK_ALGO_SORT = 5,         /* full device sort (not in this version)          */
     CLTOPK_ALGO_CPU_HEAP = 6,     /* OpenMP per-thread heaps, merged; any context    */
-    CLTOPK_ALGO_CPU_BITONIC = 7   /* CPU SIMD bitonic (not in this version)          */
+    CLTOPK_ALGO_CPU_BITONIC = 7,  /* CPU SIMD bitonic top-k (paper's Appendix C)      */
+    CLTOPK_ALGO_CPU_RADIX = 8     /* CPU radix select + collect; any k, any context  */
 } cltopk_algo;
 
 #define CLTOPK_LARGEST  0u   /* flags: descending order (the default)  */
@@ -264,7 +268,7 @@ CLTOPK_API const char *cltopk_dtype_name(cltopk_dtype type);
 /* Parse a name of cltopk_dtype_name() (also "float", "double", "int32", ...). */
 CLTOPK_API int cltopk_dtype_parse(const char *name, cltopk_dtype *type);
 /* "auto" "bitonic" "sbp-radix" "sbp-tree" "radix-select" "sort" "cpu-heap"
- * "cpu-bitonic", or NULL for an unknown value. */
+ * "cpu-bitonic" "cpu-radix", or NULL for an unknown value. */
 CLTOPK_API const char *cltopk_algo_name(cltopk_algo algo);
 CLTOPK_API int cltopk_algo_parse(const char *name, cltopk_algo *algo);
 
@@ -303,7 +307,8 @@ CLTOPK_API int cltopk_get_cl(const cltopk_context *ctx, cl_context *context,
  * the median time of one read pass over the same n elements at the device's
  * streaming bandwidth, measured in the same call: the floor for any top-k.
  * CPU algorithms are timed on the host array, and their floor is a parallel
- * vectorised OR over its 64-bit words (one read).  The call asks for keys and
+ * vectorised OR over its 64-bit words (one read, on as many threads as the CPU
+ * algorithms use: see cltopk_set_threads).  The call asks for keys and
  * positions, or with CLTOPK_BENCH_KEYS_ONLY in flags for keys alone (device
  * algorithms then carry no positions; float keys include the read-back of the k
  * keys that cltopk_topk_buffer makes, see there).  With CLTOPK_BENCH_SELECT in
@@ -450,6 +455,22 @@ CLTOPK_API int cltopk_benchmark_topk_packed(cltopk_context *ctx, cltopk_codec co
  * CLTOPK_ERR_K_RANGE, CLTOPK_ERR_OPENCL, CLTOPK_ERR_BUILD, CLTOPK_ERR_NO_MEMORY. */
 CLTOPK_API int cltopk_explain(cltopk_context *ctx, cltopk_dtype type, size_t n, size_t k,
                               unsigned flags, int device_data, char *buf, size_t len);
+
+/* ------------------------------------------------------ CPU algorithms */
+
+/* The CPU algorithms (cpu-heap, cpu-bitonic, cpu-radix, and AUTO when it runs
+ * on the host) use OpenMP threads: n > 0 threads from now on, in every context
+ * of the process; n == 0 goes back to OpenMP's default (OMP_NUM_THREADS, else
+ * one a core).  Small inputs may use fewer.  Thread-safe; affects calls that
+ * start after it returns.  Returns CLTOPK_OK, or CLTOPK_ERR_INVALID_ARGUMENT
+ * for n < 0. */
+CLTOPK_API int cltopk_set_threads(int n);
+
+/* The instruction set of the CPU kernels in use: "scalar", "avx2" or "avx512".
+ * Chosen once per process at the first CPU call: the widest this processor
+ * and this build support, or the one the environment variable CLTOPK_CPU_ISA
+ * names (scalar, avx2, avx512) if the processor has it.  The string is static. */
+CLTOPK_API const char *cltopk_cpu_isa(void);
 
 #ifdef __cplusplus
 }

@@ -78,7 +78,8 @@ unsigned cltopk_version_number(void)
 static const char *const dtype_names[] = {"f32", "f64", "i32", "u32", "i64", "u64"};
 static const char *const dtype_alias[] = {"float", "double", "int32", "uint32", "int64", "uint64"};
 static const char *const algo_names[] = {"auto", "bitonic", "sbp-radix", "sbp-tree",
-                                         "radix-select", "sort", "cpu-heap", "cpu-bitonic"};
+                                         "radix-select", "sort", "cpu-heap", "cpu-bitonic",
+                                         "cpu-radix"};
 
 size_t cltopk_dtype_size(cltopk_dtype type)
 {
@@ -108,14 +109,14 @@ int cltopk_dtype_parse(const char *name, cltopk_dtype *type)
 
 const char *cltopk_algo_name(cltopk_algo algo)
 {
-    return ((unsigned)algo < 8) ? algo_names[algo] : NULL;
+    return ((unsigned)algo < sizeof algo_names / sizeof *algo_names) ? algo_names[algo] : NULL;
 }
 
 int cltopk_algo_parse(const char *name, cltopk_algo *algo)
 {
     if (!name || !algo)
         return CLTOPK_ERR_INVALID_ARGUMENT;
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < (int)(sizeof algo_names / sizeof *algo_names); i++) {
         const char *a = algo_names[i], *b = name;
         while (*a && (*a == *b || (*a == '-' && *b == '_')))
             a++, b++;

@@ -226,6 +226,43 @@ CLTOPK_INTERNAL void cltopk_sort_pairs(okey_pair *p, size_t n);
 /* median seconds of one parallel read (max) of `bytes` of host memory */
 CLTOPK_INTERNAL double cltopk_cpu_read_time(const void *data, size_t bytes, int reps);
 
+/* ---- cpu/: radix, bitonic and the CPU planner ---- */
+/* radix.c: the order key at `rank` (0-based) and how many keys are above it */
+CLTOPK_INTERNAL int cltopk_cpu_radix_kth(const cltopk_request *rq, const void *keys, size_t n,
+                                         size_t rank, uint64_t *kth, size_t *above);
+/* top-k given its k-th order key T: every key above T, the first ties of T in
+ * index order, sorted into THE ORDER */
+CLTOPK_INTERNAL int cltopk_cpu_collect_topk(const cltopk_request *rq, const void *keys,
+                                            size_t n, size_t k, uint64_t T, void *out_keys,
+                                            int64_t *out_index);
+CLTOPK_INTERNAL int cltopk_cpu_radix_topk(const cltopk_request *rq, const void *keys, size_t n,
+                                          size_t k, void *out_keys, int64_t *out_index);
+/* bitonic.c: the paper's CPU bitonic top-k (Appendix C) */
+CLTOPK_INTERNAL int cltopk_cpu_bitonic_topk(const cltopk_request *rq, const void *keys,
+                                            size_t n, size_t k, void *out_keys,
+                                            int64_t *out_index);
+/* heap.c with a guard: returns CLTOPK_CPU_DEGRADED (and writes nothing) when a
+ * thread's heap takes more inserts than a scan that pays, so that the caller
+ * can switch to radix */
+#define CLTOPK_CPU_DEGRADED 1
+CLTOPK_INTERNAL int cltopk_cpu_heap_topk_guarded(const cltopk_request *rq, const void *keys,
+                                                 size_t n, size_t k, void *out_keys,
+                                                 int64_t *out_index);
+/* heap.c: the k-th (1-based) largest of v[0..n) (reorders v); a floor below
+ * the k-th key of the input with near certainty, from a sample (0: none) */
+CLTOPK_INTERNAL uint64_t cltopk_cpu_kth_largest(uint64_t *v, size_t n, size_t r);
+CLTOPK_INTERNAL int cltopk_cpu_sample_floor(const cltopk_request *rq, const void *keys, size_t n,
+                                            size_t k, uint64_t *floor);
+/* plan_cpu.c: the CPU algorithm AUTO runs for rq, and the run of it */
+CLTOPK_INTERNAL cltopk_algo cltopk_cpu_choose(const cltopk_request *rq);
+CLTOPK_INTERNAL int cltopk_cpu_auto_topk(const cltopk_request *rq, const void *keys, size_t n,
+                                         size_t k, void *out_keys, int64_t *out_index);
+CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_radix;
+CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_bitonic;
+/* the record AUTO runs on the host (cpu-heap with its guard, or cpu-radix) */
+CLTOPK_INTERNAL const cltopk_algorithm *cltopk_cpu_auto_algorithm(const cltopk_request *rq);
+/* ---- end of the cpu/ block ---- */
+
 /* plan.c */
 CLTOPK_INTERNAL int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo algo,
                                   int device_data, const cltopk_algorithm **out);

@@ -417,9 +417,10 @@ static int plan_rows(cltopk_context *ctx, const cltopk_request *rq, int device_d
         }
     }
 #endif
-    /* the CPU fallback: one entry (a CPU-side chooser may replace it) */
+    /* the CPU: one entry, the CPU planner's choice (cpu/plan_cpu.c); cl_mem data
+     * takes the record with a run_buffer, which runs the same planner */
     plan_row *r = &rows[n++];
-    r->a = &cltopk_algo_cpu_heap;
+    r->a = device_data ? &cltopk_algo_cpu_heap : cltopk_cpu_auto_algorithm(rq);
     r->ok = 1;
     r->why[0] = 0;
     r->t = pc->cpubw > 0 ? model_cpu(pc, rq, device_data) : 0;

@@ -61,7 +61,7 @@ static int heap_run_buffer(cltopk_context *ctx, const cltopk_request *rq)
         st = cltopk_clfail(ctx, err, "clEnqueueReadBuffer (keys to the host)");
         goto out;
     }
-    st = cltopk_cpu_heap_topk(rq, keys, rq->n, rq->k, ok, oi);
+    st = cltopk_cpu_auto_topk(rq, keys, rq->n, rq->k, ok, oi); /* only AUTO gets here */
     if (st != CLTOPK_OK) {
         st = cltopk_fail(ctx, st, "cpu-heap: out of host memory");
         goto out;
@@ -104,20 +104,16 @@ const cltopk_algorithm *cltopk_algorithm_get(cltopk_algo id)
 {
     switch (id) {
     case CLTOPK_ALGO_CPU_HEAP: return &cltopk_algo_cpu_heap;
+    case CLTOPK_ALGO_CPU_BITONIC: return &cltopk_algo_cpu_bitonic; /* cpu/plan_cpu.c */
+    case CLTOPK_ALGO_CPU_RADIX: return &cltopk_algo_cpu_radix;
 #if HAVE_OPENCL
     case CLTOPK_ALGO_BITONIC: return &cltopk_algo_bitonic;
-    /* issue 4 */
     case CLTOPK_ALGO_RADIX_SELECT: return &cltopk_algo_radix_select;
     case CLTOPK_ALGO_SBP_RADIX: return &cltopk_algo_sbp_radix;
 #endif
     default: return NULL;
     }
 }
-
-/* Smallest n for which AUTO sends host data to a GPU: below it the transfer and
- * launches cost more than a CPU heap (a planner with measured constants replaces
- * this rule in a later version). */
-#define GPU_MIN_N 65536
 
 int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo algo,
                   int device_data, const cltopk_algorithm **out)
@@ -133,7 +129,7 @@ int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo alg
 #endif
             return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
                                "algorithm %s is not implemented in cltopk %s; use "
-                               "CLTOPK_ALGO_AUTO, bitonic or cpu-heap",
+                               "CLTOPK_ALGO_AUTO or an implemented algorithm (cltopk.h lists them)",
                                cltopk_algo_name(algo), CLTOPK_VERSION_STRING);
         }
         if (a->needs_opencl && !ctx->is_cl)
@@ -147,21 +143,12 @@ int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo alg
         return CLTOPK_OK;
     }
 #if HAVE_OPENCL
-    /* issue 4: the cost models of lib/model.c choose on OpenCL contexts */
+    /* the cost models of lib/model.c choose on OpenCL contexts */
     if (ctx->is_cl)
         return cltopk_plan_auto(ctx, rq, device_data, out);
 #endif
-#if HAVE_OPENCL
-    if (ctx->is_cl) {
-        const cltopk_algorithm *b = &cltopk_algo_bitonic;
-        int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
-        if ((device_data || (gpu && rq->n >= GPU_MIN_N)) && b->supports(ctx, rq, why, sizeof why)) {
-            *out = b;
-            return CLTOPK_OK;
-        }
-    }
-#endif
-    (void)device_data;
-    *out = &cltopk_algo_cpu_heap;
+    /* the host: the CPU planner (cpu/plan_cpu.c); cl_mem data takes the record
+     * with a run_buffer, which runs the same planner */
+    *out = device_data ? &cltopk_algo_cpu_heap : cltopk_cpu_auto_algorithm(rq);
     return CLTOPK_OK;
 }

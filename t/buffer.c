@@ -334,14 +334,16 @@ static void bad_buffers(const env_t *e)
          CLTOPK_ERR_INVALID_ARGUMENT},
         {"k > n", 0, 0, 0, CLTOPK_INT32, CLTOPK_ALGO_AUTO, 0, n + 1, CLTOPK_ERR_K_RANGE},
         {"bad type", 0, 0, 0, 6, CLTOPK_ALGO_AUTO, 0, 10, CLTOPK_ERR_BAD_TYPE},
-        {"bad algorithm", 0, 0, 0, CLTOPK_INT32, 8, 0, 10, CLTOPK_ERR_BAD_ALGO},
+        {"bad algorithm", 0, 0, 0, CLTOPK_INT32, 9, 0, 10, CLTOPK_ERR_BAD_ALGO},
         {"bad flags", 0, 0, 0, CLTOPK_INT32, CLTOPK_ALGO_AUTO, 2, 10, CLTOPK_ERR_BAD_FLAGS},
         {"cpu-heap (a host algorithm)", 0, 0, 0, CLTOPK_INT32, CLTOPK_ALGO_CPU_HEAP, 0, 10,
          CLTOPK_ERR_UNSUPPORTED},
         {"sort (not in this version)", 0, 0, 0, CLTOPK_INT32, CLTOPK_ALGO_SORT, 0, 10,
          CLTOPK_ERR_UNSUPPORTED},
-        {"cpu-bitonic (not in this version)", 0, 0, 0, CLTOPK_INT32, CLTOPK_ALGO_CPU_BITONIC, 0,
+        {"cpu-bitonic (a host algorithm)", 0, 0, 0, CLTOPK_INT32, CLTOPK_ALGO_CPU_BITONIC, 0,
          10, CLTOPK_ERR_UNSUPPORTED},
+        {"cpu-radix (a host algorithm)", 0, 0, 0, CLTOPK_INT32, CLTOPK_ALGO_CPU_RADIX, 0, 10,
+         CLTOPK_ERR_UNSUPPORTED},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         prepare(e, &p, CLTOPK_INT32, "uniform", n, 0, 10, 0, WANT_BOTH, cases[i].expect);

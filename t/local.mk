@@ -120,3 +120,18 @@ t_radix_t_SOURCES = t/radix.c
 t_radix_t_CPPFLAGS = $(T_CPPFLAGS)
 t_radix_t_LDADD = $(T_LDADD) -lm
 # ---- end issue 4
+# ---- the CPU algorithms, once per instruction set of the CPU kernels (a set
+# this processor or build lacks skips as a whole) ----
+T_PROGS_CPU = t/cpu_scalar.t t/cpu_avx2.t t/cpu_avx512.t
+check_PROGRAMS += $(T_PROGS_CPU)
+TESTS += $(T_PROGS_CPU)
+t_cpu_scalar_t_SOURCES = t/cpu.c
+t_cpu_scalar_t_CPPFLAGS = $(T_CPPFLAGS) -DTEST_ISA='"scalar"'
+t_cpu_scalar_t_LDADD = $(T_LDADD)
+t_cpu_avx2_t_SOURCES = t/cpu.c
+t_cpu_avx2_t_CPPFLAGS = $(T_CPPFLAGS) -DTEST_ISA='"avx2"'
+t_cpu_avx2_t_LDADD = $(T_LDADD)
+t_cpu_avx512_t_SOURCES = t/cpu.c
+t_cpu_avx512_t_CPPFLAGS = $(T_CPPFLAGS) -DTEST_ISA='"avx512"'
+t_cpu_avx512_t_LDADD = $(T_LDADD)
+# ---- end of the CPU block ----

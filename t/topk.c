@@ -1,7 +1,7 @@
 /* topk.c - cltopk_topk against the oracle, bit for bit.
  *
- * Devices: the "cpu" context (CPU_HEAP and AUTO) and, when there is one, the
- * OpenCL test device (BITONIC, CPU_HEAP and AUTO).  Every type, both directions,
+ * Devices: the "cpu" context (CPU_HEAP, CPU_RADIX, CPU_BITONIC and AUTO) and,
+ * when there is one, the OpenCL test device (BITONIC and the same).  Every type, both directions,
  * outputs keys only, positions only, or both, each poisoned before the call.
  *
  *   order     a hand-made example of THE ORDER (checks the oracle too), and the
@@ -42,6 +42,8 @@ static int algos_of(const device *d, cltopk_algo *out)
     if (d->is_cl)
         out[n++] = CLTOPK_ALGO_BITONIC;
     out[n++] = CLTOPK_ALGO_CPU_HEAP;
+    out[n++] = CLTOPK_ALGO_CPU_RADIX;
+    out[n++] = CLTOPK_ALGO_CPU_BITONIC; /* k <= 4096 (cpu/plan_cpu.c) */
     out[n++] = CLTOPK_ALGO_AUTO;
     return n;
 }
@@ -75,8 +77,10 @@ static void run_set(const device *d, cltopk_algo algo, cltopk_dtype t, int small
         size_t k = ks[i];
         if (k > n)
             continue;
-        int expect = (algo == CLTOPK_ALGO_BITONIC && k > lim) ? CLTOPK_ERR_UNSUPPORTED
-                                                               : CLTOPK_OK;
+        int expect = (algo == CLTOPK_ALGO_BITONIC && k > lim) ||
+                             (algo == CLTOPK_ALGO_CPU_BITONIC && k > 4096)
+                         ? CLTOPK_ERR_UNSUPPORTED
+                         : CLTOPK_OK;
         int modes[3] = {WANT_BOTH, (i & 1) ? WANT_KEYS : WANT_INDEX, 0};
         int nm = 2;
         if (all_modes) {
@@ -122,7 +126,7 @@ static void hand_example(device *devs, int ndev)
         ok(!memcmp(perm, want, sizeof largest), "oracle: hand-made float32 example, %s",
            dir_name(s));
         for (int dv = 0; dv < ndev; dv++) {
-            cltopk_algo algos[4];
+            cltopk_algo algos[6];
             int na = algos_of(&devs[dv], algos);
             for (int a = 0; a < na; a++) {
                 char msg[1024];
@@ -198,7 +202,7 @@ static void oracle_self_check(void)
 
 static void k_sweep(const device *d)
 {
-    cltopk_algo algos[4];
+    cltopk_algo algos[6];
     int na = algos_of(d, algos);
     static const char *const ds[] = {"uniform", "bits", "narrow", "special"};
     for (int t = 0; t < 6; t++) {
@@ -224,7 +228,7 @@ static int cmp_size(const void *a, const void *b)
 
 static void n_sweep(const device *d)
 {
-    cltopk_algo algos[4];
+    cltopk_algo algos[6];
     int na = algos_of(d, algos);
     for (int t = 0; t < 6; t++) {
         size_t lim = d->limit[t] ? d->limit[t] : 4096;
@@ -272,7 +276,7 @@ static int ndists(void)
 
 static void values(const device *d)
 {
-    cltopk_algo algos[4];
+    cltopk_algo algos[6];
     int na = algos_of(d, algos);
     char names[64][32];
     int nd = 0;
@@ -298,7 +302,7 @@ static void values(const device *d)
 
 static void large(const device *d)
 {
-    cltopk_algo algos[4];
+    cltopk_algo algos[6];
     int na = algos_of(d, algos);
     static const cltopk_dtype ts[] = {CLTOPK_FLOAT32, CLTOPK_INT64, CLTOPK_UINT32};
     static const size_t ns[] = {200000, 262147};
@@ -319,7 +323,7 @@ static void large(const device *d)
 /* keys and out_keys at odd addresses (the API takes void pointers) */
 static void unaligned(const device *d)
 {
-    cltopk_algo algos[4];
+    cltopk_algo algos[6];
     int na = algos_of(d, algos);
     for (int t = 0; t < 6; t++)
         for (int a = 0; a < na; a++) {

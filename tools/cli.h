@@ -30,6 +30,8 @@ int cmd_unpack(int argc, char **argv);
 int topk_packed_file(const char *path, uint64_t k, unsigned flags, cltopk_algo algo,
                      const char *device, int json);
 int cmd_bench_unpack(int argc, char **argv);
+/* `cltopk bench --cpu` (tools/cmd_bench_cpu.c), reached through cmd_bench */
+int cmd_bench_cpu(int argc, char **argv);
 
 /* ---------------------------------------------------------------- options */
 

@@ -5,6 +5,7 @@ bin_PROGRAMS = tools/cltopk
 tools_cltopk_SOURCES = \
 	tools/cltopk.c tools/cli.c tools/cli.h \
 	tools/cmd_devices.c tools/cmd_gen.c tools/cmd_topk.c tools/cmd_bench.c tools/cmd_demo.c \
+	tools/cmd_bench_cpu.c \
 	tools/gen.c tools/gen.h
 # bit-packed columns: pack, unpack, topk --packed, bench --unpack
 tools_cltopk_SOURCES += tools/cmd_pack.c tools/container.c tools/container.h \
@@ -26,3 +27,15 @@ EXTRA_DIST += tools/cltopk.1 t/cli.sh
 # bit-packed columns: pack / unpack / topk --packed / bench --unpack
 TESTS += t/cli_codec.sh
 EXTRA_DIST += t/cli_codec.sh
+
+# ---- `cltopk bench --cpu` peers: the C++ standard library's top-k, built only
+# for benchmarking (`make bench-peers`), never installed; and the numpy peer ----
+bench/cpu-peers: $(srcdir)/bench/cpu_peers.cc
+	$(AM_V_GEN)$(MKDIR_P) bench && $${CXX:-c++} -O3 -march=native -std=c++17 \
+	  -o $@ $(srcdir)/bench/cpu_peers.cc
+bench-peers: bench/cpu-peers
+	@if test ! -f bench/cpu_peers_numpy.py; then cp $(srcdir)/bench/cpu_peers_numpy.py bench/; fi
+.PHONY: bench-peers
+CLEANFILES += bench/cpu-peers
+EXTRA_DIST += bench/cpu_peers.cc bench/cpu_peers_numpy.py
+# ---- end of the bench --cpu block ----
