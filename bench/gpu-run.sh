@@ -7,7 +7,7 @@
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
 # than one 10-minute call allows): check demo bitonic keysonly dist ablation
-# paper torch tune unpack, plus the steps later blocks add.
+# paper torch tune unpack sbp cpu.
 #
 # Steps: register NVIDIA's OpenCL driver with the ICD loader (it is often
 # installed without an ICD file), unpack, configure, make, `cltopk devices`,
@@ -23,7 +23,7 @@ tarball=${1:-$(ls -t "$src"/.gpu/cltopk-*.tar.gz 2>/dev/null | head -n1)}
 [ -f "$tarball" ] || { echo "gpu-run: no tarball (run make dist, copy it to .gpu/)" >&2; exit 1; }
 jobs=$(nproc)
 log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
-steps=" ${GPU_RUN_STEPS:-check demo bitonic keysonly dist ablation paper torch tune unpack} "
+steps=" ${GPU_RUN_STEPS:-check demo bitonic keysonly dist ablation paper torch tune unpack sbp cpu} "
 want() { case "$steps" in *" $1 "*) return 0 ;; esac; return 1; }
 rc=0
 
@@ -113,9 +113,11 @@ elif python3 -c 'import torch, numpy; assert torch.cuda.is_available()' 2>/dev/n
     log "vs torch.topk: i32, keys only"
     python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --n 536870912 --dtype i32 \
         --keys-only --k 1,32,256,1024,2048 2>&1 | tee -a "$OUT/summary.txt"
-    log "vs torch.topk: foundation kernel (CLTOPK_BITONIC=basic=1), f32"
-    CLTOPK_BITONIC=basic=1 python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so \
-        --n 536870912 --k 1,32,256,1024 --reps 5 2>&1 | tee -a "$OUT/summary.txt"
+    for a in auto sbp-radix; do
+        log "vs torch.topk: $a, f32, keys + index"
+        python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --n 536870912 --algo $a \
+            --k 1,2,4,8,16,32,64,128,256,512,1024 --reps 5 2>&1 | tee -a "$OUT/summary.txt"
+    done
 else
     log "torch with CUDA not importable: vs_torch skipped"
 fi
@@ -154,8 +156,8 @@ if want unpack; then
     tools/cltopk bench --unpack --device cpu -n 2^26 --widths 1,4,8,12,16,20,24,28,32 \
         -c for,dfor,rfor --reps 5 2>&1 | tee -a "$OUT/summary.txt" "$OUT/unpack.txt"
 fi
-# ---- issue 4: SBP radix, radix select and the AUTO planner
-if tools/cltopk bench --help 2>&1 | grep -q "ablation|sbp"; then
+# ---------------------------------- SBP radix, radix select and the AUTO planner
+if want sbp; then
     log "planner: constants and predictions (cltopk topk --explain), 2^26 f32 uniform"
     u26=$(mktemp)
     tools/cltopk gen -t f32 -n 2^26 "$u26" 2>/dev/null &&
@@ -183,11 +185,10 @@ if tools/cltopk bench --help 2>&1 | grep -q "ablation|sbp"; then
         done
     done
 fi
-# ---- end issue 4
-# ---- CPU paths (issue 6): `cltopk bench --cpu` on this machine's cores, beside
+# ---- CPU paths: `cltopk bench --cpu` on this machine's cores, beside
 # std::partial_sort, std::nth_element + sort and numpy.argpartition on the same
 # arrays (the CPU suites t/cpu_{scalar,avx2,avx512}.t ran in make check above) ----
-if tools/cltopk bench --cpu --help >/dev/null 2>&1; then
+if want cpu; then
     make bench-peers >>"$OUT/build.log" 2>&1 || log "make bench-peers failed: std:: rows missing"
     log "bench --cpu: $(nproc) cores, 2^25 f32, k = 64, 256, four distributions"
     tools/cltopk bench --cpu -n 2^25 -k 64,256 --reps 5 2>&1 | tee -a "$OUT/summary.txt" \

@@ -259,6 +259,12 @@ CLTOPK_API int cltopk_workspace_size(cltopk_context *ctx, cltopk_dtype type, siz
 CLTOPK_API int cltopk_plan(cltopk_context *ctx, cltopk_dtype type, size_t n, size_t k,
                            unsigned flags, cltopk_algo *chosen);
 
+/* The algorithm AUTO would run for cltopk_topk_buffer with these arguments (data
+ * already on the device: no transfer in the models).  Returns as cltopk_plan,
+ * plus CLTOPK_ERR_NO_OPENCL on a CPU context. */
+CLTOPK_API int cltopk_plan_buffer(cltopk_context *ctx, cltopk_dtype type, size_t n, size_t k,
+                                  unsigned flags, cltopk_algo *chosen);
+
 /* ---------------------------------------------------------------- helpers */
 
 /* Size in bytes of one element of type, or 0 for an unknown type. */

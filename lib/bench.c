@@ -69,12 +69,16 @@ int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys, s
         return cltopk_fail(ctx, CLTOPK_ERR_K_RANGE, "cltopk_benchmark: need 0 < k <= n");
     int keys_only = (flags & CLTOPK_BENCH_KEYS_ONLY) != 0;
     flags &= ~CLTOPK_BENCH_KEYS_ONLY;
-    /* issue 4: time a selection of rank k - 1 */
+    /* time a selection of rank k - 1 */
     int sel = (flags & CLTOPK_BENCH_SELECT) != 0;
     flags &= ~CLTOPK_BENCH_SELECT;
     cltopk_algo chosen = algo;
     int st = CLTOPK_OK;
-    if (algo == CLTOPK_ALGO_AUTO && (st = cltopk_plan(ctx, type, n, k, flags, &chosen)) != CLTOPK_OK)
+    /* AUTO: what cltopk_topk_buffer would run on device data (timed so), else
+     * what cltopk_topk would run */
+    if (algo == CLTOPK_ALGO_AUTO &&
+        (st = ctx->is_cl ? cltopk_plan_buffer(ctx, type, n, k, flags, &chosen)
+                         : cltopk_plan(ctx, type, n, k, flags, &chosen)) != CLTOPK_OK)
         return st;
     void *ok = malloc(k * bytes);
     int64_t *oi = malloc(k * sizeof *oi);
@@ -121,7 +125,7 @@ int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys, s
     for (int r = -1; r < reps && st == CLTOPK_OK; r++) {
         cl_event done = NULL;
         double t0 = cltopk_now();
-        if (sel) /* issue 4 */
+        if (sel)
             st = chosen == CLTOPK_ALGO_RADIX_SELECT || algo == CLTOPK_ALGO_AUTO
                      ? cltopk_bench_select_buffer(ctx, type, din, n, k - 1, flags, dk, di, &done)
                      : cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,

@@ -81,7 +81,7 @@ enum { SCR_INPUT = 0, SCR_CAND_U0, SCR_CAND_I0, SCR_CAND_U1, SCR_CAND_I1, SCR_OU
        SCR_OUT_INDEX, SCR_BENCH,
        /* bit-packed columns (lib/codec.c): the two arrays and the decoded values */
        SCR_PK_DATA, SCR_PK_STARTS, SCR_PK_VALUES,
-       /* issue 4: radix select and SBP radix */
+       /* radix select and SBP radix */
        SCR_RS_STATE, SCR_RS_HIST, SCR_RS_RES_K, SCR_RS_RES_I,
        SCR_COUNT };
 
@@ -169,7 +169,7 @@ CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_heap;
 CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_bitonic;
 #endif
 
-/* ---- issue 4: radix select, SBP radix, the planner's models (algo_radix.c,
+/* ---- radix select, SBP radix, the planner's models (algo_radix.c,
  * algo_sbp_radix.c, model.c) */
 #if HAVE_OPENCL
 CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_radix_select;
@@ -206,7 +206,7 @@ CLTOPK_INTERNAL int cltopk_mkdirs(char *path);
 /* model.c: AUTO by the cost models (device constants measured once, cached) */
 CLTOPK_INTERNAL int cltopk_plan_auto(cltopk_context *ctx, const cltopk_request *rq,
                                      int device_data, const cltopk_algorithm **out);
-/* ---- end issue 4 */
+
 
 /* cpu/: the CPU algorithms work on host arrays. */
 /* top-k by per-thread heaps; outputs as in cltopk_topk (either may be NULL) */

@@ -89,7 +89,7 @@ static int mkdirs(char *path)
     return (mkdir(path, 0755) == 0 || errno == EEXIST) ? 0 : -1;
 }
 
-/* issue 4: the cache directory and mkdir -p, for the planner's constants */
+/* the cache directory and mkdir -p, for the planner's constants */
 int cltopk_cache_dir(char *buf, size_t len)
 {
     return cache_dir(buf, len);

@@ -110,7 +110,7 @@ int cltopk_select(cltopk_context *ctx, cltopk_dtype type, const void *keys, size
             goto out;
         }
 #if HAVE_OPENCL
-        /* issue 4: on an OpenCL device, AUTO selects by the device radix select */
+        /* on an OpenCL device, AUTO selects by the device radix select */
         st = cltopk_radix_select_host(ctx, &rq, rank, out_key, out_index);
         goto out;
 #endif
@@ -119,7 +119,7 @@ int cltopk_select(cltopk_context *ctx, cltopk_dtype type, const void *keys, size
         if (st != CLTOPK_OK)
             goto out;
 #if HAVE_OPENCL
-        if (a->id == CLTOPK_ALGO_RADIX_SELECT) { /* issue 4: no top-k of rank + 1 */
+        if (a->id == CLTOPK_ALGO_RADIX_SELECT) { /* no top-k of rank + 1 */
             st = cltopk_radix_select_host(ctx, &rq, rank, out_key, out_index);
             goto out;
         }
@@ -273,22 +273,38 @@ int cltopk_workspace_size(cltopk_context *ctx, cltopk_dtype type, size_t n, size
     return st;
 }
 
-int cltopk_plan(cltopk_context *ctx, cltopk_dtype type, size_t n, size_t k, unsigned flags,
-                cltopk_algo *chosen)
+static int plan_for(cltopk_context *ctx, const char *fn, cltopk_dtype type, size_t n, size_t k,
+                    unsigned flags, int device_data, cltopk_algo *chosen)
 {
     if (!ctx || !chosen)
-        return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
-                           "cltopk_plan: ctx and chosen must not be NULL");
+        return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx and chosen must not be NULL",
+                           fn);
+    if (device_data && !ctx->is_cl)
+        return cltopk_fail(ctx, CLTOPK_ERR_NO_OPENCL,
+                           "%s: the \"cpu\" context has no device buffers; open an OpenCL "
+                           "device", fn);
     pthread_mutex_lock(&ctx->lock);
     cltopk_request rq;
-    int st = describe(ctx, "cltopk_plan", type, n, k, flags, CLTOPK_ALGO_AUTO, &rq);
+    int st = describe(ctx, fn, type, n, k, flags, CLTOPK_ALGO_AUTO, &rq);
     if (st == CLTOPK_OK && k > n)
         st = cltopk_fail(ctx, CLTOPK_ERR_K_RANGE, "k = %zu is larger than n = %zu", k, n);
     const cltopk_algorithm *a = NULL;
     if (st == CLTOPK_OK)
-        st = cltopk_choose(ctx, &rq, CLTOPK_ALGO_AUTO, 0, &a);
+        st = cltopk_choose(ctx, &rq, CLTOPK_ALGO_AUTO, device_data, &a);
     if (st == CLTOPK_OK)
         *chosen = a->id;
     pthread_mutex_unlock(&ctx->lock);
     return st;
+}
+
+int cltopk_plan(cltopk_context *ctx, cltopk_dtype type, size_t n, size_t k, unsigned flags,
+                cltopk_algo *chosen)
+{
+    return plan_for(ctx, "cltopk_plan", type, n, k, flags, 0, chosen);
+}
+
+int cltopk_plan_buffer(cltopk_context *ctx, cltopk_dtype type, size_t n, size_t k,
+                       unsigned flags, cltopk_algo *chosen)
+{
+    return plan_for(ctx, "cltopk_plan_buffer", type, n, k, flags, 1, chosen);
 }

@@ -184,7 +184,7 @@ static void bad_calls(cltopk_context *ctx, const char *dev, int is_cl)
         }
         workspace_fails(ctx, dev, CLTOPK_FLOAT32, 64, 5, 0, a, CLTOPK_ERR_UNSUPPORTED, what);
     }
-    /* issue 4 */
+   
     for (size_t i = 0; !is_cl && i < sizeof device_only / sizeof device_only[0]; i++) {
         int a = device_only[i];
         snprintf(what, sizeof what, "%s on the cpu device", cltopk_algo_name((cltopk_algo)a));
@@ -209,6 +209,8 @@ static void bad_calls(cltopk_context *ctx, const char *dev, int is_cl)
            "%s: workspace_size with bytes NULL", dev);
     is_int(CLTOPK_ERR_INVALID_ARGUMENT, cltopk_plan(ctx, CLTOPK_FLOAT32, 16, 4, 0, NULL),
            "%s: plan with chosen NULL", dev);
+    is_int(CLTOPK_ERR_INVALID_ARGUMENT, cltopk_plan_buffer(ctx, CLTOPK_FLOAT32, 16, 4, 0, NULL),
+           "%s: plan_buffer with chosen NULL", dev);
 
     /* a failing call after a good one: the detail is set again */
     {
@@ -485,6 +487,10 @@ static void cpu_context(void)
     cltopk_algo chosen = (cltopk_algo)77;
     st = cltopk_plan(ctx, CLTOPK_FLOAT32, 1000000, 100, 0, &chosen);
     ok(st == CLTOPK_OK && chosen == CLTOPK_ALGO_CPU_HEAP, "plan on the cpu device: cpu-heap");
+    chosen = (cltopk_algo)77;
+    st = cltopk_plan_buffer(ctx, CLTOPK_FLOAT32, 1000000, 100, 0, &chosen);
+    ok(st == CLTOPK_ERR_NO_OPENCL && chosen == (cltopk_algo)77 && cltopk_last_error(ctx)[0],
+       "plan_buffer on the cpu device -> no OpenCL, chosen untouched");
     size_t bytes = 77;
     st = cltopk_workspace_size(ctx, CLTOPK_FLOAT64, 1000000, 5000, CLTOPK_SMALLEST,
                                CLTOPK_ALGO_CPU_HEAP, &bytes);

@@ -294,7 +294,7 @@ else
     skip "no OpenCL device: bench --grid ablation"
 fi
 
-# ---- issue 4: the planner's explanation, sbp-radix and radix-select by name
+# ---- the planner's explanation, sbp-radix and radix-select by name
 printf '5\n1\n4\n1\n5\n9\n2\n6\n' > "$tmp/e.txt"
 succeeds '^choice: cpu-heap' "topk --explain on the cpu device" \
     "$CLTOPK" topk -k 3 -t i32 --text --explain --device cpu "$tmp/e.txt"
@@ -308,7 +308,7 @@ if [ -n "$cl_dev" ]; then
 else
     for _ in 1 2 3; do skip "no OpenCL device: explain, sbp-radix, radix-select"; done
 fi
-# ---- end issue 4
+# ---- end
 
 # ------------------------------------------------------------ errors
 printf '1\n2\nabc\n4\n' > "$tmp/bad.txt"

@@ -156,12 +156,19 @@ int main(void)
            "gpu: plan for %s k = limit + 1 is not bitonic (%s)", tname(all_types[t]),
            cltopk_algo_name(chosen) ? cltopk_algo_name(chosen) : "?");
         st = cltopk_plan(ctx, all_types[t], 1000000, 32, 0, &chosen);
-        /* issue 4: any algorithm that can run the call (the planner's models choose) */
+        /* any algorithm that can run the call (the planner's models choose) */
         size_t wbytes = 0;
         ok(st == CLTOPK_OK && chosen != CLTOPK_ALGO_AUTO &&
                cltopk_workspace_size(ctx, all_types[t], 1000000, 32, 0, chosen, &wbytes) ==
                    CLTOPK_OK,
            "gpu: plan for %s n = 10^6 k = 32 is an implemented algorithm (%s)",
+           tname(all_types[t]), cltopk_algo_name(chosen));
+        /* data on the device: no transfer in the models, so a device algorithm */
+        st = cltopk_plan_buffer(ctx, all_types[t], 1 << 26, 32, 0, &chosen);
+        ok(st == CLTOPK_OK && (chosen == CLTOPK_ALGO_BITONIC || chosen == CLTOPK_ALGO_SBP_RADIX ||
+                               chosen == CLTOPK_ALGO_SBP_TREE ||
+                               chosen == CLTOPK_ALGO_RADIX_SELECT),
+           "gpu: plan_buffer for %s n = 2^26 k = 32 is a device algorithm (%s)",
            tname(all_types[t]), cltopk_algo_name(chosen));
     }
     for (int t = 0; t < 6; t++)

@@ -112,14 +112,14 @@ clean-local-t:
 	-rm -rf t/tmp
 .PHONY: clean-local-t
 
-# ---- issue 4: radix select and SBP radix against the oracle
+# ---- radix select and SBP radix against the oracle
 T_PROGS += t/radix.t
 check_PROGRAMS += t/radix.t
 TESTS += t/radix.t
 t_radix_t_SOURCES = t/radix.c
 t_radix_t_CPPFLAGS = $(T_CPPFLAGS)
 t_radix_t_LDADD = $(T_LDADD) -lm
-# ---- end issue 4
+# ---- end
 # ---- the CPU algorithms, once per instruction set of the CPU kernels (a set
 # this processor or build lacks skips as a whole) ----
 T_PROGS_CPU = t/cpu_scalar.t t/cpu_avx2.t t/cpu_avx512.t

@@ -110,7 +110,10 @@ static void bench_row(bench_run *b, cltopk_dtype type, const char *dist, uint64_
     char label[64]; /* "bitonic", "auto -> bitonic" */
     int st = CLTOPK_OK;
     if (a == CLTOPK_ALGO_AUTO)
-        st = cltopk_plan(b->ctx, type, (size_t)n, k, b->flags & ~CLTOPK_BENCH_SELECT, &ran);
+        st = cltopk_get_cl(b->ctx, NULL, NULL, NULL) == CLTOPK_OK
+                 ? cltopk_plan_buffer(b->ctx, type, (size_t)n, k, b->flags & ~CLTOPK_BENCH_SELECT,
+                                      &ran)
+                 : cltopk_plan(b->ctx, type, (size_t)n, k, b->flags & ~CLTOPK_BENCH_SELECT, &ran);
     snprintf(label, sizeof label, "%s%s", a == CLTOPK_ALGO_AUTO ? "auto -> " : "",
              cltopk_algo_name(ran));
     double med = 0, flo = 0;
@@ -293,7 +296,7 @@ static int grid_ablation(bench_run *b, uint64_t n, uint64_t seed, const uint64_t
     return rc;
 }
 
-/* ---- issue 4: --grid sbp, the SBP radix / radix select grid with the
+/* ---- --grid sbp, the SBP radix / radix select grid with the
  * planner's predictions beside the measurements */
 
 /* one line of the planner's predictions for (type, n, k) on device data */
@@ -400,7 +403,7 @@ static int grid_sbp(bench_run *b, uint64_t base, uint64_t seed, const cltopk_alg
     free(data);
     return rc;
 }
-/* ---- end issue 4 */
+
 
 int cmd_bench(int argc, char **argv)
 {
@@ -536,7 +539,7 @@ int cmd_bench(int argc, char **argv)
     if (rc)
         return rc;
     bench_run b = {ctx, cltopk_device_name(ctx), flags, reps, json, grid, 0};
-    if (grid && !have_algos && !strcmp(grid, "sbp")) { /* issue 4 */
+    if (grid && !have_algos && !strcmp(grid, "sbp")) {
         algos[nalgo++] = CLTOPK_ALGO_SBP_RADIX;
         algos[nalgo++] = CLTOPK_ALGO_RADIX_SELECT;
         algos[nalgo++] = CLTOPK_ALGO_BITONIC;

@@ -93,7 +93,7 @@ static int run(int argc, char **argv, int select)
         {O_BINARY, 0, "binary", 0},
         {O_HELP, 'h', "help", 0},
         {select ? 0 : O_PACKED, 0, select ? NULL : "packed", 0}, /* bit-packed columns */
-        {O_EXPLAIN, 0, "explain", 0}, /* issue 4 */
+        {O_EXPLAIN, 0, "explain", 0},
         {0, 0, NULL, 0},
     };
     cli_parser p;
@@ -183,10 +183,10 @@ static int run(int argc, char **argv, int select)
             goto out;
         }
         ran = select && chosen == CLTOPK_ALGO_CPU_HEAP ? "cpu-select"
-              : select ? "radix-select" /* issue 4: AUTO selects on the device by it */
+              : select ? "radix-select" /* AUTO selects on the device by it */
                        : cltopk_algo_name(chosen);
     }
-    /* issue 4: the planner's choice and every model's prediction */
+    /* the planner's choice and every model's prediction */
     char plan[4096] = "";
     if (explain && n > 0 && (select || k > 0)) {
         int est = cltopk_explain(ctx, type, n, select ? (size_t)k + 1 : (size_t)k, flags, 0, plan,
