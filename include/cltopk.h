@@ -225,16 +225,17 @@ CLTOPK_API int cltopk_select(cltopk_context *ctx, cltopk_dtype type, const void 
  *   num_wait, wait   events the work waits for (wait NULL when num_wait == 0)
  *   done       if not NULL, receives an event (the caller releases it) that
  *              completes when both outputs are written
- * Only device algorithms (BITONIC, or AUTO) are accepted; the call enqueues its
+ * Only device algorithms (BITONIC, SBP_RADIX, SBP_TREE, RADIX_SELECT, or AUTO) are
+ * accepted; the call enqueues its
  * kernels on the context's queue and returns without waiting for them.  It never
  * calls clFinish on the caller's queue.  Two cases wait.  Float keys with
  * out_index NULL: the kernels run without positions, then the call reads the k
  * keys back and, if a zero or a NaN is among them (whose exact bits need the
  * position), runs again with positions; it returns when the outputs are
- * written.  And with AUTO and a k
- * that no device algorithm of this version takes, the call falls back to the
- * CPU heap, which blocks until the wait list has completed, reads the keys,
- * and writes the outputs before it returns (done is then already complete).
+ * written.  And where AUTO's planner (cltopk_plan_buffer tells) chooses a CPU
+ * algorithm, that algorithm blocks until the wait list has completed, reads
+ * the keys, and writes the outputs before it returns (done is then already
+ * complete).
  * out_index counts positions from `offset` (the first key is position 0).
  * The context keeps scratch buffers that later calls reuse; work from
  * successive calls is ordered by events, so an out-of-order queue is safe.

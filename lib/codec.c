@@ -142,7 +142,10 @@ static int dev_topk(cltopk_context *ctx, const cltopk_column *c, const cltopk_al
     const char *mode = cltopk_env("CLTOPK_PACKED_FUSED");
     int st;
     *fused = 0;
-    if (c->codec == CLTOPK_CODEC_FOR && !(mode && !strcmp(mode, "0"))) {
+    /* only the bitonic reducer decodes on load; every other device algorithm
+     * reads decoded values */
+    if (c->codec == CLTOPK_CODEC_FOR && a->id == CLTOPK_ALGO_BITONIC &&
+        !(mode && !strcmp(mode, "0"))) {
         rq->dkeys = dd;
         rq->doffset = 0;
         rq->pk_starts = ds;
@@ -158,7 +161,9 @@ static int dev_topk(cltopk_context *ctx, const cltopk_column *c, const cltopk_al
         ctx->err[0] = 0;
     } else if (mode && !strcmp(mode, "require")) {
         return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
-                           "CLTOPK_PACKED_FUSED=require: only GPU-FOR columns are fused");
+                           "CLTOPK_PACKED_FUSED=require: only GPU-FOR columns are fused, and "
+                           "only by the bitonic algorithm (%s was chosen)",
+                           cltopk_algo_name(a->id));
     }
     rq->dkeys = dv;
     rq->doffset = 0;

@@ -465,11 +465,16 @@ static void gated(const env_t *e, cltopk_algo algo, size_t k, const char *what)
         waited += 10;
     }
     int returned = __atomic_load_n(&g.returned, __ATOMIC_SEQ_CST);
-    if (algo == CLTOPK_ALGO_AUTO && k > e->limit[t])
-        /* cltopk.h: with AUTO and a k no device algorithm takes, the call falls
-         * back to the CPU heap and blocks until its wait list completes */
-        ok(!returned, "%s: %s: the CPU fallback waits for its wait list, as documented",
-           e->name, what);
+    cltopk_algo ran = algo;
+    if (algo == CLTOPK_ALGO_AUTO && k > 0 &&
+        cltopk_plan_buffer(e->ctx, t, n, k, 0, &ran) != CLTOPK_OK)
+        bail("cltopk_plan_buffer: %s", cltopk_last_error(e->ctx));
+    if (ran == CLTOPK_ALGO_CPU_HEAP || ran == CLTOPK_ALGO_CPU_RADIX ||
+        ran == CLTOPK_ALGO_CPU_BITONIC)
+        /* cltopk.h: where AUTO runs a CPU algorithm on device data, the call
+         * blocks until its wait list completes */
+        ok(!returned, "%s: %s: the CPU fallback (%s) waits for its wait list, as documented",
+           e->name, what, cltopk_algo_name(ran));
     else
         ok(returned, "%s: %s: the call returns while its wait list is pending", e->name, what);
     int early = 0;
