@@ -73,7 +73,10 @@ typedef struct cltopk_program {
 
 /* the context's scratch buffers */
 enum { SCR_INPUT = 0, SCR_CAND_U0, SCR_CAND_I0, SCR_CAND_U1, SCR_CAND_I1, SCR_OUT_KEYS,
-       SCR_OUT_INDEX, SCR_BENCH, SCR_COUNT };
+       SCR_OUT_INDEX, SCR_BENCH,
+       /* sbp-tree: candidate pairs of two levels (keys, indices) */
+       SCR_TREE_K0, SCR_TREE_I0, SCR_TREE_K1, SCR_TREE_I1,
+       SCR_COUNT };
 
 
 struct cltopk_context {
@@ -157,6 +160,7 @@ CLTOPK_INTERNAL const cltopk_algorithm *cltopk_algorithm_get(cltopk_algo id);
 CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_heap;
 #if HAVE_OPENCL
 CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_bitonic;
+CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_sbp_tree;
 #endif
 
 /* cpu/: the CPU algorithms work on host arrays. */

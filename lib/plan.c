@@ -106,6 +106,7 @@ const cltopk_algorithm *cltopk_algorithm_get(cltopk_algo id)
     case CLTOPK_ALGO_CPU_HEAP: return &cltopk_algo_cpu_heap;
 #if HAVE_OPENCL
     case CLTOPK_ALGO_BITONIC: return &cltopk_algo_bitonic;
+    case CLTOPK_ALGO_SBP_TREE: return &cltopk_algo_sbp_tree;
 #endif
     default: return NULL;
     }
