@@ -90,3 +90,10 @@ clean-local: clean-local-t
 clean-local-t:
 	-rm -rf t/tmp
 .PHONY: clean-local-t
+
+# ---- sbp-tree (split-bucket partition with a sampled search tree)
+check_PROGRAMS += t/sbp_tree.t
+TESTS += t/sbp_tree.t
+t_sbp_tree_t_SOURCES = t/sbp_tree.c tools/gen.c tools/gen.h
+t_sbp_tree_t_CPPFLAGS = $(T_CPPFLAGS)
+t_sbp_tree_t_LDADD = $(T_LDADD) -lm
