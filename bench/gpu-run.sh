@@ -60,6 +60,28 @@ if tools/cltopk bench --help 2>&1 | grep -q -- --grid; then
     tools/cltopk bench --device gpu --grid paper --reps 5 2>&1 | tee -a "$OUT/summary.txt"
 fi
 
+# ---- sbp-tree (split-bucket partition, sampled search tree) -------------------
+log "bench: sbp-tree vs bitonic, 2^29 f32 uniform, keys + index"
+tools/cltopk bench --device gpu -t f32 -n 2^29 -k 1,8,32,128,256,1024,2048 \
+    --algo sbp-tree,bitonic --reps 10 2>&1 | tee -a "$OUT/summary.txt"
+log "bench: sbp-tree distributions, 2^29 f32, k = 8, 128, 1024"
+tools/cltopk bench --device gpu -t f32 -n 2^29 -k 8,128,1024 --algo sbp-tree \
+    --dist uniform,normal,increasing,decreasing,equal,few,bucket-killer,special --reps 5 2>&1 |
+    tee -a "$OUT/summary.txt"
+log "bench: sbp-tree types, 2^28, k = 32"
+for t in f64 i32 u32 i64 u64; do
+    tools/cltopk bench --device gpu -t $t -n 2^28 -k 32 --algo sbp-tree --reps 5 2>&1 |
+        tee -a "$OUT/summary.txt"
+done
+log "bench: sbp-tree ablation (CLTOPK_SBP_TREE), 2^29 f32 uniform and increasing"
+for cfg in "CF=0" "CF=1" "SPLIT=15" "SPLIT=31" "SPLIT=15,CF=0" "NS=64" "NS=256" \
+           "C=256" "C=512" "WG=128,PER=32" "WG=512,PER=8" "WG=256,PER=8" "TASK=1" "TASK=0"; do
+    echo "CLTOPK_SBP_TREE=$cfg" | tee -a "$OUT/summary.txt"
+    CLTOPK_SBP_TREE=$cfg tools/cltopk bench --device gpu -t f32 -n 2^29 -k 8,128,1024 \
+        --algo sbp-tree --dist uniform,increasing --reps 5 2>&1 | tee -a "$OUT/summary.txt"
+done
+# ---- end sbp-tree -------------------------------------------------------------
+
 if python3 -c 'import torch, numpy; assert torch.cuda.is_available()' 2>/dev/null; then
     log "vs torch.topk: f32, keys + index"
     python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --n 536870912 \

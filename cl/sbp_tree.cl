@@ -128,7 +128,8 @@ void sbp_tree(__global const okey_t *src_k, __global const uint *src_i, ulong sr
               uint first, uint smallest, uint k, uint c, uint cf,
               __global okey_t *cu, __global uint *ci, uint final_k, uint want,
               __global const okey_t *orig, ulong orig_off, __global okey_t *out_keys,
-              __global long *out_index, ulong index_base)
+              __global long *out_index, ulong index_base, uint gtree,
+              __global const okey_t *gspl_k, __global const uint *gspl_i)
 {
     __local okey_t smp_k[NSMAX], srt_k[NSMAX], spl_k[SPLIT];
     __local uint smp_i[NSMAX], srt_i[NSMAX], spl_i[SPLIT];
@@ -173,8 +174,12 @@ void sbp_tree(__global const okey_t *src_k, __global const uint *src_i, ulong sr
     uint acc = 0, need = k, pair = 0, round = 0;
 
     while (acc + ncand > lim) {
+        /* task optimisation: in round 0 the splitters of the whole level, from
+         * sbp_tree_splitters (they need not be candidates of this tile); no
+         * sample (the barriers stay outside any branch) */
+        uint glob = gtree && round == 0;
         /* ---- sample the candidates */
-        uint thr = ncand <= NS ? 0xFFFFFFFFu : (uint)(((ulong)NS << 32) / ncand);
+        uint thr = glob ? 0u : ncand <= NS ? 0xFFFFFFFFu : (uint)(((ulong)NS << 32) / ncand);
         uint ns;
         barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read misc and hist */
         for (;;) {
@@ -186,7 +191,7 @@ void sbp_tree(__global const okey_t *src_k, __global const uint *src_i, ulong sr
             uint salt = round * 0x9E3779B9u;
 #pragma unroll
             for (uint j = 0; j < PER; j++) {
-                if (st[j] == ST_CAND && mix32(idx[j] ^ salt) <= thr) {
+                if (!glob && st[j] == ST_CAND && mix32(idx[j] ^ salt) <= thr) {
                     uint s = atomic_inc(&misc[M_NS]);
                     if (s < NSMAX) {
                         smp_k[s] = key[j];
@@ -196,7 +201,7 @@ void sbp_tree(__global const okey_t *src_k, __global const uint *src_i, ulong sr
             }
             barrier(CLK_LOCAL_MEM_FENCE);
             ns = min(misc[M_NS], (uint)NSMAX);
-            if (ns)
+            if (ns || glob)
                 break;
             thr = 0xFFFFFFFFu; /* no candidate drawn: take them all (misc[M_NS] is 0) */
         }
@@ -212,6 +217,11 @@ void sbp_tree(__global const okey_t *src_k, __global const uint *src_i, ulong sr
         barrier(CLK_LOCAL_MEM_FENCE);
         /* ---- the splitters: sample positions, non-decreasing in i */
         for (uint i = lid; i < SPLIT; i += WG) {
+            if (glob) {
+                spl_k[i] = gspl_k[i];
+                spl_i[i] = gspl_i[i];
+                continue;
+            }
             int p;
             if (cf) {
                 /* expected sample rank of the need-th candidate, bracketed by
@@ -255,8 +265,9 @@ void sbp_tree(__global const okey_t *src_k, __global const uint *src_i, ulong sr
                 st[j] = cls[j] < tg ? ST_ACC : (cls[j] == tg ? ST_CAND : ST_OUT);
         acc += cum;
         need -= cum;
-        /* equality class (all keys equal) or no progress: compare pairs */
-        if ((tg & 1u) || ng == ncand)
+        /* equality class (all keys equal) or no progress with splitters drawn
+         * from the candidates: compare pairs */
+        if ((tg & 1u) || (ng == ncand && !glob))
             pair = 1;
         ncand = ng;
         round++;
@@ -301,6 +312,50 @@ void sbp_tree(__global const okey_t *src_k, __global const uint *src_i, ulong sr
                 out_keys[r] = orig[orig_off + ai];
             if (want & WANT_INDEX)
                 out_index[r] = (long)(index_base + ai);
+        }
+    }
+}
+
+/* Task optimisation (the paper's Algorithm 6): one group draws 2 NS elements
+ * spread over the raw input of the first level, sorts them and writes SPLIT
+ * splitters bracketing the sample rank where a full tile's (k + c) / 2-th best
+ * element is expected, so that most tiles keep between k and c pairs in their
+ * first round without sampling.  A tile it does not fit (sorted input: the tile
+ * spans a narrow range) just samples its own in the next round. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void sbp_tree_splitters(__global const okey_t *src_k, ulong src_off, uint m, uint smallest,
+                        uint k, uint c, __global okey_t *gspl_k, __global uint *gspl_i)
+{
+    __local okey_t smp_k[NSMAX];
+    __local uint smp_i[NSMAX];
+    uint lid = get_local_id(0);
+    uint ns = min((uint)NSMAX, m);
+    for (uint s = lid; s < ns; s += WG) {
+        /* one element in each of ns equal strides, at a hashed place in it */
+        ulong lo = (ulong)s * m / ns, hi = (ulong)(s + 1) * m / ns;
+        uint pos = (uint)(lo + mix32(s * 0x9E3779B9u + 17u) % (uint)(hi - lo));
+        smp_k[s] = order_key(src_k[src_off + pos], smallest);
+        smp_i[s] = pos;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* rank of each sample; the splitters are those at the chosen ranks */
+    uint want_t = (uint)min((ulong)ns - 1,
+                            ((ulong)(k + c) / 2 * ns + TILE - 1) / TILE);
+    int t = (int)want_t - 1;
+    if (t < 0)
+        t = 0;
+    int d = 1 + (int)(2.0f * sqrt((float)(t + 1)) / (float)((SPLIT + 1) / 2));
+    for (uint s = lid; s < ns; s += WG) {
+        okey_t a = smp_k[s];
+        uint ai = smp_i[s], r = 0;
+        for (uint u = 0; u < ns; u++)
+            r += pair_better(smp_k[u], smp_i[u], a, ai) ? 1u : 0u;
+        for (uint i = 0; i < SPLIT; i++) {
+            int p = clamp(t + ((int)i - (int)(SPLIT / 2)) * d, 0, (int)ns - 1);
+            if ((uint)p == r) {
+                gspl_k[i] = a;
+                gspl_i[i] = ai;
+            }
         }
     }
 }

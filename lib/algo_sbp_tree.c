@@ -12,8 +12,11 @@
  * samples, CMAX = TILE / 2; so k <= CMAX.  The per-tile output c = the smallest
  * power of two >= max(2k, 128), at most CMAX: each level shrinks its input by
  * TILE / c.  The control-flow optimisation (splitters aimed at the need-th
- * candidate) is on for k <= 1024.  CLTOPK_SBP_TREE ("WG=64,PER=8,SPLIT=15,NS=64,
- * C=256,CF=0") overrides any of them (tests, benchmarks, tuning). */
+ * candidate) is on for k <= CFMAX = 1024.  The task optimisation (TASK=1): when
+ * level 0 has more than one tile, one work-group first builds a level-wide tree
+ * (sbp_tree_splitters) that the tiles use in their first round instead of
+ * sampling their own.  CLTOPK_SBP_TREE ("WG=64,PER=8,SPLIT=15,NS=64,C=256,CF=0,
+ * TASK=0") overrides any of them (tests, benchmarks, tuning). */
 #include "internal.h"
 
 #if HAVE_OPENCL
@@ -24,7 +27,7 @@
 
 typedef struct {
     unsigned wg, per, split, ns, cmax; /* compile time */
-    unsigned c, cf;                    /* run time */
+    unsigned c, cf, task;              /* run time */
     unsigned c_set, cf_set, cf_max;
 } tree_cfg;
 
@@ -48,6 +51,7 @@ static int configure(const cltopk_context *ctx, const cltopk_request *rq, tree_c
     p->split = 3;
     p->ns = 128;
     p->cf_max = 1024;
+    p->task = 1;
     while (p->wg > ctx->caps.max_wg && p->wg > 1) {
         p->wg >>= 1;
         p->per <<= 1;
@@ -62,7 +66,7 @@ static int configure(const cltopk_context *ctx, const cltopk_request *rq, tree_c
             if (sscanf(s, "%15[A-Za-z_]=%lu%n", name, &v, &used) != 2 || used <= 0) {
                 snprintf(why, whylen,
                          "CLTOPK_SBP_TREE='%s': expected NAME=VALUE,... with names WG, PER, "
-                         "SPLIT, NS, CMAX, C, CF, CFMAX", spec);
+                         "SPLIT, NS, CMAX, C, CF, CFMAX, TASK", spec);
                 return -1;
             }
             s += used;
@@ -84,9 +88,11 @@ static int configure(const cltopk_context *ctx, const cltopk_request *rq, tree_c
                 p->cf = v != 0, p->cf_set = 1;
             else if (!strcmp(name, "CFMAX"))
                 p->cf_max = (unsigned)v;
+            else if (!strcmp(name, "TASK"))
+                p->task = v != 0;
             else {
                 snprintf(why, whylen, "CLTOPK_SBP_TREE: unknown name '%s' (WG, PER, SPLIT, NS, "
-                         "CMAX, C, CF, CFMAX)", name);
+                         "CMAX, C, CF, CFMAX, TASK)", name);
                 return -1;
             }
         }
@@ -153,7 +159,8 @@ static int supports(cltopk_context *ctx, const cltopk_request *rq, char *why, si
 
 /* the kernel; a group size the compiled kernel cannot run is halved (PER
  * doubled, the tile kept) */
-static int get_kernel(cltopk_context *ctx, const cltopk_request *rq, tree_cfg *p, cl_kernel *out)
+static int get_kernel(cltopk_context *ctx, const cltopk_request *rq, tree_cfg *p, cl_kernel *out,
+                      cl_kernel *spl)
 {
     for (;;) {
         char opts[256];
@@ -164,13 +171,20 @@ static int get_kernel(cltopk_context *ctx, const cltopk_request *rq, tree_cfg *p
         int st = cltopk_kernel_get(ctx, "sbp_tree.cl", opts, "sbp_tree", out);
         if (st != CLTOPK_OK)
             return st;
+        st = cltopk_kernel_get(ctx, "sbp_tree.cl", opts, "sbp_tree_splitters", spl);
+        if (st != CLTOPK_OK) {
+            clReleaseKernel(*out);
+            *out = NULL;
+            return st;
+        }
         size_t kwg = 0;
         clGetKernelWorkGroupInfo(*out, ctx->dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg,
                                  NULL);
         if (!kwg || kwg >= p->wg)
             return CLTOPK_OK;
         clReleaseKernel(*out);
-        *out = NULL;
+        clReleaseKernel(*spl);
+        *out = *spl = NULL;
         if (p->wg <= 1 || p->per >= 64)
             return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
                                "sbp-tree: the kernel built with %s runs at most %zu work-items "
@@ -187,8 +201,8 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, tree_cfg *p
                       size_t off, size_t n, cl_mem out_keys, cl_mem out_index, cl_uint want,
                       uint64_t index_base, cl_uint num_wait, const cl_event *wait)
 {
-    cl_kernel kern = NULL;
-    int st = get_kernel(ctx, rq, p, &kern);
+    cl_kernel kern = NULL, kspl = NULL;
+    int st = get_kernel(ctx, rq, p, &kern, &kspl);
     if (st != CLTOPK_OK)
         return st;
     size_t tile = tile_of(p), kb = (size_t)rq->bytes;
@@ -203,6 +217,25 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, tree_cfg *p
          (st = cltopk_scratch(ctx, SCR_TREE_K1, cand * kb, &cu[1])) != CLTOPK_OK ||
          (st = cltopk_scratch(ctx, SCR_TREE_I1, cand * 4, &ci[1])) != CLTOPK_OK))
         goto out;
+    /* the task optimisation: a level-wide tree for the first round of level 0 */
+    cl_uint gtree = p->task && groups > 1;
+    cl_mem gspl = NULL, gspl_i = NULL;
+    if ((st = cltopk_scratch(ctx, SCR_TREE_SPL, 64 * kb, &gspl)) != CLTOPK_OK ||
+        (st = cltopk_scratch(ctx, SCR_TREE_SPLI, 64 * 4, &gspl_i)) != CLTOPK_OK)
+        goto out;
+    if (gtree) {
+        cl_uint n32 = (cl_uint)n, sm = (cl_uint)rq->smallest, k32 = (cl_uint)rq->k, c32 = p->c;
+        cl_ulong o64 = off;
+        st = cltopk_set_args(ctx, kspl, 8, sizeof(cl_mem), &in, sizeof o64, &o64, sizeof n32,
+                             &n32, sizeof sm, &sm, sizeof k32, &k32, sizeof c32, &c32,
+                             sizeof(cl_mem), &gspl, sizeof(cl_mem), &gspl_i);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kspl, p->wg, p->wg, num_wait, wait);
+        if (st != CLTOPK_OK)
+            goto out;
+        num_wait = 0;
+        wait = NULL;
+    }
     {
         cl_uint smallest = (cl_uint)rq->smallest, k = (cl_uint)rq->k, c = p->c, cf = p->cf;
         cl_ulong off64 = off, base64 = index_base, zero = 0;
@@ -217,13 +250,15 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, tree_cfg *p
             cl_uint fin = groups == 1 ? k : 0;
             /* the final launch writes no candidates: any buffer will do */
             cl_mem dk = fin ? in : cu[cur], di = fin ? in : ci[cur];
-            st = cltopk_set_args(ctx, kern, 18, sizeof(cl_mem), &src_k, sizeof(cl_mem), &src_i,
+            cl_uint gt = launches == 0 ? gtree : 0;
+            st = cltopk_set_args(ctx, kern, 21, sizeof(cl_mem), &src_k, sizeof(cl_mem), &src_i,
                                  sizeof src_off, &src_off, sizeof m, &m, sizeof first, &first,
                                  sizeof smallest, &smallest, sizeof k, &k, sizeof c, &c,
                                  sizeof cf, &cf, sizeof(cl_mem), &dk, sizeof(cl_mem), &di,
                                  sizeof fin, &fin, sizeof want, &want, sizeof(cl_mem), &in,
                                  sizeof off64, &off64, sizeof(cl_mem), &out_keys,
-                                 sizeof(cl_mem), &out_index, sizeof base64, &base64);
+                                 sizeof(cl_mem), &out_index, sizeof base64, &base64, sizeof gt,
+                                 &gt, sizeof(cl_mem), &gspl, sizeof(cl_mem), &gspl_i);
             if (st == CLTOPK_OK)
                 st = cltopk_launch(ctx, kern, groups * p->wg, p->wg, launches ? 0 : num_wait,
                                    launches ? NULL : wait);
@@ -240,6 +275,7 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, tree_cfg *p
     }
 out:
     clReleaseKernel(kern);
+    clReleaseKernel(kspl);
     return st;
 }
 

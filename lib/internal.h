@@ -75,7 +75,8 @@ typedef struct cltopk_program {
 enum { SCR_INPUT = 0, SCR_CAND_U0, SCR_CAND_I0, SCR_CAND_U1, SCR_CAND_I1, SCR_OUT_KEYS,
        SCR_OUT_INDEX, SCR_BENCH,
        /* sbp-tree: candidate pairs of two levels (keys, indices) */
-       SCR_TREE_K0, SCR_TREE_I0, SCR_TREE_K1, SCR_TREE_I1,
+       SCR_TREE_K0, SCR_TREE_I0, SCR_TREE_K1, SCR_TREE_I1, SCR_TREE_SPL,
+       SCR_TREE_SPLI,
        SCR_COUNT };
 
 

@@ -8,9 +8,9 @@
  * (worst, worstall); k = 1, the per-tile output C and C + 1, the largest k, n - 1
  * and n; n below one tile, the tile +- 1, primes, several levels.  Several
  * configurations (CLTOPK_SBP_TREE): the default (tiles of 4096), and tiny tiles
- * with 3, 15 and 31 splitters, with and without the control-flow optimisation,
- * down to a sample of 2 and C = k, so that small inputs run many levels and many
- * rounds of the search tree.  Also cltopk_select below the limit, k above it
+ * with 3, 15 and 31 splitters, with and without the control-flow and the task
+ * optimisations, down to a sample of 2 and C = k, so that small inputs run many
+ * levels and many rounds of the search tree.  Also cltopk_select below the limit, k above it
  * (UNSUPPORTED, nothing written), and cltopk_topk_buffer (device data at an
  * offset). */
 #include "testlib.h"
@@ -286,7 +286,7 @@ int main(void)
         {"WG=16,PER=4,SPLIT=15,NS=16", 64, 32, 6,
          {CLTOPK_FLOAT32, CLTOPK_FLOAT64, CLTOPK_INT32, CLTOPK_UINT32, CLTOPK_INT64,
           CLTOPK_UINT64}, 20000},
-        {"WG=32,PER=8,SPLIT=31,NS=64,CF=0", 256, 128, 3,
+        {"WG=32,PER=8,SPLIT=31,NS=64,CF=0,TASK=0", 256, 128, 3,
          {CLTOPK_FLOAT32, CLTOPK_INT32, CLTOPK_UINT64}, 40000},
         {"WG=8,PER=2,SPLIT=3,NS=2,C=4", 16, 8, 2, {CLTOPK_FLOAT32, CLTOPK_INT64}, 3000},
     };
