@@ -62,7 +62,7 @@ fi
 
 # ---- sbp-tree (split-bucket partition, sampled search tree) -------------------
 log "bench: sbp-tree vs bitonic, 2^29 f32 uniform, keys + index"
-tools/cltopk bench --device gpu -t f32 -n 2^29 -k 1,8,32,128,256,1024,2048 \
+tools/cltopk bench --device gpu -t f32 -n 2^29 -k 1,8,32,128,256,1024,2048,4096 \
     --algo sbp-tree,bitonic --reps 10 2>&1 | tee -a "$OUT/summary.txt"
 log "bench: sbp-tree distributions, 2^29 f32, k = 8, 128, 1024"
 tools/cltopk bench --device gpu -t f32 -n 2^29 -k 8,128,1024 --algo sbp-tree \
@@ -75,7 +75,7 @@ for t in f64 i32 u32 i64 u64; do
 done
 log "bench: sbp-tree ablation (CLTOPK_SBP_TREE), 2^29 f32 uniform and increasing"
 for cfg in "CF=0" "CF=1" "SPLIT=15" "SPLIT=31" "SPLIT=15,CF=0" "NS=64" "NS=256" \
-           "C=256" "C=512" "WG=128,PER=32" "WG=512,PER=8" "WG=256,PER=8" "TASK=1" "TASK=0"; do
+           "C=256" "C=512" "PER=32" "WG=128,PER=32" "WG=512,PER=8" "WG=256,PER=8" "TASK=1" "TASK=0"; do
     echo "CLTOPK_SBP_TREE=$cfg" | tee -a "$OUT/summary.txt"
     CLTOPK_SBP_TREE=$cfg tools/cltopk bench --device gpu -t f32 -n 2^29 -k 8,128,1024 \
         --algo sbp-tree --dist uniform,increasing --reps 5 2>&1 | tee -a "$OUT/summary.txt"

@@ -9,9 +9,10 @@
  *
  * Parameters: WG = 256 and PER = 16 (a tile of 4096 pairs in registers), SPLIT
  * = 3 (the paper's 3 splitters, 4 buckets + 3 equality classes), NS = 128
- * samples, CMAX = TILE / 2; so k <= CMAX.  The per-tile output c = the smallest
- * power of two >= max(2k, 128), at most CMAX: each level shrinks its input by
- * TILE / c.  The control-flow optimisation (splitters aimed at the need-th
+ * samples, CMAX = TILE / 2; so k <= CMAX.  Above k = 1024, PER = 32 where the
+ * staging of 4096 pairs fits local memory (32-bit keys on 48 KB, any on POCL).  The per-tile output c = 3k/2 rounded
+ * up to a multiple of 32, at least 128, at most CMAX: each level shrinks its
+ * input by TILE / c.  The control-flow optimisation (splitters aimed at the need-th
  * candidate) is on for k <= CFMAX = 1024.  The task optimisation (TASK=1): when
  * level 0 has more than one tile, one work-group first builds a level-wide tree
  * (sbp_tree_splitters) that the tiles use in their first round instead of
@@ -28,7 +29,7 @@
 typedef struct {
     unsigned wg, per, split, ns, cmax; /* compile time */
     unsigned c, cf, task;              /* run time */
-    unsigned c_set, cf_set, cf_max;
+    unsigned c_set, cf_set, cf_max, tile_set;
 } tree_cfg;
 
 static unsigned tile_of(const tree_cfg *p)
@@ -73,9 +74,9 @@ static int configure(const cltopk_context *ctx, const cltopk_request *rq, tree_c
             if (*s == ',')
                 s++;
             if (!strcmp(name, "WG"))
-                p->wg = (unsigned)v;
+                p->wg = (unsigned)v, p->tile_set = 1;
             else if (!strcmp(name, "PER"))
-                p->per = (unsigned)v;
+                p->per = (unsigned)v, p->tile_set = 1;
             else if (!strcmp(name, "SPLIT"))
                 p->split = (unsigned)v;
             else if (!strcmp(name, "NS"))
@@ -106,11 +107,20 @@ static int configure(const cltopk_context *ctx, const cltopk_request *rq, tree_c
                  p->wg, p->per, p->split, p->ns, ctx->caps.max_wg);
         return -1;
     }
-    if (!p->cmax)
-        p->cmax = tile / 2;
     /* local memory: sample (2 NS, twice), staging (CMAX), splitters, counters */
     size_t kb = (size_t)rq->bytes + 4;
-    size_t lmem = 4 * p->ns * kb + p->cmax * kb + p->split * kb + (2 * p->split + 6) * 4;
+#define LMEM(cm) (4 * p->ns * kb + (size_t)(cm) * kb + p->split * kb + (2 * p->split + 6) * 4)
+    /* k above 1024: a tile of twice as many pairs a work-item, where its
+     * staging fits (more candidates a tile, fewer levels) */
+    if (!p->tile_set && !p->cmax && rq->k > 1024 && p->per * 2 <= 64 &&
+        LMEM(tile) + 1024 <= ctx->caps.local_mem) {
+        p->per *= 2;
+        tile *= 2;
+    }
+    if (!p->cmax)
+        p->cmax = tile / 2;
+    size_t lmem = LMEM(p->cmax);
+#undef LMEM
     if (p->cmax >= tile || p->cmax < 1 || lmem + 1024 > ctx->caps.local_mem) {
         snprintf(why, whylen,
                  "sbp-tree: CMAX=%u must be below the tile (%u) and %zu bytes of local memory "
@@ -125,10 +135,11 @@ static int configure(const cltopk_context *ctx, const cltopk_request *rq, tree_c
         return -1;
     }
     if (!p->c_set) {
-        unsigned c = 128;
-        while (c < 2 * rq->k)
-            c <<= 1;
-        p->c = c;
+        /* room for k and a target class of about k / 2 (the control-flow
+         * optimisation's splitters bracket the k-th candidate closely): most
+         * tiles finish in one or two rounds and each level shrinks by TILE / c */
+        size_t c = (rq->k * 3 / 2 + 31) / 32 * 32;
+        p->c = c < 128 ? 128 : (unsigned)(c < p->cmax ? c : p->cmax);
     }
     if (p->c > p->cmax)
         p->c = p->cmax;

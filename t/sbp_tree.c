@@ -71,28 +71,45 @@ static void make_data(cltopk_dtype t, const char *dist, size_t n, int smallest, 
         gen_data(t, dist, n, smallest, &rng, out);
 }
 
+/* the largest k the library accepts for this type (asked, not assumed: it
+ * depends on the device's local memory) */
+static size_t tree_limit(cltopk_dtype t)
+{
+    size_t lo = 0, hi = (size_t)1 << 20, bytes;
+    while (lo < hi) {
+        size_t mid = (lo + hi + 1) / 2;
+        if (cltopk_workspace_size(ctx, t, mid, mid, 0, CLTOPK_ALGO_SBP_TREE, &bytes) ==
+            CLTOPK_OK)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
 /* the per-tile output the library picks for k (algo_sbp_tree.c) unless C= is set */
 static size_t c_of(const config *c, size_t k)
 {
-    size_t v = 128;
-    while (v < 2 * k)
-        v <<= 1;
+    size_t v = (k * 3 / 2 + 31) / 32 * 32;
+    if (v < 128)
+        v = 128;
     if (v > c->cmax)
         v = c->cmax;
     return v < k ? k : v;
 }
 
 /* one data set, several k: returns the number of wrong calls, calls counted */
-static size_t run_set(const config *c, cltopk_dtype t, const char *dist, size_t n, int smallest,
-                      size_t *calls, char *first, size_t flen)
+static size_t run_set(const config *c, size_t lim, cltopk_dtype t, const char *dist, size_t n,
+                      int smallest, size_t *calls, char *first, size_t flen)
 {
     size_t w = tsize(t);
     void *keys = bmalloc((n ? n : 1) * w);
     make_data(t, dist, n, smallest, keys);
     int64_t *perm = oracle_order(t, keys, n, smallest);
-    size_t ks[16], nk = 0, top = n < c->cmax ? n : c->cmax;
+    size_t ks[20], nk = 0, top = n < lim ? n : lim;
     size_t cand[] = {1, 2, 3, 64, 65, c_of(c, 1), c_of(c, 1) + 1, 127, 128, 129,
-                     c->cmax / 2 + 1, c->cmax, n - 1, n, 1 + (size_t)rng_below(&rng, top)};
+                     c->cmax / 2 + 1, c->cmax, lim / 2 + 1, lim, n - 1, n,
+                     1 + (size_t)rng_below(&rng, top)};
     for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
         size_t k = cand[i];
         if (k < 1 || k > top)
@@ -116,9 +133,9 @@ static size_t run_set(const config *c, cltopk_dtype t, const char *dist, size_t 
         }
     }
     /* one past the limit: refused, nothing written */
-    if (n > c->cmax) {
+    if (n > lim) {
         (*calls)++;
-        if (!check_topk(ctx, CLTOPK_ALGO_SBP_TREE, t, keys, n, c->cmax + 1, smallest, perm,
+        if (!check_topk(ctx, CLTOPK_ALGO_SBP_TREE, t, keys, n, lim + 1, smallest, perm,
                         WANT_BOTH, CLTOPK_ERR_UNSUPPORTED, msg, sizeof msg)) {
             if (!bad++ && !first[0])
                 snprintf(first, flen, "%s n=%zu k=limit+1: %s", dist, n, msg);
@@ -143,14 +160,17 @@ static void run_config(const config *c)
     size_t nsz = sizeof sizes / sizeof sizes[0];
     for (unsigned ti = 0; ti < c->ntypes; ti++) {
         cltopk_dtype t = c->types[ti];
-        size_t calls = 0, bad = 0, si = ti;
+        size_t calls = 0, bad = 0, si = ti, lim = tree_limit(t);
+        if (!ok(lim >= c->cmax, "%s %s: the limit is %zu (at least %u)", cname, tname(t), lim,
+                c->cmax))
+            continue;
         char first[1200] = "";
         for (size_t di = 0; dl[di]; di++) {
             for (int s = 0; s < 2; s++) {
                 size_t n = sizes[si++ % nsz];
                 if (n > c->maxn)
                     n = c->maxn;
-                bad += run_set(c, t, dl[di], n, s, &calls, first, sizeof first);
+                bad += run_set(c, lim, t, dl[di], n, s, &calls, first, sizeof first);
             }
         }
         ok(bad == 0, "%s %s: every distribution, both directions, k sweep (%zu calls, %zu wrong)",
@@ -168,22 +188,23 @@ static void selections(void)
     for (int ti = 0; ti < 6; ti++) {
         cltopk_dtype t = all_types[ti];
         const char *dist = ti & 1 ? "few" : "special";
-        size_t n = 5000 + (size_t)rng_below(&rng, 3000), w = tsize(t);
+        size_t n = 9000 + (size_t)rng_below(&rng, 3000), w = tsize(t);
         void *keys = bmalloc(n * w);
         for (int s = 0; s < 2; s++) {
             gen_data(t, dist, n, s, &rng, keys);
             int64_t *perm = oracle_order(t, keys, n, s);
-            size_t ranks[] = {0, 1, 127, 2047, 2048, (size_t)rng_below(&rng, 2048)};
+            size_t lim = tree_limit(t);
+            size_t ranks[] = {0, 1, 127, lim - 1, lim, (size_t)rng_below(&rng, lim)};
             int good = 1;
             for (size_t i = 0; i < sizeof ranks / sizeof ranks[0] && good; i++) {
-                int expect = ranks[i] >= 2048 ? CLTOPK_ERR_UNSUPPORTED : CLTOPK_OK;
+                int expect = ranks[i] >= lim ? CLTOPK_ERR_UNSUPPORTED : CLTOPK_OK;
                 good = check_select(ctx, CLTOPK_ALGO_SBP_TREE, t, keys, n, ranks[i], s, perm,
                                     (int)(i % 3) + 1, expect, msg, sizeof msg);
                 if (!good)
                     diag("rank %zu: %s", ranks[i], msg);
             }
-            ok(good, "select %s %s %s n=%zu: ranks 0, 1, 127, 2047, random; 2048 refused",
-               tname(t), s ? "smallest" : "largest", dist, n);
+            ok(good, "select %s %s %s n=%zu: ranks 0, 1, 127, limit - 1, random; limit %zu "
+               "refused", tname(t), s ? "smallest" : "largest", dist, n, lim);
             free(perm);
         }
         free(keys);
@@ -258,9 +279,10 @@ static void buffers(void)
         int good = 1;
         for (int i = 0; i < 6 && good; i++) {
             size_t n = 1 + (size_t)rng_below(&rng, 30000), off = (size_t)rng_below(&rng, 100);
-            size_t k = 1 + (size_t)rng_below(&rng, n < 2048 ? n : 2048);
+            size_t lim = tree_limit(t);
+            size_t k = 1 + (size_t)rng_below(&rng, n < lim ? n : lim);
             if (i == 0)
-                k = n < 2048 ? n : 2048;
+                k = n < lim ? n : lim;
             good = buffer_case(t, bd[i], n, off, k, i & 1, i % 3 + 1, msg, sizeof msg);
             if (!good)
                 diag("%s n=%zu off=%zu k=%zu: %s", bd[i], n, off, k, msg);
