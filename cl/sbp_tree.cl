@@ -35,12 +35,13 @@
  * padding entries of the next level's input are never candidates.
  *
  * The last launch (one group, final_k = k) resolves its tile to exactly k pairs,
- * sorts them by rank counting and writes the answer: keys gathered from the
+ * sorts them (bitonic, in local memory) and writes the answer: keys gathered from the
  * original input by index (bit copies), int64 positions + index_base.
  *
  * -D options (defaults below): KEY_BITS, KEY_KIND (common.cl); WG work-items a
  * group; PER pairs a work-item; SPLIT splitters (2^h - 1); NS sample size;
- * CMAX the largest c (the final group's staging).  k, c, cf, the direction and
+ * CMAX the largest c; STAGE the final group's staging, a power of two >= CMAX.
+ * k, c, cf, the direction and
  * sizes are run-time arguments. */
 #ifndef CLTOPK_COMMON_CL
 #include "common.cl"
@@ -60,6 +61,10 @@
 #endif
 #ifndef CMAX
 #define CMAX (WG * PER / 2)
+#endif
+
+#ifndef STAGE /* the final group's staging: a power of two >= CMAX */
+#define STAGE CMAX
 #endif
 
 #define TILE (WG * PER)
@@ -134,8 +139,8 @@ void sbp_tree(__global const okey_t *src_k, __global const uint *src_i, ulong sr
     __local okey_t smp_k[NSMAX], srt_k[NSMAX], spl_k[SPLIT];
     __local uint smp_i[NSMAX], srt_i[NSMAX], spl_i[SPLIT];
     __local uint hist[NCLS], misc[4];
-    __local okey_t stage_k[CMAX];
-    __local uint stage_i[CMAX];
+    __local okey_t stage_k[STAGE];
+    __local uint stage_i[STAGE];
 
     uint lid = get_local_id(0);
     size_t g = get_group_id(0);
@@ -299,20 +304,42 @@ void sbp_tree(__global const okey_t *src_k, __global const uint *src_i, ulong sr
             cu[ob + s] = 0;
             ci[ob + s] = SENTINEL_IDX;
         }
-        return;
     }
-    /* final: exactly final_k pairs; rank them and write in output order */
-    for (uint s = lid; s < cnt; s += WG) {
-        okey_t a = stage_k[s];
-        uint ai = stage_i[s], r = 0;
-        for (uint t = 0; t < cnt; t++)
-            r += pair_better(stage_k[t], stage_i[t], a, ai) ? 1u : 0u;
-        if (r < final_k) {
-            if (want & WANT_KEYS)
-                out_keys[r] = orig[orig_off + ai];
-            if (want & WANT_INDEX)
-                out_index[r] = (long)(index_base + ai);
+    /* final: exactly final_k pairs; sort them best first (bitonic, over the
+     * next power of two, padded with sentinels that sort last) and write.
+     * Other levels pass through with P = 1 (no early return: the barriers of
+     * the sort stay outside any branch) */
+    uint P = 1;
+    while (final_k && P < cnt)
+        P <<= 1;
+    for (uint s = cnt + lid; s < P; s += WG) {
+        stage_k[s] = 0;
+        stage_i[s] = SENTINEL_IDX;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint size = 2; size <= P; size <<= 1) {
+        for (uint stride = size >> 1; stride > 0; stride >>= 1) {
+            for (uint t = lid; t < P / 2; t += WG) {
+                uint i = 2 * t - (t & (stride - 1)), j = i + stride;
+                okey_t a = stage_k[i], b = stage_k[j];
+                uint ai = stage_i[i], bi = stage_i[j];
+                int sw = (i & size) == 0 ? pair_better(b, bi, a, ai) : pair_better(a, ai, b, bi);
+                if (sw) {
+                    stage_k[i] = b;
+                    stage_k[j] = a;
+                    stage_i[i] = bi;
+                    stage_i[j] = ai;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
+    }
+    for (uint r = lid; final_k && r < final_k; r += WG) {
+        uint ai = stage_i[r];
+        if (want & WANT_KEYS)
+            out_keys[r] = orig[orig_off + ai];
+        if (want & WANT_INDEX)
+            out_index[r] = (long)(index_base + ai);
     }
 }
 

@@ -42,6 +42,14 @@ static int pow2(unsigned x)
     return x && !(x & (x - 1));
 }
 
+static size_t pow2_ge(size_t x)
+{
+    size_t p = 1;
+    while (p < x)
+        p <<= 1;
+    return p;
+}
+
 /* defaults, then CLTOPK_SBP_TREE; -1 with the reason in why */
 static int configure(const cltopk_context *ctx, const cltopk_request *rq, tree_cfg *p, char *why,
                      size_t whylen)
@@ -109,7 +117,7 @@ static int configure(const cltopk_context *ctx, const cltopk_request *rq, tree_c
     }
     /* local memory: sample (2 NS, twice), staging (CMAX), splitters, counters */
     size_t kb = (size_t)rq->bytes + 4;
-#define LMEM(cm) (4 * p->ns * kb + (size_t)(cm) * kb + p->split * kb + (2 * p->split + 6) * 4)
+#define LMEM(cm) (4 * p->ns * kb + pow2_ge(cm) * kb + p->split * kb + (2 * p->split + 6) * 4)
     /* k above 1024: a tile of twice as many pairs a work-item, where its
      * staging fits (more candidates a tile, fewer levels) */
     if (!p->tile_set && !p->cmax && rq->k > 1024 && p->per * 2 <= 64 &&
@@ -177,8 +185,9 @@ static int get_kernel(cltopk_context *ctx, const cltopk_request *rq, tree_cfg *p
         char opts[256];
         snprintf(opts, sizeof opts,
                  "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D PER=%u -D SPLIT=%u -D NS=%u "
-                 "-D CMAX=%u",
-                 rq->bytes * 8, rq->kind, p->wg, p->per, p->split, p->ns, p->cmax);
+                 "-D CMAX=%u -D STAGE=%zu",
+                 rq->bytes * 8, rq->kind, p->wg, p->per, p->split, p->ns, p->cmax,
+                 pow2_ge(p->cmax));
         int st = cltopk_kernel_get(ctx, "sbp_tree.cl", opts, "sbp_tree", out);
         if (st != CLTOPK_OK)
             return st;

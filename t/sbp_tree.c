@@ -310,7 +310,7 @@ int main(void)
           CLTOPK_UINT64}, 20000},
         {"WG=32,PER=8,SPLIT=31,NS=64,CF=0,TASK=0", 256, 128, 3,
          {CLTOPK_FLOAT32, CLTOPK_INT32, CLTOPK_UINT64}, 40000},
-        {"WG=8,PER=2,SPLIT=3,NS=2,C=4", 16, 8, 2, {CLTOPK_FLOAT32, CLTOPK_INT64}, 3000},
+        {"WG=8,PER=3,SPLIT=3,NS=2,C=4", 24, 12, 2, {CLTOPK_FLOAT32, CLTOPK_INT64}, 3000},
     };
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++)
         run_config(&configs[i]);
