@@ -10,14 +10,19 @@
  * Parameters: WG = 256 and PER = 16 (a tile of 4096 pairs in registers), SPLIT
  * = 3 (the paper's 3 splitters, 4 buckets + 3 equality classes), NS = 128
  * samples, CMAX = TILE / 2; so k <= CMAX.  Above k = 1024, PER = 32 where the
- * staging of 4096 pairs fits local memory (32-bit keys on 48 KB, any on POCL).  The per-tile output c = 3k/2 rounded
- * up to a multiple of 32, at least 128, at most CMAX: each level shrinks its
- * input by TILE / c.  The control-flow optimisation (splitters aimed at the need-th
- * candidate) is on for k <= CFMAX = 1024.  The task optimisation (TASK=1): when
- * level 0 has more than one tile, one work-group first builds a level-wide tree
- * (sbp_tree_splitters) that the tiles use in their first round instead of
- * sampling their own.  CLTOPK_SBP_TREE ("WG=64,PER=8,SPLIT=15,NS=64,C=256,CF=0,
- * TASK=0") overrides any of them (tests, benchmarks, tuning). */
+ * staging of 4096 pairs fits local memory (32-bit keys on 48 KB, any on POCL).
+ * The per-tile output c = 3k/2 rounded up to a multiple of 32, at least 128, at
+ * most CMAX: each level shrinks its input by TILE / c.
+ *
+ * The control-flow optimisation (CF: splitters aimed at the need-th candidate,
+ * the worst class found in one comparison and never counted) is on for every k
+ * (CFMAX=K bounds it: the paper had its version, in-order gathering, for small k
+ * only; ours costs nothing more for large k, and was faster on POCL at k = 256 to
+ * 4096).  The task optimisation (TASK=1): when level 0 has more than one tile, one
+ * work-group first builds a level-wide tree (sbp_tree_splitters) that the tiles
+ * use in their first round instead of sampling their own.  CLTOPK_SBP_TREE
+ * ("WG=64,PER=8,SPLIT=15,NS=64,CMAX=256,C=256,CF=0,CFMAX=64,TASK=0") overrides
+ * any of them (tests, benchmarks, tuning). */
 #include "internal.h"
 
 #if HAVE_OPENCL
@@ -59,7 +64,7 @@ static int configure(const cltopk_context *ctx, const cltopk_request *rq, tree_c
     p->per = 16;
     p->split = 3;
     p->ns = 128;
-    p->cf_max = 1024;
+    p->cf_max = 0xFFFFFFFFu; /* every k: faster on POCL at k = 256..4096 too */
     p->task = 1;
     while (p->wg > ctx->caps.max_wg && p->wg > 1) {
         p->wg >>= 1;
