@@ -74,7 +74,7 @@ for t in f64 i32 u32 i64 u64; do
         tee -a "$OUT/summary.txt"
 done
 log "bench: sbp-tree ablation (CLTOPK_SBP_TREE), 2^29 f32 uniform and increasing"
-for cfg in "CF=0" "CF=1" "SPLIT=15" "SPLIT=31" "SPLIT=15,CF=0" "NS=64" "NS=256" \
+for cfg in "CF=0" "CF=1" "CFMAX=64" "SPLIT=15" "SPLIT=31" "SPLIT=15,CF=0" "NS=64" "NS=256" \
            "C=256" "C=512" "PER=32" "WG=128,PER=32" "WG=512,PER=8" "WG=256,PER=8" "TASK=1" "TASK=0"; do
     echo "CLTOPK_SBP_TREE=$cfg" | tee -a "$OUT/summary.txt"
     CLTOPK_SBP_TREE=$cfg tools/cltopk bench --device gpu -t f32 -n 2^29 -k 8,128,1024 \
