@@ -7,7 +7,7 @@
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
 # than one 10-minute call allows): check demo bitonic keysonly dist ablation
-# paper torch tune unpack sbp cpu.
+# paper torch tune unpack sbp tree cpu.
 #
 # Steps: register NVIDIA's OpenCL driver with the ICD loader (it is often
 # installed without an ICD file), unpack, configure, make, `cltopk devices`,
@@ -23,7 +23,7 @@ tarball=${1:-$(ls -t "$src"/.gpu/cltopk-*.tar.gz 2>/dev/null | head -n1)}
 [ -f "$tarball" ] || { echo "gpu-run: no tarball (run make dist, copy it to .gpu/)" >&2; exit 1; }
 jobs=$(nproc)
 log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
-steps=" ${GPU_RUN_STEPS:-check demo bitonic keysonly dist ablation paper torch tune unpack sbp cpu} "
+steps=" ${GPU_RUN_STEPS:-check demo bitonic keysonly dist ablation paper torch tune unpack sbp tree cpu} "
 want() { case "$steps" in *" $1 "*) return 0 ;; esac; return 1; }
 rc=0
 
@@ -104,12 +104,42 @@ if want paper; then
     tools/cltopk bench --device gpu --grid paper --reps 5 2>&1 | tee -a "$OUT/summary.txt"
 fi
 
+# ---- sbp-tree (split-bucket partition, sampled search tree) -------------------
+if want tree; then
+log "bench: sbp-tree vs bitonic, 2^29 f32 uniform, keys + index"
+tools/cltopk bench --device gpu -t f32 -n 2^29 -k 1,8,32,128,256,1024,2048,4096 \
+    --algo sbp-tree,bitonic --reps 10 2>&1 | tee -a "$OUT/summary.txt"
+log "bench: sbp-tree distributions, 2^29 f32, k = 8, 128, 1024"
+tools/cltopk bench --device gpu -t f32 -n 2^29 -k 8,128,1024 --algo sbp-tree \
+    --dist uniform,normal,increasing,decreasing,equal,few,bucket-killer,special --reps 5 2>&1 |
+    tee -a "$OUT/summary.txt"
+log "bench: sbp-tree types, 2^28, k = 32"
+for t in f64 i32 u32 i64 u64; do
+    tools/cltopk bench --device gpu -t $t -n 2^28 -k 32 --algo sbp-tree --reps 5 2>&1 |
+        tee -a "$OUT/summary.txt"
+done
+log "bench: sbp-tree ablation (CLTOPK_SBP_TREE), 2^29 f32 uniform and increasing"
+for cfg in ${TREE_CFGS:-"CF=0" "CF=1" "CFMAX=64" "SPLIT=15" "SPLIT=31" "SPLIT=15,CF=0" "NS=64" \
+           "NS=256" "C=256" "C=512" "PER=32" "WG=128,PER=32" "WG=512,PER=8" "WG=256,PER=8" \
+           "TASK=1" "TASK=0"}; do
+    echo "CLTOPK_SBP_TREE=$cfg" | tee -a "$OUT/summary.txt"
+    CLTOPK_SBP_TREE=$cfg tools/cltopk bench --device gpu -t f32 -n 2^29 -k 8,128,1024 \
+        --algo sbp-tree --dist uniform,increasing --reps 5 2>&1 | tee -a "$OUT/summary.txt"
+done
+fi
+# ---- end sbp-tree -------------------------------------------------------------
+
 if ! want torch; then
     :
 elif python3 -c 'import torch, numpy; assert torch.cuda.is_available()' 2>/dev/null; then
     log "vs torch.topk: f32, keys + index"
     python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --n 536870912 \
         --k 1,2,4,8,16,32,64,128,256,512,1024,2048 2>&1 | tee -a "$OUT/summary.txt"
+    # ---- sbp-tree
+    log "vs torch.topk: sbp-tree, f32"
+    python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --algo sbp-tree --n 536870912 \
+        --k 1,8,32,128,1024,2048,4096 2>&1 | tee -a "$OUT/summary.txt"
+    # ---- end sbp-tree
     log "vs torch.topk: i32, keys only"
     python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --n 536870912 --dtype i32 \
         --keys-only --k 1,32,256,1024,2048 2>&1 | tee -a "$OUT/summary.txt"

@@ -101,7 +101,7 @@ typedef enum {
     CLTOPK_ALGO_AUTO = 0,         /* the planner chooses (the only value that does) */
     CLTOPK_ALGO_BITONIC = 1,      /* bitonic top-k, SortReducer/BitonicReducer      */
     CLTOPK_ALGO_SBP_RADIX = 2,    /* split-bucket radix top-k, k up to T / 4         */
-    CLTOPK_ALGO_SBP_TREE = 3,     /* split-bucket search tree (not in this version)  */
+    CLTOPK_ALGO_SBP_TREE = 3,     /* split-bucket search tree, k <= 2048 or 4096     */
     CLTOPK_ALGO_RADIX_SELECT = 4, /* global radix select: any k, any rank            */
     CLTOPK_ALGO_SORT = 5,         /* full device sort (not in this version)          */
     CLTOPK_ALGO_CPU_HEAP = 6,     /* OpenMP per-thread heaps, merged; any context    */

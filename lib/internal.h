@@ -83,6 +83,9 @@ enum { SCR_INPUT = 0, SCR_CAND_U0, SCR_CAND_I0, SCR_CAND_U1, SCR_CAND_I1, SCR_OU
        SCR_PK_DATA, SCR_PK_STARTS, SCR_PK_VALUES,
        /* radix select and SBP radix */
        SCR_RS_STATE, SCR_RS_HIST, SCR_RS_RES_K, SCR_RS_RES_I,
+       /* sbp-tree: candidate pairs of two levels (keys, indices) */
+       SCR_TREE_K0, SCR_TREE_I0, SCR_TREE_K1, SCR_TREE_I1, SCR_TREE_SPL,
+       SCR_TREE_SPLI,
        SCR_COUNT };
 
 
@@ -167,6 +170,7 @@ CLTOPK_INTERNAL const cltopk_algorithm *cltopk_algorithm_get(cltopk_algo id);
 CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_heap;
 #if HAVE_OPENCL
 CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_bitonic;
+CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_sbp_tree;
 #endif
 
 /* ---- radix select, SBP radix, the planner's models (algo_radix.c,

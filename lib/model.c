@@ -334,36 +334,53 @@ static double model_cpu(const plan_consts *c, const cltopk_request *rq, int devi
 }
 
 #if HAVE_OPENCL
+/* GPUs: the models are fitted to the H200 measurements of bench/RESULTS.md (2^29
+ * f32, keys and positions, the read time R = n * kb / bw taken with the
+ * planner's bandwidth constant, which reads about 0.76 of the benchmark's read
+ * floor there), in units of R; other GPUs scale with their own R and launch
+ * cost.  Keys alone cost about 0.6 of that for the bitonic reducer. */
 static double model_bitonic(const plan_consts *c, const cltopk_request *rq, int gpu)
 {
     double n = (double)rq->n, kb = rq->bytes, K = (double)pow2_ge(rq->k);
     double s = lg2(2 * K) * (lg2(2 * K) + 1) / 2;
     double levels = 1 + ceil(lg2(n / 4096) / (lg2(4096 / K) > 1 ? lg2(4096 / K) : 1));
-    if (gpu)
-        /* the foundation kernel (the default) on the H200, 2^29 f32 (RESULTS.md):
-         * 5.67, 14.6, 24.6, 33.4 ms at k = 1, 32, 256, 1024 against a 0.49 ms
-         * read floor fit t = R (10.7 + 0.87 s) within 2% */
-        return n * kb / c->bw * (10.7 + 0.87 * s) + levels * c->launch;
+    if (gpu) {
+        /* SortReducer/BitonicReducer: 6.8, 17.2 ms at k = 32, 1024 against a
+         * 0.49 ms floor: t = R (3.0 + 0.357 s) (k = 8 .. 1024 within 5%; k <= 4
+         * predicted high, where bitonic wins anyway) */
+        double t = n * kb / c->bw * (3.0 + 0.357 * s);
+        if (!rq->want_index)
+            t *= 0.6;
+        return t + levels * c->launch;
+    }
     /* a compare-exchange in local memory: about 1/8 of a local atomic increment
      * (POCL measurement, n = 2^16, k = 1 .. 1024) */
     return n * kb / c->bw + n * s / (8 * c->lrate) + levels * c->launch;
 }
 
-static double model_sbp(const plan_consts *c, const cltopk_request *rq, double passes)
+static double model_sbp(const plan_consts *c, const cltopk_request *rq, double passes, int gpu)
 {
     double n = (double)rq->n, kb = rq->bytes, k = (double)rq->k;
     double T = 4096, C = k < 128 ? 128 : k;
     double R = n * kb / c->bw;
     double levels = 1 + (n > T ? ceil(lg2(n / T) / lg2(T / C)) : 0);
+    if (gpu)
+        /* SBP radix measured 4.2 ms (k <= 64) rising to 7.3 ms (k = 1024) */
+        return R * (6.5 + 1.2 * (k > 64 ? lg2(k / 64) : 0)) * passes / 1.5 + levels * c->launch +
+               sort_time(c, rq->k, rq->bytes);
     return R * T / (T - C) + n * passes * 2 / c->lrate + levels * c->launch +
            sort_time(c, rq->k, rq->bytes);
 }
 
-static double model_radix(const plan_consts *c, const cltopk_request *rq)
+static double model_radix(const plan_consts *c, const cltopk_request *rq, int gpu)
 {
     double n = (double)rq->n, kb = rq->bytes;
     double digits = rq->bytes + 4;
     double R = n * kb / c->bw;
+    if (gpu)
+        /* measured 5.2 ms f32 and 3.2 ms u32 uniform (2^29), any k to 2^20 */
+        return R * (rq->kind == KIND_FLOAT ? 8.1 : 4.9) + (1 + 3 * digits) * c->launch +
+               sort_time(c, rq->k, rq->bytes);
     /* integers: digit 0 already cuts to 1/256 (histogram + filter: 2R); floats
      * of one sign and a few exponents: digit 0 narrows, digit 1 cuts (3R) */
     double reads = rq->kind == KIND_FLOAT ? 3 : 2;
@@ -397,6 +414,7 @@ static int plan_rows(cltopk_context *ctx, const cltopk_request *rq, int device_d
         const cltopk_algo ids[] = {CLTOPK_ALGO_BITONIC, CLTOPK_ALGO_SBP_RADIX,
                                    CLTOPK_ALGO_SBP_TREE, CLTOPK_ALGO_RADIX_SELECT};
         double xfer = device_data ? 0 : (double)rq->n * rq->bytes / pc->h2d;
+        int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
         for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
             const cltopk_algorithm *a = cltopk_algorithm_get(ids[i]);
             if (!a) /* not in this build (the tree registers itself in plan.c) */
@@ -407,11 +425,11 @@ static int plan_rows(cltopk_context *ctx, const cltopk_request *rq, int device_d
             r->ok = a->supports(ctx, rq, r->why, sizeof r->why);
             switch (ids[i]) {
             case CLTOPK_ALGO_BITONIC:
-                r->t = model_bitonic(pc, rq, (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0);
+                r->t = model_bitonic(pc, rq, gpu);
                 break;
-            case CLTOPK_ALGO_SBP_RADIX: r->t = model_sbp(pc, rq, 1.5); break;
-            case CLTOPK_ALGO_SBP_TREE: r->t = model_sbp(pc, rq, 1.9); break;
-            default: r->t = model_radix(pc, rq); break;
+            case CLTOPK_ALGO_SBP_RADIX: r->t = model_sbp(pc, rq, 1.5, gpu); break;
+            case CLTOPK_ALGO_SBP_TREE: r->t = model_sbp(pc, rq, 1.9, gpu); break;
+            default: r->t = model_radix(pc, rq, gpu); break;
             }
             r->t += xfer;
         }

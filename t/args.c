@@ -86,9 +86,10 @@ static void plan_fails(cltopk_context *ctx, const char *dev, int type, size_t n,
         diag("status %d (%s), chosen %d", st, cltopk_strerror(st), (int)chosen);
 }
 
-static const int unimplemented[] = {CLTOPK_ALGO_SBP_TREE, CLTOPK_ALGO_SORT};
+static const int unimplemented[] = {CLTOPK_ALGO_SORT};
 /* device algorithms, UNSUPPORTED on the "cpu" context */
-static const int device_only[] = {CLTOPK_ALGO_RADIX_SELECT, CLTOPK_ALGO_SBP_RADIX};
+static const int device_only[] = {CLTOPK_ALGO_RADIX_SELECT, CLTOPK_ALGO_SBP_RADIX,
+                                  CLTOPK_ALGO_SBP_TREE};
 static const int bad_types[] = {6, 7, -1, 1000, INT_MIN};
 static const int bad_algos[] = {9, 10, -1, 100, INT_MAX};
 static const unsigned bad_flags[] = {2u, 3u, 4u, 0x80000000u, 0xFFFFFFFFu};
@@ -201,6 +202,13 @@ static void bad_calls(cltopk_context *ctx, const char *dev, int is_cl)
                      CLTOPK_ERR_UNSUPPORTED, "bitonic on the cpu device");
         workspace_fails(ctx, dev, CLTOPK_FLOAT32, 64, 5, 0, CLTOPK_ALGO_BITONIC,
                         CLTOPK_ERR_UNSUPPORTED, "bitonic on the cpu device");
+        /* sbp-tree: an OpenCL algorithm too */
+        topk_fails(ctx, dev, CLTOPK_FLOAT32, data, 64, 5, 0, CLTOPK_ALGO_SBP_TREE, WANT_BOTH,
+                   CLTOPK_ERR_UNSUPPORTED, "sbp-tree on the cpu device");
+        select_fails(ctx, dev, CLTOPK_FLOAT32, data, 64, 0, 0, CLTOPK_ALGO_SBP_TREE, WANT_BOTH,
+                     CLTOPK_ERR_UNSUPPORTED, "sbp-tree on the cpu device");
+        workspace_fails(ctx, dev, CLTOPK_FLOAT32, 64, 5, 0, CLTOPK_ALGO_SBP_TREE,
+                        CLTOPK_ERR_UNSUPPORTED, "sbp-tree on the cpu device");
     }
 
     /* NULL result pointers of the helpers */

@@ -135,3 +135,9 @@ t_cpu_avx512_t_SOURCES = t/cpu.c
 t_cpu_avx512_t_CPPFLAGS = $(T_CPPFLAGS) -DTEST_ISA='"avx512"'
 t_cpu_avx512_t_LDADD = $(T_LDADD)
 # ---- end of the CPU block ----
+# ---- sbp-tree (split-bucket partition with a sampled search tree)
+check_PROGRAMS += t/sbp_tree.t
+TESTS += t/sbp_tree.t
+t_sbp_tree_t_SOURCES = t/sbp_tree.c tools/gen.c tools/gen.h
+t_sbp_tree_t_CPPFLAGS = $(T_CPPFLAGS)
+t_sbp_tree_t_LDADD = $(T_LDADD) -lm

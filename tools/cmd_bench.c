@@ -37,9 +37,9 @@ static void bench_help(void)
            "  -t, --type TYPE    f32 (default), f64, i32, u32, i64, u64\n"
            "  -n, --count N      elements (default 2^24 = 16M; 1M, 2^20 forms work)\n"
            "  -k, --k LIST       comma-separated k values (default 1,32,256,1024)\n"
-           "  -a, --algo LIST    algorithms (default: bitonic,cpu-heap on an OpenCL device,\n"
-           "                     cpu-heap on the cpu device); auto is allowed and the row\n"
-           "                     shows what it ran\n"
+           "  -a, --algo LIST    algorithms (default: bitonic,sbp-tree,cpu-heap on an OpenCL\n"
+           "                     device, cpu-heap on the cpu device); auto is allowed and\n"
+           "                     the row shows what it ran\n"
            "      --dist LIST    distributions of 'cltopk gen' (default uniform)\n"
            "  -r, --reps R       timed runs per row, 1 to 64 (default 5)\n"
            "  -s, --seed S       seed of the data (default 1)\n"
@@ -551,6 +551,8 @@ int cmd_bench(int argc, char **argv)
         int is_cl = cltopk_get_cl(ctx, NULL, NULL, NULL) == CLTOPK_OK;
         if (is_cl)
             algos[nalgo++] = CLTOPK_ALGO_BITONIC;
+        if (is_cl) /* sbp-tree */
+            algos[nalgo++] = CLTOPK_ALGO_SBP_TREE;
         algos[nalgo++] = CLTOPK_ALGO_CPU_HEAP;
     }
     if (grid) {

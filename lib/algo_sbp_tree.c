@@ -1,0 +1,454 @@
+/* algo_sbp_tree.c - host side of the split-bucket partition top-k with a sampled
+ * search tree (cl/sbp_tree.cl; research note seed-003, sections 1, 3, 7).
+ *
+ * Levels: sbp_tree over ceil(n / TILE) groups, each writing c candidate pairs at
+ * its fixed offset; again over those candidates while more than one tile
+ * remains; the last launch (one group) writes the answer.  Every level's size
+ * follows from n, k and c alone, so the launches are enqueued back to back with
+ * no read-back until the result.
+ *
+ * Parameters: WG = 256 and PER = 16 (a tile of 4096 pairs in registers), SPLIT
+ * = 3 (the paper's 3 splitters, 4 buckets + 3 equality classes), NS = 128
+ * samples, CMAX = TILE / 2; so k <= CMAX.  Above k = 1024, PER = 32 where the
+ * staging of 4096 pairs fits local memory (32-bit keys on 48 KB, any on POCL).
+ * The per-tile output c = 3k/2 rounded up to a multiple of 32, at least 128, at
+ * most CMAX: each level shrinks its input by TILE / c.
+ *
+ * The control-flow optimisation (CF: splitters aimed at the need-th candidate,
+ * the worst class found in one comparison and never counted) is on for every k
+ * (CFMAX=K bounds it: the paper had its version, in-order gathering, for small k
+ * only; ours costs nothing more for large k, and was faster on POCL at k = 256 to
+ * 4096).  The task optimisation (TASK=1): when level 0 has more than one tile, one
+ * work-group first builds a level-wide tree (sbp_tree_splitters) that the tiles
+ * use in their first round instead of sampling their own.  CLTOPK_SBP_TREE
+ * ("WG=64,PER=8,SPLIT=15,NS=64,CMAX=256,C=256,CF=0,CFMAX=64,TASK=0") overrides
+ * any of them (tests, benchmarks, tuning). */
+#include "internal.h"
+
+#if HAVE_OPENCL
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    unsigned wg, per, split, ns, cmax; /* compile time */
+    unsigned c, cf, task;              /* run time */
+    unsigned c_set, cf_set, cf_max, tile_set;
+} tree_cfg;
+
+static unsigned tile_of(const tree_cfg *p)
+{
+    return p->wg * p->per;
+}
+
+static int pow2(unsigned x)
+{
+    return x && !(x & (x - 1));
+}
+
+static size_t pow2_ge(size_t x)
+{
+    size_t p = 1;
+    while (p < x)
+        p <<= 1;
+    return p;
+}
+
+/* defaults, then CLTOPK_SBP_TREE; -1 with the reason in why */
+static int configure(const cltopk_context *ctx, const cltopk_request *rq, tree_cfg *p, char *why,
+                     size_t whylen)
+{
+    memset(p, 0, sizeof *p);
+    p->wg = 256;
+    p->per = 16;
+    p->split = 3;
+    p->ns = 128;
+    p->cf_max = 0xFFFFFFFFu; /* every k: faster on POCL at k = 256..4096 too */
+    p->task = 1;
+    while (p->wg > ctx->caps.max_wg && p->wg > 1) {
+        p->wg >>= 1;
+        p->per <<= 1;
+    }
+    const char *spec = cltopk_env("CLTOPK_SBP_TREE");
+    if (spec) {
+        const char *s = spec;
+        while (*s) {
+            char name[16];
+            unsigned long v;
+            int used = 0;
+            if (sscanf(s, "%15[A-Za-z_]=%lu%n", name, &v, &used) != 2 || used <= 0) {
+                snprintf(why, whylen,
+                         "CLTOPK_SBP_TREE='%s': expected NAME=VALUE,... with names WG, PER, "
+                         "SPLIT, NS, CMAX, C, CF, CFMAX, TASK", spec);
+                return -1;
+            }
+            s += used;
+            if (*s == ',')
+                s++;
+            if (!strcmp(name, "WG"))
+                p->wg = (unsigned)v, p->tile_set = 1;
+            else if (!strcmp(name, "PER"))
+                p->per = (unsigned)v, p->tile_set = 1;
+            else if (!strcmp(name, "SPLIT"))
+                p->split = (unsigned)v;
+            else if (!strcmp(name, "NS"))
+                p->ns = (unsigned)v;
+            else if (!strcmp(name, "CMAX"))
+                p->cmax = (unsigned)v;
+            else if (!strcmp(name, "C"))
+                p->c = (unsigned)v, p->c_set = 1;
+            else if (!strcmp(name, "CF"))
+                p->cf = v != 0, p->cf_set = 1;
+            else if (!strcmp(name, "CFMAX"))
+                p->cf_max = (unsigned)v;
+            else if (!strcmp(name, "TASK"))
+                p->task = v != 0;
+            else {
+                snprintf(why, whylen, "CLTOPK_SBP_TREE: unknown name '%s' (WG, PER, SPLIT, NS, "
+                         "CMAX, C, CF, CFMAX, TASK)", name);
+                return -1;
+            }
+        }
+    }
+    unsigned tile = p->wg * p->per;
+    if (!pow2(p->wg) || p->wg > ctx->caps.max_wg || p->per < 1 || p->per > 64 || tile < 8 ||
+        !pow2(p->split + 1) || p->split > 63 || p->ns < 2 || p->ns > 1024) {
+        snprintf(why, whylen,
+                 "sbp-tree: bad configuration WG=%u PER=%u SPLIT=%u NS=%u (WG a power of two "
+                 "up to %zu, PER 1..64, SPLIT 2^h-1 up to 63, NS 2..1024)",
+                 p->wg, p->per, p->split, p->ns, ctx->caps.max_wg);
+        return -1;
+    }
+    /* local memory: sample (2 NS, twice), staging (CMAX), splitters, counters */
+    size_t kb = (size_t)rq->bytes + 4;
+#define LMEM(cm) (4 * p->ns * kb + pow2_ge(cm) * kb + p->split * kb + (2 * p->split + 6) * 4)
+    /* k above 1024: a tile of twice as many pairs a work-item, where its
+     * staging fits (more candidates a tile, fewer levels) */
+    if (!p->tile_set && !p->cmax && rq->k > 1024 && p->per * 2 <= 64 &&
+        LMEM(tile) + 1024 <= ctx->caps.local_mem) {
+        p->per *= 2;
+        tile *= 2;
+    }
+    if (!p->cmax)
+        p->cmax = tile / 2;
+    size_t lmem = LMEM(p->cmax);
+#undef LMEM
+    if (p->cmax >= tile || p->cmax < 1 || lmem + 1024 > ctx->caps.local_mem) {
+        snprintf(why, whylen,
+                 "sbp-tree: CMAX=%u must be below the tile (%u) and %zu bytes of local memory "
+                 "must fit in %llu on %s",
+                 p->cmax, tile, lmem, (unsigned long long)ctx->caps.local_mem, ctx->name);
+        return -1;
+    }
+    if (rq->k > p->cmax) {
+        snprintf(why, whylen,
+                 "sbp-tree keeps at most %u candidates a tile (half its tile of %u): k = %zu is "
+                 "too large; use CLTOPK_ALGO_AUTO", p->cmax, tile, rq->k);
+        return -1;
+    }
+    if (!p->c_set) {
+        /* room for k and a target class of about k / 2 (the control-flow
+         * optimisation's splitters bracket the k-th candidate closely): most
+         * tiles finish in one or two rounds and each level shrinks by TILE / c */
+        size_t c = (rq->k * 3 / 2 + 31) / 32 * 32;
+        p->c = c < 128 ? 128 : (unsigned)(c < p->cmax ? c : p->cmax);
+    }
+    if (p->c > p->cmax)
+        p->c = p->cmax;
+    if (p->c < rq->k)
+        p->c = (unsigned)rq->k;
+    if (!p->cf_set)
+        p->cf = rq->k <= p->cf_max;
+    return 0;
+}
+
+static int supports(cltopk_context *ctx, const cltopk_request *rq, char *why, size_t whylen)
+{
+    if (!ctx->caps.int64) {
+        snprintf(why, whylen,
+                 "%s is an embedded-profile device without cl_khr_int64; sbp-tree needs 64-bit "
+                 "integers (use the CPU algorithms)", ctx->name);
+        return 0;
+    }
+    if (rq->n > 0xFFFFFFFEull && rq->on_device) {
+        snprintf(why, whylen,
+                 "sbp-tree of a cl_mem takes at most 4294967294 elements per call (32-bit "
+                 "positions inside one launch); split the buffer");
+        return 0;
+    }
+    tree_cfg p;
+    return configure(ctx, rq, &p, why, whylen) == 0;
+}
+
+/* the kernel; a group size the compiled kernel cannot run is halved (PER
+ * doubled, the tile kept) */
+static int get_kernel(cltopk_context *ctx, const cltopk_request *rq, tree_cfg *p, cl_kernel *out,
+                      cl_kernel *spl)
+{
+    for (;;) {
+        char opts[256];
+        snprintf(opts, sizeof opts,
+                 "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D PER=%u -D SPLIT=%u -D NS=%u "
+                 "-D CMAX=%u -D STAGE=%zu",
+                 rq->bytes * 8, rq->kind, p->wg, p->per, p->split, p->ns, p->cmax,
+                 pow2_ge(p->cmax));
+        int st = cltopk_kernel_get(ctx, "sbp_tree.cl", opts, "sbp_tree", out);
+        if (st != CLTOPK_OK)
+            return st;
+        st = cltopk_kernel_get(ctx, "sbp_tree.cl", opts, "sbp_tree_splitters", spl);
+        if (st != CLTOPK_OK) {
+            clReleaseKernel(*out);
+            *out = NULL;
+            return st;
+        }
+        size_t kwg = 0;
+        clGetKernelWorkGroupInfo(*out, ctx->dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg,
+                                 NULL);
+        if (!kwg || kwg >= p->wg)
+            return CLTOPK_OK;
+        clReleaseKernel(*out);
+        clReleaseKernel(*spl);
+        *out = *spl = NULL;
+        if (p->wg <= 1 || p->per >= 64)
+            return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                               "sbp-tree: the kernel built with %s runs at most %zu work-items "
+                               "a group on %s; set CLTOPK_SBP_TREE=WG=%zu", opts, kwg, ctx->name,
+                               kwg);
+        p->wg >>= 1;
+        p->per <<= 1;
+    }
+}
+
+/* Reduce keys[off .. off+n) of device buffer `in` to the answer in out_keys /
+ * out_index (want bits: 1 keys, 2 index), positions offset by index_base. */
+static int run_device(cltopk_context *ctx, const cltopk_request *rq, tree_cfg *p, cl_mem in,
+                      size_t off, size_t n, cl_mem out_keys, cl_mem out_index, cl_uint want,
+                      uint64_t index_base, cl_uint num_wait, const cl_event *wait)
+{
+    cl_kernel kern = NULL, kspl = NULL;
+    int st = get_kernel(ctx, rq, p, &kern, &kspl);
+    if (st != CLTOPK_OK)
+        return st;
+    size_t tile = tile_of(p), kb = (size_t)rq->bytes;
+    size_t groups = (n + tile - 1) / tile;
+    if (groups == 0)
+        groups = 1;
+    size_t cand = groups * p->c;
+    cl_mem cu[2] = {NULL, NULL}, ci[2] = {NULL, NULL};
+    if (groups > 1 &&
+        ((st = cltopk_scratch(ctx, SCR_TREE_K0, cand * kb, &cu[0])) != CLTOPK_OK ||
+         (st = cltopk_scratch(ctx, SCR_TREE_I0, cand * 4, &ci[0])) != CLTOPK_OK ||
+         (st = cltopk_scratch(ctx, SCR_TREE_K1, cand * kb, &cu[1])) != CLTOPK_OK ||
+         (st = cltopk_scratch(ctx, SCR_TREE_I1, cand * 4, &ci[1])) != CLTOPK_OK))
+        goto out;
+    /* the task optimisation: a level-wide tree for the first round of level 0 */
+    cl_uint gtree = p->task && groups > 1;
+    cl_mem gspl = NULL, gspl_i = NULL;
+    if ((st = cltopk_scratch(ctx, SCR_TREE_SPL, 64 * kb, &gspl)) != CLTOPK_OK ||
+        (st = cltopk_scratch(ctx, SCR_TREE_SPLI, 64 * 4, &gspl_i)) != CLTOPK_OK)
+        goto out;
+    if (gtree) {
+        cl_uint n32 = (cl_uint)n, sm = (cl_uint)rq->smallest, k32 = (cl_uint)rq->k, c32 = p->c;
+        cl_ulong o64 = off;
+        st = cltopk_set_args(ctx, kspl, 8, sizeof(cl_mem), &in, sizeof o64, &o64, sizeof n32,
+                             &n32, sizeof sm, &sm, sizeof k32, &k32, sizeof c32, &c32,
+                             sizeof(cl_mem), &gspl, sizeof(cl_mem), &gspl_i);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kspl, p->wg, p->wg, num_wait, wait);
+        if (st != CLTOPK_OK)
+            goto out;
+        num_wait = 0;
+        wait = NULL;
+    }
+    {
+        cl_uint smallest = (cl_uint)rq->smallest, k = (cl_uint)rq->k, c = p->c, cf = p->cf;
+        cl_ulong off64 = off, base64 = index_base, zero = 0;
+        cl_mem src_k = in, src_i = in;
+        cl_ulong src_off = off64;
+        cl_uint first = 1, m = (cl_uint)n;
+        int cur = 0, launches = 0;
+        for (;;) {
+            groups = (m + tile - 1) / tile;
+            if (groups == 0)
+                groups = 1;
+            cl_uint fin = groups == 1 ? k : 0;
+            /* the final launch writes no candidates: any buffer will do */
+            cl_mem dk = fin ? in : cu[cur], di = fin ? in : ci[cur];
+            cl_uint gt = launches == 0 ? gtree : 0;
+            st = cltopk_set_args(ctx, kern, 21, sizeof(cl_mem), &src_k, sizeof(cl_mem), &src_i,
+                                 sizeof src_off, &src_off, sizeof m, &m, sizeof first, &first,
+                                 sizeof smallest, &smallest, sizeof k, &k, sizeof c, &c,
+                                 sizeof cf, &cf, sizeof(cl_mem), &dk, sizeof(cl_mem), &di,
+                                 sizeof fin, &fin, sizeof want, &want, sizeof(cl_mem), &in,
+                                 sizeof off64, &off64, sizeof(cl_mem), &out_keys,
+                                 sizeof(cl_mem), &out_index, sizeof base64, &base64, sizeof gt,
+                                 &gt, sizeof(cl_mem), &gspl, sizeof(cl_mem), &gspl_i);
+            if (st == CLTOPK_OK)
+                st = cltopk_launch(ctx, kern, groups * p->wg, p->wg, launches ? 0 : num_wait,
+                                   launches ? NULL : wait);
+            launches++;
+            if (st != CLTOPK_OK || fin)
+                break;
+            src_k = cu[cur];
+            src_i = ci[cur];
+            src_off = zero;
+            first = 0;
+            m = (cl_uint)(groups * p->c);
+            cur = !cur;
+        }
+    }
+out:
+    clReleaseKernel(kern);
+    clReleaseKernel(kspl);
+    return st;
+}
+
+static int run_buffer(cltopk_context *ctx, const cltopk_request *rq)
+{
+    tree_cfg p;
+    char why[512];
+    if (configure(ctx, rq, &p, why, sizeof why) != 0)
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
+    cl_mem ok = rq->dout_keys, oi = rq->dout_index;
+    int st;
+    /* the kernel takes buffers for both outputs; one not asked for is never written */
+    if (!ok)
+        ok = oi;
+    if (!oi)
+        oi = ok;
+    cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
+    st = run_device(ctx, rq, &p, rq->dkeys, rq->doffset, rq->n, ok, oi, want, 0, rq->num_wait,
+                    rq->wait);
+    if (st == CLTOPK_OK && rq->done) {
+        clRetainEvent(ctx->last);
+        *rq->done = ctx->last;
+    }
+    return st;
+}
+
+static int run_host(cltopk_context *ctx, const cltopk_request *rq)
+{
+    size_t kb = (size_t)rq->bytes, k = rq->k;
+    size_t chunk = cltopk_chunk_elems(ctx, rq->bytes);
+    if (chunk < k)
+        chunk = k; /* every chunk but the last must hold k elements */
+    tree_cfg p;
+    char why[512];
+    if (configure(ctx, rq, &p, why, sizeof why) != 0)
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
+    size_t first = rq->n < chunk ? rq->n : chunk;
+    cl_mem in, ok, oi;
+    int st;
+    if ((st = cltopk_scratch(ctx, SCR_INPUT, first * kb, &in)) != CLTOPK_OK ||
+        (st = cltopk_scratch(ctx, SCR_OUT_KEYS, k * kb, &ok)) != CLTOPK_OK ||
+        (st = cltopk_scratch(ctx, SCR_OUT_INDEX, k * 8, &oi)) != CLTOPK_OK)
+        return st;
+    /* acc: the answer so far; part: one chunk's; tmp: their merge */
+    char *acc_k = malloc(k * kb), *part_k = malloc(k * kb), *tmp_k = malloc(k * kb);
+    int64_t *acc_i = calloc(k, 8), *part_i = calloc(k, 8), *tmp_i = calloc(k, 8);
+    size_t acc_n = 0;
+    if (!acc_k || !part_k || !tmp_k || !acc_i || !part_i || !tmp_i) {
+        st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for %zu results", k);
+        goto out;
+    }
+    for (size_t lo = 0; lo < rq->n && st == CLTOPK_OK; lo += chunk) {
+        size_t len = rq->n - lo < chunk ? rq->n - lo : chunk;
+        size_t kk = k < len ? k : len;
+        cl_event wr;
+        cl_int err = clEnqueueWriteBuffer(ctx->queue, in, CL_FALSE, 0, len * kb,
+                                          (const char *)rq->keys + lo * kb, ctx->last ? 1 : 0,
+                                          ctx->last ? &ctx->last : NULL, &wr);
+        if (err != CL_SUCCESS) {
+            st = cltopk_clfail(ctx, err, "clEnqueueWriteBuffer (input)");
+            break;
+        }
+        cltopk_request sub = *rq;
+        sub.n = len;
+        sub.k = kk;
+        tree_cfg ps;
+        if (configure(ctx, &sub, &ps, why, sizeof why) != 0) {
+            clReleaseEvent(wr);
+            st = cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
+            break;
+        }
+        st = run_device(ctx, &sub, &ps, in, 0, len, ok, oi, 3u, lo, 1, &wr);
+        clReleaseEvent(wr);
+        if (st != CLTOPK_OK)
+            break;
+        cl_event evs[2];
+        int nev = 0;
+        err = clEnqueueReadBuffer(ctx->queue, ok, CL_FALSE, 0, kk * kb, part_k, 1, &ctx->last,
+                                  &evs[nev]);
+        if (err == CL_SUCCESS) {
+            nev++;
+            err = clEnqueueReadBuffer(ctx->queue, oi, CL_FALSE, 0, kk * 8, part_i, 1, &ctx->last,
+                                      &evs[nev]);
+            if (err == CL_SUCCESS)
+                nev++;
+        }
+        if (nev) {
+            cl_int werr = clWaitForEvents((cl_uint)nev, evs);
+            if (err == CL_SUCCESS)
+                err = werr;
+            for (int e = 0; e < nev; e++)
+                clReleaseEvent(evs[e]);
+        }
+        if (err != CL_SUCCESS) {
+            st = cltopk_clfail(ctx, err, "reading the results back (a kernel may have failed)");
+            break;
+        }
+        if (lo == 0) {
+            memcpy(acc_k, part_k, kk * kb);
+            memcpy(acc_i, part_i, kk * 8);
+            acc_n = kk;
+        } else {
+            size_t mn = acc_n + kk < k ? acc_n + kk : k;
+            cltopk_merge_lists(rq, acc_k, acc_i, acc_n, part_k, part_i, kk, mn, tmp_k, tmp_i);
+            char *sk = acc_k;
+            int64_t *si = acc_i;
+            acc_k = tmp_k, acc_i = tmp_i, tmp_k = sk, tmp_i = si;
+            acc_n = mn;
+        }
+    }
+    if (st == CLTOPK_OK)
+        st = cltopk_finish_own(ctx);
+    if (st == CLTOPK_OK && acc_n != k)
+        st = cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "sbp-tree: %zu results for k = %zu", acc_n,
+                         k);
+    if (st == CLTOPK_OK) {
+        if (rq->out_keys)
+            memcpy(rq->out_keys, acc_k, k * kb);
+        if (rq->out_index)
+            memcpy(rq->out_index, acc_i, k * 8);
+    }
+out:
+    if (st != CLTOPK_OK)
+        cltopk_finish_own(ctx);
+    free(acc_k), free(part_k), free(tmp_k);
+    free(acc_i), free(part_i), free(tmp_i);
+    return st;
+}
+
+static size_t workspace(cltopk_context *ctx, const cltopk_request *rq)
+{
+    tree_cfg p;
+    char why[512];
+    size_t n = rq->n, chunk = cltopk_chunk_elems(ctx, rq->bytes);
+    if (!rq->on_device && n > chunk)
+        n = chunk;
+    if (configure(ctx, rq, &p, why, sizeof why) != 0)
+        return 0;
+    size_t tile = tile_of(&p), groups = (n + tile - 1) / tile;
+    size_t cand = groups > 1 ? groups * p.c : 0;
+    size_t bytes = 2 * cand * ((size_t)rq->bytes + 4);
+    if (!rq->on_device)
+        bytes += n * (size_t)rq->bytes + rq->k * ((size_t)rq->bytes + 8);
+    return bytes;
+}
+
+const cltopk_algorithm cltopk_algo_sbp_tree = {
+    CLTOPK_ALGO_SBP_TREE, 1, supports, run_host, run_buffer, workspace,
+};
+
+#endif
