@@ -51,6 +51,29 @@ if want check; then
     log "make check exit $rc"
 fi
 
+if want pocl; then
+    # which kernels this machine's POCL compiles (POCL 5.0 aborted on one)
+    log "POCL: each device algorithm on the CPU device (0:0), one process each"
+    tools/cltopk gen -t f32 -n 100000 /tmp/pocl.f32
+    for a in bitonic sbp-radix sbp-tree radix-select; do
+        for k in 1 32 1000; do
+            CLTOPK_CACHE=0 timeout 300 tools/cltopk topk --device 0:0 --algo $a -k $k /tmp/pocl.f32 \
+                >/dev/null 2>/tmp/pocl.err
+            echo "pocl $a k=$k: exit $? $(grep -o "Assertion.*" /tmp/pocl.err | head -c 120)" |
+                tee -a "$OUT/summary.txt"
+        done
+    done
+    tools/cltopk unpack --help >/dev/null 2>&1 && {
+        for c in for dfor rfor; do
+            tools/cltopk pack -c $c /tmp/pocl.f32 /tmp/pocl.$c >/dev/null 2>&1
+            CLTOPK_CACHE=0 timeout 300 tools/cltopk unpack --device 0:0 /tmp/pocl.$c /tmp/pocl.out \
+                >/dev/null 2>/tmp/pocl.err
+            echo "pocl unpack $c: exit $? $(grep -o "Assertion.*" /tmp/pocl.err | head -c 120)" |
+                tee -a "$OUT/summary.txt"
+        done
+    }
+fi
+
 if want demo; then
     log "demo"
     tools/cltopk demo 2>&1 | tee -a "$OUT/summary.txt"
