@@ -270,6 +270,14 @@ static int supports(cltopk_context *ctx, const cltopk_request *rq, char *why, si
     return configure(ctx, rq, 1, &c, why, whylen) == 0;
 }
 
+/* POCL 4 and later compile the reducer's chunk loops only in their uniform
+ * form (cl/reducer.cl, CHUNK_LOOP); POCL 3 only the other. */
+static int uniform_loops(const cltopk_context *ctx)
+{
+    return strstr(ctx->caps.platform_name, "Portable Computing Language") &&
+           atoi(ctx->caps.driver_version) >= 4;
+}
+
 /* Reduce keys[off .. off+n) of device buffer `in` to the answer in out_keys /
  * out_index (want bits: 1 keys, 2 index), positions offset by index_base. */
 static int run_device(cltopk_context *ctx, const cltopk_request *rq, const bitonic_cfg *c,
@@ -282,9 +290,10 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, const biton
     char opts[320];
     snprintf(opts, sizeof opts,
              "-D KEY_BITS=%d -D KEY_KIND=%d -D K=%u -D B=%u -D WG=%u -D OUT=%u -D INDEX=%u "
-             "-D MAXM=%u -D SWZ=%u%s",
+             "-D MAXM=%u -D SWZ=%u%s%s",
              rq->bytes * 8, rq->kind, c->K, c->B, c->WG, c->OUT, c->index, c->MAXM, c->SWZ,
-             rq->pk_starts ? " -D PACKED_FOR" : ""); /* bit-packed source: lib/codec.c */
+             rq->pk_starts ? " -D PACKED_FOR" : "", /* bit-packed source: lib/codec.c */
+             uniform_loops(ctx) ? " -D UNIFORM_LOOPS=1" : "");
     cl_kernel ks = NULL, kb = NULL;
     int st = cltopk_kernel_get(ctx, "reducer.cl", opts, "sort_reducer", &ks);
     if (st == CLTOPK_OK)

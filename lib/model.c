@@ -338,7 +338,8 @@ static double model_cpu(const plan_consts *c, const cltopk_request *rq, int devi
  * f32, keys and positions, the read time R = n * kb / bw taken with the
  * planner's bandwidth constant, which reads about 0.76 of the benchmark's read
  * floor there), in units of R; other GPUs scale with their own R and launch
- * cost.  Keys alone cost about 0.6 of that for the bitonic reducer. */
+ * cost.  (Keys alone cost about 0.6 of that for the bitonic reducer; the
+ * plans assume positions, which every algorithm's costs grow alike with.) */
 static double model_bitonic(const plan_consts *c, const cltopk_request *rq, int gpu)
 {
     double n = (double)rq->n, kb = rq->bytes, K = (double)pow2_ge(rq->k);
@@ -348,10 +349,7 @@ static double model_bitonic(const plan_consts *c, const cltopk_request *rq, int 
         /* SortReducer/BitonicReducer: 6.8, 17.2 ms at k = 32, 1024 against a
          * 0.49 ms floor: t = R (3.0 + 0.357 s) (k = 8 .. 1024 within 5%; k <= 4
          * predicted high, where bitonic wins anyway) */
-        double t = n * kb / c->bw * (3.0 + 0.357 * s);
-        if (!rq->want_index)
-            t *= 0.6;
-        return t + levels * c->launch;
+        return n * kb / c->bw * (3.0 + 0.357 * s) + levels * c->launch;
     }
     /* a compare-exchange in local memory: about 1/8 of a local atomic increment
      * (POCL measurement, n = 2^16, k = 1 .. 1024) */

@@ -450,6 +450,11 @@ static void gated(const env_t *e, cltopk_algo algo, size_t k, const char *what)
         clEnqueueWriteBuffer(e->q, p.oi, CL_TRUE, 0, p.cap * 8, p.pi, 0, NULL, NULL))
         bail("writing the poison");
 
+    /* what AUTO runs (asked before the call: a blocked call holds the context) */
+    cltopk_algo ran = algo;
+    if (algo == CLTOPK_ALGO_AUTO && k > 0 &&
+        cltopk_plan_buffer(e->ctx, t, n, k, 0, &ran) != CLTOPK_OK)
+        bail("cltopk_plan_buffer: %s", cltopk_last_error(e->ctx));
     cl_int err;
     cl_command_queue q2 = clCreateCommandQueue(e->c, e->d, 0, &err);
     cl_event gate = clCreateUserEvent(e->c, &err);
@@ -465,10 +470,6 @@ static void gated(const env_t *e, cltopk_algo algo, size_t k, const char *what)
         waited += 10;
     }
     int returned = __atomic_load_n(&g.returned, __ATOMIC_SEQ_CST);
-    cltopk_algo ran = algo;
-    if (algo == CLTOPK_ALGO_AUTO && k > 0 &&
-        cltopk_plan_buffer(e->ctx, t, n, k, 0, &ran) != CLTOPK_OK)
-        bail("cltopk_plan_buffer: %s", cltopk_last_error(e->ctx));
     if (ran == CLTOPK_ALGO_CPU_HEAP || ran == CLTOPK_ALGO_CPU_RADIX ||
         ran == CLTOPK_ALGO_CPU_BITONIC)
         /* cltopk.h: where AUTO runs a CPU algorithm on device data, the call
