@@ -155,22 +155,18 @@ fi
 if ! want torch; then
     :
 elif python3 -c 'import torch, numpy; assert torch.cuda.is_available()' 2>/dev/null; then
-    log "vs torch.topk: f32, keys + index"
-    python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --n 536870912 \
-        --k 1,2,4,8,16,32,64,128,256,512,1024,2048 2>&1 | tee -a "$OUT/summary.txt"
-    # ---- sbp-tree
-    log "vs torch.topk: sbp-tree, f32"
-    python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --algo sbp-tree --n 536870912 \
-        --k 1,8,32,128,1024,2048,4096 2>&1 | tee -a "$OUT/summary.txt"
-    # ---- end sbp-tree
-    log "vs torch.topk: i32, keys only"
-    python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --n 536870912 --dtype i32 \
-        --keys-only --k 1,32,256,1024,2048 2>&1 | tee -a "$OUT/summary.txt"
-    for a in auto sbp-radix; do
+    # TORCH_ALGOS: the algorithms compared on f32 keys + index (default all)
+    for a in ${TORCH_ALGOS:-bitonic sbp-tree auto sbp-radix}; do
         log "vs torch.topk: $a, f32, keys + index"
         python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --n 536870912 --algo $a \
-            --k 1,2,4,8,16,32,64,128,256,512,1024 --reps 5 2>&1 | tee -a "$OUT/summary.txt"
+            --k 1,2,4,8,16,32,64,128,256,512,1024,2048,4096 --reps 5 2>&1 |
+            tee -a "$OUT/summary.txt"
     done
+    if [ -z "${TORCH_ALGOS:-}" ]; then
+        log "vs torch.topk: i32, keys only"
+        python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --n 536870912 --dtype i32 \
+            --keys-only --k 1,32,256,1024,2048 2>&1 | tee -a "$OUT/summary.txt"
+    fi
 else
     log "torch with CUDA not importable: vs_torch skipped"
 fi
