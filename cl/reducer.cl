@@ -180,22 +180,6 @@
 
 /* --------------------------------------------------- local-memory operations */
 
-/* The loop over a work-item's chunks.  POCL 3.1 needs the per-work-item form
- * (its uniform form gave wrong sorts here); POCL 5.0 aborts compiling that
- * form after a barrier (a branch that skips a loop of varying trip count:
- * pocl issues 1435 and 2281) and takes the uniform one, which the host asks for
- * with -D UNIFORM_LOOPS=1 on POCL 4 and later. */
-#ifndef UNIFORM_LOOPS
-#define UNIFORM_LOOPS 0
-#endif
-#if UNIFORM_LOOPS
-#define CHUNK_LOOP(g, count)                                                  \
-    for (uint g##0_ = 0, g = t; g##0_ < (count); g##0_ += WG, g += WG)        \
-        if (g < (count))
-#else
-#define CHUNK_LOOP(g, count) for (uint g = t; g < (count); g += WG)
-#endif
-
 /* One combined op: chunks of M items at stride lo = hi*2/M, steps hi .. lo,
  * direction blocks of dir; every chunk is independent, so no barrier is needed
  * between a work-item's chunks. */
@@ -203,7 +187,7 @@
     inline void lstep##M(LPARAM, uint n, uint hi, uint dir, uint t)          \
     {                                                                         \
         uint lo = hi * 2 / (M);                                               \
-        CHUNK_LOOP(g, n / (M)) {                                              \
+        for (uint g = t; g < n / (M); g += WG) {                              \
             {                                                                 \
                 uint base = sched_chunk_base(g, lo, (M));                     \
                 okey_t xk[M];                                                 \

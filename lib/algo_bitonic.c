@@ -250,12 +250,31 @@ static unsigned need_index(const cltopk_request *rq, int rerun_possible)
     return rq->kind == KIND_FLOAT && !rerun_possible;
 }
 
+/* POCL 4 and 5 abort (an assertion in their parallel-region formation, pocl
+ * issue 1435, fixed later) compiling the reducer's local phases, which run when
+ * K exceeds the 4 items a work-item holds on CPU devices.  Measured with POCL
+ * 5.0: k = 1 runs, k = 32 and 1000 abort the process.  An abort cannot be
+ * caught, so those calls are declined instead. */
+static int pocl_aborts(const cltopk_context *ctx, size_t K)
+{
+    int major = atoi(ctx->caps.driver_version);
+    return K > 4 && strstr(ctx->caps.platform_name, "Portable Computing Language") &&
+           major >= 4 && major < 6;
+}
+
 static int supports(cltopk_context *ctx, const cltopk_request *rq, char *why, size_t whylen)
 {
     if (!ctx->caps.int64) {
         snprintf(why, whylen,
                  "%s is an embedded-profile device without cl_khr_int64; the bitonic kernels "
                  "need 64-bit integers (use the CPU algorithms)", ctx->name);
+        return 0;
+    }
+    if (pocl_aborts(ctx, pow2_at_least(rq->k))) {
+        snprintf(why, whylen,
+                 "POCL %s aborts compiling the bitonic reducer for k > 4 (pocl issue 1435); "
+                 "use CLTOPK_ALGO_AUTO, sbp-tree or radix-select here, or POCL 6",
+                 ctx->caps.driver_version);
         return 0;
     }
     if (rq->n > 0xFFFFFFFEull && rq->on_device) {
@@ -270,14 +289,6 @@ static int supports(cltopk_context *ctx, const cltopk_request *rq, char *why, si
     return configure(ctx, rq, 1, &c, why, whylen) == 0;
 }
 
-/* POCL 4 and later compile the reducer's chunk loops only in their uniform
- * form (cl/reducer.cl, CHUNK_LOOP); POCL 3 only the other. */
-static int uniform_loops(const cltopk_context *ctx)
-{
-    return strstr(ctx->caps.platform_name, "Portable Computing Language") &&
-           atoi(ctx->caps.driver_version) >= 4;
-}
-
 /* Reduce keys[off .. off+n) of device buffer `in` to the answer in out_keys /
  * out_index (want bits: 1 keys, 2 index), positions offset by index_base. */
 static int run_device(cltopk_context *ctx, const cltopk_request *rq, const bitonic_cfg *c,
@@ -290,10 +301,9 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, const biton
     char opts[320];
     snprintf(opts, sizeof opts,
              "-D KEY_BITS=%d -D KEY_KIND=%d -D K=%u -D B=%u -D WG=%u -D OUT=%u -D INDEX=%u "
-             "-D MAXM=%u -D SWZ=%u%s%s",
+             "-D MAXM=%u -D SWZ=%u%s",
              rq->bytes * 8, rq->kind, c->K, c->B, c->WG, c->OUT, c->index, c->MAXM, c->SWZ,
-             rq->pk_starts ? " -D PACKED_FOR" : "", /* bit-packed source: lib/codec.c */
-             uniform_loops(ctx) ? " -D UNIFORM_LOOPS=1" : "");
+             rq->pk_starts ? " -D PACKED_FOR" : ""); /* bit-packed source: lib/codec.c */
     cl_kernel ks = NULL, kb = NULL;
     int st = cltopk_kernel_get(ctx, "reducer.cl", opts, "sort_reducer", &ks);
     if (st == CLTOPK_OK)
