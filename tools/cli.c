@@ -253,9 +253,9 @@ int parse_algo(const char *cmd, const char *s, cltopk_algo *a)
     if (cltopk_algo_parse(s, a) == CLTOPK_OK)
         return 0;
     return usage_error(cmd,
-                       "unknown algorithm '%s' (use auto, bitonic, sbp-radix, radix-select, "
-                       "cpu-heap, cpu-bitonic or cpu-radix; also named, not in this version: "
-                       "sbp-tree, sort)",
+                       "unknown algorithm '%s' (use auto, bitonic, sbp-radix, sbp-tree, "
+                       "radix-select, cpu-heap, cpu-bitonic or cpu-radix; also named, not in "
+                       "this version: sort)",
                        s);
 }
 
