@@ -354,8 +354,6 @@ out:
     return st;
 }
 
-static int ambiguous_float(const void *keys, size_t i, int bytes);
-
 /* Device data.  A keys-only float call runs without the index, then reads the
  * k keys back (waiting for the device) and, when a zero or a NaN is among them
  * (whose bits the order key cannot restore), runs again with the index. */
@@ -385,7 +383,7 @@ static int run_buffer(cltopk_context *ctx, const cltopk_request *rq)
                                          1, &ctx->last, NULL);
         int again = 0;
         for (size_t j = 0; err == CL_SUCCESS && j < rq->k && !again; j++)
-            again = ambiguous_float(back, j, rq->bytes);
+            again = cltopk_ambiguous_float(back, j, rq->bytes);
         free(back);
         if (err != CL_SUCCESS)
             return cltopk_clfail(ctx, err, "reading the keys back (a kernel may have failed)");
@@ -403,28 +401,21 @@ static int run_buffer(cltopk_context *ctx, const cltopk_request *rq)
     return st;
 }
 
-/* a key whose bits its order key cannot restore: a zero or a NaN */
-static int ambiguous_float(const void *keys, size_t i, int bytes)
+/* one chunk of host data (cltopk_chunked_topk): the call's configuration in arg */
+static int chunk_run(cltopk_context *ctx, const cltopk_request *rq, void *arg, cl_mem in,
+                     size_t off, size_t n, size_t k, cl_mem out_keys, cl_mem out_index,
+                     cl_uint want, uint64_t index_base, cl_uint num_wait, const cl_event *wait)
 {
-    if (bytes == 4) {
-        uint32_t x;
-        memcpy(&x, (const char *)keys + 4 * i, 4);
-        x &= 0x7FFFFFFFu;
-        return x == 0 || x > 0x7F800000u;
-    }
-    uint64_t x;
-    memcpy(&x, (const char *)keys + 8 * i, 8);
-    x &= 0x7FFFFFFFFFFFFFFFull;
-    return x == 0 || x > 0x7FF0000000000000ull;
+    cltopk_request sub = *rq;
+    sub.n = n;
+    sub.k = k;
+    return run_device(ctx, &sub, arg, in, off, n, out_keys, out_index, want, index_base,
+                      num_wait, wait);
 }
 
 static int run_host_cfg(cltopk_context *ctx, const cltopk_request *rq, int force_index)
 {
-    size_t kb = (size_t)rq->bytes, k = rq->k;
-    size_t chunk = cltopk_chunk_elems(ctx, rq->bytes);
-    if (chunk < k)
-        chunk = k; /* every chunk but the last must hold k elements */
-    int chunks = rq->n > chunk;
+    int chunks = rq->n > cltopk_chunk_elems(ctx, rq->bytes) && rq->n > rq->k;
     bitonic_cfg c;
     char why[512];
     unsigned index = force_index || need_index(rq, !chunks);
@@ -432,96 +423,8 @@ static int run_host_cfg(cltopk_context *ctx, const cltopk_request *rq, int force
         return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
     if (c.basic)
         index = 1;
-    size_t first = rq->n < chunk ? rq->n : chunk;
-    cl_mem in, ok, oi = NULL;
-    int st;
-    if ((st = cltopk_scratch(ctx, SCR_INPUT, first * kb, &in)) != CLTOPK_OK ||
-        (st = cltopk_scratch(ctx, SCR_OUT_KEYS, k * kb, &ok)) != CLTOPK_OK ||
-        (index && (st = cltopk_scratch(ctx, SCR_OUT_INDEX, k * 8, &oi)) != CLTOPK_OK))
-        return st;
-    /* acc: the answer so far; part: one chunk's; tmp: their merge */
-    char *acc_k = malloc(k * kb), *part_k = malloc(k * kb), *tmp_k = malloc(k * kb);
-    int64_t *acc_i = calloc(k, 8), *part_i = calloc(k, 8), *tmp_i = calloc(k, 8);
-    size_t acc_n = 0;
     int rerun = 0;
-    if (!acc_k || !part_k || !tmp_k || !acc_i || !part_i || !tmp_i) {
-        st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for %zu results", k);
-        goto out;
-    }
-    for (size_t lo = 0; lo < rq->n && st == CLTOPK_OK; lo += chunk) {
-        size_t len = rq->n - lo < chunk ? rq->n - lo : chunk;
-        size_t kk = k < len ? k : len;
-        cl_event wr;
-        cl_int err = clEnqueueWriteBuffer(ctx->queue, in, CL_FALSE, 0, len * kb,
-                                          (const char *)rq->keys + lo * kb, ctx->last ? 1 : 0,
-                                          ctx->last ? &ctx->last : NULL, &wr);
-        if (err != CL_SUCCESS) {
-            st = cltopk_clfail(ctx, err, "clEnqueueWriteBuffer (input)");
-            break;
-        }
-        cltopk_request sub = *rq;
-        sub.n = len;
-        sub.k = kk;
-        st = run_device(ctx, &sub, &c, in, 0, len, ok, oi, index ? 3u : 1u, lo, 1, &wr);
-        clReleaseEvent(wr);
-        if (st != CLTOPK_OK)
-            break;
-        cl_event evs[2];
-        int nev = 0;
-        err = clEnqueueReadBuffer(ctx->queue, ok, CL_FALSE, 0, kk * kb, part_k, 1, &ctx->last,
-                                  &evs[nev]);
-        if (err == CL_SUCCESS)
-            nev++;
-        if (err == CL_SUCCESS && index) {
-            err = clEnqueueReadBuffer(ctx->queue, oi, CL_FALSE, 0, kk * 8, part_i, 1, &ctx->last,
-                                      &evs[nev]);
-            if (err == CL_SUCCESS)
-                nev++;
-        }
-        if (nev) {
-            cl_int werr = clWaitForEvents((cl_uint)nev, evs);
-            if (err == CL_SUCCESS)
-                err = werr;
-            for (int e = 0; e < nev; e++)
-                clReleaseEvent(evs[e]);
-        }
-        if (err != CL_SUCCESS) {
-            st = cltopk_clfail(ctx, err, "reading the results back (a kernel may have failed)");
-            break;
-        }
-        if (!index && rq->kind == KIND_FLOAT)
-            for (size_t j = 0; j < kk && !rerun; j++)
-                rerun = ambiguous_float(part_k, j, rq->bytes);
-        if (rerun)
-            break;
-        if (lo == 0) {
-            memcpy(acc_k, part_k, kk * kb);
-            memcpy(acc_i, part_i, kk * 8);
-            acc_n = kk;
-        } else {
-            size_t mn = acc_n + kk < k ? acc_n + kk : k;
-            cltopk_merge_lists(rq, acc_k, acc_i, acc_n, part_k, part_i, kk, mn, tmp_k, tmp_i);
-            char *sk = acc_k;
-            int64_t *si = acc_i;
-            acc_k = tmp_k, acc_i = tmp_i, tmp_k = sk, tmp_i = si;
-            acc_n = mn;
-        }
-    }
-    if (st == CLTOPK_OK)
-        st = cltopk_finish_own(ctx);
-    if (st == CLTOPK_OK && !rerun && acc_n != k)
-        st = cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "bitonic: %zu results for k = %zu", acc_n, k);
-    if (st == CLTOPK_OK && !rerun) {
-        if (rq->out_keys)
-            memcpy(rq->out_keys, acc_k, k * kb);
-        if (rq->out_index)
-            memcpy(rq->out_index, acc_i, k * 8);
-    }
-out:
-    if (st != CLTOPK_OK)
-        cltopk_finish_own(ctx);
-    free(acc_k), free(part_k), free(tmp_k);
-    free(acc_i), free(part_i), free(tmp_i);
+    int st = cltopk_chunked_topk(ctx, rq, chunk_run, &c, (int)index, &rerun);
     /* a zero or NaN in a keys-only answer: its bits need the index */
     if (st == CLTOPK_OK && rerun)
         return run_host_cfg(ctx, rq, 1);

@@ -302,38 +302,49 @@ static int run_buffer(cltopk_context *ctx, const cltopk_request *rq)
 
 /* host data: per device chunk, top-min(k, len) (topk) or the one element
  * (single chunk selection), read back and merged */
-static int rs_topk_device(cltopk_context *ctx, const cltopk_request *rq, cl_mem in, size_t off,
-                          size_t n, size_t k, cl_mem out_keys, cl_mem out_index, cl_uint want,
-                          uint64_t index_base, cl_uint num_wait, const cl_event *wait)
+static int rs_topk_device(cltopk_context *ctx, const cltopk_request *rq, void *arg, cl_mem in,
+                          size_t off, size_t n, size_t k, cl_mem out_keys, cl_mem out_index,
+                          cl_uint want, uint64_t index_base, cl_uint num_wait,
+                          const cl_event *wait)
 {
+    (void)arg;
     return rs_device(ctx, rq, in, off, n, k, 1, out_keys, out_index, want, index_base, num_wait,
                      wait);
 }
 
+/* The host loop of every device algorithm: topk, or the element at `rank`
+ * (sel_key / sel_index; one chunk selects on the device, several merge their
+ * best rank + 1).  index and ambiguous as cltopk_chunked_topk. */
 static int run_host_mode(cltopk_context *ctx, const cltopk_request *rq, int topk, size_t rank,
-                         void *sel_key, int64_t *sel_index, cltopk_devrun devrun)
+                         void *sel_key, int64_t *sel_index, cltopk_devrun devrun, void *arg,
+                         int index, int *ambiguous)
 {
     size_t kb = (size_t)rq->bytes, k = topk ? rq->k : 1;
     size_t chunk = cltopk_chunk_elems(ctx, rq->bytes);
     if (!topk && rq->n > chunk)
         topk = 1, k = rank + 1; /* several chunks: the best rank + 1 of each, merged */
     if (chunk < k)
-        chunk = k;
+        chunk = k; /* every chunk but the last must hold k elements */
+    if (ambiguous)
+        *ambiguous = 0;
+    int check = !index && ambiguous && rq->kind == KIND_FLOAT;
     size_t first = rq->n < chunk ? rq->n : chunk;
-    cl_mem in, ok, oi;
+    cl_mem in, ok, oi = NULL;
     int st;
     if ((st = cltopk_scratch(ctx, SCR_INPUT, first * kb, &in)) != CLTOPK_OK ||
         (st = cltopk_scratch(ctx, SCR_OUT_KEYS, k * kb, &ok)) != CLTOPK_OK ||
-        (st = cltopk_scratch(ctx, SCR_OUT_INDEX, k * 8, &oi)) != CLTOPK_OK)
+        (index && (st = cltopk_scratch(ctx, SCR_OUT_INDEX, k * 8, &oi)) != CLTOPK_OK))
         return st;
+    /* acc: the answer so far; part: one chunk's; tmp: their merge */
     char *acc_k = malloc(k * kb), *part_k = malloc(k * kb), *tmp_k = malloc(k * kb);
     int64_t *acc_i = calloc(k, 8), *part_i = calloc(k, 8), *tmp_i = calloc(k, 8);
     size_t acc_n = 0;
+    int stop = 0;
     if (!acc_k || !part_k || !tmp_k || !acc_i || !part_i || !tmp_i) {
         st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for %zu results", k);
         goto out;
     }
-    for (size_t lo = 0; lo < rq->n && st == CLTOPK_OK; lo += chunk) {
+    for (size_t lo = 0; lo < rq->n && st == CLTOPK_OK && !stop; lo += chunk) {
         size_t len = rq->n - lo < chunk ? rq->n - lo : chunk;
         size_t kk = k < len ? k : len;
         cl_event wr;
@@ -345,7 +356,7 @@ static int run_host_mode(cltopk_context *ctx, const cltopk_request *rq, int topk
             break;
         }
         if (topk)
-            st = devrun(ctx, rq, in, 0, len, kk, ok, oi, 3u, lo, 1, &wr);
+            st = devrun(ctx, rq, arg, in, 0, len, kk, ok, oi, index ? 3u : 1u, lo, 1, &wr);
         else
             st = rs_device(ctx, rq, in, 0, len, rank + 1, 0, ok, oi, 3u, lo, 1, &wr);
         clReleaseEvent(wr);
@@ -356,8 +367,9 @@ static int run_host_mode(cltopk_context *ctx, const cltopk_request *rq, int topk
         int nev = 0;
         err = clEnqueueReadBuffer(ctx->queue, ok, CL_FALSE, 0, got * kb, part_k, 1, &ctx->last,
                                   &evs[nev]);
-        if (err == CL_SUCCESS) {
+        if (err == CL_SUCCESS)
             nev++;
+        if (err == CL_SUCCESS && index) {
             err = clEnqueueReadBuffer(ctx->queue, oi, CL_FALSE, 0, got * 8, part_i, 1,
                                       &ctx->last, &evs[nev]);
             if (err == CL_SUCCESS)
@@ -374,6 +386,10 @@ static int run_host_mode(cltopk_context *ctx, const cltopk_request *rq, int topk
             st = cltopk_clfail(ctx, err, "reading the results back (a kernel may have failed)");
             break;
         }
+        for (size_t j = 0; check && j < got && !stop; j++)
+            stop = cltopk_ambiguous_float(part_k, j, rq->bytes);
+        if (stop)
+            break;
         if (lo == 0) {
             memcpy(acc_k, part_k, got * kb);
             memcpy(acc_i, part_i, got * 8);
@@ -389,10 +405,10 @@ static int run_host_mode(cltopk_context *ctx, const cltopk_request *rq, int topk
     }
     if (st == CLTOPK_OK)
         st = cltopk_finish_own(ctx);
-    if (st == CLTOPK_OK && acc_n != (topk ? k : 1))
-        st = cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "radix select: %zu results for k = %zu",
-                         acc_n, k);
-    if (st == CLTOPK_OK) {
+    if (st == CLTOPK_OK && !stop && acc_n != (topk ? k : 1))
+        st = cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "%s: %zu results for k = %zu",
+                         devrun == rs_topk_device ? "radix select" : "chunked top-k", acc_n, k);
+    if (st == CLTOPK_OK && !stop) {
         if (sel_key || sel_index) {
             size_t at = topk ? rank : 0;
             if (sel_key)
@@ -406,6 +422,8 @@ static int run_host_mode(cltopk_context *ctx, const cltopk_request *rq, int topk
                 memcpy(rq->out_index, acc_i, k * 8);
         }
     }
+    if (ambiguous)
+        *ambiguous = stop;
 out:
     if (st != CLTOPK_OK)
         cltopk_finish_own(ctx);
@@ -416,12 +434,13 @@ out:
 
 static int run_host(cltopk_context *ctx, const cltopk_request *rq)
 {
-    return run_host_mode(ctx, rq, 1, 0, NULL, NULL, rs_topk_device);
+    return run_host_mode(ctx, rq, 1, 0, NULL, NULL, rs_topk_device, NULL, 1, NULL);
 }
 
-int cltopk_chunked_topk(cltopk_context *ctx, const cltopk_request *rq, cltopk_devrun devrun)
+int cltopk_chunked_topk(cltopk_context *ctx, const cltopk_request *rq, cltopk_devrun devrun,
+                        void *arg, int index, int *ambiguous)
 {
-    return run_host_mode(ctx, rq, 1, 0, NULL, NULL, devrun);
+    return run_host_mode(ctx, rq, 1, 0, NULL, NULL, devrun, arg, index, ambiguous);
 }
 
 int cltopk_rs_sort_write(cltopk_context *ctx, const cltopk_request *rq, cl_mem rk, cl_mem ri,
@@ -445,7 +464,7 @@ int cltopk_radix_select_host(cltopk_context *ctx, const cltopk_request *rq, size
 {
     int64_t dummy;
     return run_host_mode(ctx, rq, 0, rank, out_key, out_index ? out_index : &dummy,
-                         rs_topk_device);
+                         rs_topk_device, NULL, 1, NULL);
 }
 
 /* cltopk_benchmark's selection of device data (CLTOPK_BENCH_SELECT) */

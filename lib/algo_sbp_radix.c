@@ -112,10 +112,11 @@ static int supports(cltopk_context *ctx, const cltopk_request *rq, char *why, si
     return 1;
 }
 
-static int sbp_device(cltopk_context *ctx, const cltopk_request *rq, cl_mem in, size_t off,
-                      size_t n, size_t k, cl_mem out_keys, cl_mem out_index, cl_uint want,
-                      uint64_t index_base, cl_uint num_wait, const cl_event *wait)
+static int sbp_device(cltopk_context *ctx, const cltopk_request *rq, void *arg, cl_mem in,
+                      size_t off, size_t n, size_t k, cl_mem out_keys, cl_mem out_index,
+                      cl_uint want, uint64_t index_base, cl_uint num_wait, const cl_event *wait)
 {
+    (void)arg;
     sbp_cfg c;
     sbp_configure(ctx, &c);
     cl_kernel kern = NULL;
@@ -197,7 +198,7 @@ out:
 static int run_buffer(cltopk_context *ctx, const cltopk_request *rq)
 {
     cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
-    int st = sbp_device(ctx, rq, rq->dkeys, rq->doffset, rq->n, rq->k, rq->dout_keys,
+    int st = sbp_device(ctx, rq, NULL, rq->dkeys, rq->doffset, rq->n, rq->k, rq->dout_keys,
                         rq->dout_index, want, 0, rq->num_wait, rq->wait);
     if (st == CLTOPK_OK && rq->done) {
         clRetainEvent(ctx->last);
@@ -208,7 +209,7 @@ static int run_buffer(cltopk_context *ctx, const cltopk_request *rq)
 
 static int run_host(cltopk_context *ctx, const cltopk_request *rq)
 {
-    return cltopk_chunked_topk(ctx, rq, sbp_device);
+    return cltopk_chunked_topk(ctx, rq, sbp_device, NULL, 1, NULL);
 }
 
 static size_t workspace(cltopk_context *ctx, const cltopk_request *rq)

@@ -327,107 +327,30 @@ static int run_buffer(cltopk_context *ctx, const cltopk_request *rq)
     return st;
 }
 
+/* one chunk of host data (cltopk_chunked_topk), configured for its own n and k */
+static int chunk_run(cltopk_context *ctx, const cltopk_request *rq, void *arg, cl_mem in,
+                     size_t off, size_t n, size_t k, cl_mem out_keys, cl_mem out_index,
+                     cl_uint want, uint64_t index_base, cl_uint num_wait, const cl_event *wait)
+{
+    (void)arg;
+    cltopk_request sub = *rq;
+    sub.n = n;
+    sub.k = k;
+    tree_cfg ps;
+    char why[512];
+    if (configure(ctx, &sub, &ps, why, sizeof why) != 0)
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
+    return run_device(ctx, &sub, &ps, in, off, n, out_keys, out_index, want, index_base,
+                      num_wait, wait);
+}
+
 static int run_host(cltopk_context *ctx, const cltopk_request *rq)
 {
-    size_t kb = (size_t)rq->bytes, k = rq->k;
-    size_t chunk = cltopk_chunk_elems(ctx, rq->bytes);
-    if (chunk < k)
-        chunk = k; /* every chunk but the last must hold k elements */
     tree_cfg p;
     char why[512];
     if (configure(ctx, rq, &p, why, sizeof why) != 0)
         return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
-    size_t first = rq->n < chunk ? rq->n : chunk;
-    cl_mem in, ok, oi;
-    int st;
-    if ((st = cltopk_scratch(ctx, SCR_INPUT, first * kb, &in)) != CLTOPK_OK ||
-        (st = cltopk_scratch(ctx, SCR_OUT_KEYS, k * kb, &ok)) != CLTOPK_OK ||
-        (st = cltopk_scratch(ctx, SCR_OUT_INDEX, k * 8, &oi)) != CLTOPK_OK)
-        return st;
-    /* acc: the answer so far; part: one chunk's; tmp: their merge */
-    char *acc_k = malloc(k * kb), *part_k = malloc(k * kb), *tmp_k = malloc(k * kb);
-    int64_t *acc_i = calloc(k, 8), *part_i = calloc(k, 8), *tmp_i = calloc(k, 8);
-    size_t acc_n = 0;
-    if (!acc_k || !part_k || !tmp_k || !acc_i || !part_i || !tmp_i) {
-        st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for %zu results", k);
-        goto out;
-    }
-    for (size_t lo = 0; lo < rq->n && st == CLTOPK_OK; lo += chunk) {
-        size_t len = rq->n - lo < chunk ? rq->n - lo : chunk;
-        size_t kk = k < len ? k : len;
-        cl_event wr;
-        cl_int err = clEnqueueWriteBuffer(ctx->queue, in, CL_FALSE, 0, len * kb,
-                                          (const char *)rq->keys + lo * kb, ctx->last ? 1 : 0,
-                                          ctx->last ? &ctx->last : NULL, &wr);
-        if (err != CL_SUCCESS) {
-            st = cltopk_clfail(ctx, err, "clEnqueueWriteBuffer (input)");
-            break;
-        }
-        cltopk_request sub = *rq;
-        sub.n = len;
-        sub.k = kk;
-        tree_cfg ps;
-        if (configure(ctx, &sub, &ps, why, sizeof why) != 0) {
-            clReleaseEvent(wr);
-            st = cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
-            break;
-        }
-        st = run_device(ctx, &sub, &ps, in, 0, len, ok, oi, 3u, lo, 1, &wr);
-        clReleaseEvent(wr);
-        if (st != CLTOPK_OK)
-            break;
-        cl_event evs[2];
-        int nev = 0;
-        err = clEnqueueReadBuffer(ctx->queue, ok, CL_FALSE, 0, kk * kb, part_k, 1, &ctx->last,
-                                  &evs[nev]);
-        if (err == CL_SUCCESS) {
-            nev++;
-            err = clEnqueueReadBuffer(ctx->queue, oi, CL_FALSE, 0, kk * 8, part_i, 1, &ctx->last,
-                                      &evs[nev]);
-            if (err == CL_SUCCESS)
-                nev++;
-        }
-        if (nev) {
-            cl_int werr = clWaitForEvents((cl_uint)nev, evs);
-            if (err == CL_SUCCESS)
-                err = werr;
-            for (int e = 0; e < nev; e++)
-                clReleaseEvent(evs[e]);
-        }
-        if (err != CL_SUCCESS) {
-            st = cltopk_clfail(ctx, err, "reading the results back (a kernel may have failed)");
-            break;
-        }
-        if (lo == 0) {
-            memcpy(acc_k, part_k, kk * kb);
-            memcpy(acc_i, part_i, kk * 8);
-            acc_n = kk;
-        } else {
-            size_t mn = acc_n + kk < k ? acc_n + kk : k;
-            cltopk_merge_lists(rq, acc_k, acc_i, acc_n, part_k, part_i, kk, mn, tmp_k, tmp_i);
-            char *sk = acc_k;
-            int64_t *si = acc_i;
-            acc_k = tmp_k, acc_i = tmp_i, tmp_k = sk, tmp_i = si;
-            acc_n = mn;
-        }
-    }
-    if (st == CLTOPK_OK)
-        st = cltopk_finish_own(ctx);
-    if (st == CLTOPK_OK && acc_n != k)
-        st = cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "sbp-tree: %zu results for k = %zu", acc_n,
-                         k);
-    if (st == CLTOPK_OK) {
-        if (rq->out_keys)
-            memcpy(rq->out_keys, acc_k, k * kb);
-        if (rq->out_index)
-            memcpy(rq->out_index, acc_i, k * 8);
-    }
-out:
-    if (st != CLTOPK_OK)
-        cltopk_finish_own(ctx);
-    free(acc_k), free(part_k), free(tmp_k);
-    free(acc_i), free(part_i), free(tmp_i);
-    return st;
+    return cltopk_chunked_topk(ctx, rq, chunk_run, NULL, 1, NULL);
 }
 
 static size_t workspace(cltopk_context *ctx, const cltopk_request *rq)

@@ -187,14 +187,22 @@ CLTOPK_INTERNAL int cltopk_bench_select_buffer(cltopk_context *ctx, cltopk_dtype
                                                unsigned flags, cl_mem out_key, cl_mem out_index,
                                                cl_event *done);
 /* a device top-k of keys[off .. off+n) of `in` into out_keys / out_index (want
- * bits: 1 keys, 2 positions offset by index_base), enqueued after `wait` */
-typedef int (*cltopk_devrun)(cltopk_context *ctx, const cltopk_request *rq, cl_mem in,
+ * bits: 1 keys, 2 positions offset by index_base), enqueued after `wait`; arg is
+ * the caller's (e.g. a configuration) */
+typedef int (*cltopk_devrun)(cltopk_context *ctx, const cltopk_request *rq, void *arg, cl_mem in,
                              size_t off, size_t n, size_t k, cl_mem out_keys, cl_mem out_index,
                              cl_uint want, uint64_t index_base, cl_uint num_wait,
                              const cl_event *wait);
-/* host data through devrun, one device chunk at a time, merged on the host */
+/* Host data through devrun, one device chunk at a time, each chunk's best
+ * min(k, len) read back and merged on the host into rq's outputs.  index 0:
+ * keys alone (devrun gets want 1 and no position buffer); then with float keys
+ * and ambiguous not NULL, a zero or NaN among a chunk's keys (whose bits need
+ * the position) stops the run with *ambiguous = 1 and nothing written. */
 CLTOPK_INTERNAL int cltopk_chunked_topk(cltopk_context *ctx, const cltopk_request *rq,
-                                        cltopk_devrun devrun);
+                                        cltopk_devrun devrun, void *arg, int index,
+                                        int *ambiguous);
+/* a key whose bits its order key cannot restore: a float zero or NaN */
+CLTOPK_INTERNAL int cltopk_ambiguous_float(const void *keys, size_t i, int bytes);
 /* sort k (order key, 32-bit position) pairs on the device (radix_select.cl) and
  * write the input's bits and positions in output order */
 CLTOPK_INTERNAL int cltopk_rs_sort_write(cltopk_context *ctx, const cltopk_request *rq,

@@ -125,4 +125,18 @@ int cltopk_finish_own(cltopk_context *ctx)
     return CLTOPK_OK;
 }
 
+int cltopk_ambiguous_float(const void *keys, size_t i, int bytes)
+{
+    if (bytes == 4) {
+        uint32_t x;
+        memcpy(&x, (const char *)keys + 4 * i, 4);
+        x &= 0x7FFFFFFFu;
+        return x == 0 || x > 0x7F800000u;
+    }
+    uint64_t x;
+    memcpy(&x, (const char *)keys + 8 * i, 8);
+    x &= 0x7FFFFFFFFFFFFFFFull;
+    return x == 0 || x > 0x7FF0000000000000ull;
+}
+
 #endif

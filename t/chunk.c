@@ -66,6 +66,24 @@ static void one_cap(size_t cap, const size_t *lim_by_type)
                     diag_after("k = %zu: %s", k, msg);
                 }
             }
+            /* the other device algorithms share the chunked host loop: each must
+             * agree wherever it takes the call (workspace_size fails as the call
+             * would where it does not) */
+            static const cltopk_algo others[] = {CLTOPK_ALGO_SBP_RADIX, CLTOPK_ALGO_SBP_TREE,
+                                                 CLTOPK_ALGO_RADIX_SELECT};
+            size_t oks[] = {1, cap + 1, n < 77 ? n : 77};
+            for (size_t a = 0; a < 3 && good; a++)
+                for (size_t i = 0; i < 3 && good; i++) {
+                    size_t bytes = 0, k2 = oks[i];
+                    int expect = cltopk_workspace_size(ctx, ty, n, k2, s ? CLTOPK_SMALLEST : 0,
+                                                       others[a], &bytes);
+                    calls++;
+                    if (!check_topk(ctx, others[a], ty, keys, n, k2, s, perm, WANT_BOTH, expect,
+                                    msg, sizeof msg)) {
+                        good = 0;
+                        diag_after("%s, k = %zu: %s", cltopk_algo_name(others[a]), k2, msg);
+                    }
+                }
             /* AUTO must agree whatever it picks */
             size_t k = n < 77 ? n : 77;
             calls++;
@@ -74,7 +92,7 @@ static void one_cap(size_t cap, const size_t *lim_by_type)
                 good = 0;
                 diag_after("auto, k = %zu: %s", k, msg);
             }
-            ok(good, "chunk %zu: bitonic %s %s %s n=%zu (%zu calls)", cap, tname(ty),
+            ok(good, "chunk %zu: bitonic, sbp, radix %s %s %s n=%zu (%zu calls)", cap, tname(ty),
                s ? "smallest" : "largest", dist, n, calls);
             free(perm);
             free(keys);
