@@ -490,7 +490,7 @@ const char *display_name(const char *path)
     return strcmp(path, "-") ? path : "<stdin>";
 }
 
-static int slurp(const char *cmd, const char *path, char **buf, size_t *len)
+int read_whole_file(const char *cmd, const char *path, char **buf, size_t *len)
 {
     int from_stdin = !strcmp(path, "-");
     FILE *f = from_stdin ? stdin : fopen(path, "rb");
@@ -593,7 +593,7 @@ int read_elements(const char *cmd, const char *path, cltopk_dtype t, int *format
 {
     char *b = NULL;
     size_t len = 0, bytes = cltopk_dtype_size(t);
-    int rc = slurp(cmd, path, &b, &len);
+    int rc = read_whole_file(cmd, path, &b, &len);
     if (rc)
         return rc;
     if (*format == FORMAT_AUTO)

@@ -109,6 +109,9 @@ int read_elements(const char *cmd, const char *path, cltopk_dtype t, int *format
                   size_t *n);
 /* path for messages: "<stdin>" for "-" */
 const char *display_name(const char *path);
+/* The whole of file `path` ("-": standard input) into *buf (malloc'd, the
+ * caller frees) and *len; 0, or EXIT_FAIL with a message naming cmd. */
+int read_whole_file(const char *cmd, const char *path, char **buf, size_t *len);
 /* Convert between host order and little-endian, in place (no-op on LE hosts). */
 void to_little_endian(void *a, size_t bytes, size_t n);
 

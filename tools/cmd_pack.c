@@ -8,42 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* the whole file ("-": stdin) */
-static int read_all(const char *cmd, const char *path, unsigned char **buf, size_t *len)
-{
-    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-    if (!f)
-        return fail(cmd, "cannot open '%s': %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    unsigned char *b = malloc(cap);
-    while (b) {
-        size_t got = fread(b + n, 1, cap - n, f);
-        n += got;
-        if (n < cap)
-            break;
-        unsigned char *nb = realloc(b, cap * 2);
-        if (!nb) {
-            free(b);
-            b = NULL;
-            break;
-        }
-        b = nb;
-        cap *= 2;
-    }
-    int err = ferror(f);
-    if (f != stdin)
-        fclose(f);
-    if (!b)
-        return fail(cmd, "out of memory reading '%s'", display_name(path));
-    if (err) {
-        free(b);
-        return fail(cmd, "cannot read '%s'", display_name(path));
-    }
-    *buf = b;
-    *len = n;
-    return 0;
-}
-
 static int write_all(const char *cmd, const char *path, const void *buf, size_t len)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "wb") : stdout;
@@ -60,13 +24,13 @@ static int write_all(const char *cmd, const char *path, const void *buf, size_t 
 
 static int read_packed(const char *cmd, const char *path, packed_file *pf)
 {
-    unsigned char *buf = NULL;
+    char *buf = NULL;
     size_t len = 0;
-    int rc = read_all(cmd, path, &buf, &len);
+    int rc = read_whole_file(cmd, path, &buf, &len);
     if (rc)
         return rc;
     char why[300];
-    rc = packed_parse(buf, len, pf, why, sizeof why);
+    rc = packed_parse((const unsigned char *)buf, len, pf, why, sizeof why);
     free(buf);
     if (rc)
         return fail(cmd, "'%s': %s", display_name(path), why);
