@@ -19,7 +19,7 @@ double cltopk_median(double *t, int n)
 
 #if HAVE_OPENCL
 /* median seconds of one read pass over `bytes` of buffer `buf` */
-static int device_read_time(cltopk_context *ctx, cl_mem buf, size_t bytes, int reps, double *out)
+int cltopk_device_read_time(cltopk_context *ctx, cl_mem buf, size_t bytes, int reps, double *out)
 {
     cl_kernel kern;
     int st = cltopk_kernel_get(ctx, "bandwidth.cl", "-D KEY_BITS=32 -D KEY_KIND=0", "read_max",
@@ -147,7 +147,7 @@ int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys, s
         *median_s = cltopk_median(t, reps);
         if (floor_s) {
             pthread_mutex_lock(&ctx->lock);
-            st = device_read_time(ctx, din, n * bytes, reps, floor_s);
+            st = cltopk_device_read_time(ctx, din, n * bytes, reps, floor_s);
             pthread_mutex_unlock(&ctx->lock);
         }
     }

@@ -282,5 +282,11 @@ CLTOPK_INTERNAL int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq,
 CLTOPK_INTERNAL double cltopk_now(void);
 /* bench.c: the median of t[0..n) (sorts t) */
 CLTOPK_INTERNAL double cltopk_median(double *t, int n);
+#if HAVE_OPENCL
+/* bench.c: median seconds of one streaming read (cl/bandwidth.cl) of `bytes`
+ * of buf, after a warm-up: the device's read floor */
+CLTOPK_INTERNAL int cltopk_device_read_time(cltopk_context *ctx, cl_mem buf, size_t bytes,
+                                            int reps, double *out);
+#endif
 
 #endif
