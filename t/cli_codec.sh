@@ -5,70 +5,9 @@
 # file (cpu, and the OpenCL device when there is one), and the error paths of a
 # damaged file.  Run from the build directory (make check does), like t/cli.sh.
 
-CLTOPK=${CLTOPK:-./tools/cltopk}
-LC_ALL=C
-export LC_ALL
-if ! [ -x "$CLTOPK" ]; then
-    echo "Bail out! $CLTOPK not found: run from the build directory after make"
-    exit 1
-fi
-tmp=$(mktemp -d "${CLTOPK_TEST_TMPDIR:-${TMPDIR:-/tmp}}/cli_codec.XXXXXX") || {
-    echo "Bail out! mktemp -d failed"
-    exit 1
-}
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
-CLTOPK_CACHE_DIR=$tmp/cache
-export CLTOPK_CACHE_DIR
-unset CLTOPK_DEVICE
+cli_tap_name=cli_codec
+. "$(dirname "$0")/cli_tap.sh"
 
-n=0
-failed=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then
-        echo "ok $n - $2"
-    else
-        echo "not ok $n - $2"
-        failed=$((failed + 1))
-    fi
-}
-skip() {
-    n=$((n + 1))
-    echo "ok $n # SKIP $1"
-}
-diag() {
-    printf '%s\n' "$@" | sed 's/^/# /'
-}
-run() {
-    "$@" > "$tmp/out" 2> "$tmp/err"
-    rc=$?
-}
-fails() { # fails STATUS PATTERN DESCRIPTION CMD...
-    want=$1 pat=$2 desc=$3
-    shift 3
-    run "$@"
-    if [ "$rc" -eq "$want" ] && grep -q -- "$pat" "$tmp/err"; then
-        ok 0 "$desc"
-    else
-        ok 1 "$desc"
-        diag "exit status $rc (wanted $want), stderr:" "$(cat "$tmp/err")"
-    fi
-}
-succeeds() { # succeeds PATTERN DESCRIPTION CMD...
-    pat=$1 desc=$2
-    shift 2
-    run "$@"
-    if [ "$rc" -eq 0 ] && grep -q -- "$pat" "$tmp/out"; then
-        ok 0 "$desc"
-    else
-        ok 1 "$desc"
-        diag "exit status $rc, stdout and stderr:" "$(cat "$tmp/out" "$tmp/err")"
-    fi
-}
-rows() {
-    awk 'f { print $2, $3 } /^ *rank +index +value$/ { f = 1 }' "$@"
-}
 # put byte (octal) at offset of file
 poke() {
     printf "\\$3" | dd of="$1" bs=1 seek="$2" conv=notrunc 2> /dev/null

@@ -23,7 +23,7 @@ TESTS += t/cli.sh
 TEST_EXTENSIONS = .sh
 SH_LOG_COMPILER = $(SHELL)
 SH_LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
-EXTRA_DIST += tools/cltopk.1 t/cli.sh
+EXTRA_DIST += tools/cltopk.1 t/cli.sh t/cli_tap.sh
 # bit-packed columns: pack / unpack / topk --packed / bench --unpack
 TESTS += t/cli_codec.sh
 EXTRA_DIST += t/cli_codec.sh
