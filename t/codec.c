@@ -841,6 +841,46 @@ static void topk_fused(cltopk_context *ctx)
     unsetenv("CLTOPK_PACKED_FUSED");
 }
 
+/* the two benchmark entry points: their contract (statuses, outputs set), not
+ * their speed */
+static void benchmarks(cltopk_context *ctx, const char *where, int is_cl)
+{
+    uint32_t v[3000];
+    for (int i = 0; i < 3000; i++)
+        v[i] = (uint32_t)rng_below(&rng, 1u << 12);
+    column c;
+    pack(0, v, 3000, &c);
+    double med = -1, bw = -1;
+    int st = cltopk_benchmark_unpack(ctx, CLTOPK_CODEC_FOR, c.data, c.words, c.st, c.nst, 2,
+                                     &med, &bw);
+    ok(st == CLTOPK_OK && med > 0 && bw > 0, "%s: benchmark_unpack times a valid column "
+       "(status %d, median %g s, copy %g B/s)", where, st, med, bw);
+    c.st[3]++;
+    med = -1;
+    st = cltopk_benchmark_unpack(ctx, CLTOPK_CODEC_FOR, c.data, c.words, c.st, c.nst, 2, &med,
+                                 NULL);
+    c.st[3]--;
+    ok(st == CLTOPK_ERR_CORRUPT && med == -1 &&
+           cltopk_benchmark_unpack(ctx, CLTOPK_CODEC_FOR, c.data, c.words, c.st, c.nst, 2, NULL,
+                                   NULL) == CLTOPK_ERR_INVALID_ARGUMENT,
+       "%s: benchmark_unpack: a bad start is CORRUPT (nothing set), median NULL is "
+       "INVALID_ARGUMENT", where);
+    double tp = -1, tu = -1;
+    int fused = -1;
+    st = cltopk_benchmark_topk_packed(ctx, CLTOPK_CODEC_FOR, c.data, c.words, c.st, c.nst, 32, 0,
+                                      is_cl ? CLTOPK_ALGO_BITONIC : CLTOPK_ALGO_AUTO, 2, &tp,
+                                      &fused, &tu);
+    if (is_cl)
+        ok(st == CLTOPK_OK && tp > 0 && tu > 0 && (fused == 0 || fused == 1),
+           "%s: benchmark_topk_packed times packed and plain top-k (status %d, %g s, %g s, "
+           "fused %d)", where, st, tp, tu, fused);
+    else
+        ok(st == CLTOPK_ERR_UNSUPPORTED && tp == -1,
+           "%s: benchmark_topk_packed needs a device algorithm: UNSUPPORTED (status %d)", where,
+           st);
+    column_free(&c);
+}
+
 int main(void)
 {
     watchdog(900);
@@ -859,12 +899,14 @@ int main(void)
     int ncorrupt = env ? atoi(env) : 3000;
     corruptions(cpu, "the CPU", ncorrupt);
     topk_packed(cpu, "the CPU");
+    benchmarks(cpu, "the CPU", 0);
     if (cl) {
         corruptions(cl, "OpenCL", ncorrupt / 10);
         topk_packed(cl, "OpenCL");
         topk_fused(cl);
+        benchmarks(cl, "OpenCL", 1);
     } else {
-        skip_block(10, "no OpenCL device (%s)", why);
+        skip_block(13, "no OpenCL device (%s)", why);
     }
     cltopk_close(cpu);
     cltopk_close(cl);
