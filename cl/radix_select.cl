@@ -25,14 +25,13 @@
  *              last needed winners go to the result, the search ends
  *
  * All passes are enqueued back to back; kernels of a finished search return at
- * once.  Then (top-k) the k winners are sorted by a bitonic sort in global and
- * local memory (bs_*) and written as the input's bits and positions (rs_write),
- * or (selection) the one remaining candidate is written (rs_select_out).
+ * once.  Then (top-k) the k winners are sorted and written by the shared
+ * winners' sort (cl/winners.cl), or (selection) the one remaining candidate is
+ * written (rs_select_out).
  *
  * -D options (defaults below): KEY_BITS, KEY_KIND (common.cl), WG (work-items a
  * group, a power of two), IPT (elements a work-item per round of rs_filter and
- * rs_hist), PRE (key digits histogrammed in pass 0, 1..KEY_BITS/8), BLK (pairs
- * a group sorts in local memory, a power of two, 2 * WG at least), HC (copies
+ * rs_hist), PRE (key digits histogrammed in pass 0, 1..KEY_BITS/8), HC (copies
  * of rs_hist's local histogram, against same-bin contention), NARROW (see
  * M_NARROW; 0 turns it off). */
 #ifndef CLTOPK_COMMON_CL
@@ -50,9 +49,6 @@
 #endif
 #ifndef FIRST
 #define FIRST 8
-#endif
-#ifndef BLK
-#define BLK 1024
 #endif
 #ifndef HC
 #define HC 1
@@ -437,98 +433,3 @@ __kernel void rs_select_out(__global const uint *state, __global const okey_t *i
         out_index[0] = (long)(base + idx);
 }
 
-/* ------------------------------------------------ sorting the k winners */
-
-/* pad [k, len) with the sentinel, which comes after every real pair */
-__kernel void bs_pad(__global okey_t *rk, __global uint *ri, uint k, uint len)
-{
-    uint i = get_global_id(0) + k;
-    if (i < len) {
-        rk[i] = 0;
-        ri[i] = SENT_IDX;
-    }
-}
-
-/* compare-exchange positions a < b (absolute a = ga): the better first when
- * (ga & kk) == 0, else the worse first */
-inline void bs_cx(okey_t *ua, uint *ia, okey_t *ub, uint *ib, uint ga, uint kk)
-{
-    int desc = (ga & kk) == 0u;
-    int swap = desc ? pair_better(*ub, *ib, *ua, *ia) : pair_better(*ua, *ia, *ub, *ib);
-    if (swap) {
-        okey_t tu = *ua;
-        uint ti = *ia;
-        *ua = *ub;
-        *ia = *ib;
-        *ub = tu;
-        *ib = ti;
-    }
-}
-
-/* each group sorts blocks of blk = min(BLK, len) pairs: all stages kk <= blk when
- * kk == 0, else the steps j < blk of stage kk */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void bs_local(__global okey_t *rk, __global uint *ri, uint len, uint kk)
-{
-    __local okey_t su[BLK];
-    __local uint si[BLK];
-    uint lid = get_local_id(0);
-    uint blk = len < (uint)BLK ? len : (uint)BLK;
-    uint g0 = get_group_id(0) * blk;
-    for (uint i = lid; i < blk; i += WG) {
-        su[i] = rk[g0 + i];
-        si[i] = ri[g0 + i];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    uint k0 = kk ? kk : 2u, k1 = kk ? kk : blk;
-    for (uint s = k0; s <= k1; s <<= 1) {
-        for (uint j = (kk ? blk : s) >> 1; j > 0u; j >>= 1) {
-            for (uint p = lid; p < blk / 2u; p += WG) {
-                uint a = (p << 1) - (p & (j - 1u)), b2 = a + j;
-                okey_t ua = su[a], ub = su[b2];
-                uint ia = si[a], ib = si[b2];
-                bs_cx(&ua, &ia, &ub, &ib, g0 + a, s);
-                su[a] = ua;
-                si[a] = ia;
-                su[b2] = ub;
-                si[b2] = ib;
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-    }
-    for (uint i = lid; i < blk; i += WG) {
-        rk[g0 + i] = su[i];
-        ri[g0 + i] = si[i];
-    }
-}
-
-/* one step (stage kk, stride j >= BLK) in global memory */
-__kernel void bs_global(__global okey_t *rk, __global uint *ri, uint len, uint kk, uint j)
-{
-    uint p = get_global_id(0);
-    if (p >= len / 2u)
-        return;
-    uint a = (p << 1) - (p & (j - 1u)), b2 = a + j;
-    okey_t ua = rk[a], ub = rk[b2];
-    uint ia = ri[a], ib = ri[b2];
-    bs_cx(&ua, &ia, &ub, &ib, a, kk);
-    rk[a] = ua;
-    ri[a] = ia;
-    rk[b2] = ub;
-    ri[b2] = ib;
-}
-
-/* the sorted winners as the input's bits and positions */
-__kernel void rs_write(__global const uint *ri, uint k, uint want, __global const okey_t *in,
-                       ulong off, __global okey_t *out_keys, __global long *out_index,
-                       ulong base)
-{
-    uint j = get_global_id(0);
-    if (j >= k)
-        return;
-    uint idx = ri[j];
-    if (want & 1u)
-        out_keys[j] = in[off + idx];
-    if (want & 2u)
-        out_index[j] = (long)(base + idx);
-}

@@ -41,12 +41,25 @@
  *   CLTOPK_BUILD_OPTIONS   extra options appended to every OpenCL program build
  *   CLTOPK_CPU_ISA         scalar, avx2 or avx512: the CPU kernels to use (see
  *                          cltopk_cpu_isa)
+ *
+ *   Tuning and testing (not a stable interface; for benchmarks, tuning, tests).
+ *   Each takes "NAME=VALUE,..." and is parsed strictly: an unknown name, a value
+ *   that is not a number, out of range, or not an integer where one is needed
+ *   makes the algorithm refuse the call with CLTOPK_ERR_UNSUPPORTED and a detail
+ *   naming the variable and the bounds (for CLTOPK_PLAN_CONSTS: every AUTO call
+ *   on an OpenCL context).  `cltopk(1)` lists each name with its bounds.
+ *   CLTOPK_BITONIC         bitonic: B, WG, OUT, MAXM, SWZ, basic (e.g.
+ *                          "B=8,WG=128,OUT=64,MAXM=4,SWZ=0" or "basic=1"; see
+ *                          `cltopk tune`); an invalid set is UNSUPPORTED too
+ *   CLTOPK_SBP             sbp-radix: wg, ipt, digit, c, reduce
+ *   CLTOPK_SBP_TREE        sbp-tree: WG, PER, SPLIT, NS, CMAX, C, CF, CFMAX, TASK
+ *   CLTOPK_RADIX           radix-select: hc, narrow, ipt, first, pre
+ *   CLTOPK_PLAN_CONSTS     the planner's device constants: bw, launch, lrate, h2d,
+ *                          cpubw (see cltopk_explain); never saved to the cache
  *   CLTOPK_MAX_CHUNK       cap, in elements, of one device chunk of host input
- *                          (testing aid; the default comes from the device limits)
- *   CLTOPK_BITONIC         parameters of the bitonic kernels, for tuning and
- *                          ablation: "B=8,WG=128,OUT=64,MAXM=4,SWZ=0" or "basic=1"
- *                          (see `cltopk tune`); an invalid set makes bitonic
- *                          calls fail with CLTOPK_ERR_UNSUPPORTED
+ *                          (the default comes from the device limits)
+ *   CLTOPK_PACKED_FUSED    0: never fuse decoding into top-k; require: fail
+ *                          where it cannot fuse (see cltopk_benchmark_topk_packed)
  */
 #ifndef CLTOPK_H
 #define CLTOPK_H
@@ -111,9 +124,6 @@ typedef enum {
 
 #define CLTOPK_LARGEST  0u   /* flags: descending order (the default)  */
 #define CLTOPK_SMALLEST 1u   /* flags: ascending order                 */
-#define CLTOPK_BENCH_KEYS_ONLY 0x100u /* cltopk_benchmark only: time keys alone */
-#define CLTOPK_BENCH_SELECT 0x200u    /* cltopk_benchmark only: time the selection of
-                                         rank k - 1 (see cltopk_benchmark)          */
 
 /* Status codes.  Stable: new codes are added below, never renumbered. */
 #define CLTOPK_OK                   0
@@ -196,6 +206,8 @@ CLTOPK_API const char *cltopk_strerror(int status);
  *              says why).  CPU algorithms run in any context.
  *   out_keys   k elements of `type`, or NULL
  *   out_index  k int64 positions, or NULL (not both NULL)
+ * The outputs may not overlap the input or each other (INVALID_ARGUMENT,
+ * nothing written; checked once the algorithm is known to run the call).
  * Blocks until the outputs are written.  Host inputs larger than one device
  * allocation are processed in chunks whose results are merged.
  * Returns CLTOPK_OK or CLTOPK_ERR_INVALID_ARGUMENT, CLTOPK_ERR_BAD_TYPE,
@@ -237,6 +249,8 @@ CLTOPK_API int cltopk_select(cltopk_context *ctx, cltopk_dtype type, const void 
  * the keys, and writes the outputs before it returns (done is then already
  * complete).
  * out_index counts positions from `offset` (the first key is position 0).
+ * The output ranges may not overlap the input range or each other, in one
+ * buffer or in sub-buffers of one buffer (INVALID_ARGUMENT).
  * The context keeps scratch buffers that later calls reuse; work from
  * successive calls is ordered by events, so an out-of-order queue is safe.
  * n must stay below 2^32 - 1 elements per call.
@@ -246,6 +260,19 @@ CLTOPK_API int cltopk_topk_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem
                                   size_t offset, size_t n, size_t k, unsigned flags,
                                   cltopk_algo algo, cl_mem out_keys, cl_mem out_index,
                                   cl_uint num_wait, const cl_event *wait, cl_event *done);
+
+/* The entry at 0-based position `rank` of THE ORDER among the n elements of
+ * device-resident data, as cltopk_select.  Arguments as cltopk_topk_buffer,
+ * with out_key (one element of `type`) and out_index (one int64, counted from
+ * `offset`) cl_mem outputs, either NULL, not both.  A named algorithm must
+ * select device data itself (radix-select does); AUTO selects on the device,
+ * or where its planner prefers the host, reads the keys to the host after the
+ * wait list, selects there and writes the outputs back before it returns.
+ * Returns as cltopk_topk_buffer, with CLTOPK_ERR_RANK_RANGE for rank >= n. */
+CLTOPK_API int cltopk_select_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem keys,
+                                    size_t offset, size_t n, size_t rank, unsigned flags,
+                                    cltopk_algo algo, cl_mem out_key, cl_mem out_index,
+                                    cl_uint num_wait, const cl_event *wait, cl_event *done);
 
 /* Device scratch memory, in bytes, that a cltopk_topk / cltopk_topk_buffer call
  * with these arguments needs beyond its inputs and outputs (0 for CPU
@@ -304,27 +331,6 @@ CLTOPK_API int cltopk_device_get(size_t i, cltopk_device_info *info);
  * context lives).  CLTOPK_ERR_NO_OPENCL for a CPU context. */
 CLTOPK_API int cltopk_get_cl(const cltopk_context *ctx, cl_context *context,
                              cl_device_id *device, cl_command_queue *queue);
-
-/* -------------------------------------------------------------- benchmark */
-
-/* Time one algorithm on this context's device.  The keys are copied to the
- * device once (for device algorithms); then the call is run `reps` times after
- * one warm-up and the median wall time of the device work (enqueue to
- * completion, no transfers) goes to *median_s.  *floor_s (may be NULL) receives
- * the median time of one read pass over the same n elements at the device's
- * streaming bandwidth, measured in the same call: the floor for any top-k.
- * CPU algorithms are timed on the host array, and their floor is a parallel
- * vectorised OR over its 64-bit words (one read, on as many threads as the CPU
- * algorithms use: see cltopk_set_threads).  The call asks for keys and
- * positions, or with CLTOPK_BENCH_KEYS_ONLY in flags for keys alone (device
- * algorithms then carry no positions; float keys include the read-back of the k
- * keys that cltopk_topk_buffer makes, see there).  With CLTOPK_BENCH_SELECT in
- * flags the call timed is the selection of rank k - 1 instead: on an OpenCL
- * device the radix selection of the device data (algo RADIX_SELECT or AUTO),
- * else cltopk_select on the host array.  Returns as cltopk_topk. */
-CLTOPK_API int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys,
-                                size_t n, size_t k, unsigned flags, cltopk_algo algo,
-                                int reps, double *median_s, double *floor_s);
 
 /* ========================================================= bit-packed columns
  * (bit-unpacking block: GPU-FOR, GPU-DFOR, GPU-RFOR; docs/FORMAT.md is the
@@ -412,39 +418,6 @@ CLTOPK_API int cltopk_topk_packed(cltopk_context *ctx, cltopk_codec codec, const
 CLTOPK_API const char *cltopk_codec_name(cltopk_codec codec);
 CLTOPK_API int cltopk_codec_parse(const char *name, cltopk_codec *codec);
 
-/* Time the decoding of a valid column on this context's device: the column is
- * copied once (device contexts), then decoded `reps` times (1..64) after one
- * warm-up; *median_s receives the median decode time (device work only for
- * OpenCL, wall time of the OpenMP decoder for "cpu").  *copy_bw (may be NULL)
- * receives the copy bandwidth in bytes/s (bytes read + bytes written per second)
- * of a plain device (or host memcpy) copy of count * 4 bytes, measured in the
- * same call: the floor of a decode is (packed bytes + 4 * count) / copy_bw.
- * Returns as cltopk_unpack. */
-CLTOPK_API int cltopk_benchmark_unpack(cltopk_context *ctx, cltopk_codec codec,
-                                       const uint32_t *data, size_t data_words,
-                                       const uint32_t *block_starts, size_t nstarts, int reps,
-                                       double *median_s, double *copy_bw);
-/* Time top-k of a valid column whose arrays are resident on this context's
- * device (copied once): *packed_s receives the median time of top-k of the
- * packed column the way cltopk_topk_packed runs it (*fused, may be NULL, says
- * whether decoding was fused into the top-k kernel or ran before it), *plain_s
- * (may be NULL) the median time of the same top-k over the same values stored
- * as plain int32 on the device, measured in the same call.  k, flags, algo as
- * cltopk_topk_packed; a device algorithm (or AUTO choosing one) is required.
- * Returns as cltopk_topk_packed, CLTOPK_ERR_UNSUPPORTED on a CPU context or for
- * a host algorithm.
- *
- * Fusion: for GPU-FOR columns the bitonic SortReducer decodes on load
- * (cl/bitpack.h LoadBitPack) when its configuration has work-groups of 128
- * (the default for k <= 256; CLTOPK_BITONIC=WG=128 asks for it above); else
- * the column is decoded into device scratch first.  CLTOPK_PACKED_FUSED=0 never
- * fuses; CLTOPK_PACKED_FUSED=require fails with CLTOPK_ERR_UNSUPPORTED where it
- * cannot fuse (testing). */
-CLTOPK_API int cltopk_benchmark_topk_packed(cltopk_context *ctx, cltopk_codec codec,
-                                            const uint32_t *data, size_t data_words,
-                                            const uint32_t *block_starts, size_t nstarts,
-                                            size_t k, unsigned flags, cltopk_algo algo, int reps,
-                                            double *packed_s, int *fused, double *plain_s);
 /* ===================================================== end bit-packed columns */
 
 /* ---------------------------------------------------------------- planner */
@@ -478,6 +451,70 @@ CLTOPK_API int cltopk_set_threads(int n);
  * and this build support, or the one the environment variable CLTOPK_CPU_ISA
  * names (scalar, avx2, avx512) if the processor has it.  The string is static. */
 CLTOPK_API const char *cltopk_cpu_isa(void);
+
+/* ==================================================== benchmark and tuning
+ * Not part of the stable API: these calls and flags serve `cltopk bench`,
+ * `cltopk tune` and the measurements of bench/RESULTS.md, and may change
+ * between minor versions.
+ * ======================================================================== */
+
+#define CLTOPK_BENCH_KEYS_ONLY 0x100u /* cltopk_benchmark only: time keys alone */
+#define CLTOPK_BENCH_SELECT 0x200u    /* cltopk_benchmark only: time the selection of
+                                         rank k - 1 (see cltopk_benchmark)          */
+
+/* Time one algorithm on this context's device.  The keys are copied to the
+ * device once (for device algorithms); then the call is run `reps` times after
+ * one warm-up and the median wall time of the device work (enqueue to
+ * completion, no transfers) goes to *median_s.  *floor_s (may be NULL) receives
+ * the median time of one read pass over the same n elements at the device's
+ * streaming bandwidth, measured in the same call: the floor for any top-k.
+ * CPU algorithms are timed on the host array, and their floor is a parallel
+ * vectorised OR over its 64-bit words (one read, on as many threads as the CPU
+ * algorithms use: see cltopk_set_threads).  The call asks for keys and
+ * positions, or with CLTOPK_BENCH_KEYS_ONLY in flags for keys alone (device
+ * algorithms then carry no positions; float keys include the read-back of the k
+ * keys that cltopk_topk_buffer makes, see there).  With CLTOPK_BENCH_SELECT in
+ * flags the call timed is the selection of rank k - 1 instead: on an OpenCL
+ * device cltopk_select_buffer of the device data, else cltopk_select on the
+ * host array.  Returns as cltopk_topk. */
+CLTOPK_API int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys,
+                                size_t n, size_t k, unsigned flags, cltopk_algo algo,
+                                int reps, double *median_s, double *floor_s);
+
+/* Time the decoding of a valid column on this context's device: the column is
+ * copied once (device contexts), then decoded `reps` times (1..64) after one
+ * warm-up; *median_s receives the median decode time (device work only for
+ * OpenCL, wall time of the OpenMP decoder for "cpu").  *copy_bw (may be NULL)
+ * receives the copy bandwidth in bytes/s (bytes read + bytes written per second)
+ * of a plain device (or host memcpy) copy of count * 4 bytes, measured in the
+ * same call: the floor of a decode is (packed bytes + 4 * count) / copy_bw.
+ * Returns as cltopk_unpack. */
+CLTOPK_API int cltopk_benchmark_unpack(cltopk_context *ctx, cltopk_codec codec,
+                                       const uint32_t *data, size_t data_words,
+                                       const uint32_t *block_starts, size_t nstarts, int reps,
+                                       double *median_s, double *copy_bw);
+/* Time top-k of a valid column whose arrays are resident on this context's
+ * device (copied once): *packed_s receives the median time of top-k of the
+ * packed column the way cltopk_topk_packed runs it (*fused, may be NULL, says
+ * whether decoding was fused into the top-k kernel or ran before it), *plain_s
+ * (may be NULL) the median time of the same top-k over the same values stored
+ * as plain int32 on the device, measured in the same call.  k, flags, algo as
+ * cltopk_topk_packed; a device algorithm (or AUTO choosing one) is required.
+ * Returns as cltopk_topk_packed, CLTOPK_ERR_UNSUPPORTED on a CPU context or for
+ * a host algorithm.
+ *
+ * Fusion: for GPU-FOR columns the bitonic SortReducer decodes on load
+ * (cl/bitpack.h LoadBitPack) when its configuration has work-groups of 128
+ * (the default for k <= 256; CLTOPK_BITONIC=WG=128 asks for it above); else
+ * the column is decoded into device scratch first.  CLTOPK_PACKED_FUSED=0 never
+ * fuses; CLTOPK_PACKED_FUSED=require fails with CLTOPK_ERR_UNSUPPORTED where it
+ * cannot fuse (testing). */
+CLTOPK_API int cltopk_benchmark_topk_packed(cltopk_context *ctx, cltopk_codec codec,
+                                            const uint32_t *data, size_t data_words,
+                                            const uint32_t *block_starts, size_t nstarts,
+                                            size_t k, unsigned flags, cltopk_algo algo, int reps,
+                                            double *packed_s, int *fused, double *plain_s);
+/* ================================================ end benchmark and tuning */
 
 #ifdef __cplusplus
 }

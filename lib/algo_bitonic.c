@@ -19,6 +19,7 @@
 
 #if HAVE_OPENCL
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,14 +52,6 @@ static bitonic_params basic_params(const cltopk_context *ctx, int bytes)
         w *= 2;
     p.wg = w;
     return p;
-}
-
-static size_t pow2_at_least(size_t k)
-{
-    size_t K = 1;
-    while (K < k)
-        K <<= 1;
-    return K;
 }
 
 /* the kernels for (width, kind) with the device's parameters */
@@ -171,7 +164,7 @@ static int basic_run(cltopk_context *ctx, const cltopk_request *rq, cl_mem in, s
     int st = basic_kernels(ctx, rq, &p, &kf, &kn);
     if (st != CLTOPK_OK)
         return st;
-    cl_uint K = (cl_uint)pow2_at_least(rq->k);
+    cl_uint K = (cl_uint)cltopk_pow2_ge(rq->k);
     chain_desc d = {kf, kn, 1, K, K, p.tile, K, p.wg, 1};
     st = run_chain(ctx, rq, &d, in, off, n, out_keys, out_index, want, index_base, num_wait,
                    wait);
@@ -191,12 +184,16 @@ static size_t local_budget(const cltopk_context *ctx)
 }
 
 /* the configuration of a call; -1 with the reason in why */
-static int configure(const cltopk_context *ctx, const cltopk_request *rq, unsigned index,
+static int bitonic_configure(const cltopk_context *ctx, const cltopk_request *rq, unsigned index,
                      bitonic_cfg *c, char *why, size_t whylen)
 {
-    size_t K = pow2_at_least(rq->k);
+    size_t K = cltopk_pow2_ge(rq->k);
     size_t budget = local_budget(ctx);
-    const char *spec = cltopk_env("CLTOPK_BITONIC");
+    cltopk_params p;
+    cltopk_tune_for f = {(ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0, ctx->caps.device_name,
+                         (unsigned)rq->bytes, (int)index, K};
+    if (cltopk_params_get(rq->tune, &bcfg_table, &f, &p, why, whylen) != 0)
+        return -1;
     /* CPU devices have no banks to spare and compile the unrolled 16-item
      * networks slowly (POCL: about 13 s of CPU a program against 1.5 s for 4
      * items), so they take 4 items a work-item and combined steps of 4 */
@@ -208,7 +205,7 @@ static int configure(const cltopk_context *ctx, const cltopk_request *rq, unsign
         c->K = (unsigned)(K > 4096 ? 4096 : K);
         c->key_bytes = (unsigned)rq->bytes;
         c->index = index;
-        if (!spec || !strstr(spec, "basic=1")) {
+        if (!((p.set >> BP_BASIC) & 1u) || !p.v[BP_BASIC]) {
             snprintf(why, whylen,
                      "bitonic top-k keeps two runs of k (rounded up to a power of two) in local "
                      "memory: k = %zu is too large for %zu bytes of local memory with %d-byte "
@@ -217,20 +214,12 @@ static int configure(const cltopk_context *ctx, const cltopk_request *rq, unsign
             return -1;
         }
     }
-    for (size_t i = 0; bcfg_tuned[i].device; i++)
-        if (bcfg_tuned[i].key_bytes == (unsigned)rq->bytes && bcfg_tuned[i].index == index &&
-            bcfg_tuned[i].K == K && strstr(ctx->caps.device_name, bcfg_tuned[i].device)) {
-            c->B = bcfg_tuned[i].B, c->WG = bcfg_tuned[i].WG, c->OUT = bcfg_tuned[i].OUT;
-            c->MAXM = bcfg_tuned[i].MAXM;
-            break;
-        }
-    if (spec && bcfg_override(c, spec, why, whylen) != 0)
-        return -1;
+    bcfg_apply(c, &p);
     if (c->basic) {
-        bitonic_params p = basic_params(ctx, rq->bytes);
-        if (K > p.tile / 2) {
+        bitonic_params bp = basic_params(ctx, rq->bytes);
+        if (K > bp.tile / 2) {
             snprintf(why, whylen, "basic bitonic: k = %zu exceeds its limit %zu on %s", rq->k,
-                     p.tile / 2, ctx->name);
+                     bp.tile / 2, ctx->name);
             return -1;
         }
         return 0;
@@ -262,36 +251,25 @@ static int pocl_aborts(const cltopk_context *ctx, size_t K)
            major >= 4 && major < 6;
 }
 
-static int supports(cltopk_context *ctx, const cltopk_request *rq, char *why, size_t whylen)
+static int bitonic_supports(cltopk_context *ctx, const cltopk_request *rq, char *why,
+                            size_t whylen)
 {
-    if (!ctx->caps.int64) {
-        snprintf(why, whylen,
-                 "%s is an embedded-profile device without cl_khr_int64; the bitonic kernels "
-                 "need 64-bit integers (use the CPU algorithms)", ctx->name);
-        return 0;
-    }
-    if (pocl_aborts(ctx, pow2_at_least(rq->k))) {
+    if (pocl_aborts(ctx, cltopk_pow2_ge(rq->k))) {
         snprintf(why, whylen,
                  "POCL %s aborts compiling the bitonic reducer for k > 4 (pocl issue 1435); "
                  "use CLTOPK_ALGO_AUTO, sbp-tree or radix-select here, or POCL 6",
                  ctx->caps.driver_version);
         return 0;
     }
-    if (rq->n > 0xFFFFFFFEull && rq->on_device) {
-        snprintf(why, whylen,
-                 "bitonic top-k of a cl_mem takes at most 4294967294 elements per call "
-                 "(32-bit positions inside one launch); split the buffer");
-        return 0;
-    }
     /* one limit per key width: the configuration that carries the index (which
      * a keys-only float call may need on its re-run) must fit */
     bitonic_cfg c;
-    return configure(ctx, rq, 1, &c, why, whylen) == 0;
+    return bitonic_configure(ctx, rq, 1, &c, why, whylen) == 0;
 }
 
 /* Reduce keys[off .. off+n) of device buffer `in` to the answer in out_keys /
  * out_index (want bits: 1 keys, 2 index), positions offset by index_base. */
-static int run_device(cltopk_context *ctx, const cltopk_request *rq, const bitonic_cfg *c,
+static int bitonic_device(cltopk_context *ctx, const cltopk_request *rq, const bitonic_cfg *c,
                       cl_mem in, size_t off, size_t n, cl_mem out_keys, cl_mem out_index,
                       cl_uint want, uint64_t index_base, cl_uint num_wait, const cl_event *wait)
 {
@@ -357,12 +335,12 @@ out:
 /* Device data.  A keys-only float call runs without the index, then reads the
  * k keys back (waiting for the device) and, when a zero or a NaN is among them
  * (whose bits the order key cannot restore), runs again with the index. */
-static int run_buffer(cltopk_context *ctx, const cltopk_request *rq)
+static int bitonic_run_buffer(cltopk_context *ctx, const cltopk_request *rq)
 {
     bitonic_cfg c;
     char why[512];
     int float_ko = !rq->want_index && rq->kind == KIND_FLOAT && !rq->pk_starts;
-    if (configure(ctx, rq, need_index(rq, float_ko) || rq->pk_starts, &c, why, sizeof why) != 0)
+    if (bitonic_configure(ctx, rq, need_index(rq, float_ko) || rq->pk_starts, &c, why, sizeof why) != 0)
         return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
     /* bit-packed source (lib/codec.c): the SortReducer decodes a GPU-FOR column on
      * load in work-groups of 128 with the index; other configurations decline */
@@ -371,7 +349,7 @@ static int run_buffer(cltopk_context *ctx, const cltopk_request *rq)
                            "top-k fused with decoding needs the bitonic reducer with WG=128 "
                            "and the index (CLTOPK_BITONIC=WG=128,...)");
     cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
-    int st = run_device(ctx, rq, &c, rq->dkeys, rq->doffset, rq->n, rq->dout_keys,
+    int st = bitonic_device(ctx, rq, &c, rq->dkeys, rq->doffset, rq->n, rq->dout_keys,
                         rq->dout_index, want, 0, rq->num_wait, rq->wait);
     if (st == CLTOPK_OK && float_ko && !c.basic && !c.index) {
         size_t kb = (size_t)rq->bytes;
@@ -388,55 +366,51 @@ static int run_buffer(cltopk_context *ctx, const cltopk_request *rq)
         if (err != CL_SUCCESS)
             return cltopk_clfail(ctx, err, "reading the keys back (a kernel may have failed)");
         if (again) {
-            if (configure(ctx, rq, 1, &c, why, sizeof why) != 0)
+            if (bitonic_configure(ctx, rq, 1, &c, why, sizeof why) != 0)
                 return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
-            st = run_device(ctx, rq, &c, rq->dkeys, rq->doffset, rq->n, rq->dout_keys,
+            st = bitonic_device(ctx, rq, &c, rq->dkeys, rq->doffset, rq->n, rq->dout_keys,
                             rq->dout_index, want, 0, 0, NULL);
         }
-    }
-    if (st == CLTOPK_OK && rq->done) {
-        clRetainEvent(ctx->last);
-        *rq->done = ctx->last;
     }
     return st;
 }
 
 /* one chunk of host data (cltopk_chunked_topk): the call's configuration in arg */
-static int chunk_run(cltopk_context *ctx, const cltopk_request *rq, void *arg, cl_mem in,
+static int bitonic_chunk(cltopk_context *ctx, const cltopk_request *rq, void *arg, cl_mem in,
                      size_t off, size_t n, size_t k, cl_mem out_keys, cl_mem out_index,
                      cl_uint want, uint64_t index_base, cl_uint num_wait, const cl_event *wait)
 {
     cltopk_request sub = *rq;
     sub.n = n;
     sub.k = k;
-    return run_device(ctx, &sub, arg, in, off, n, out_keys, out_index, want, index_base,
+    return bitonic_device(ctx, &sub, arg, in, off, n, out_keys, out_index, want, index_base,
                       num_wait, wait);
 }
 
-static int run_host_cfg(cltopk_context *ctx, const cltopk_request *rq, int force_index)
+static int bitonic_host_cfg(cltopk_context *ctx, const cltopk_request *rq, int force_index)
 {
     int chunks = rq->n > cltopk_chunk_elems(ctx, rq->bytes) && rq->n > rq->k;
     bitonic_cfg c;
     char why[512];
     unsigned index = force_index || need_index(rq, !chunks);
-    if (configure(ctx, rq, index, &c, why, sizeof why) != 0)
+    if (bitonic_configure(ctx, rq, index, &c, why, sizeof why) != 0)
         return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
     if (c.basic)
         index = 1;
     int rerun = 0;
-    int st = cltopk_chunked_topk(ctx, rq, chunk_run, &c, (int)index, &rerun);
+    int st = cltopk_chunked_topk(ctx, rq, bitonic_chunk, &c, (int)index, &rerun);
     /* a zero or NaN in a keys-only answer: its bits need the index */
     if (st == CLTOPK_OK && rerun)
-        return run_host_cfg(ctx, rq, 1);
+        return bitonic_host_cfg(ctx, rq, 1);
     return st;
 }
 
-static int run_host(cltopk_context *ctx, const cltopk_request *rq)
+static int bitonic_run_host(cltopk_context *ctx, const cltopk_request *rq)
 {
-    return run_host_cfg(ctx, rq, 0);
+    return bitonic_host_cfg(ctx, rq, 0);
 }
 
-static size_t workspace(cltopk_context *ctx, const cltopk_request *rq)
+static size_t bitonic_workspace(cltopk_context *ctx, const cltopk_request *rq)
 {
     bitonic_cfg c;
     char why[512];
@@ -445,13 +419,13 @@ static size_t workspace(cltopk_context *ctx, const cltopk_request *rq)
     unsigned index = need_index(rq, !rq->on_device && !chunks) || rq->kind == KIND_FLOAT;
     if (chunks)
         n = chunk;
-    if (configure(ctx, rq, index, &c, why, sizeof why) != 0)
+    if (bitonic_configure(ctx, rq, index, &c, why, sizeof why) != 0)
         return 0;
     size_t bytes;
     if (c.basic) {
         bitonic_params p = basic_params(ctx, rq->bytes);
         size_t groups = (n + p.tile - 1) / p.tile;
-        size_t cand = groups > 1 ? groups * pow2_at_least(rq->k) : 0;
+        size_t cand = groups > 1 ? groups * cltopk_pow2_ge(rq->k) : 0;
         bytes = 2 * cand * ((size_t)rq->bytes + 4);
     } else {
         size_t E = bcfg_E(&c), groups = (n + E - 1) / E;
@@ -463,8 +437,41 @@ static size_t workspace(cltopk_context *ctx, const cltopk_request *rq)
     return bytes;
 }
 
+/* s(K) = log2(2K) (log2(2K) + 1) / 2 compare-exchanges an element (K = k
+ * rounded up to a power of two).  GPUs: the SortReducer/BitonicReducer took
+ * 6.8 and 17.2 ms at k = 32 and 1024 against a 0.49 ms floor on the H200:
+ * t = R (3.0 + 0.357 s) (k = 8 .. 1024 within 5%; k <= 4 predicted high, where
+ * bitonic wins anyway).  CPU devices: a compare-exchange in local memory costs
+ * about 1/8 of a local atomic increment (POCL, n = 2^16, k = 1 .. 1024). */
+static double bitonic_predict(const cltopk_context *ctx, const cltopk_request *rq,
+                              const cltopk_consts *c)
+{
+    (void)ctx;
+    if (!c)
+        return -1;
+    double n = (double)rq->n, kb = rq->bytes, K = (double)cltopk_pow2_ge(rq->k);
+    double s = log2(2 * K) * (log2(2 * K) + 1) / 2;
+    double fan = log2(4096 / K) > 1 ? log2(4096 / K) : 1;
+    double levels = 1 + (n > 4096 ? ceil(log2(n / 4096) / fan) : 0);
+    if (c->gpu)
+        return n * kb / c->bw * (3.0 + 0.357 * s) + levels * c->launch;
+    return n * kb / c->bw + n * s / (8 * c->lrate) + levels * c->launch;
+}
+
 const cltopk_algorithm cltopk_algo_bitonic = {
-    CLTOPK_ALGO_BITONIC, 1, supports, run_host, run_buffer, workspace,
+    .id = CLTOPK_ALGO_BITONIC,
+    .name = "bitonic",
+    .on_device = 1,
+    .kmax32 = 4096,
+    .kmax64 = 4096,
+    .needs_int64 = 1,
+    .max_buffer_n = 0xFFFFFFFE,
+    .decodes_packed = 1,
+    .supports = bitonic_supports,
+    .predict = bitonic_predict,
+    .run_host = bitonic_run_host,
+    .run_buffer = bitonic_run_buffer,
+    .workspace = bitonic_workspace,
 };
 
 #endif

@@ -4,68 +4,58 @@
  * the input in tiles of T = WG * IPT elements and writes C pairs a tile at
  * group * C; each later level reads the previous level's pairs, until they fit
  * one tile; that group runs with C = k and writes the exact answer, which the
- * radix select's bitonic sort orders (cltopk_rs_sort_write).  The number of
+ * shared winners' sort orders (lib/winners.c).  The number of
  * launches follows from n alone: ceil(log_{T/C}(n / T)) + 1, plus the sort.
  *
  * Parameters: WG 256 (or the device's maximum), IPT 16 on GPUs and 4 on CPUs,
  * DIGIT 8; C = max(k rounded up to 4, min(128, T / 8)); k at most T / 4 (a tile
  * must shrink by 4 at least).  CLTOPK_SBP="wg=W,ipt=I,digit=D,c=C,reduce=R"
- * overrides (for the benchmark and tuning; reduce=0: the OR/AND reduction of
- * the common-prefix skip by local atomics instead of a tree). */
+ * overrides (for the benchmark and tuning; see sbp_params below). */
 #include "internal.h"
 
 #if HAVE_OPENCL
 
+#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
     size_t wg, ipt, digit, c_min, T, tree;
 } sbp_cfg;
 
-static size_t pow2_le(size_t x)
-{
-    size_t w = 1;
-    while (w * 2 <= x)
-        w *= 2;
-    return w;
-}
+/* CLTOPK_SBP (parsed strictly, lib/tune.h): wg work-items a group (rounded
+ * down to a power of two, at most the device's), ipt items a work-item, digit
+ * bits, c pairs a tile writes at least (0: the default), reduce (0: the OR/AND
+ * reduction by local atomics instead of a tree) */
+enum { SP_WG, SP_IPT, SP_DIGIT, SP_C, SP_REDUCE };
+static const cltopk_param sbp_params[] = {
+    [SP_WG] = {.name = "wg", .gpu = 256, .cpu = 256, .min = 32, .max = 1024, .integer = 1},
+    [SP_IPT] = {.name = "ipt", .gpu = 16, .cpu = 4, .min = 1, .max = 32, .integer = 1},
+    [SP_DIGIT] = {.name = "digit", .gpu = 8, .cpu = 8, .min = 4, .max = 11, .integer = 1},
+    [SP_C] = {.name = "c", .gpu = 0, .cpu = 0, .min = 0, .max = 1 << 16, .integer = 1},
+    [SP_REDUCE] = {.name = "reduce", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+};
+static const cltopk_param_table sbp_table = {"CLTOPK_SBP", sbp_params, 5, NULL};
 
-static void sbp_configure(const cltopk_context *ctx, sbp_cfg *c)
+/* 0, or -1 with the reason (a bad CLTOPK_SBP) */
+static int sbp_configure(const cltopk_context *ctx, const cltopk_request *rq, sbp_cfg *c,
+                         char *why, size_t whylen)
 {
-    c->wg = pow2_le(ctx->caps.max_wg < 256 ? ctx->caps.max_wg : 256);
-    c->ipt = (ctx->caps.type & CL_DEVICE_TYPE_GPU) ? 16 : 4;
-    c->digit = 8;
-    c->c_min = 0;
-    c->tree = 1;
-    const char *spec = cltopk_env("CLTOPK_SBP");
-    if (spec) {
-        const char *p = spec;
-        while (*p) {
-            unsigned long v;
-            char name[16];
-            int used = 0;
-            if (sscanf(p, "%15[a-z_]=%lu%n", name, &v, &used) == 2 && used > 0) {
-                if (!strcmp(name, "wg") && v >= 32 && v <= ctx->caps.max_wg)
-                    c->wg = pow2_le(v);
-                else if (!strcmp(name, "ipt") && v >= 1 && v <= 32)
-                    c->ipt = v;
-                else if (!strcmp(name, "digit") && v >= 4 && v <= 11)
-                    c->digit = v;
-                else if (!strcmp(name, "c"))
-                    c->c_min = v;
-                else if (!strcmp(name, "reduce"))
-                    c->tree = v != 0;
-                p += used;
-            } else {
-                p++;
-            }
-            if (*p == ',')
-                p++;
-        }
-    }
+    cltopk_params p;
+    cltopk_tune_for f = {(ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0, ctx->caps.device_name,
+                         (unsigned)rq->bytes, -1, rq->k};
+    if (cltopk_params_get(rq->tune, &sbp_table, &f, &p, why, whylen) != 0)
+        return -1;
+    size_t wg = (size_t)p.v[SP_WG];
+    if (wg > ctx->caps.max_wg)
+        wg = ctx->caps.max_wg;
+    c->wg = cltopk_pow2_le(wg);
+    c->ipt = (size_t)p.v[SP_IPT];
+    c->digit = (size_t)p.v[SP_DIGIT];
+    c->c_min = (size_t)p.v[SP_C];
+    c->tree = p.v[SP_REDUCE] != 0;
     c->T = c->wg * c->ipt;
+    return 0;
 }
 
 static size_t kmax_of(const sbp_cfg *c)
@@ -86,22 +76,11 @@ static size_t c_of(const sbp_cfg *c, size_t k)
     return C;
 }
 
-static int supports(cltopk_context *ctx, const cltopk_request *rq, char *why, size_t whylen)
+static int sbp_supports(cltopk_context *ctx, const cltopk_request *rq, char *why, size_t whylen)
 {
-    if (!ctx->caps.int64) {
-        snprintf(why, whylen,
-                 "%s is an embedded-profile device without cl_khr_int64; SBP radix needs 64-bit "
-                 "integers (use the CPU algorithms)", ctx->name);
-        return 0;
-    }
-    if (rq->n > 0x7FFFFFFFull && rq->on_device) {
-        snprintf(why, whylen,
-                 "SBP radix of a cl_mem takes at most 2^31 - 1 elements per call; split the "
-                 "buffer");
-        return 0;
-    }
     sbp_cfg c;
-    sbp_configure(ctx, &c);
+    if (sbp_configure(ctx, rq, &c, why, whylen) != 0)
+        return 0;
     if (rq->k > kmax_of(&c)) {
         snprintf(why, whylen,
                  "SBP radix keeps a tile's best k of its %zu elements: k = %zu is above its "
@@ -118,7 +97,9 @@ static int sbp_device(cltopk_context *ctx, const cltopk_request *rq, void *arg, 
 {
     (void)arg;
     sbp_cfg c;
-    sbp_configure(ctx, &c);
+    char why[300];
+    if (sbp_configure(ctx, rq, &c, why, sizeof why) != 0)
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "sbp-radix: %s", why);
     cl_kernel kern = NULL;
     int st;
     for (;;) {
@@ -187,7 +168,7 @@ static int sbp_device(cltopk_context *ctx, const cltopk_request *rq, void *arg, 
         }
     }
     if (st == CLTOPK_OK)
-        st = cltopk_rs_sort_write(ctx, rq, rk, ri, k, want, in, off, out_keys, out_index,
+        st = cltopk_winners_write(ctx, rq, rk, ri, k, want, in, off, out_keys, out_index,
                                   index_base);
 out:
     if (kern)
@@ -195,27 +176,43 @@ out:
     return st;
 }
 
-static int run_buffer(cltopk_context *ctx, const cltopk_request *rq)
+static int sbp_run_buffer(cltopk_context *ctx, const cltopk_request *rq)
 {
     cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
-    int st = sbp_device(ctx, rq, NULL, rq->dkeys, rq->doffset, rq->n, rq->k, rq->dout_keys,
-                        rq->dout_index, want, 0, rq->num_wait, rq->wait);
-    if (st == CLTOPK_OK && rq->done) {
-        clRetainEvent(ctx->last);
-        *rq->done = ctx->last;
-    }
-    return st;
+    return sbp_device(ctx, rq, NULL, rq->dkeys, rq->doffset, rq->n, rq->k, rq->dout_keys,
+                      rq->dout_index, want, 0, rq->num_wait, rq->wait);
 }
 
-static int run_host(cltopk_context *ctx, const cltopk_request *rq)
+static int sbp_run_host(cltopk_context *ctx, const cltopk_request *rq)
 {
     return cltopk_chunked_topk(ctx, rq, sbp_device, NULL, 1, NULL);
 }
 
-static size_t workspace(cltopk_context *ctx, const cltopk_request *rq)
+/* GPUs: fitted to the H200 (bench/RESULTS.md): 4.2 ms (k <= 64) rising to 7.3
+ * ms (k = 1024) for 2^29 f32.  Other devices: level 0 plus the shrinking
+ * levels, about 1.5 passes a tile of local histogram, OR/AND and filter work,
+ * the launches and the sort of k. */
+static double sbp_predict(const cltopk_context *ctx, const cltopk_request *rq,
+                          const cltopk_consts *c)
+{
+    (void)ctx;
+    if (!c)
+        return -1;
+    double n = (double)rq->n, kb = rq->bytes, k = (double)rq->k;
+    double T = 4096, C = k < 128 ? 128 : k, R = n * kb / c->bw;
+    double levels = 1 + (n > T ? ceil(log2(n / T) / log2(T / C)) : 0);
+    double sort = cltopk_winners_time(c, rq->k, rq->bytes);
+    if (c->gpu)
+        return R * (6.5 + 1.2 * (k > 64 ? log2(k / 64) : 0)) + levels * c->launch + sort;
+    return R * T / (T - C) + n * 3 / c->lrate + levels * c->launch + sort;
+}
+
+static size_t sbp_workspace(cltopk_context *ctx, const cltopk_request *rq)
 {
     sbp_cfg c;
-    sbp_configure(ctx, &c);
+    char why[300];
+    if (sbp_configure(ctx, rq, &c, why, sizeof why) != 0)
+        return 0;
     size_t n = rq->n, chunk = cltopk_chunk_elems(ctx, rq->bytes), kb = (size_t)rq->bytes;
     if (!rq->on_device && n > chunk)
         n = chunk < rq->k ? rq->k : chunk;
@@ -229,7 +226,16 @@ static size_t workspace(cltopk_context *ctx, const cltopk_request *rq)
 }
 
 const cltopk_algorithm cltopk_algo_sbp_radix = {
-    CLTOPK_ALGO_SBP_RADIX, 1, supports, run_host, run_buffer, workspace,
+    .id = CLTOPK_ALGO_SBP_RADIX,
+    .name = "sbp-radix",
+    .on_device = 1,
+    .needs_int64 = 1,
+    .max_buffer_n = 0x7FFFFFFF,
+    .supports = sbp_supports,
+    .predict = sbp_predict,
+    .run_host = sbp_run_host,
+    .run_buffer = sbp_run_buffer,
+    .workspace = sbp_workspace,
 };
 
 #endif

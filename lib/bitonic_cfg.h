@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tune.h"
+
 typedef struct {
     unsigned K;        /* k rounded up to a power of two */
     unsigned key_bytes;/* 4 or 8 */
@@ -100,60 +102,38 @@ static inline int bcfg_default(bitonic_cfg *c, unsigned K, unsigned key_bytes, u
     return -1;
 }
 
-/* Tuned entries (device name substring, key bytes, index, K) -> B, WG, OUT;
- * measured by `cltopk tune`; t/banks.c proves them conflict-free too.  Anything not listed takes bcfg_default(). */
-static const struct {
-    const char *device;
-    unsigned key_bytes, index, K, B, WG, OUT, MAXM;
-} bcfg_tuned[] = {
-    /* cltopk tune, 2^26 f32 with the index (bench/RESULTS.md) */
-    {"NVIDIA H200", 4, 1, 1, 8, 128, 64, 16},
-    {"NVIDIA H200", 4, 1, 2, 8, 128, 64, 16},
-    {"NVIDIA H200", 4, 1, 4, 8, 128, 64, 16},
-    {NULL, 0, 0, 0, 0, 0, 0, 0},
+/* CLTOPK_BITONIC (parsed strictly, lib/tune.h): B items a work-item, WG
+ * work-items a group, OUT items a group writes, MAXM the largest combined
+ * step, SWZ the XOR-swizzled layout, basic the foundation kernel.  0 (the
+ * defaults of B, WG, OUT, MAXM): derived by bcfg_default(). */
+enum { BP_B, BP_WG, BP_OUT, BP_MAXM, BP_SWZ, BP_BASIC, BP_N };
+static const cltopk_param bcfg_params[] = {
+    [BP_B] = {"B", 0, 0, 4, 16, 1},       [BP_WG] = {"WG", 0, 0, 1, 1024, 1},
+    [BP_OUT] = {"OUT", 0, 0, 1, 1u << 20, 1}, [BP_MAXM] = {"MAXM", 0, 0, 2, 16, 1},
+    [BP_SWZ] = {"SWZ", 1, 1, 0, 1, 1},    [BP_BASIC] = {"basic", 0, 0, 0, 1, 1},
 };
 
-/* Overrides "B=8,WG=128,OUT=64,MAXM=4,SWZ=0,basic=1" (CLTOPK_BITONIC, for
- * tuning and ablation); OUT follows B and WG unless given.  -1 on a bad string. */
-static inline int bcfg_override(bitonic_cfg *c, const char *spec, char *why, size_t whylen)
+/* Tuned rows (device name substring, key bytes, index, K range) measured by
+ * `cltopk tune`; t/banks.c proves them conflict-free too.  Anything not
+ * listed takes bcfg_default(). */
+static const cltopk_tuned_row bcfg_rows[] = {
+    /* cltopk tune, 2^26 f32 with the index (bench/RESULTS.md) */
+    {"NVIDIA H200", 4, 1, 1, 4, "B=8,WG=128,OUT=64,MAXM=16"},
+    {NULL, 0, 0, 0, 0, NULL},
+};
+
+static const cltopk_param_table bcfg_table = {"CLTOPK_BITONIC", bcfg_params, BP_N, bcfg_rows};
+
+/* the values a tuned row or the variable set (p->set) over the default
+ * configuration c; OUT follows B and WG unless given */
+static inline void bcfg_apply(bitonic_cfg *c, const cltopk_params *p)
 {
-    int out_given = 0;
-    while (spec && *spec) {
-        char name[16];
-        unsigned v;
-        int used = 0;
-        if (sscanf(spec, "%15[A-Za-z]=%u%n", name, &v, &used) != 2) {
-            snprintf(why, whylen, "CLTOPK_BITONIC: cannot parse \"%s\" (use NAME=VALUE,...)", spec);
-            return -1;
-        }
-        if (!strcmp(name, "B"))
-            c->B = v;
-        else if (!strcmp(name, "WG"))
-            c->WG = v;
-        else if (!strcmp(name, "OUT"))
-            c->OUT = v, out_given = 1;
-        else if (!strcmp(name, "MAXM"))
-            c->MAXM = v;
-        else if (!strcmp(name, "SWZ"))
-            c->SWZ = v != 0;
-        else if (!strcmp(name, "basic"))
-            c->basic = v != 0;
-        else {
-            snprintf(why, whylen, "CLTOPK_BITONIC: unknown parameter %s (B WG OUT MAXM SWZ basic)",
-                     name);
-            return -1;
-        }
-        spec += used;
-        if (*spec == ',')
-            spec++;
-        else if (*spec) {
-            snprintf(why, whylen, "CLTOPK_BITONIC: expected ',' at \"%s\"", spec);
-            return -1;
-        }
-    }
-    if (!out_given)
+    unsigned *slot[BP_N] = {&c->B, &c->WG, &c->OUT, &c->MAXM, &c->SWZ, &c->basic};
+    for (int i = 0; i < BP_N; i++)
+        if (p->set & (1u << i))
+            *slot[i] = (unsigned)p->v[i];
+    if (!(p->set & (1u << BP_OUT)))
         c->OUT = bcfg_default_out(c);
-    return 0;
 }
 
 #endif

@@ -142,9 +142,9 @@ static int dev_topk(cltopk_context *ctx, const cltopk_column *c, const cltopk_al
     const char *mode = cltopk_env("CLTOPK_PACKED_FUSED");
     int st;
     *fused = 0;
-    /* only the bitonic reducer decodes on load; every other device algorithm
+    /* only a record that says so decodes on load; every other device algorithm
      * reads decoded values */
-    if (c->codec == CLTOPK_CODEC_FOR && a->id == CLTOPK_ALGO_BITONIC &&
+    if (c->codec == CLTOPK_CODEC_FOR && a->decodes_packed &&
         !(mode && !strcmp(mode, "0"))) {
         rq->dkeys = dd;
         rq->doffset = 0;
@@ -162,8 +162,8 @@ static int dev_topk(cltopk_context *ctx, const cltopk_column *c, const cltopk_al
     } else if (mode && !strcmp(mode, "require")) {
         return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
                            "CLTOPK_PACKED_FUSED=require: only GPU-FOR columns are fused, and "
-                           "only by the bitonic algorithm (%s was chosen)",
-                           cltopk_algo_name(a->id));
+                           "only by an algorithm that decodes on load (%s was chosen)",
+                           a->name);
     }
     rq->dkeys = dv;
     rq->doffset = 0;
@@ -250,17 +250,9 @@ int cltopk_topk_packed(cltopk_context *ctx, cltopk_codec codec, const uint32_t *
     cltopk_column col;
     uint32_t *host = NULL;
     cltopk_request rq;
-    memset(&rq, 0, sizeof rq);
-    int st = CLTOPK_OK;
-    if (flags & ~CLTOPK_SMALLEST) {
-        st = cltopk_fail(ctx, CLTOPK_ERR_BAD_FLAGS, "%s: unknown flag bits 0x%x", fn,
-                         flags & ~CLTOPK_SMALLEST);
+    int st = cltopk_describe(ctx, fn, CLTOPK_INT32, 0, k, flags, CLTOPK_SMALLEST, algo, &rq);
+    if (st != CLTOPK_OK)
         goto done;
-    }
-    if ((unsigned)algo > CLTOPK_ALGO_CPU_BITONIC) {
-        st = cltopk_fail(ctx, CLTOPK_ERR_BAD_ALGO, "%s: unknown algorithm %d", fn, (int)algo);
-        goto done;
-    }
     st = unpack_locked(ctx, fn, codec, data, data_words, block_starts, nstarts, &col);
     if (st != CLTOPK_OK)
         goto done;
@@ -276,12 +268,15 @@ int cltopk_topk_packed(cltopk_context *ctx, cltopk_codec codec, const uint32_t *
                          "%s: out_keys and out_index are both NULL", fn);
         goto done;
     }
-    rq.type = CLTOPK_INT32;
-    rq.bytes = 4;
-    rq.kind = KIND_SIGNED;
+    if ((out_keys && ((const void *)out_keys < (const void *)(data + data_words) &&
+                      (const void *)data < (const void *)(out_keys + k))) ||
+        (out_index && ((const void *)out_index < (const void *)(data + data_words) &&
+                       (const void *)data < (const void *)(out_index + k)))) {
+        st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                         "%s: an output overlaps the packed data; give separate arrays", fn);
+        goto done;
+    }
     rq.n = col.count;
-    rq.k = k;
-    rq.smallest = (flags & CLTOPK_SMALLEST) != 0;
     rq.want_keys = out_keys != NULL;
     rq.want_index = out_index != NULL;
     rq.out_keys = out_keys;
@@ -291,10 +286,10 @@ int cltopk_topk_packed(cltopk_context *ctx, cltopk_codec codec, const uint32_t *
     if (ctx->is_cl) {
         /* device data: AUTO takes the device algorithm when it supports the call */
         rq.on_device = 1;
-        st = cltopk_choose(ctx, &rq, algo, 1, &a);
+        st = cltopk_choose(ctx, &rq, algo, &a);
         if (st != CLTOPK_OK)
             goto done;
-        if (a->needs_opencl && a->run_buffer) {
+        if (a->on_device) {
             cl_mem dd, ds, dv, dk = NULL, di = NULL;
             if ((st = dev_upload(ctx, &col, &dd, &ds)) != CLTOPK_OK ||
                 (st = cltopk_scratch(ctx, SCR_PK_VALUES, (size_t)col.count * 4, &dv)) !=
@@ -340,7 +335,7 @@ int cltopk_topk_packed(cltopk_context *ctx, cltopk_codec codec, const uint32_t *
         rq.on_device = 0;
     }
 #endif
-    st = cltopk_choose(ctx, &rq, algo, 0, &a);
+    st = cltopk_choose(ctx, &rq, algo, &a);
     if (st != CLTOPK_OK)
         goto done;
     host = malloc((size_t)col.count * 4);
@@ -351,7 +346,12 @@ int cltopk_topk_packed(cltopk_context *ctx, cltopk_codec codec, const uint32_t *
     }
     cltopk_codec_decode_cpu(&col, host);
     rq.keys = host;
-    st = a->run_host(ctx, &rq);
+    if (algo == CLTOPK_ALGO_AUTO && a->run_planned)
+        st = a->run_planned(&rq, host, rq.n, k, out_keys, out_index) == CLTOPK_OK
+                 ? CLTOPK_OK
+                 : cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "%s: out of host memory", fn);
+    else
+        st = a->run_host(ctx, &rq);
 done:
     free(host);
     pthread_mutex_unlock(&ctx->lock);
@@ -377,9 +377,8 @@ int cltopk_benchmark_unpack(cltopk_context *ctx, cltopk_codec codec, const uint3
                             int reps, double *median_s, double *copy_bw)
 {
     const char *fn = "cltopk_benchmark_unpack";
-    if (!ctx || !median_s || reps < 1)
-        return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
-                           "%s: ctx and median_s are needed, reps >= 1", fn);
+    if (!ctx)
+        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
     if (reps > 64)
         reps = 64;
     pthread_mutex_lock(&ctx->lock);
@@ -387,7 +386,10 @@ int cltopk_benchmark_unpack(cltopk_context *ctx, cltopk_codec codec, const uint3
     cltopk_column col;
     double t[64], tc[64];
     uint32_t *a = NULL, *b = NULL;
-    int st = unpack_locked(ctx, fn, codec, data, data_words, block_starts, nstarts, &col);
+    int st = !median_s || reps < 1
+                 ? cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                               "%s: median_s is needed, reps >= 1", fn)
+                 : unpack_locked(ctx, fn, codec, data, data_words, block_starts, nstarts, &col);
     if (st != CLTOPK_OK)
         goto done;
     if (col.count == 0) {
@@ -472,17 +474,20 @@ int cltopk_benchmark_topk_packed(cltopk_context *ctx, cltopk_codec codec, const 
                                  double *packed_s, int *fused_out, double *plain_s)
 {
     const char *fn = "cltopk_benchmark_topk_packed";
-    if (!ctx || !packed_s || reps < 1)
-        return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
-                           "%s: ctx and packed_s are needed, reps >= 1", fn);
+    if (!ctx)
+        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
     if (reps > 64)
         reps = 64;
-    if (flags & ~CLTOPK_SMALLEST)
-        return cltopk_fail(ctx, CLTOPK_ERR_BAD_FLAGS, "%s: unknown flag bits", fn);
     pthread_mutex_lock(&ctx->lock);
     ctx->err[0] = 0;
     cltopk_column col;
-    int st = unpack_locked(ctx, fn, codec, data, data_words, block_starts, nstarts, &col);
+    cltopk_request rq;
+    int st = cltopk_describe(ctx, fn, CLTOPK_INT32, 0, k, flags, CLTOPK_SMALLEST, algo, &rq);
+    if (st == CLTOPK_OK && (!packed_s || reps < 1))
+        st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "%s: packed_s is needed, reps >= 1",
+                         fn);
+    if (st == CLTOPK_OK)
+        st = unpack_locked(ctx, fn, codec, data, data_words, block_starts, nstarts, &col);
     if (st != CLTOPK_OK)
         goto done;
     if (k == 0 || k > col.count) {
@@ -491,22 +496,14 @@ int cltopk_benchmark_topk_packed(cltopk_context *ctx, cltopk_codec codec, const 
     }
 #if HAVE_OPENCL
     if (ctx->is_cl) {
-        cltopk_request rq;
-        memset(&rq, 0, sizeof rq);
-        rq.type = CLTOPK_INT32;
-        rq.bytes = 4;
-        rq.kind = KIND_SIGNED;
         rq.n = col.count;
-        rq.k = k;
-        rq.smallest = (flags & CLTOPK_SMALLEST) != 0;
-        rq.want_keys = rq.want_index = 1;
         rq.on_device = 1;
         const cltopk_algorithm *a;
-        if ((st = cltopk_choose(ctx, &rq, algo, 1, &a)) != CLTOPK_OK)
+        if ((st = cltopk_choose(ctx, &rq, algo, &a)) != CLTOPK_OK)
             goto done;
-        if (!a->needs_opencl || !a->run_buffer) {
+        if (!a->on_device) {
             st = cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s: %s is not a device algorithm",
-                             fn, cltopk_algo_name(a->id));
+                             fn, a->name);
             goto done;
         }
         cl_mem dd, ds, dv, dk, di;

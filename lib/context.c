@@ -1,4 +1,4 @@
-/* context.c - open/close, device choice, last error, names and versions. */
+/* context.c - open/close, device choice, the context's OpenCL objects. */
 #include "internal.h"
 
 #include <ctype.h>
@@ -7,126 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static _Thread_local char open_error[8192];
-
-const char *cltopk_env(const char *name)
-{
-    const char *v = getenv(name);
-    return (v && *v) ? v : NULL;
-}
-
-double cltopk_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-int cltopk_fail(cltopk_context *ctx, int status, const char *fmt, ...)
-{
-    char *buf = ctx ? ctx->err : open_error;
-    size_t len = ctx ? sizeof ctx->err : sizeof open_error;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, len, fmt, ap);
-    va_end(ap);
-    return status;
-}
-
-const char *cltopk_last_error(const cltopk_context *ctx)
-{
-    return ctx ? ctx->err : open_error;
-}
-
-const char *cltopk_strerror(int status)
-{
-    switch (status) {
-    case CLTOPK_OK: return "success";
-    case CLTOPK_ERR_INVALID_ARGUMENT: return "invalid argument (NULL pointer or bad size)";
-    case CLTOPK_ERR_BAD_TYPE: return "unknown element type";
-    case CLTOPK_ERR_BAD_ALGO: return "unknown algorithm";
-    case CLTOPK_ERR_BAD_FLAGS: return "unknown flag bits";
-    case CLTOPK_ERR_K_RANGE: return "k is larger than n";
-    case CLTOPK_ERR_RANK_RANGE: return "rank is not below n";
-    case CLTOPK_ERR_UNSUPPORTED: return "the named algorithm cannot run this call here";
-    case CLTOPK_ERR_NO_DEVICE: return "no device matches";
-    case CLTOPK_ERR_NO_OPENCL: return "OpenCL is not available";
-    case CLTOPK_ERR_OPENCL: return "an OpenCL call failed";
-    case CLTOPK_ERR_BUILD: return "an OpenCL kernel failed to build";
-    case CLTOPK_ERR_NO_MEMORY: return "out of host memory";
-    case CLTOPK_ERR_DEVICE_MEMORY: return "out of device memory";
-    case CLTOPK_ERR_BUFFER_SIZE: return "a device buffer is too small for the call";
-    case CLTOPK_ERR_CORRUPT: return "packed data is corrupt";
-    case CLTOPK_ERR_INTERNAL: return "internal error (a bug in cltopk)";
-    default: return status < 0 ? "unknown error status" : "unknown status";
-    }
-}
-
-const char *cltopk_version_string(void)
-{
-    return CLTOPK_VERSION_STRING;
-}
-
-unsigned cltopk_version_number(void)
-{
-    return CLTOPK_VERSION_NUMBER;
-}
-
-/* ------------------------------------------------------------- type names */
-
-static const char *const dtype_names[] = {"f32", "f64", "i32", "u32", "i64", "u64"};
-static const char *const dtype_alias[] = {"float", "double", "int32", "uint32", "int64", "uint64"};
-static const char *const algo_names[] = {"auto", "bitonic", "sbp-radix", "sbp-tree",
-                                         "radix-select", "sort", "cpu-heap", "cpu-bitonic",
-                                         "cpu-radix"};
-
-size_t cltopk_dtype_size(cltopk_dtype type)
-{
-    switch (type) {
-    case CLTOPK_FLOAT32: case CLTOPK_INT32: case CLTOPK_UINT32: return 4;
-    case CLTOPK_FLOAT64: case CLTOPK_INT64: case CLTOPK_UINT64: return 8;
-    default: return 0;
-    }
-}
-
-const char *cltopk_dtype_name(cltopk_dtype type)
-{
-    return ((unsigned)type < 6) ? dtype_names[type] : NULL;
-}
-
-int cltopk_dtype_parse(const char *name, cltopk_dtype *type)
-{
-    if (!name || !type)
-        return CLTOPK_ERR_INVALID_ARGUMENT;
-    for (int i = 0; i < 6; i++)
-        if (!strcmp(name, dtype_names[i]) || !strcmp(name, dtype_alias[i])) {
-            *type = (cltopk_dtype)i;
-            return CLTOPK_OK;
-        }
-    return CLTOPK_ERR_BAD_TYPE;
-}
-
-const char *cltopk_algo_name(cltopk_algo algo)
-{
-    return ((unsigned)algo < sizeof algo_names / sizeof *algo_names) ? algo_names[algo] : NULL;
-}
-
-int cltopk_algo_parse(const char *name, cltopk_algo *algo)
-{
-    if (!name || !algo)
-        return CLTOPK_ERR_INVALID_ARGUMENT;
-    for (int i = 0; i < (int)(sizeof algo_names / sizeof *algo_names); i++) {
-        const char *a = algo_names[i], *b = name;
-        while (*a && (*a == *b || (*a == '-' && *b == '_')))
-            a++, b++;
-        if (!*a && !*b) {
-            *algo = (cltopk_algo)i;
-            return CLTOPK_OK;
-        }
-    }
-    return CLTOPK_ERR_BAD_ALGO;
-}
 
 /* ---------------------------------------------------------------- contexts */
 
@@ -230,7 +110,7 @@ int cltopk_open(cltopk_context **ctx, const char *device)
     if (!ctx)
         return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "cltopk_open: ctx is NULL");
     *ctx = NULL;
-    open_error[0] = 0;
+    cltopk_open_error()[0] = 0;
     int automatic = 0;
     if (!device || !strcmp(device, "auto")) {
         device = cltopk_env("CLTOPK_DEVICE");

@@ -10,13 +10,14 @@
 #include <stdint.h>
 
 #include "cltopk.h"
+#include "base.h"
 #include "order.h"
-
-#define CLTOPK_INTERNAL __attribute__((visibility("hidden")))
+#include "tune.h"
 
 /* ------------------------------------------------------------ the request */
 
-/* One call, described once (DESIGN.md step 2); every later stage reads this. */
+/* One call, described once by lib/request.c (DESIGN.md step 2); every later
+ * stage reads this and nothing re-derives it. */
 typedef struct {
     cltopk_dtype type;
     int bytes;      /* 4 or 8 */
@@ -24,26 +25,56 @@ typedef struct {
     size_t n, k;
     int smallest;
     int want_keys, want_index;
+    int on_device;  /* the data is a cl_mem (else host memory) */
     /* host data (cltopk_topk) */
     const void *keys;
     void *out_keys;
     int64_t *out_index;
 #if HAVE_OPENCL
     /* device data (cltopk_topk_buffer) */
-    int on_device;
     cl_mem dkeys;
     size_t doffset;
     cl_mem dout_keys, dout_index;
     cl_uint num_wait;
     const cl_event *wait;
-    cl_event *done;
     /* bit-packed source (lib/codec.c): when pk_starts is set, dkeys holds the
      * data words of a validated GPU-FOR column of n values and pk_starts its
-     * pk_nblocks + 1 block starts; the SortReducer decodes them on load */
+     * pk_nblocks + 1 block starts; an algorithm whose record says
+     * decodes_packed decodes them on load */
     cl_mem pk_starts;
     cl_uint pk_nblocks;
 #endif
+    /* the tuning variables, parsed once per call (tune.h): tune points at
+     * tune_store of the request the API layer described */
+    cltopk_tune_cache *tune;
+    cltopk_tune_cache tune_store;
 } cltopk_request;
+
+/* request.c (API layer): validate what every entry point shares (type, flags
+ * against `allowed`, algo against the table, n) and describe the request; the
+ * context's lock is held (or ctx is NULL).  k is stored as given. */
+CLTOPK_INTERNAL int cltopk_describe(cltopk_context *ctx, const char *fn, cltopk_dtype type,
+                                    size_t n, size_t k, unsigned flags, unsigned allowed,
+                                    cltopk_algo algo, cltopk_request *rq);
+/* request.c: host arrays of a call: keys (n elements) and the outputs; NULLs
+ * are INVALID_ARGUMENT */
+CLTOPK_INTERNAL int cltopk_describe_host(cltopk_context *ctx, const char *fn, cltopk_request *rq,
+                                         const void *keys, void *out_keys, int64_t *out_index,
+                                         size_t count);
+/* request.c: an output (count elements) that overlaps the input or the other
+ * output (host memory, or byte ranges of one cl_mem or its sub-buffers) is
+ * INVALID_ARGUMENT; checked after the choice, so that an unsupported call
+ * says so first */
+CLTOPK_INTERNAL int cltopk_outputs_apart(cltopk_context *ctx, const char *fn,
+                                         const cltopk_request *rq, size_t count);
+#if HAVE_OPENCL
+/* request.c: device arrays of a call, checked against their sizes (count
+ * output elements) and for overlaps, with the event list (already checked) */
+CLTOPK_INTERNAL int cltopk_describe_buffer(cltopk_context *ctx, const char *fn,
+                                           cltopk_request *rq, cl_mem keys, size_t offset,
+                                           cl_mem out_keys, cl_mem out_index, size_t count,
+                                           cl_uint num_wait, const cl_event *wait);
+#endif
 
 /* ------------------------------------------------------- device and programs */
 
@@ -108,17 +139,7 @@ struct cltopk_context {
 };
 
 
-/* Set the context's detail text and return status.  ctx may be NULL (then the
- * thread's open-error text is set). */
-CLTOPK_INTERNAL int cltopk_fail(cltopk_context *ctx, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-CLTOPK_INTERNAL const char *cltopk_env(const char *name);
-
 #if HAVE_OPENCL
-CLTOPK_INTERNAL const char *cltopk_clerror_name(cl_int err);
-/* Fail with CLTOPK_ERR_OPENCL (or DEVICE_MEMORY for allocation failures). */
-CLTOPK_INTERNAL int cltopk_clfail(cltopk_context *ctx, cl_int err, const char *what);
-
 /* program.c: the program for kernel file `file` (e.g. "bitonic.cl") specialised
  * with `options` ("-D ..."), from the memory cache, the disk cache or a build. */
 CLTOPK_INTERNAL int cltopk_program_get(cltopk_context *ctx, const char *file,
@@ -151,41 +172,25 @@ extern const cltopk_kernel_source cltopk_kernel_sources[];
 extern const size_t cltopk_kernel_source_count;
 #endif
 
-/* --------------------------------------------------------------- algorithms */
+/* ------------------------------------------- runtime: shared machinery */
 
-typedef struct {
-    cltopk_algo id;
-    int needs_opencl;
-    /* 1 if it can run this request here; else 0 with the reason in why */
-    int (*supports)(cltopk_context *ctx, const cltopk_request *rq, char *why, size_t whylen);
-    /* host pointers in and out */
-    int (*run_host)(cltopk_context *ctx, const cltopk_request *rq);
-    /* device buffers in and out (NULL: host only) */
-    int (*run_buffer)(cltopk_context *ctx, const cltopk_request *rq);
-    /* device scratch bytes */
-    size_t (*workspace)(cltopk_context *ctx, const cltopk_request *rq);
-} cltopk_algorithm;
-
-CLTOPK_INTERNAL const cltopk_algorithm *cltopk_algorithm_get(cltopk_algo id);
-CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_heap;
 #if HAVE_OPENCL
-CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_bitonic;
-CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_sbp_tree;
-#endif
+/* program.c: the disk cache directory (0 when off) and mkdir -p */
+CLTOPK_INTERNAL int cltopk_cache_dir(char *buf, size_t len);
+CLTOPK_INTERNAL int cltopk_mkdirs(char *path);
+/* staging.c: hand the context's last event of this call to the caller (a
+ * marker when the call enqueued nothing); *done untouched when done is NULL */
+CLTOPK_INTERNAL int cltopk_hand_off(cltopk_context *ctx, cl_event *done);
+/* staging.c: a host record (a) on device data: the keys are read to the host
+ * (after the wait list), a runs there (top-k with rank SIZE_MAX, AUTO's
+ * run_planned where it has one; else the selection of rank), and the outputs
+ * are written back; blocks */
+struct cltopk_algorithm;
+CLTOPK_INTERNAL int cltopk_host_on_buffer(cltopk_context *ctx, const cltopk_request *rq,
+                                          const struct cltopk_algorithm *a, size_t rank);
+/* a key whose bits its order key cannot restore: a float zero or NaN */
+CLTOPK_INTERNAL int cltopk_ambiguous_float(const void *keys, size_t i, int bytes);
 
-/* ---- radix select, SBP radix, the planner's models (algo_radix.c,
- * algo_sbp_radix.c, model.c) */
-#if HAVE_OPENCL
-CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_radix_select;
-CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_sbp_radix;
-/* the element at position rank (cltopk_select) by the device radix select */
-CLTOPK_INTERNAL int cltopk_radix_select_host(cltopk_context *ctx, const cltopk_request *rq,
-                                             size_t rank, void *out_key, int64_t *out_index);
-/* the device selection of rank in device data (cltopk_benchmark) */
-CLTOPK_INTERNAL int cltopk_bench_select_buffer(cltopk_context *ctx, cltopk_dtype type,
-                                               cl_mem keys, size_t n, size_t rank,
-                                               unsigned flags, cl_mem out_key, cl_mem out_index,
-                                               cl_event *done);
 /* a device top-k of keys[off .. off+n) of `in` into out_keys / out_index (want
  * bits: 1 keys, 2 positions offset by index_base), enqueued after `wait`; arg is
  * the caller's (e.g. a configuration) */
@@ -193,52 +198,135 @@ typedef int (*cltopk_devrun)(cltopk_context *ctx, const cltopk_request *rq, void
                              size_t off, size_t n, size_t k, cl_mem out_keys, cl_mem out_index,
                              cl_uint want, uint64_t index_base, cl_uint num_wait,
                              const cl_event *wait);
-/* Host data through devrun, one device chunk at a time, each chunk's best
- * min(k, len) read back and merged on the host into rq's outputs.  index 0:
- * keys alone (devrun gets want 1 and no position buffer); then with float keys
- * and ambiguous not NULL, a zero or NaN among a chunk's keys (whose bits need
- * the position) stops the run with *ambiguous = 1 and nothing written. */
+/* chunk.c: host data through devrun, one device chunk at a time, each chunk's
+ * best min(k, len) read back and merged on the host into rq's outputs.  index
+ * 0: keys alone (devrun gets want 1 and no position buffer); then with float
+ * keys and ambiguous not NULL, a zero or NaN among a chunk's keys (whose bits
+ * need the position) stops the run with *ambiguous = 1 and nothing written. */
 CLTOPK_INTERNAL int cltopk_chunked_topk(cltopk_context *ctx, const cltopk_request *rq,
                                         cltopk_devrun devrun, void *arg, int index,
                                         int *ambiguous);
-/* a key whose bits its order key cannot restore: a float zero or NaN */
-CLTOPK_INTERNAL int cltopk_ambiguous_float(const void *keys, size_t i, int bytes);
-/* sort k (order key, 32-bit position) pairs on the device (radix_select.cl) and
- * write the input's bits and positions in output order */
-CLTOPK_INTERNAL int cltopk_rs_sort_write(cltopk_context *ctx, const cltopk_request *rq,
+/* chunk.c: the element at `rank` of host data: one chunk by `select` (a devrun
+ * whose k is rank + 1 and which writes the one element), several by the best
+ * rank + 1 of each chunk through `topk`, merged */
+CLTOPK_INTERNAL int cltopk_chunked_select(cltopk_context *ctx, const cltopk_request *rq,
+                                          cltopk_devrun topk, cltopk_devrun select, void *arg,
+                                          size_t rank, void *out_key, int64_t *out_index);
+/* winners.c: sort k (order key, 32-bit position) pairs in rk / ri on the
+ * device into THE ORDER and write the input's bits and positions (want bits:
+ * 1 keys, 2 positions offset by index_base) */
+CLTOPK_INTERNAL int cltopk_winners_write(cltopk_context *ctx, const cltopk_request *rq,
                                          cl_mem rk, cl_mem ri, size_t k, cl_uint want,
                                          cl_mem in, size_t off, cl_mem out_keys,
                                          cl_mem out_index, uint64_t index_base);
+/* winners.c: the predicted seconds of cltopk_winners_write (cost models) */
+struct cltopk_consts_s;
+CLTOPK_INTERNAL double cltopk_winners_time(const struct cltopk_consts_s *c, size_t k, int kb);
+/* measure.c: median seconds of one streaming read (cl/bandwidth.cl) of `bytes`
+ * of buf, after a warm-up: the device's read floor */
+CLTOPK_INTERNAL int cltopk_device_read_time(cltopk_context *ctx, cl_mem buf, size_t bytes,
+                                            int reps, double *out);
 #endif
-#if HAVE_OPENCL
-/* program.c: the disk cache directory (0 when off) and mkdir -p */
-CLTOPK_INTERNAL int cltopk_cache_dir(char *buf, size_t len);
-CLTOPK_INTERNAL int cltopk_mkdirs(char *path);
-#endif
-/* model.c: AUTO by the cost models (device constants measured once, cached) */
-CLTOPK_INTERNAL int cltopk_plan_auto(cltopk_context *ctx, const cltopk_request *rq,
-                                     int device_data, const cltopk_algorithm **out);
+/* chunk.c: merge two lists in output order (keys of rq's type + indices) into
+ * the first k of their union; out may not alias the inputs */
+CLTOPK_INTERNAL void cltopk_merge_lists(const cltopk_request *rq, const void *ak,
+                                        const int64_t *ai, size_t an, const void *bk,
+                                        const int64_t *bi, size_t bn, size_t k, void *ok,
+                                        int64_t *oi);
+/* measure.c: median seconds of one parallel read (OR) of `bytes` of host memory */
+CLTOPK_INTERNAL double cltopk_cpu_read_time(const void *data, size_t bytes, int reps);
 
+/* consts.c: the device constants of the cost models, measured once per device
+ * and kept in the disk cache (CLTOPK_PLAN_CONSTS overrides) */
+typedef struct cltopk_consts_s {
+    double bw;     /* device read bandwidth, bytes/s */
+    double launch; /* seconds a launch adds back to back */
+    double lrate;  /* local-histogram increments per second, whole device */
+    double h2d;    /* host-to-device copy, bytes/s */
+    double cpubw;  /* host memory read bandwidth of all cores, bytes/s */
+    int gpu;       /* the device is a GPU */
+} cltopk_consts;
+CLTOPK_INTERNAL int cltopk_consts_get(cltopk_context *ctx, cltopk_consts *out);
 
-/* cpu/: the CPU algorithms work on host arrays. */
+/* ------------------------------------------------------------ the records */
+
+/* One algorithm, filled by field name; lib/table.c holds the one array of them
+ * that names, range checks, the planner, explain, the benchmark and packed
+ * top-k iterate. */
+typedef struct cltopk_algorithm {
+    cltopk_algo id;
+    const char *name;
+    int on_device;       /* runs on the OpenCL device; else on the host (any context) */
+    /* limits the planner checks before supports(): largest k for 4- and 8-byte
+     * keys (0: none), 64-bit integers needed on the device, largest n of a
+     * cl_mem call (0: none) */
+    size_t kmax32, kmax64;
+    int needs_int64;
+    size_t max_buffer_n;
+    int decodes_packed;  /* run_buffer decodes a GPU-FOR column (rq->pk_starts) */
+    const char *missing; /* not NULL: not in this build or version, and why */
+    /* 1 if it can run this request here; else 0 with the reason (NULL: always) */
+    int (*supports)(cltopk_context *ctx, const cltopk_request *rq, char *why, size_t whylen);
+    /* predicted seconds for AUTO (c NULL on the "cpu" context); negative: AUTO
+     * does not consider it for this request; NULL: never */
+    double (*predict)(const cltopk_context *ctx, const cltopk_request *rq,
+                      const cltopk_consts *c);
+    /* host pointers in and out */
+    int (*run_host)(cltopk_context *ctx, const cltopk_request *rq);
+    /* what AUTO runs on host data when it picks this record (NULL: run_host) */
+    int (*run_planned)(const cltopk_request *rq, const void *keys, size_t n, size_t k,
+                       void *out_keys, int64_t *out_index);
+    /* device buffers in and out, ending in the context's last event (NULL:
+     * host records, which the API stages) */
+    int (*run_buffer)(cltopk_context *ctx, const cltopk_request *rq);
+    /* device scratch bytes (NULL: 0) */
+    size_t (*workspace)(cltopk_context *ctx, const cltopk_request *rq);
+    /* the element at rank (< n) without a top-k of rank + 1 (NULL: through one) */
+    int (*select_host)(cltopk_context *ctx, const cltopk_request *rq, size_t rank,
+                       void *out_key, int64_t *out_index);
+    /* the same for a cl_mem, into rq's device outputs (one element each) */
+    int (*select_buffer)(cltopk_context *ctx, const cltopk_request *rq, size_t rank);
+} cltopk_algorithm;
+
+/* table.c; at most CLTOPK_RECORDS_MAX records (t/records.c checks) */
+#define CLTOPK_RECORDS_MAX 32
+CLTOPK_INTERNAL extern const cltopk_algorithm *const cltopk_algorithms[];
+CLTOPK_INTERNAL extern const size_t cltopk_algorithm_count;
+/* the record of id, or NULL (AUTO or out of range) */
+CLTOPK_INTERNAL const cltopk_algorithm *cltopk_algorithm_get(cltopk_algo id);
+/* whether id is CLTOPK_ALGO_AUTO or a record's id */
+CLTOPK_INTERNAL int cltopk_algo_valid(cltopk_algo id);
+
+/* each algorithm's record (lib/algo_*.c, cpu/algo_cpu.c) */
+CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_bitonic;
+CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_sbp_radix;
+CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_sbp_tree;
+CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_radix_select;
+CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_heap;
+CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_bitonic;
+CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_radix;
+
+/* plan.c: the record to run: the named one if it can (else UNSUPPORTED with
+ * the reason), or AUTO's choice by predicted time */
+CLTOPK_INTERNAL int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo algo,
+                                  const cltopk_algorithm **out);
+/* plan.c: whether a can run rq here (its limits, then supports); why on no */
+CLTOPK_INTERNAL int cltopk_can_run(cltopk_context *ctx, const cltopk_algorithm *a,
+                                   const cltopk_request *rq, char *why, size_t whylen);
+/* plan.c: the text of cltopk_explain for rq */
+CLTOPK_INTERNAL int cltopk_plan_explain(cltopk_context *ctx, const cltopk_request *rq, char *buf,
+                                        size_t len);
+
+/* ----------------------------------------------------------------- cpu/ */
+/* The CPU algorithms work on host arrays. */
 /* top-k by per-thread heaps; outputs as in cltopk_topk (either may be NULL) */
 CLTOPK_INTERNAL int cltopk_cpu_heap_topk(const cltopk_request *rq, const void *keys, size_t n,
                                          size_t k, void *out_keys, int64_t *out_index);
 /* the element at position rank, by selection over (key, index) pairs */
 CLTOPK_INTERNAL int cltopk_cpu_select(const cltopk_request *rq, size_t rank, void *out_key,
                                       int64_t *out_index);
-/* merge two lists in output order (keys of rq's type + indices) into the first k
- * of their union; out may not alias the inputs */
-CLTOPK_INTERNAL void cltopk_merge_lists(const cltopk_request *rq, const void *ak,
-                                        const int64_t *ai, size_t an, const void *bk,
-                                        const int64_t *bi, size_t bn, size_t k, void *ok,
-                                        int64_t *oi);
 /* sort pairs into output order (best first) */
 CLTOPK_INTERNAL void cltopk_sort_pairs(okey_pair *p, size_t n);
-/* median seconds of one parallel read (max) of `bytes` of host memory */
-CLTOPK_INTERNAL double cltopk_cpu_read_time(const void *data, size_t bytes, int reps);
-
-/* ---- cpu/: radix, bitonic and the CPU planner ---- */
 /* radix.c: the order key at `rank` (0-based) and how many keys are above it */
 CLTOPK_INTERNAL int cltopk_cpu_radix_kth(const cltopk_request *rq, const void *keys, size_t n,
                                          size_t rank, uint64_t *kth, size_t *above);
@@ -265,28 +353,5 @@ CLTOPK_INTERNAL int cltopk_cpu_heap_topk_guarded(const cltopk_request *rq, const
 CLTOPK_INTERNAL uint64_t cltopk_cpu_kth_largest(uint64_t *v, size_t n, size_t r);
 CLTOPK_INTERNAL int cltopk_cpu_sample_floor(const cltopk_request *rq, const void *keys, size_t n,
                                             size_t k, uint64_t *floor);
-/* plan_cpu.c: the CPU algorithm AUTO runs for rq, and the run of it */
-CLTOPK_INTERNAL cltopk_algo cltopk_cpu_choose(const cltopk_request *rq);
-CLTOPK_INTERNAL int cltopk_cpu_auto_topk(const cltopk_request *rq, const void *keys, size_t n,
-                                         size_t k, void *out_keys, int64_t *out_index);
-CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_radix;
-CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_bitonic;
-/* the record AUTO runs on the host (cpu-heap with its guard, or cpu-radix) */
-CLTOPK_INTERNAL const cltopk_algorithm *cltopk_cpu_auto_algorithm(const cltopk_request *rq);
-/* ---- end of the cpu/ block ---- */
-
-/* plan.c */
-CLTOPK_INTERNAL int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo algo,
-                                  int device_data, const cltopk_algorithm **out);
-
-CLTOPK_INTERNAL double cltopk_now(void);
-/* bench.c: the median of t[0..n) (sorts t) */
-CLTOPK_INTERNAL double cltopk_median(double *t, int n);
-#if HAVE_OPENCL
-/* bench.c: median seconds of one streaming read (cl/bandwidth.cl) of `bytes`
- * of buf, after a warm-up: the device's read floor */
-CLTOPK_INTERNAL int cltopk_device_read_time(cltopk_context *ctx, cl_mem buf, size_t bytes,
-                                            int reps, double *out);
-#endif
 
 #endif

@@ -1,155 +1,153 @@
-/* plan.c - the algorithm table and the choice among its entries. */
+/* plan.c - the choice among the records of lib/table.c: a named algorithm if
+ * it can run the call, or AUTO's pick, the supporter with the smallest
+ * predicted time (each record's predict(), its cost model, lives beside it);
+ * and the explanation of that choice (cltopk_explain).
+ *
+ * Device records on host data add the copy of the input to the device
+ * (n * bytes / h2d).  Host records predict their own costs, the copy of device
+ * data to the host included.  On the "cpu" context there are no constants and
+ * only host records; their predict() says which one AUTO runs (the CPU
+ * planner's rule, cpu/algo_cpu.c). */
 #include "internal.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static int heap_supports(cltopk_context *ctx, const cltopk_request *rq, char *why, size_t len)
+int cltopk_can_run(cltopk_context *ctx, const cltopk_algorithm *a, const cltopk_request *rq,
+                   char *why, size_t whylen)
 {
-    (void)ctx, (void)rq, (void)why, (void)len;
-    return 1;
-}
-
-static int heap_run_host(cltopk_context *ctx, const cltopk_request *rq)
-{
-    int st = cltopk_cpu_heap_topk(rq, rq->keys, rq->n, rq->k, rq->out_keys, rq->out_index);
-    if (st != CLTOPK_OK)
-        return cltopk_fail(ctx, st, "cpu-heap: out of host memory for %zu results a thread",
-                           rq->k);
-    return st;
-}
-
-static size_t heap_workspace(cltopk_context *ctx, const cltopk_request *rq)
-{
-    (void)ctx, (void)rq;
-    return 0;
-}
-
-/* cl_mem data for a CPU algorithm: read to the host, run, write back (blocks) */
+    if (a->missing) {
+        snprintf(why, whylen, "%s", a->missing);
+        return 0;
+    }
+    if (a->on_device && !ctx->is_cl) {
+        snprintf(why, whylen,
+                 "%s runs on an OpenCL device, and this context is the \"cpu\" device; open one "
+                 "with cltopk_open(&ctx, \"gpu\") or similar", a->name);
+        return 0;
+    }
+    size_t kmax = rq->bytes == 4 ? a->kmax32 : a->kmax64;
+    if (kmax && rq->k > kmax) {
+        snprintf(why, whylen, "%s takes k <= %zu for %d-byte keys; k = %zu: use "
+                 "CLTOPK_ALGO_AUTO or radix-select", a->name, kmax, rq->bytes, rq->k);
+        return 0;
+    }
 #if HAVE_OPENCL
-#include <stdlib.h>
-static int heap_run_buffer(cltopk_context *ctx, const cltopk_request *rq)
-{
-    size_t kb = (size_t)rq->bytes;
-    char *keys = malloc(rq->n ? rq->n * kb : 1);
-    char *ok = malloc(rq->k * kb);
-    int64_t *oi = malloc(rq->k * 8);
-    int st = CLTOPK_OK;
-    cl_int err;
-    if (!keys || !ok || !oi) {
-        st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory staging %zu elements",
-                         rq->n);
-        goto out;
+    if (a->on_device && a->needs_int64 && !ctx->caps.int64) {
+        snprintf(why, whylen, "%s is an embedded-profile device without cl_khr_int64; %s needs "
+                 "64-bit integers (use the CPU algorithms)", ctx->name, a->name);
+        return 0;
     }
-    {
-        cl_event *wl = NULL;
-        cl_uint nw = rq->num_wait + (ctx->last ? 1 : 0);
-        if (nw && !(wl = malloc(nw * sizeof *wl))) {
-            st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of memory for an event list");
-            goto out;
-        }
-        cl_uint j = 0;
-        if (ctx->last)
-            wl[j++] = ctx->last;
-        for (cl_uint i = 0; i < rq->num_wait; i++)
-            wl[j++] = rq->wait[i];
-        err = clEnqueueReadBuffer(ctx->queue, rq->dkeys, CL_TRUE, rq->doffset * kb, rq->n * kb,
-                                  keys, nw, wl, NULL);
-        free(wl);
+#endif
+    if (a->max_buffer_n && rq->on_device && rq->n > a->max_buffer_n) {
+        snprintf(why, whylen, "%s takes at most %zu elements of a cl_mem per call (32-bit "
+                 "positions inside one launch); split the buffer", a->name, a->max_buffer_n);
+        return 0;
     }
-    if (err != CL_SUCCESS) {
-        st = cltopk_clfail(ctx, err, "clEnqueueReadBuffer (keys to the host)");
-        goto out;
-    }
-    st = cltopk_cpu_auto_topk(rq, keys, rq->n, rq->k, ok, oi); /* only AUTO gets here */
-    if (st != CLTOPK_OK) {
-        st = cltopk_fail(ctx, st, "cpu-heap: out of host memory");
-        goto out;
-    }
-    cl_event ev = NULL;
-    err = CL_SUCCESS;
-    if (rq->want_keys)
-        err = clEnqueueWriteBuffer(ctx->queue, rq->dout_keys, CL_TRUE, 0, rq->k * kb, ok, 0, NULL,
-                                   NULL);
-    if (err == CL_SUCCESS && rq->want_index)
-        err = clEnqueueWriteBuffer(ctx->queue, rq->dout_index, CL_TRUE, 0, rq->k * 8, oi, 0, NULL,
-                                   NULL);
-    if (err == CL_SUCCESS && rq->done)
-        err = clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, &ev);
-    if (err != CL_SUCCESS) {
-        st = cltopk_clfail(ctx, err, "writing the results to the device");
-        goto out;
-    }
-    if (rq->done)
-        *rq->done = ev;
-out:
-    free(keys);
-    free(ok);
-    free(oi);
-    return st;
+    return !a->supports || a->supports(ctx, rq, why, whylen);
 }
-#endif
 
-const cltopk_algorithm cltopk_algo_cpu_heap = {
-    CLTOPK_ALGO_CPU_HEAP, 0, heap_supports, heap_run_host,
-#if HAVE_OPENCL
-    heap_run_buffer,
-#else
-    NULL,
-#endif
-    heap_workspace,
-};
+typedef struct {
+    const cltopk_algorithm *a;
+    double t;   /* predicted seconds; < 0: not a candidate */
+    int ok;
+    char why[512];
+} plan_row;
 
-const cltopk_algorithm *cltopk_algorithm_get(cltopk_algo id)
+/* every record's row; the index of the best in *best (-1: none) */
+static int plan_rows(cltopk_context *ctx, const cltopk_request *rq, plan_row *rows,
+                     int *best, cltopk_consts *pc)
 {
-    switch (id) {
-    case CLTOPK_ALGO_CPU_HEAP: return &cltopk_algo_cpu_heap;
-    case CLTOPK_ALGO_CPU_BITONIC: return &cltopk_algo_cpu_bitonic; /* cpu/plan_cpu.c */
-    case CLTOPK_ALGO_CPU_RADIX: return &cltopk_algo_cpu_radix;
-#if HAVE_OPENCL
-    case CLTOPK_ALGO_BITONIC: return &cltopk_algo_bitonic;
-    case CLTOPK_ALGO_RADIX_SELECT: return &cltopk_algo_radix_select;
-    case CLTOPK_ALGO_SBP_RADIX: return &cltopk_algo_sbp_radix;
-    case CLTOPK_ALGO_SBP_TREE: return &cltopk_algo_sbp_tree;
-#endif
-    default: return NULL;
+    const cltopk_consts *c = NULL;
+    memset(pc, 0, sizeof *pc);
+    *best = -1;
+    if (ctx->is_cl) {
+        int st = cltopk_consts_get(ctx, pc);
+        if (st != CLTOPK_OK)
+            return st;
+        c = pc;
     }
+    for (size_t i = 0; i < cltopk_algorithm_count; i++) {
+        const cltopk_algorithm *a = cltopk_algorithms[i];
+        plan_row *r = &rows[i];
+        r->a = a;
+        r->why[0] = 0;
+        r->t = -1;
+        r->ok = a->predict && cltopk_can_run(ctx, a, rq, r->why, sizeof r->why);
+        if (!r->ok)
+            continue;
+        r->t = a->predict(ctx, rq, c);
+        if (r->t >= 0 && a->on_device && !rq->on_device && c)
+            r->t += (double)rq->n * rq->bytes / c->h2d;
+        if (r->t >= 0 && (*best < 0 || r->t < rows[*best].t))
+            *best = (int)i;
+    }
+    return CLTOPK_OK;
 }
 
 int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo algo,
-                  int device_data, const cltopk_algorithm **out)
+                  const cltopk_algorithm **out)
 {
     char why[512] = "";
     if (algo != CLTOPK_ALGO_AUTO) {
         const cltopk_algorithm *a = cltopk_algorithm_get(algo);
-        if (!a) {
-#if !HAVE_OPENCL
-            if (algo == CLTOPK_ALGO_BITONIC)
-                return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
-                                   "bitonic needs OpenCL, and this cltopk was built without it");
-#endif
-            return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
-                               "algorithm %s is not implemented in cltopk %s; use "
-                               "CLTOPK_ALGO_AUTO or an implemented algorithm (cltopk.h lists them)",
-                               cltopk_algo_name(algo), CLTOPK_VERSION_STRING);
-        }
-        if (a->needs_opencl && !ctx->is_cl)
-            return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
-                               "%s runs on an OpenCL device, and this context is the \"cpu\" "
-                               "device; open one with cltopk_open(&ctx, \"gpu\") or similar",
-                               cltopk_algo_name(algo));
-        if (!a->supports(ctx, rq, why, sizeof why))
+        if (!a)
+            return cltopk_fail(ctx, CLTOPK_ERR_BAD_ALGO, "unknown algorithm %d", (int)algo);
+        if (!cltopk_can_run(ctx, a, rq, why, sizeof why))
             return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
         *out = a;
         return CLTOPK_OK;
     }
-#if HAVE_OPENCL
-    /* the cost models of lib/model.c choose on OpenCL contexts */
+    plan_row rows[CLTOPK_RECORDS_MAX];
+    cltopk_consts pc;
+    int best, st = plan_rows(ctx, rq, rows, &best, &pc);
+    if (st != CLTOPK_OK)
+        return st;
+    if (best < 0)
+        return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL,
+                           "the planner found no algorithm for n = %zu, k = %zu", rq->n, rq->k);
+    *out = rows[best].a;
+    return CLTOPK_OK;
+}
+
+int cltopk_plan_explain(cltopk_context *ctx, const cltopk_request *rq, char *buf, size_t len)
+{
+    plan_row rows[CLTOPK_RECORDS_MAX];
+    cltopk_consts pc;
+    int best, st = plan_rows(ctx, rq, rows, &best, &pc);
+    if (st != CLTOPK_OK)
+        return st;
+    size_t o = 0;
+#define PUT(...)                                                                                \
+    do {                                                                                        \
+        int w_ = snprintf(buf + o, o < len ? len - o : 0, __VA_ARGS__);                         \
+        if (w_ > 0)                                                                             \
+            o += (size_t)w_;                                                                    \
+    } while (0)
+    PUT("plan for n = %zu, k = %zu, %s, %s, %s data, on %s\n", rq->n, rq->k,
+        cltopk_dtype_name(rq->type), rq->smallest ? "smallest" : "largest",
+        rq->on_device ? "device" : "host", ctx->name);
     if (ctx->is_cl)
-        return cltopk_plan_auto(ctx, rq, device_data, out);
-#endif
-    /* the host: the CPU planner (cpu/plan_cpu.c); cl_mem data takes the record
-     * with a run_buffer, which runs the same planner */
-    *out = device_data ? &cltopk_algo_cpu_heap : cltopk_cpu_auto_algorithm(rq);
+        PUT("constants: read %.1f GB/s, launch %.1f us, local %.3g incr/s, host->device "
+            "%.1f GB/s, host read %.1f GB/s\n",
+            pc.bw / 1e9, pc.launch * 1e6, pc.lrate, pc.h2d / 1e9, pc.cpubw / 1e9);
+    for (size_t i = 0; i < cltopk_algorithm_count; i++) {
+        const plan_row *r = &rows[i];
+        const char *mark = (int)i == best ? "->" : "  ";
+        if (!r->a->predict)
+            PUT("   %-13s never chosen by AUTO (named only)\n", r->a->name);
+        else if (!r->ok)
+            PUT("   %-13s unsupported: %s\n", r->a->name, r->why);
+        else if (r->t < 0)
+            PUT("   %-13s not considered for this call\n", r->a->name);
+        else if (ctx->is_cl)
+            PUT("%s %-13s predicted %10.3f ms\n", mark, r->a->name, r->t * 1e3);
+        else
+            PUT("%s %-13s (the CPU planner's choice)\n", mark, r->a->name);
+    }
+    PUT("choice: %s\n", best >= 0 ? rows[best].a->name : "none");
+#undef PUT
+    if (o >= len)
+        buf[len - 1] = 0;
     return CLTOPK_OK;
 }

@@ -1,4 +1,5 @@
-/* staging.c - scratch buffers, chunk sizes, kernel arguments and launches. */
+/* staging.c - scratch buffers, chunk sizes, kernel arguments, launches, the
+ * event handed to the caller, and host algorithms run on device data. */
 #include "internal.h"
 
 #if HAVE_OPENCL
@@ -137,6 +138,78 @@ int cltopk_ambiguous_float(const void *keys, size_t i, int bytes)
     memcpy(&x, (const char *)keys + 8 * i, 8);
     x &= 0x7FFFFFFFFFFFFFFFull;
     return x == 0 || x > 0x7FF0000000000000ull;
+}
+
+int cltopk_hand_off(cltopk_context *ctx, cl_event *done)
+{
+    if (!done)
+        return CLTOPK_OK;
+    if (ctx->last) {
+        clRetainEvent(ctx->last);
+        *done = ctx->last;
+        return CLTOPK_OK;
+    }
+    cl_int err = clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, done);
+    return err == CL_SUCCESS ? CLTOPK_OK : cltopk_clfail(ctx, err, "clEnqueueMarkerWithWaitList");
+}
+
+int cltopk_host_on_buffer(cltopk_context *ctx, const cltopk_request *rq,
+                          const cltopk_algorithm *a, size_t rank)
+{
+    size_t kb = (size_t)rq->bytes, count = rank == SIZE_MAX ? rq->k : 1;
+    char *keys = malloc(rq->n ? rq->n * kb : 1);
+    char *ok = malloc(count * kb);
+    int64_t *oi = malloc(count * 8);
+    cl_event *wl = malloc((rq->num_wait + 1) * sizeof *wl);
+    int st = CLTOPK_OK;
+    cl_int err;
+    if (!keys || !ok || !oi || !wl) {
+        st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory staging %zu elements "
+                         "for %s", rq->n, a->name);
+        goto out;
+    }
+    cl_uint nw = 0;
+    if (ctx->last)
+        wl[nw++] = ctx->last;
+    for (cl_uint i = 0; i < rq->num_wait; i++)
+        wl[nw++] = rq->wait[i];
+    err = clEnqueueReadBuffer(ctx->queue, rq->dkeys, CL_TRUE, rq->doffset * kb, rq->n * kb, keys,
+                              nw, nw ? wl : NULL, NULL);
+    if (err != CL_SUCCESS) {
+        st = cltopk_clfail(ctx, err, "clEnqueueReadBuffer (keys to the host)");
+        goto out;
+    }
+    cltopk_request h = *rq;
+    h.on_device = 0;
+    h.keys = keys;
+    h.out_keys = ok;
+    h.out_index = oi;
+    h.want_keys = h.want_index = 1;
+    if (rank != SIZE_MAX)
+        st = a->select_host(ctx, &h, rank, ok, oi);
+    else if (a->run_planned)
+        st = a->run_planned(&h, keys, h.n, h.k, ok, oi) == CLTOPK_OK
+                 ? CLTOPK_OK
+                 : cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "%s: out of host memory", a->name);
+    else
+        st = a->run_host(ctx, &h);
+    if (st != CLTOPK_OK)
+        goto out;
+    err = CL_SUCCESS;
+    if (rq->want_keys)
+        err = clEnqueueWriteBuffer(ctx->queue, rq->dout_keys, CL_TRUE, 0, count * kb, ok, 0, NULL,
+                                   NULL);
+    if (err == CL_SUCCESS && rq->want_index)
+        err = clEnqueueWriteBuffer(ctx->queue, rq->dout_index, CL_TRUE, 0, count * 8, oi, 0,
+                                   NULL, NULL);
+    if (err != CL_SUCCESS)
+        st = cltopk_clfail(ctx, err, "writing the results to the device");
+out:
+    free(keys);
+    free(ok);
+    free(oi);
+    free(wl);
+    return st;
 }
 
 #endif

@@ -1,142 +1,112 @@
-/* topk.c - the API entry points: validate, describe, plan, run. */
+/* topk.c - the API entry points of top-k and selection: take the context's
+ * lock, describe the request once (lib/request.c), choose the record
+ * (lib/plan.c), run it, and hand out the event. */
 #include "internal.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const int kind_of[6] = {KIND_FLOAT, KIND_FLOAT, KIND_SIGNED, KIND_UNSIGNED, KIND_SIGNED,
-                               KIND_UNSIGNED};
-
-/* Validate what every entry point shares and describe the request. */
-static int describe(cltopk_context *ctx, const char *fn, cltopk_dtype type, size_t n, size_t k,
-                    unsigned flags, cltopk_algo algo, cltopk_request *rq)
+/* the context's lock, its detail text cleared */
+static void enter(cltopk_context *ctx)
 {
-    memset(rq, 0, sizeof *rq);
-    size_t bytes = cltopk_dtype_size(type);
-    if (!bytes)
-        return cltopk_fail(ctx, CLTOPK_ERR_BAD_TYPE, "%s: unknown type %d (use a cltopk_dtype)",
-                           fn, (int)type);
-    if (flags & ~CLTOPK_SMALLEST)
-        return cltopk_fail(ctx, CLTOPK_ERR_BAD_FLAGS,
-                           "%s: unknown flag bits 0x%x (only CLTOPK_SMALLEST is defined)", fn,
-                           flags & ~CLTOPK_SMALLEST);
-    if ((unsigned)algo > CLTOPK_ALGO_CPU_RADIX)
-        return cltopk_fail(ctx, CLTOPK_ERR_BAD_ALGO, "%s: unknown algorithm %d", fn, (int)algo);
-    if (n > SIZE_MAX / 16)
-        return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "%s: n = %zu is too large", fn, n);
-    rq->type = type;
-    rq->bytes = (int)bytes;
-    rq->kind = kind_of[type];
-    rq->n = n;
-    rq->k = k;
-    rq->smallest = (flags & CLTOPK_SMALLEST) != 0;
-    return CLTOPK_OK;
+    pthread_mutex_lock(&ctx->lock);
+    ctx->err[0] = 0;
+}
+
+/* a record's top-k on host data: AUTO runs what the planner means by it */
+static int run_host_topk(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo algo,
+                         const cltopk_algorithm *a)
+{
+    if (algo == CLTOPK_ALGO_AUTO && a->run_planned) {
+        int st = a->run_planned(rq, rq->keys, rq->n, rq->k, rq->out_keys, rq->out_index);
+        return st == CLTOPK_OK ? st
+                               : cltopk_fail(ctx, st, "%s: out of host memory for %zu results",
+                                             a->name, rq->k);
+    }
+    return a->run_host(ctx, rq);
 }
 
 int cltopk_topk(cltopk_context *ctx, cltopk_dtype type, const void *keys, size_t n, size_t k,
                 unsigned flags, cltopk_algo algo, void *out_keys, int64_t *out_index)
 {
+    const char *fn = "cltopk_topk";
     if (!ctx)
-        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "cltopk_topk: ctx is NULL");
-    pthread_mutex_lock(&ctx->lock);
-    ctx->err[0] = 0;
+        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    enter(ctx);
     cltopk_request rq;
-    int st = describe(ctx, "cltopk_topk", type, n, k, flags, algo, &rq);
-    if (st != CLTOPK_OK)
-        goto out;
-    if (k > n) {
-        st = cltopk_fail(ctx, CLTOPK_ERR_K_RANGE, "cltopk_topk: k = %zu is larger than n = %zu",
-                         k, n);
-        goto out;
-    }
-    if (k == 0)
-        goto out;
-    if (!keys || (!out_keys && !out_index)) {
-        st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
-                         "cltopk_topk: %s", !keys ? "keys is NULL"
-                                                  : "out_keys and out_index are both NULL");
-        goto out;
-    }
-    rq.keys = keys;
-    rq.out_keys = out_keys;
-    rq.out_index = out_index;
-    rq.want_keys = out_keys != NULL;
-    rq.want_index = out_index != NULL;
     const cltopk_algorithm *a;
-    st = cltopk_choose(ctx, &rq, algo, 0, &a);
-    if (st == CLTOPK_OK)
-        st = a->run_host(ctx, &rq);
+    int st = cltopk_describe(ctx, fn, type, n, k, flags, CLTOPK_SMALLEST, algo, &rq);
+    if (st == CLTOPK_OK && k > n)
+        st = cltopk_fail(ctx, CLTOPK_ERR_K_RANGE, "%s: k = %zu is larger than n = %zu", fn, k, n);
+    if (st != CLTOPK_OK || k == 0)
+        goto out;
+    if ((st = cltopk_describe_host(ctx, fn, &rq, keys, out_keys, out_index, k)) == CLTOPK_OK &&
+        (st = cltopk_choose(ctx, &rq, algo, &a)) == CLTOPK_OK &&
+        (st = cltopk_outputs_apart(ctx, fn, &rq, k)) == CLTOPK_OK)
+        st = run_host_topk(ctx, &rq, algo, a);
 out:
     pthread_mutex_unlock(&ctx->lock);
     return st;
+}
+
+/* the record that selects for rq: the chosen one if it selects, else the
+ * first record of the table that selects where the chosen one runs */
+static const cltopk_algorithm *selector(cltopk_context *ctx, const cltopk_request *rq,
+                                        const cltopk_algorithm *chosen, int buffer)
+{
+    if (buffer ? chosen->select_buffer != NULL : chosen->select_host != NULL)
+        return chosen;
+    char why[256];
+    for (size_t i = 0; i < cltopk_algorithm_count; i++) {
+        const cltopk_algorithm *a = cltopk_algorithms[i];
+        if (a->on_device == chosen->on_device && (buffer ? a->select_buffer != NULL : a->select_host != NULL) &&
+            cltopk_can_run(ctx, a, rq, why, sizeof why))
+            return a;
+    }
+    return NULL;
 }
 
 int cltopk_select(cltopk_context *ctx, cltopk_dtype type, const void *keys, size_t n,
                   size_t rank, unsigned flags, cltopk_algo algo, void *out_key,
                   int64_t *out_index)
 {
+    const char *fn = "cltopk_select";
     if (!ctx)
-        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "cltopk_select: ctx is NULL");
-    pthread_mutex_lock(&ctx->lock);
-    ctx->err[0] = 0;
+        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    enter(ctx);
     cltopk_request rq;
+    const cltopk_algorithm *a, *s;
     char *tk = NULL;
     int64_t *ti = NULL;
-    int st = describe(ctx, "cltopk_select", type, n, rank + 1, flags, algo, &rq);
-    if (st != CLTOPK_OK)
+    int st = cltopk_describe(ctx, fn, type, n, rank + 1, flags, CLTOPK_SMALLEST, algo, &rq);
+    if (st == CLTOPK_OK && rank >= n)
+        st = cltopk_fail(ctx, CLTOPK_ERR_RANK_RANGE, "%s: rank = %zu is not below n = %zu", fn,
+                         rank, n);
+    if (st != CLTOPK_OK ||
+        (st = cltopk_describe_host(ctx, fn, &rq, keys, out_key, out_index, 1)) != CLTOPK_OK ||
+        (st = cltopk_choose(ctx, &rq, algo, &a)) != CLTOPK_OK ||
+        (st = cltopk_outputs_apart(ctx, fn, &rq, 1)) != CLTOPK_OK)
         goto out;
-    if (rank >= n) {
-        st = cltopk_fail(ctx, CLTOPK_ERR_RANK_RANGE,
-                         "cltopk_select: rank = %zu is not below n = %zu", rank, n);
+    /* a selection without a top-k where the record (or, for AUTO, one beside
+     * it) has one; else the top-k of rank + 1 */
+    s = algo == CLTOPK_ALGO_AUTO ? selector(ctx, &rq, a, 0) : a->select_host ? a : NULL;
+    if (s) {
+        st = s->select_host(ctx, &rq, rank, out_key, out_index);
         goto out;
-    }
-    if (!keys || (!out_key && !out_index)) {
-        st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "cltopk_select: %s",
-                         !keys ? "keys is NULL" : "out_key and out_index are both NULL");
-        goto out;
-    }
-    rq.keys = keys;
-    const cltopk_algorithm *a = NULL;
-    if (algo == CLTOPK_ALGO_AUTO) {
-        /* a device top-k of rank + 1 when AUTO would pick one, else a radix selection */
-        st = cltopk_choose(ctx, &rq, algo, 0, &a);
-        if (st != CLTOPK_OK)
-            goto out;
-        if (!a->needs_opencl) {
-            st = cltopk_cpu_select(&rq, rank, out_key, out_index);
-            if (st != CLTOPK_OK)
-                cltopk_fail(ctx, st, "cltopk_select: CPU selection failed");
-            goto out;
-        }
-#if HAVE_OPENCL
-        /* on an OpenCL device, AUTO selects by the device radix select */
-        st = cltopk_radix_select_host(ctx, &rq, rank, out_key, out_index);
-        goto out;
-#endif
-    } else {
-        st = cltopk_choose(ctx, &rq, algo, 0, &a);
-        if (st != CLTOPK_OK)
-            goto out;
-#if HAVE_OPENCL
-        if (a->id == CLTOPK_ALGO_RADIX_SELECT) { /* no top-k of rank + 1 */
-            st = cltopk_radix_select_host(ctx, &rq, rank, out_key, out_index);
-            goto out;
-        }
-#endif
     }
     tk = malloc(rq.k * (size_t)rq.bytes);
     ti = malloc(rq.k * sizeof *ti);
     if (!tk || !ti) {
         st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY,
-                         "cltopk_select: out of host memory for a top-%zu (use CLTOPK_ALGO_AUTO, "
-                         "which selects without it)", rq.k);
+                         "%s: out of host memory for a top-%zu (use CLTOPK_ALGO_AUTO, which "
+                         "selects without it)", fn, rq.k);
         goto out;
     }
-    rq.out_keys = tk;
-    rq.out_index = ti;
-    rq.want_keys = rq.want_index = 1;
-    st = a->run_host(ctx, &rq);
+    cltopk_request t = rq;
+    t.out_keys = tk;
+    t.out_index = ti;
+    t.want_keys = t.want_index = 1;
+    st = run_host_topk(ctx, &t, algo, a);
     if (st == CLTOPK_OK) {
         if (out_key)
             memcpy(out_key, tk + rank * (size_t)rq.bytes, (size_t)rq.bytes);
@@ -151,19 +121,29 @@ out:
 }
 
 #if HAVE_OPENCL
-static int check_mem(cltopk_context *ctx, cl_mem m, size_t need, const char *what)
+/* what the cl_mem entry points share: the context is an OpenCL one; k == 0
+ * (nothing to compute) still gives an event after the wait list */
+static int buffer_start(cltopk_context *ctx, const char *fn, size_t k, cl_uint num_wait,
+                        const cl_event *wait, cl_event *done, int *nothing)
 {
-    size_t size = 0;
-    cl_int err = clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof size, &size, NULL);
-    if (err != CL_SUCCESS)
+    *nothing = 0;
+    if (!ctx->is_cl)
+        return cltopk_fail(ctx, CLTOPK_ERR_NO_OPENCL,
+                           "%s: this context is the \"cpu\" device; cl_mem data needs a context "
+                           "opened on an OpenCL device", fn);
+    if ((num_wait > 0) != (wait != NULL))
         return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
-                           "cltopk_topk_buffer: %s is not a valid cl_mem (%s)", what,
-                           cltopk_clerror_name(err));
-    if (size < need)
-        return cltopk_fail(ctx, CLTOPK_ERR_BUFFER_SIZE,
-                           "cltopk_topk_buffer: %s holds %zu bytes, the call needs %zu", what,
-                           size, need);
-    return CLTOPK_OK;
+                           "%s: num_wait and wait disagree (wait NULL exactly when num_wait 0)",
+                           fn);
+    if (done)
+        *done = NULL;
+    if (k > 0)
+        return CLTOPK_OK;
+    *nothing = 1;
+    if (!done)
+        return CLTOPK_OK;
+    cl_int err = clEnqueueMarkerWithWaitList(ctx->queue, num_wait, wait, done);
+    return err == CL_SUCCESS ? CLTOPK_OK : cltopk_clfail(ctx, err, "clEnqueueMarkerWithWaitList");
 }
 #endif
 
@@ -171,127 +151,147 @@ int cltopk_topk_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem keys, size
                        size_t n, size_t k, unsigned flags, cltopk_algo algo, cl_mem out_keys,
                        cl_mem out_index, cl_uint num_wait, const cl_event *wait, cl_event *done)
 {
+    const char *fn = "cltopk_topk_buffer";
     if (!ctx)
-        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "cltopk_topk_buffer: ctx is NULL");
+        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
 #if HAVE_OPENCL
-    pthread_mutex_lock(&ctx->lock);
-    ctx->err[0] = 0;
+    enter(ctx);
     cltopk_request rq;
-    int st = describe(ctx, "cltopk_topk_buffer", type, n, k, flags, algo, &rq);
-    if (st != CLTOPK_OK)
-        goto out;
-    if (!ctx->is_cl) {
-        st = cltopk_fail(ctx, CLTOPK_ERR_NO_OPENCL,
-                         "cltopk_topk_buffer: this context is the \"cpu\" device; cl_mem data "
-                         "needs a context opened on an OpenCL device");
-        goto out;
-    }
-    if (k > n) {
-        st = cltopk_fail(ctx, CLTOPK_ERR_K_RANGE,
-                         "cltopk_topk_buffer: k = %zu is larger than n = %zu", k, n);
-        goto out;
-    }
-    if ((num_wait > 0) != (wait != NULL)) {
-        st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
-                         "cltopk_topk_buffer: num_wait and wait disagree");
-        goto out;
-    }
-    if (done)
-        *done = NULL;
-    if (k == 0) {
-        /* nothing to compute; the event still completes after the wait list */
-        if (done) {
-            cl_int err = clEnqueueMarkerWithWaitList(ctx->queue, num_wait, wait, done);
-            if (err != CL_SUCCESS)
-                st = cltopk_clfail(ctx, err, "clEnqueueMarkerWithWaitList");
-        }
-        goto out;
-    }
-    if (!keys || (!out_keys && !out_index)) {
-        st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "cltopk_topk_buffer: %s",
-                         !keys ? "keys is NULL" : "out_keys and out_index are both NULL");
-        goto out;
-    }
-    if (offset > SIZE_MAX / 16 - n) {
-        st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "cltopk_topk_buffer: offset too large");
-        goto out;
-    }
-    if ((st = check_mem(ctx, keys, (offset + n) * (size_t)rq.bytes, "keys")) != CLTOPK_OK ||
-        (out_keys && (st = check_mem(ctx, out_keys, k * (size_t)rq.bytes, "out_keys")) != CLTOPK_OK) ||
-        (out_index && (st = check_mem(ctx, out_index, k * 8, "out_index")) != CLTOPK_OK))
-        goto out;
-    rq.on_device = 1;
-    rq.dkeys = keys;
-    rq.doffset = offset;
-    rq.dout_keys = out_keys;
-    rq.dout_index = out_index;
-    rq.want_keys = out_keys != NULL;
-    rq.want_index = out_index != NULL;
-    rq.num_wait = num_wait;
-    rq.wait = wait;
-    rq.done = done;
     const cltopk_algorithm *a;
-    st = cltopk_choose(ctx, &rq, algo, 1, &a);
-    /* cltopk.h: only device algorithms (or AUTO, which may fall back) take cl_mem */
-    if (st == CLTOPK_OK && algo != CLTOPK_ALGO_AUTO && !a->needs_opencl)
+    int nothing;
+    int st = cltopk_describe(ctx, fn, type, n, k, flags, CLTOPK_SMALLEST, algo, &rq);
+    if (st == CLTOPK_OK && k > n)
+        st = cltopk_fail(ctx, CLTOPK_ERR_K_RANGE, "%s: k = %zu is larger than n = %zu", fn, k, n);
+    if (st != CLTOPK_OK ||
+        (st = buffer_start(ctx, fn, k, num_wait, wait, done, &nothing)) != CLTOPK_OK || nothing ||
+        (st = cltopk_describe_buffer(ctx, fn, &rq, keys, offset, out_keys, out_index, k, num_wait,
+                                     wait)) != CLTOPK_OK ||
+        (st = cltopk_choose(ctx, &rq, algo, &a)) != CLTOPK_OK ||
+        (st = cltopk_outputs_apart(ctx, fn, &rq, k)) != CLTOPK_OK)
+        goto out;
+    /* cltopk.h: a named host algorithm does not take cl_mem; AUTO may stage */
+    if (!a->on_device && algo != CLTOPK_ALGO_AUTO)
         st = cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
-                         "cltopk_topk_buffer: %s runs on host memory; cl_mem data takes a "
-                         "device algorithm (bitonic) or CLTOPK_ALGO_AUTO",
-                         cltopk_algo_name(algo));
-    if (st == CLTOPK_OK && !a->run_buffer)
-        st = cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s cannot read device buffers",
-                         cltopk_algo_name(a->id));
-    if (st == CLTOPK_OK)
+                         "%s: %s runs on host memory; cl_mem data takes a device algorithm or "
+                         "CLTOPK_ALGO_AUTO", fn, a->name);
+    else if (!a->on_device)
+        st = cltopk_host_on_buffer(ctx, &rq, a, SIZE_MAX);
+    else
         st = a->run_buffer(ctx, &rq);
+    if (st == CLTOPK_OK)
+        st = cltopk_hand_off(ctx, done);
 out:
     pthread_mutex_unlock(&ctx->lock);
     return st;
 #else
     (void)type, (void)keys, (void)offset, (void)n, (void)k, (void)flags, (void)algo;
     (void)out_keys, (void)out_index, (void)num_wait, (void)wait, (void)done;
-    return cltopk_fail(ctx, CLTOPK_ERR_NO_OPENCL, "cltopk_topk_buffer: built without OpenCL");
+    return cltopk_fail(ctx, CLTOPK_ERR_NO_OPENCL, "%s: built without OpenCL", fn);
+#endif
+}
+
+int cltopk_select_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem keys, size_t offset,
+                         size_t n, size_t rank, unsigned flags, cltopk_algo algo,
+                         cl_mem out_key, cl_mem out_index, cl_uint num_wait,
+                         const cl_event *wait, cl_event *done)
+{
+    const char *fn = "cltopk_select_buffer";
+    if (!ctx)
+        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+#if HAVE_OPENCL
+    enter(ctx);
+    cltopk_request rq;
+    const cltopk_algorithm *a, *s;
+    int nothing;
+    int st = cltopk_describe(ctx, fn, type, n, rank + 1, flags, CLTOPK_SMALLEST, algo, &rq);
+    if (st == CLTOPK_OK && rank >= n)
+        st = cltopk_fail(ctx, CLTOPK_ERR_RANK_RANGE, "%s: rank = %zu is not below n = %zu", fn,
+                         rank, n);
+    if (st != CLTOPK_OK ||
+        (st = buffer_start(ctx, fn, 1, num_wait, wait, done, &nothing)) != CLTOPK_OK ||
+        (st = cltopk_describe_buffer(ctx, fn, &rq, keys, offset, out_key, out_index, 1, num_wait,
+                                     wait)) != CLTOPK_OK ||
+        (st = cltopk_choose(ctx, &rq, algo, &a)) != CLTOPK_OK ||
+        (st = cltopk_outputs_apart(ctx, fn, &rq, 1)) != CLTOPK_OK)
+        goto out;
+    if (!a->on_device && algo != CLTOPK_ALGO_AUTO) {
+        st = cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                         "%s: %s runs on host memory; cl_mem data takes a device algorithm or "
+                         "CLTOPK_ALGO_AUTO", fn, a->name);
+        goto out;
+    }
+    s = algo == CLTOPK_ALGO_AUTO ? selector(ctx, &rq, a, a->on_device)
+                                 : a->select_buffer ? a : NULL;
+    if (!s && !a->on_device)
+        s = selector(ctx, &rq, a, 0);
+    if (!s)
+        st = cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                         "%s: %s has no selection of device data; use radix-select or "
+                         "CLTOPK_ALGO_AUTO", fn, a->name);
+    else if (!s->on_device)
+        st = cltopk_host_on_buffer(ctx, &rq, s, rank);
+    else
+        st = s->select_buffer(ctx, &rq, rank);
+    if (st == CLTOPK_OK)
+        st = cltopk_hand_off(ctx, done);
+out:
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+#else
+    (void)type, (void)keys, (void)offset, (void)n, (void)rank, (void)flags, (void)algo;
+    (void)out_key, (void)out_index, (void)num_wait, (void)wait, (void)done;
+    return cltopk_fail(ctx, CLTOPK_ERR_NO_OPENCL, "%s: built without OpenCL", fn);
 #endif
 }
 
 int cltopk_workspace_size(cltopk_context *ctx, cltopk_dtype type, size_t n, size_t k,
                           unsigned flags, cltopk_algo algo, size_t *bytes)
 {
-    if (!ctx || !bytes)
-        return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
-                           "cltopk_workspace_size: ctx and bytes must not be NULL");
-    pthread_mutex_lock(&ctx->lock);
+    const char *fn = "cltopk_workspace_size";
+    if (!ctx)
+        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    enter(ctx);
     cltopk_request rq;
-    int st = describe(ctx, "cltopk_workspace_size", type, n, k, flags, algo, &rq);
-    if (st == CLTOPK_OK && k > n)
-        st = cltopk_fail(ctx, CLTOPK_ERR_K_RANGE, "k = %zu is larger than n = %zu", k, n);
     const cltopk_algorithm *a = NULL;
+    int st = bytes ? cltopk_describe(ctx, fn, type, n, k, flags, CLTOPK_SMALLEST, algo, &rq)
+                   : cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "%s: bytes is NULL", fn);
+    if (st == CLTOPK_OK && k > n)
+        st = cltopk_fail(ctx, CLTOPK_ERR_K_RANGE, "%s: k = %zu is larger than n = %zu", fn, k, n);
     if (st == CLTOPK_OK && k > 0)
-        st = cltopk_choose(ctx, &rq, algo, 0, &a);
+        st = cltopk_choose(ctx, &rq, algo, &a);
     if (st == CLTOPK_OK)
-        *bytes = a ? a->workspace(ctx, &rq) : 0;
+        *bytes = a && a->workspace ? a->workspace(ctx, &rq) : 0;
     pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
+/* describe a plan's request: k in 1..n, the data on the host or the device */
+static int plan_request(cltopk_context *ctx, const char *fn, cltopk_dtype type, size_t n,
+                        size_t k, unsigned flags, int device_data, cltopk_request *rq)
+{
+    int st = cltopk_describe(ctx, fn, type, n, k, flags, CLTOPK_SMALLEST, CLTOPK_ALGO_AUTO, rq);
+    if (st == CLTOPK_OK && (k == 0 || k > n))
+        st = cltopk_fail(ctx, CLTOPK_ERR_K_RANGE, "%s: need 0 < k <= n (k = %zu, n = %zu)", fn,
+                         k, n);
+    if (st == CLTOPK_OK && device_data && !ctx->is_cl)
+        st = cltopk_fail(ctx, CLTOPK_ERR_NO_OPENCL,
+                         "%s: the \"cpu\" context has no device buffers; open an OpenCL device",
+                         fn);
+    rq->on_device = device_data != 0;
     return st;
 }
 
 static int plan_for(cltopk_context *ctx, const char *fn, cltopk_dtype type, size_t n, size_t k,
                     unsigned flags, int device_data, cltopk_algo *chosen)
 {
-    if (!ctx || !chosen)
-        return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx and chosen must not be NULL",
-                           fn);
-    if (device_data && !ctx->is_cl)
-        return cltopk_fail(ctx, CLTOPK_ERR_NO_OPENCL,
-                           "%s: the \"cpu\" context has no device buffers; open an OpenCL "
-                           "device", fn);
-    pthread_mutex_lock(&ctx->lock);
+    if (!ctx)
+        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    enter(ctx);
     cltopk_request rq;
-    int st = describe(ctx, fn, type, n, k, flags, CLTOPK_ALGO_AUTO, &rq);
-    if (st == CLTOPK_OK && k > n)
-        st = cltopk_fail(ctx, CLTOPK_ERR_K_RANGE, "k = %zu is larger than n = %zu", k, n);
-    const cltopk_algorithm *a = NULL;
-    if (st == CLTOPK_OK)
-        st = cltopk_choose(ctx, &rq, CLTOPK_ALGO_AUTO, device_data, &a);
-    if (st == CLTOPK_OK)
+    const cltopk_algorithm *a;
+    int st = chosen ? plan_request(ctx, fn, type, n, k, flags, device_data, &rq)
+                    : cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "%s: chosen is NULL", fn);
+    if (st == CLTOPK_OK && (st = cltopk_choose(ctx, &rq, CLTOPK_ALGO_AUTO, &a)) == CLTOPK_OK)
         *chosen = a->id;
     pthread_mutex_unlock(&ctx->lock);
     return st;
@@ -307,4 +307,21 @@ int cltopk_plan_buffer(cltopk_context *ctx, cltopk_dtype type, size_t n, size_t 
                        unsigned flags, cltopk_algo *chosen)
 {
     return plan_for(ctx, "cltopk_plan_buffer", type, n, k, flags, 1, chosen);
+}
+
+int cltopk_explain(cltopk_context *ctx, cltopk_dtype type, size_t n, size_t k, unsigned flags,
+                   int device_data, char *buf, size_t len)
+{
+    const char *fn = "cltopk_explain";
+    if (!ctx)
+        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    enter(ctx);
+    cltopk_request rq;
+    int st = buf && len ? plan_request(ctx, fn, type, n, k, flags, device_data, &rq)
+                        : cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                                      "%s: buf must not be NULL and len > 0", fn);
+    if (st == CLTOPK_OK)
+        st = cltopk_plan_explain(ctx, &rq, buf, len);
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
 }

@@ -248,19 +248,27 @@ int main(void)
                 }
                 check_cfg(&c, K, kb, index, &plain_conflicts);
             }
-    /* the tuned entries of the per-device table */
-    for (size_t i = 0; bcfg_tuned[i].device; i++) {
-        bitonic_cfg c;
-        memset(&c, 0, sizeof c);
-        c.K = bcfg_tuned[i].K, c.key_bytes = bcfg_tuned[i].key_bytes;
-        c.index = bcfg_tuned[i].index, c.B = bcfg_tuned[i].B, c.WG = bcfg_tuned[i].WG;
-        c.OUT = bcfg_tuned[i].OUT, c.MAXM = bcfg_tuned[i].MAXM, c.SWZ = 1;
-        char why[256] = "";
-        int bad = bcfg_check(&c, budget, max_wg, why, sizeof why) != 0;
-        ok(!bad, "tuned entry %zu (%s K=%u) is a valid configuration%s%s", i,
-           bcfg_tuned[i].device, c.K, bad ? ": " : "", why);
-        check_cfg(&c, c.K, c.key_bytes, c.index, &plain_conflicts);
-    }
+    /* the tuned rows of the per-device table, each K of its range, applied as
+     * the library applies them (lib/tune.c) */
+    for (size_t i = 0; bcfg_rows[i].device; i++)
+        for (size_t K = bcfg_rows[i].kmin; K <= bcfg_rows[i].kmax; K *= 2) {
+            const cltopk_tuned_row *r = &bcfg_rows[i];
+            unsigned kb = r->key_bytes ? r->key_bytes : 4, index = r->index > 0;
+            bitonic_cfg c;
+            cltopk_params p = {{0}, 0};
+            char why[256] = "";
+            int bad = bcfg_default(&c, (unsigned)K, kb, index, budget, max_wg, 16) != 0 ||
+                      cltopk_params_apply(&bcfg_table, r->values, r->device, &p, why,
+                                          sizeof why) != 0;
+            if (!bad) {
+                bcfg_apply(&c, &p);
+                bad = bcfg_check(&c, budget, max_wg, why, sizeof why) != 0;
+            }
+            ok(!bad, "tuned row %zu (%s K=%zu) is a valid configuration%s%s", i, r->device, K,
+               bad ? ": " : "", why);
+            if (!bad)
+                check_cfg(&c, c.K, c.key_bytes, c.index, &plain_conflicts);
+        }
     ok(plain_conflicts, "the replay sees conflicts in the plain layout (it can fail)");
     return tap_done();
 }

@@ -46,7 +46,7 @@ t_bitonic_t_LDADD = $(T_LDADD)
 
 # the bank-conflict replay needs no library: the kernel's index arithmetic
 # (cl/schedule.h) and the configurations the library picks (lib/bitonic_cfg.h)
-t_banks_t_SOURCES = t/banks.c
+t_banks_t_SOURCES = t/banks.c lib/tune.c
 t_banks_t_CPPFLAGS = $(T_CPPFLAGS)
 t_banks_t_LDADD = t/libtest.a
 
@@ -141,3 +141,14 @@ TESTS += t/sbp_tree.t
 t_sbp_tree_t_SOURCES = t/sbp_tree.c tools/gen.c tools/gen.h
 t_sbp_tree_t_CPPFLAGS = $(T_CPPFLAGS)
 t_sbp_tree_t_LDADD = $(T_LDADD) -lm
+
+# every record of the algorithm table through every entry point
+check_PROGRAMS += t/records.t
+TESTS += t/records.t
+t_records_t_SOURCES = t/records.c
+t_records_t_CPPFLAGS = $(T_CPPFLAGS)
+t_records_t_LDADD = $(T_LDADD)
+
+# the rules of docs/DESIGN.md ("Layers"), checked on the built objects
+TESTS += t/layers.sh
+EXTRA_DIST += t/layers.sh

@@ -607,7 +607,7 @@ static void tune_help(void)
            "setting CLTOPK_BITONIC for the call; candidates the device cannot run are\n"
            "skipped.  It prints the best next to the default configuration\n"
            "(CLTOPK_BITONIC unset) and ends with the entries, in the C form of the\n"
-           "tuned[] table of lib/algo_bitonic.c, where the best beats the default by more\n"
+           "bcfg_rows[] table of lib/bitonic_cfg.h, where the best beats the default by more\n"
            "than 3%%.  Timing asks for keys and positions (entries with index = 1), or\n"
            "with --keys-only for keys alone (index = 0: the kernels carry no positions).\n"
            "CLTOPK_BITONIC is unset when tune ends.\n"
@@ -633,15 +633,6 @@ static void tune_help(void)
            "Examples:\n"
            "  cltopk tune\n"
            "  cltopk tune --device 0:0 -t f64 -k 32,256,1024 --reps 9\n");
-}
-
-/* the library's default OUT (bitonic_cfg.h): a 16-fold reduction, within what
- * the register phase leaves, at least K */
-static unsigned tune_default_out(unsigned K, unsigned B, unsigned WG)
-{
-    unsigned a = B * WG / 16, h = (K < B ? K : B) * WG / 2;
-    unsigned o = a < h ? a : h;
-    return o > K ? o : K;
 }
 
 /* one timing with CLTOPK_BITONIC = spec (NULL: unset); 1 timed, 0 unsupported,
@@ -774,11 +765,11 @@ int cmd_tune(int argc, char **argv)
     for (size_t i = 0; i < NWG; i++)
         printf("%s %" PRIu64, i ? "," : "", WGs[i]);
     printf("; MAXM = 16, SWZ = 1, OUT = default\n\n");
-    printf("%6s %6s  %-24s %10s %11s %10s %8s\n", "k", "K", "best B,WG,OUT,MAXM", "best ms",
+    printf("%6s %6s  %-24s %10s %11s %10s %8s\n", "k", "K", "best B,WG,MAXM", "best ms",
            "default ms", "floor ms", "gain");
     fflush(stdout);
 
-    struct { unsigned K, B, WG, OUT; } entry[MAX_LIST];
+    struct { unsigned K, B, WG; } entry[MAX_LIST];
     size_t nentry = 0;
     int errors = 0;
     for (size_t ki = 0; ki < nk && !rc; ki++) {
@@ -790,23 +781,24 @@ int cmd_tune(int argc, char **argv)
         int dok = tune_time(ctx, type, data, (size_t)n, k, (int)reps, flags, NULL, &dmed,
                             &dflo);
         errors += dok < 0;
-        unsigned bB = 0, bWG = 0, bOUT = 0;
+        unsigned bB = 0, bWG = 0;
         for (size_t bi = 0; bi < NB; bi++)
             for (size_t wi = 0; wi < NWG; wi++) {
-                unsigned B = (unsigned)Bs[bi], WG = (unsigned)WGs[wi], OUT = tune_default_out(K, B, WG);
+                unsigned B = (unsigned)Bs[bi], WG = (unsigned)WGs[wi];
                 char spec[96];
                 if (2u * K > B * WG) /* a group must hold two runs of K */
                     continue;
-                snprintf(spec, sizeof spec, "B=%u,WG=%u,OUT=%u,MAXM=16,SWZ=1", B, WG, OUT);
+                /* OUT: the library's default for B and WG */
+                snprintf(spec, sizeof spec, "B=%u,WG=%u,MAXM=16,SWZ=1", B, WG);
                 int ok = tune_time(ctx, type, data, (size_t)n, k, (int)reps, flags, spec, &med,
                                          &flo);
                 errors += ok < 0;
                 if (ok == 1 && (!bB || med < bmed))
-                    bB = B, bWG = WG, bOUT = OUT, bmed = med;
+                    bB = B, bWG = WG, bmed = med;
             }
         char best[64] = "-", bms[32] = "-", dms[32] = "-", fms[32] = "-", gain[32] = "-";
         if (bB) {
-            snprintf(best, sizeof best, "%u,%u,%u,16", bB, bWG, bOUT);
+            snprintf(best, sizeof best, "%u,%u,16", bB, bWG);
             snprintf(bms, sizeof bms, "%.3f", bmed * 1e3);
         }
         if (dok == 1) {
@@ -822,7 +814,6 @@ int cmd_tune(int argc, char **argv)
                     dup |= entry[e].K == K;
                 if (!dup) {
                     entry[nentry].K = K, entry[nentry].B = bB, entry[nentry].WG = bWG;
-                    entry[nentry].OUT = bOUT;
                     nentry++;
                 }
             }
@@ -834,10 +825,10 @@ int cmd_tune(int argc, char **argv)
 
     printf("\n");
     if (nentry == 0)
-        printf("/* no tuned[] entry: the default is within 3%% of the best for every k */\n");
+        printf("/* no bcfg_rows[] entry: the default is within 3%% of the best for every k */\n");
     else
-        printf("/* tuned[] entries for lib/algo_bitonic.c (best > 3%% faster than the default):"
-               "\n * {device, key_bytes, index, K, B, WG, OUT, MAXM} */\n");
+        printf("/* bcfg_rows[] entries for lib/bitonic_cfg.h (best > 3%% faster than the "
+               "default):\n * {device, key_bytes, index, K from, K to, values} */\n");
     for (size_t e = 0; e < nentry; e++) {
         printf("    {\"");
         for (const char *c = devname; *c; c++) /* as a C string literal */
@@ -847,9 +838,9 @@ int cmd_tune(int argc, char **argv)
                 printf("\\%03o", (unsigned)(unsigned char)*c);
             else
                 putchar(*c);
-        printf("\", %zu, %d, %u, %u, %u, %u, 16},\n", bytes,
-               (flags & CLTOPK_BENCH_KEYS_ONLY) ? 0 : 1, entry[e].K, entry[e].B, entry[e].WG,
-               entry[e].OUT);
+        printf("\", %zu, %d, %u, %u, \"B=%u,WG=%u,MAXM=16\"},\n", bytes,
+               (flags & CLTOPK_BENCH_KEYS_ONLY) ? 0 : 1, entry[e].K, entry[e].K, entry[e].B,
+               entry[e].WG);
     }
     free(data);
     cltopk_close(ctx);

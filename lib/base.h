@@ -1,0 +1,55 @@
+/* base.h - the bottom layer: errors and measurement.
+ *
+ * Every other part of the library may call these; they call nothing of the
+ * library (only the C library and, for the names of OpenCL errors, nothing of
+ * the OpenCL runtime either).  See docs/DESIGN.md, "Layers". */
+#ifndef CLTOPK_BASE_H
+#define CLTOPK_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cltopk.h"
+
+#define CLTOPK_INTERNAL __attribute__((visibility("hidden")))
+
+/* The detail-text buffer of a failing call: the context's (ctx not NULL) or
+ * this thread's open-error text.  cltopk_fail writes the text there and
+ * returns status. */
+CLTOPK_INTERNAL int cltopk_fail(cltopk_context *ctx, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* the buffer cltopk_fail(NULL, ...) writes: this thread's */
+CLTOPK_INTERNAL char *cltopk_open_error(void);
+/* getenv, with "" read as unset */
+CLTOPK_INTERNAL const char *cltopk_env(const char *name);
+
+#if CLTOPK_HAVE_OPENCL
+CLTOPK_INTERNAL const char *cltopk_clerror_name(cl_int err);
+/* Fail with CLTOPK_ERR_OPENCL, or CLTOPK_ERR_DEVICE_MEMORY for allocation
+ * failures, naming the call `what` and the context's device. */
+CLTOPK_INTERNAL int cltopk_clfail(cltopk_context *ctx, cl_int err, const char *what);
+#endif
+
+/* monotonic seconds */
+CLTOPK_INTERNAL double cltopk_now(void);
+/* the median of t[0..n) (sorts t) */
+CLTOPK_INTERNAL double cltopk_median(double *t, int n);
+
+/* small arithmetic every layer uses */
+static inline size_t cltopk_pow2_ge(size_t x)
+{
+    size_t p = 1;
+    while (p < x)
+        p <<= 1;
+    return p;
+}
+
+static inline size_t cltopk_pow2_le(size_t x)
+{
+    size_t p = 1;
+    while (p * 2 <= x)
+        p <<= 1;
+    return p;
+}
+
+#endif
