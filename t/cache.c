@@ -8,16 +8,25 @@
  *   - damaged files (truncated, garbage, wrong magic, empty, a flipped byte in
  *     the key text or in the binary) are misses: results exact, the file
  *     replaced by a good one;
- *   - CLTOPK_CACHE=0 writes nothing; an unusable directory is no error. */
+ *   - CLTOPK_CACHE=0 writes nothing; an unusable directory is no error;
+ *   - the directories it makes and the files it writes are the user's alone
+ *     (0700, 0600); a directory that others may write to is not used at all;
+ *   - in the directory, a link planted at a temporary file's name or in place
+ *     of an entry is never followed, and a FIFO in place of an entry neither
+ *     blocks the call nor stays (each a miss, the entry written anew). */
 #include "testlib.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static rng_t rng;
@@ -211,6 +220,188 @@ static void damage(const char *dir, const listing *l, int how)
 static const char *const damage_name[] = {"truncated", "garbage", "wrong magic", "empty",
                                           "key text changed", "binary changed"};
 
+/* ------------------------------------------- links, FIFOs and permissions */
+
+static mode_t perm_of(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 ? st.st_mode & 07777 : (mode_t)-1;
+}
+
+static int is_regular(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* 1 if the file at path holds exactly data (len bytes) */
+static int holds(const char *path, const void *data, size_t len)
+{
+    size_t got;
+    char *buf = read_file(path, &got);
+    int same = got == len && !memcmp(buf, data, len);
+    free(buf);
+    return same;
+}
+
+/* every entry of l (in dir) a regular *.bin file of the user's alone, with its magic */
+static int entries_good(const char *dir, const listing *l)
+{
+    int good = l->n > 0;
+    for (int i = 0; i < l->n; i++) {
+        char path[PATHLEN];
+        mkpath(path, "%s/%s", dir, l->name[i]);
+        good &= is_regular(path) && (perm_of(path) & 077) == 0 &&
+                file_starts_with(path, "CLTOPKBIN2\n");
+    }
+    return good;
+}
+
+/* While the call runs, look at the FIFOs: a writer's non-blocking open succeeds
+ * only while a reader has one open, i.e. when the call blocks on it (the open
+ * also lets such a reader go on, to a miss, so the test ends either way). */
+typedef struct {
+    char path[MAXF][PATHLEN];
+    int n;
+    atomic_int done;
+    atomic_int blocked;
+} fifo_watch;
+
+static int fifo_has_reader(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    int fifo = fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+    close(fd);
+    return fifo;
+}
+
+static void *watch_fifos(void *arg)
+{
+    fifo_watch *w = arg;
+    for (int t = 0; !atomic_load(&w->done); t++) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        if (t < 30) /* 3 s: a non-blocking open that checks and closes is long over */
+            continue;
+        for (int i = 0; i < w->n; i++)
+            if (fifo_has_reader(w->path[i]))
+                atomic_store(&w->blocked, 1);
+    }
+    return NULL;
+}
+
+static void kernel_cache_links(const char *base)
+{
+    char dir[PATHLEN], victim[PATHLEN], path[PATHLEN], tmpname[PATHLEN];
+    listing l, after;
+    int tmp;
+    mkpath(dir, "%s/links", base);
+    if (mkdir(dir, 0700) != 0)
+        sysbail("mkdir %s", dir);
+    setenv("CLTOPK_CACHE_DIR", dir, 1);
+    mkpath(victim, "%s/victim", base);
+    static const char precious[] = "precious\n";
+    write_file(victim, precious, sizeof precious - 1);
+    run_bitonic(CLTOPK_INT32, "links: first context");
+    list_dir(dir, &l, &tmp);
+    if (!ok(l.n > 0, "links: the first context wrote %d entries", l.n))
+        return;
+
+    /* a link at the temporary name a writer of this process would have used */
+    for (int i = 0; i < l.n; i++) {
+        mkpath(path, "%s/%s", dir, l.name[i]);
+        mkpath(tmpname, "%s.%ld.tmp", path, (long)getpid());
+        if (unlink(path) != 0 || symlink(victim, tmpname) != 0)
+            sysbail("planting a link at %s", tmpname);
+    }
+    run_bitonic(CLTOPK_INT32, "links at the temporary names");
+    ok(holds(victim, precious, sizeof precious - 1),
+       "a link planted at a temporary file's name was not followed (its target is intact)");
+    list_dir(dir, &after, &tmp);
+    ok(after.n == l.n && entries_good(dir, &after),
+       "the entries were written anew, as regular files (%d of %d)", after.n, l.n);
+    for (int i = 0; i < l.n; i++) {
+        mkpath(tmpname, "%s/%s.%ld.tmp", dir, l.name[i], (long)getpid());
+        if (unlink(tmpname) != 0 && errno != ENOENT) /* a writer that followed it moved it */
+            sysbail("removing %s", tmpname);
+    }
+
+    /* links in place of the entries, to good copies elsewhere */
+    for (int i = 0; i < l.n; i++) {
+        char copy[PATHLEN];
+        size_t len;
+        mkpath(path, "%s/%s", dir, l.name[i]);
+        mkpath(copy, "%s/copy-%d", base, i);
+        char *buf = read_file(path, &len);
+        write_file(copy, buf, len);
+        free(buf);
+        if (unlink(path) != 0 || symlink(copy, path) != 0)
+            sysbail("planting a link at %s", path);
+    }
+    run_bitonic(CLTOPK_INT32, "links in place of the entries");
+    list_dir(dir, &after, &tmp);
+    ok(after.n == l.n && entries_good(dir, &after),
+       "a link in place of an entry is a miss, replaced by a regular file");
+
+    /* FIFOs in place of the entries */
+    static fifo_watch w;
+    memset(&w, 0, sizeof w);
+    for (int i = 0; i < l.n; i++) {
+        mkpath(w.path[i], "%s/%s", dir, l.name[i]);
+        if (unlink(w.path[i]) != 0 || mkfifo(w.path[i], 0600) != 0)
+            sysbail("making a FIFO at %s", w.path[i]);
+    }
+    w.n = l.n;
+    pthread_t th;
+    if (pthread_create(&th, NULL, watch_fifos, &w) != 0)
+        bail("pthread_create failed");
+    run_bitonic(CLTOPK_INT32, "FIFOs in place of the entries");
+    atomic_store(&w.done, 1);
+    pthread_join(th, NULL);
+    ok(!atomic_load(&w.blocked), "a FIFO in place of an entry does not block the call");
+    list_dir(dir, &after, &tmp);
+    ok(after.n == l.n && entries_good(dir, &after),
+       "the FIFOs were replaced by regular entries (%d of %d)", after.n, l.n);
+}
+
+/* the cache directory must be the user's and not writable by others */
+static void kernel_cache_dir_modes(const char *base)
+{
+    static const mode_t bad[] = {0777, 0770, 0703};
+    char dir[PATHLEN];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mkpath(dir, "%s/mode%03o", base, (unsigned)bad[i]);
+        if (mkdir(dir, 0700) != 0 || chmod(dir, bad[i]) != 0)
+            sysbail("making %s", dir);
+        setenv("CLTOPK_CACHE_DIR", dir, 1);
+        char what[64];
+        snprintf(what, sizeof what, "a directory of mode %03o", (unsigned)bad[i]);
+        run_bitonic(CLTOPK_INT32, what);
+        ok(count_entries(dir) == 0, "%s is not used (%d entries)", what, count_entries(dir));
+    }
+    mkpath(dir, "%s/mode755", base);
+    if (mkdir(dir, 0700) != 0 || chmod(dir, 0755) != 0)
+        sysbail("making %s", dir);
+    setenv("CLTOPK_CACHE_DIR", dir, 1);
+    run_bitonic(CLTOPK_INT32, "a directory of mode 755");
+    ok(count_entries(dir) > 0, "a directory of mode 755 is used (%d entries)",
+       count_entries(dir));
+    if (geteuid() != 0) {
+        skip("a directory of another user: needs root to make one");
+        return;
+    }
+    mkpath(dir, "%s/nobody", base);
+    if (mkdir(dir, 0700) != 0 || chown(dir, 65534, 65534) != 0)
+        sysbail("making %s", dir);
+    setenv("CLTOPK_CACHE_DIR", dir, 1);
+    run_bitonic(CLTOPK_INT32, "a directory of another user");
+    ok(count_entries(dir) == 0, "a directory of another user is not used (%d entries)",
+       count_entries(dir));
+}
+
 int main(void)
 {
     plan_lazy();
@@ -236,6 +427,14 @@ int main(void)
     list_dir(dir, &l1, &tmp);
     ok(l1.n >= 1, "the first context wrote %d *.bin file(s) into a new directory", l1.n);
     ok(tmp == 0, "no temporary files left (%d)", tmp);
+    {
+        char made[PATHLEN];
+        mkpath(made, "%s/a", base);
+        ok(perm_of(made) == 0700 && perm_of(dir) == 0700,
+           "the directories made for the cache have mode 0700 (%o, %o)",
+           (unsigned)perm_of(made), (unsigned)perm_of(dir));
+        ok(entries_good(dir, &l1), "the cache files are regular files of the user's alone");
+    }
     {
         int good = l1.n > 0;
         for (int i = 0; i < l1.n; i++) {
@@ -293,6 +492,10 @@ int main(void)
     mkpath(dir, "%s/sub", file);
     setenv("CLTOPK_CACHE_DIR", dir, 1);
     run_bitonic(CLTOPK_INT32, "unusable cache directory");
+
+    /* 5. permissions, links and FIFOs */
+    kernel_cache_dir_modes(base);
+    kernel_cache_links(base);
 
     /* clean up our directory tree */
     char cmd[8400];
