@@ -13,19 +13,24 @@
  *     (0700, 0600); a directory that others may write to is not used at all;
  *   - in the directory, a link planted at a temporary file's name or in place
  *     of an entry is never followed, and a FIFO in place of an entry neither
- *     blocks the call nor stays (each a miss, the entry written anew). */
+ *     blocks the call nor stays (each a miss, the entry written anew);
+ *   - the same for the planner's constants (plan-*.txt), in fresh processes
+ *     (this program run as a child with --explain-child: cltopk_explain). */
 #include "testlib.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -402,8 +407,150 @@ static void kernel_cache_dir_modes(const char *base)
        count_entries(dir));
 }
 
-int main(void)
+/* ----------------------------------------- the planner's constants (child) */
+
+/* --explain-child DEV: plan one call on DEV (reads the constants, measures and
+ * saves them when missing); exit 0 when that worked */
+static int explain_child(const char *device)
 {
+    cltopk_context *ctx;
+    if (cltopk_open(&ctx, device) != CLTOPK_OK)
+        return 2;
+    char buf[8192];
+    int st = cltopk_explain(ctx, CLTOPK_INT32, (size_t)1 << 20, 100, CLTOPK_LARGEST, 0, buf,
+                            sizeof buf);
+    cltopk_close(ctx);
+    return st == CLTOPK_OK ? 0 : 1;
+}
+
+#define FULL_CONSTS "bw=1e10,launch=1e-5,lrate=1e10,h2d=1e9,cpubw=1e10"
+
+/* Run this program as a child that plans a call; consts: CLTOPK_PLAN_CONSTS or
+ * NULL; plant: an entry whose temporary name of the child gets a link to
+ * victim; fifo: a FIFO to watch.  0: the child succeeded; -1: it blocked on
+ * the FIFO (and was killed); else its exit status or 128 + its signal. */
+static int run_child(const char *consts, const char *plant, const char *victim,
+                     const char *fifo)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        sysbail("fork");
+    if (pid == 0) {
+        if (plant) {
+            char tmpname[PATHLEN + 64];
+            snprintf(tmpname, sizeof tmpname, "%s.%ld.tmp", plant, (long)getpid());
+            if (symlink(victim, tmpname) != 0)
+                _exit(120);
+        }
+        if (consts)
+            setenv("CLTOPK_PLAN_CONSTS", consts, 1);
+        else
+            unsetenv("CLTOPK_PLAN_CONSTS");
+        execl("/proc/self/exe", "cache.t", "--explain-child", dev, (char *)NULL);
+        _exit(127);
+    }
+    int ws;
+    for (int t = 0;; t++) {
+        pid_t r = waitpid(pid, &ws, WNOHANG);
+        if (r == pid)
+            break;
+        if (r < 0)
+            sysbail("waitpid");
+        int blocked = fifo && t >= 30 && fifo_has_reader(fifo);
+        if (blocked || t >= 3000) { /* blocked, or 300 s */
+            kill(pid, SIGKILL);
+            if (waitpid(pid, &ws, 0) != pid)
+                sysbail("waitpid");
+            return blocked ? -1 : 124;
+        }
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+/* the name of the one plan-*.txt in dir, or 0 */
+static int find_plan(const char *dir, char *path)
+{
+    DIR *d = opendir(dir);
+    int found = 0;
+    if (!d)
+        return 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (!strncmp(de->d_name, "plan-", 5) && strlen(de->d_name) > 9 &&
+            !strcmp(de->d_name + strlen(de->d_name) - 4, ".txt")) {
+            mkpath(path, "%s/%s", dir, de->d_name);
+            found++;
+        }
+    closedir(d);
+    return found == 1;
+}
+
+static void plan_consts_files(const char *base)
+{
+    char dir[PATHLEN], plan[PATHLEN], victim[PATHLEN], copy[PATHLEN];
+    mkpath(dir, "%s/plan", base);
+    if (mkdir(dir, 0700) != 0)
+        sysbail("mkdir %s", dir);
+    setenv("CLTOPK_CACHE_DIR", dir, 1);
+    mkpath(victim, "%s/plan-victim", base);
+    static const char precious[] = "precious\n";
+    write_file(victim, precious, sizeof precious - 1);
+
+    int r = run_child(NULL, NULL, NULL, NULL);
+    if (!ok(r == 0 && find_plan(dir, plan), "a fresh process saved the planner's constants "
+                                             "(child status %d)", r))
+        return;
+    ok(is_regular(plan) && (perm_of(plan) & 077) == 0,
+       "plan-*.txt is a regular file of the user's alone (mode %o)", (unsigned)perm_of(plan));
+
+    /* a link at the child's temporary name */
+    size_t len;
+    char *good = read_file(plan, &len);
+    if (unlink(plan) != 0)
+        sysbail("removing %s", plan);
+    r = run_child(NULL, plan, victim, NULL);
+    ok(r == 0 && holds(victim, precious, sizeof precious - 1) && is_regular(plan),
+       "plan-*.txt: a link at the temporary name was not followed (child status %d)", r);
+    char tmpname[PATHLEN];
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d)))
+        if (strstr(de->d_name, ".tmp")) {
+            mkpath(tmpname, "%s/%s", dir, de->d_name);
+            if (unlink(tmpname) != 0)
+                sysbail("removing %s", tmpname);
+        }
+    if (d)
+        closedir(d);
+
+    /* a FIFO in place of the file (the constants from the environment: nothing
+     * measured, nothing saved, but the file is read first) */
+    if (unlink(plan) != 0 || mkfifo(plan, 0600) != 0)
+        sysbail("making a FIFO at %s", plan);
+    r = run_child(FULL_CONSTS, NULL, NULL, plan);
+    ok(r == 0, "plan-*.txt: a FIFO in its place does not block the planner (child status %d%s)",
+       r, r == -1 ? ": blocked" : "");
+
+    /* a link in place of the file, to good constants elsewhere: not read, so
+     * measured and saved as a regular file */
+    mkpath(copy, "%s/plan-copy", base);
+    write_file(copy, good, len);
+    free(good);
+    if (unlink(plan) != 0 || symlink(copy, plan) != 0)
+        sysbail("planting a link at %s", plan);
+    r = run_child(NULL, NULL, NULL, NULL);
+    ok(r == 0 && is_regular(plan),
+       "plan-*.txt: a link in its place is not read, the file is written anew (child "
+       "status %d)", r);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--explain-child"))
+        return explain_child(argv[2]);
     plan_lazy();
     watchdog(900);
     rng_init(&rng, test_seed() ^ 0xCAC4E);
@@ -496,6 +643,7 @@ int main(void)
     /* 5. permissions, links and FIFOs */
     kernel_cache_dir_modes(base);
     kernel_cache_links(base);
+    plan_consts_files(base);
 
     /* clean up our directory tree */
     char cmd[8400];
