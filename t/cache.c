@@ -6,8 +6,8 @@
  *     (same inode and contents: a rebuild would replace them);
  *   - another key type adds files of its own;
  *   - damaged files (truncated, garbage, wrong magic, empty, a flipped byte in
- *     the key text or in the binary) are misses: results exact, the file
- *     replaced by a good one;
+ *     the key text or in the binary, bytes after the end) are misses: results
+ *     exact, the file replaced by a good one;
  *   - CLTOPK_CACHE=0 writes nothing; an unusable directory is no error;
  *   - the directories it makes and the files it writes are the user's alone
  *     (0700, 0600); a directory that others may write to is not used at all;
@@ -217,13 +217,22 @@ static void damage(const char *dir, const listing *l, int how)
                 buf[len - 9 - (len - 64) / 2] ^= 0x10;
             write_file(path, buf, len);
             break;
+        case 6: { /* a good entry with bytes after its end (it is read no further) */
+            char *longer = bmalloc(len + 4096);
+            memcpy(longer, buf, len);
+            memset(longer + len, 'x', 4096);
+            write_file(path, longer, len + 4096);
+            free(longer);
+            break;
+        }
         }
         free(buf);
     }
 }
 
 static const char *const damage_name[] = {"truncated", "garbage", "wrong magic", "empty",
-                                          "key text changed", "binary changed"};
+                                          "key text changed", "binary changed",
+                                          "bytes after the end"};
 
 /* ------------------------------------------- links, FIFOs and permissions */
 
@@ -599,7 +608,7 @@ int main(int argc, char **argv)
     ok(l3.n > l1.n, "another key type adds its own files (%d -> %d)", l1.n, l3.n);
 
     /* 2. damaged files are misses, replaced by good ones */
-    for (int how = 0; how < 6; how++) {
+    for (int how = 0; how < 7; how++) {
         listing before, damaged, after;
         list_dir(dir, &before, &tmp);
         damage(dir, &before, how);
