@@ -36,7 +36,11 @@
  *   CLTOPK_DEVICE          device for cltopk_open(ctx, NULL or "auto")
  *   CLTOPK_CACHE=0         do not read or write the on-disk kernel binary cache
  *   CLTOPK_CACHE_DIR       directory of that cache (default $XDG_CACHE_HOME/cltopk,
- *                          else $HOME/.cache/cltopk)
+ *                          else $HOME/.cache/cltopk); it must be owned by the
+ *                          effective user and not writable by group or others,
+ *                          else the disk cache is off as with CLTOPK_CACHE=0 (no
+ *                          error); directories cltopk makes get mode 0700, files
+ *                          0600; the planner's constants are kept there too
  *   CLTOPK_SHOW_BUILD_LOG=1  print OpenCL build logs to stderr
  *   CLTOPK_BUILD_OPTIONS   extra options appended to every OpenCL program build
  *   CLTOPK_CPU_ISA         scalar, avx2 or avx512: the CPU kernels to use (see

@@ -93,34 +93,35 @@ static void parse_consts(const char *s, cltopk_consts *c)
     }
 }
 
+/* the constants file is a few lines: a larger one is no constants file */
+#define CONSTS_FILE_MAX 4096
+
 static void load_consts(const char *path, cltopk_consts *c)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
+    size_t n;
+    char *buf = cltopk_cachefile_slurp(path, CONSTS_FILE_MAX, &n);
+    if (!buf)
         return;
-    char buf[512];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    if (strncmp(buf, "cltopk-plan 1\n", 14))
-        return;
-    parse_consts(buf + 14, c);
+    if (n >= 14 && !strncmp(buf, "cltopk-plan 1\n", 14))
+        parse_consts(buf + 14, c);
+    free(buf);
 }
 
 static void save_consts(char *dir, const char *path, const cltopk_consts *c)
 {
     if (cltopk_mkdirs(dir) != 0)
         return;
-    char tmp[4300];
-    snprintf(tmp, sizeof tmp, "%.4000s.%ld.tmp", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f)
+    char text[512];
+    int n = snprintf(text, sizeof text,
+                     "cltopk-plan 1\nbw %.6g\nlaunch %.6g\nlrate %.6g\nh2d %.6g\ncpubw %.6g\n",
+                     c->bw, c->launch, c->lrate, c->h2d, c->cpubw);
+    if (n <= 0 || (size_t)n >= sizeof text)
         return;
-    int ok = fprintf(f, "cltopk-plan 1\nbw %.6g\nlaunch %.6g\nlrate %.6g\nh2d %.6g\ncpubw %.6g\n",
-                     c->bw, c->launch, c->lrate, c->h2d, c->cpubw) > 0;
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0)
-        remove(tmp);
+    const void *parts[1] = {text};
+    const size_t lens[1] = {(size_t)n};
+    if (cltopk_cachefile_write(path, 1, parts, lens) != 0) {
+        /* not written: measured again by the next process */
+    }
 }
 
 /* measure what is still 0 in c */

@@ -1,4 +1,4 @@
-/* device.c - OpenCL device discovery, capabilities and limits. */
+/* device.c - OpenCL device discovery (once per process), capabilities and limits. */
 #include "internal.h"
 
 #include <stdio.h>
@@ -9,11 +9,17 @@
 
 
 
+/* A string query into buf; "?" when the query fails or its answer does not
+ * fit (buf is never left unset for the string functions). */
 static void info_str(cl_device_id d, cl_device_info what, char *buf, size_t len)
 {
+    size_t got = 0;
     buf[0] = 0;
-    if (clGetDeviceInfo(d, what, len, buf, NULL) != CL_SUCCESS)
-        buf[0] = 0;
+    if (clGetDeviceInfo(d, what, len, buf, &got) != CL_SUCCESS || got == 0 || got > len) {
+        snprintf(buf, len, "?");
+        return;
+    }
+    buf[got - 1] = 0;
     buf[len - 1] = 0;
     /* trim trailing blanks some drivers leave */
     size_t l = strlen(buf);
@@ -47,27 +53,50 @@ static int has_extension(cl_device_id d, const char *ext)
     return found;
 }
 
-int cltopk_devcaps_query(cl_device_id d, cltopk_devcaps *c)
+/* The scan of the platforms and their devices is done once per process, under
+ * scan_lock, and kept: an OpenCL platform need not be thread-safe while it
+ * initialises (POCL crashes when several threads query it at once in a fresh
+ * process).  Device queries take the same lock. */
+static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
+static int scanned;                 /* under scan_lock; then the list never changes */
+static cltopk_devcaps *scan_list;
+static size_t scan_count;
+static char scan_err[256];
+
+static int caps_query(cl_device_id d, cltopk_devcaps *c)
 {
     memset(c, 0, sizeof *c);
     c->device = d;
     if (clGetDeviceInfo(d, CL_DEVICE_PLATFORM, sizeof c->platform, &c->platform, NULL) !=
         CL_SUCCESS)
         return CLTOPK_ERR_OPENCL;
+    size_t got = 0;
     if (clGetPlatformInfo(c->platform, CL_PLATFORM_NAME, sizeof c->platform_name,
-                          c->platform_name, NULL) != CL_SUCCESS)
-        c->platform_name[0] = 0;
+                          c->platform_name, &got) != CL_SUCCESS ||
+        got == 0 || got > sizeof c->platform_name)
+        snprintf(c->platform_name, sizeof c->platform_name, "?");
     c->platform_name[sizeof c->platform_name - 1] = 0;
     info_str(d, CL_DEVICE_NAME, c->device_name, sizeof c->device_name);
     info_str(d, CL_DEVICE_VERSION, c->device_version, sizeof c->device_version);
     info_str(d, CL_DRIVER_VERSION, c->driver_version, sizeof c->driver_version);
-    clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof c->type, &c->type, NULL);
-    clGetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof c->global_mem, &c->global_mem, NULL);
-    clGetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof c->max_alloc, &c->max_alloc, NULL);
-    clGetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof c->local_mem, &c->local_mem, NULL);
-    clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof c->max_wg, &c->max_wg, NULL);
-    clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof c->compute_units, &c->compute_units,
-                    NULL);
+    /* a failed numeric query leaves 0 (unknown) */
+    if (clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof c->type, &c->type, NULL) != CL_SUCCESS)
+        c->type = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof c->global_mem, &c->global_mem,
+                        NULL) != CL_SUCCESS)
+        c->global_mem = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof c->max_alloc, &c->max_alloc,
+                        NULL) != CL_SUCCESS)
+        c->max_alloc = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof c->local_mem, &c->local_mem,
+                        NULL) != CL_SUCCESS)
+        c->local_mem = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof c->max_wg, &c->max_wg,
+                        NULL) != CL_SUCCESS)
+        c->max_wg = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof c->compute_units,
+                        &c->compute_units, NULL) != CL_SUCCESS)
+        c->compute_units = 0;
     cl_device_fp_config fp = 0;
     if (clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL) == CL_SUCCESS)
         c->fp64 = fp != 0;
@@ -77,61 +106,111 @@ int cltopk_devcaps_query(cl_device_id d, cltopk_devcaps *c)
     return CLTOPK_OK;
 }
 
-int cltopk_devices_scan(cltopk_devcaps **list, size_t *count, char *err, size_t errlen)
+int cltopk_devcaps_query(cl_device_id d, cltopk_devcaps *c)
 {
-    *list = NULL;
-    *count = 0;
+    pthread_mutex_lock(&scan_lock);
+    int st = caps_query(d, c);
+    pthread_mutex_unlock(&scan_lock);
+    return st;
+}
+
+/* the scan itself, under scan_lock: CLTOPK_OK (with or without devices, the
+ * reason for none in scan_err) or CLTOPK_ERR_NO_MEMORY (not kept: tried again) */
+static int scan_devices(void)
+{
+    cltopk_devcaps *list = NULL;
+    size_t count = 0, cap = 0;
+    scan_err[0] = 0;
     cl_uint np = 0;
     cl_int e = clGetPlatformIDs(0, NULL, &np);
     if (e != CL_SUCCESS || np == 0) {
-        snprintf(err, errlen, "clGetPlatformIDs: %s",
+        snprintf(scan_err, sizeof scan_err, "clGetPlatformIDs: %s",
                  e == CL_SUCCESS ? "no platform" : cltopk_clerror_name(e));
         return CLTOPK_OK; /* no platform is not an error: there is simply no device */
     }
     cl_platform_id *plats = calloc(np, sizeof *plats);
     if (!plats)
         return CLTOPK_ERR_NO_MEMORY;
-    clGetPlatformIDs(np, plats, NULL);
-    size_t cap = 0;
+    e = clGetPlatformIDs(np, plats, &np);
+    if (e != CL_SUCCESS) {
+        snprintf(scan_err, sizeof scan_err, "clGetPlatformIDs: %s", cltopk_clerror_name(e));
+        np = 0;
+    }
     for (cl_uint p = 0; p < np; p++) {
         cl_uint nd = 0;
         if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS || !nd)
             continue;
         cl_device_id *devs = calloc(nd, sizeof *devs);
-        cltopk_devcaps *grown = realloc(*list, (cap + nd) * sizeof **list);
+        cltopk_devcaps *grown = realloc(list, (cap + nd) * sizeof *list);
         if (!devs || !grown) {
             free(devs);
-            free(grown ? grown : *list);
+            free(grown ? grown : list);
             free(plats);
-            *list = NULL;
-            *count = 0;
             return CLTOPK_ERR_NO_MEMORY;
         }
-        *list = grown;
+        list = grown;
         cap += nd;
-        clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, devs, NULL);
-        for (cl_uint d = 0; d < nd; d++) {
-            cltopk_devcaps *c = &(*list)[*count];
-            if (cltopk_devcaps_query(devs[d], c) != CLTOPK_OK)
+        cl_uint got = 0;
+        if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, devs, &got) != CL_SUCCESS)
+            got = 0;
+        for (cl_uint d = 0; d < got && d < nd; d++) {
+            cltopk_devcaps *c = &list[count];
+            if (caps_query(devs[d], c) != CLTOPK_OK)
                 continue;
             c->pi = p;
             c->di = d;
-            (*count)++;
+            count++;
         }
         free(devs);
     }
     free(plats);
+    scan_list = list;
+    scan_count = count;
+    return CLTOPK_OK;
+}
+
+/* the process's device list (never freed, never changed once made) */
+static int scan_once(const cltopk_devcaps **list, size_t *count)
+{
+    int st = CLTOPK_OK;
+    pthread_mutex_lock(&scan_lock);
+    if (!scanned) {
+        st = scan_devices();
+        scanned = st == CLTOPK_OK;
+    }
+    pthread_mutex_unlock(&scan_lock);
+    *list = scan_list;
+    *count = scanned ? scan_count : 0;
+    return st;
+}
+
+int cltopk_devices_scan(cltopk_devcaps **list, size_t *count, char *err, size_t errlen)
+{
+    const cltopk_devcaps *all;
+    size_t n;
+    *list = NULL;
+    *count = 0;
+    int st = scan_once(&all, &n);
+    if (st != CLTOPK_OK)
+        return st;
+    if (errlen)
+        snprintf(err, errlen, "%s", scan_err);
+    if (n == 0)
+        return CLTOPK_OK;
+    *list = malloc(n * sizeof *all);
+    if (!*list)
+        return CLTOPK_ERR_NO_MEMORY;
+    memcpy(*list, all, n * sizeof *all);
+    *count = n;
     return CLTOPK_OK;
 }
 
 size_t cltopk_device_count(void)
 {
-    cltopk_devcaps *list;
+    const cltopk_devcaps *list;
     size_t n;
-    char err[256];
-    if (cltopk_devices_scan(&list, &n, err, sizeof err) != CLTOPK_OK)
+    if (scan_once(&list, &n) != CLTOPK_OK)
         return 0;
-    free(list);
     return n;
 }
 
@@ -139,16 +218,13 @@ int cltopk_device_get(size_t i, cltopk_device_info *info)
 {
     if (!info)
         return CLTOPK_ERR_INVALID_ARGUMENT;
-    cltopk_devcaps *list;
+    const cltopk_devcaps *list;
     size_t n;
-    char err[256];
-    int st = cltopk_devices_scan(&list, &n, err, sizeof err);
+    int st = scan_once(&list, &n);
     if (st != CLTOPK_OK)
         return st;
-    if (i >= n) {
-        free(list);
+    if (i >= n)
         return CLTOPK_ERR_NO_DEVICE;
-    }
     const cltopk_devcaps *c = &list[i];
     memset(info, 0, sizeof *info);
     info->platform = c->pi;
@@ -165,7 +241,6 @@ int cltopk_device_get(size_t i, cltopk_device_info *info)
     info->max_work_group_size = c->max_wg;
     info->compute_units = c->compute_units;
     info->has_fp64 = c->fp64;
-    free(list);
     return CLTOPK_OK;
 }
 

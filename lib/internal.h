@@ -354,4 +354,27 @@ CLTOPK_INTERNAL uint64_t cltopk_cpu_kth_largest(uint64_t *v, size_t n, size_t r)
 CLTOPK_INTERNAL int cltopk_cpu_sample_floor(const cltopk_request *rq, const void *keys, size_t n,
                                             size_t k, uint64_t *floor);
 
+/* ---- cachefile.c: the disk cache's files (kernel binaries, the planner's
+ * constants), safe in a directory others can reach.  A cache directory is used
+ * only when it is the effective user's and not writable by group or others;
+ * entries are regular files of that user, opened without following links or
+ * blocking; writes go to a new temporary file (O_EXCL, 0600) renamed over the
+ * entry.  Every failure is a miss or a skipped write, never an error. ---- */
+/* 1 if dir may hold the cache: such a directory, or nothing yet (then it is
+ * made, mode 0700, when the first entry is written); 0 turns the cache off */
+CLTOPK_INTERNAL int cltopk_cachedir_usable(const char *dir);
+/* the entry at path ("DIR/NAME") opened for reading, its size in *size; -1 when
+ * it is missing or may not be used */
+CLTOPK_INTERNAL int cltopk_cachefile_open(const char *path, uint64_t *size);
+/* exactly len bytes from fd into buf: 0, else -1 (an error or an early end) */
+CLTOPK_INTERNAL int cltopk_cachefile_read(int fd, void *buf, size_t len);
+/* the whole entry at path when it has at most cap bytes (malloc'd, with a
+ * terminating 0 after its *len bytes), else NULL */
+CLTOPK_INTERNAL char *cltopk_cachefile_slurp(const char *path, size_t cap, size_t *len);
+/* write parts[0..nparts) (lens[i] bytes each) as the entry at path through a
+ * new temporary file in its directory: 0, or -1 (nothing replaced) */
+CLTOPK_INTERNAL int cltopk_cachefile_write(const char *path, int nparts,
+                                           const void *const *parts, const size_t *lens);
+/* ---- end of the cachefile.c block ---- */
+
 #endif

@@ -5,7 +5,8 @@
  * "-D" options that specialise it.  Built programs are kept per context (memory
  * cache); their binaries are also kept on disk, keyed by library version, device,
  * driver, options and the full source, and written with a temporary file and a
- * rename.  Any problem reading the disk cache is a miss. */
+ * rename (lib/cachefile.c: a private directory, no link or FIFO followed).  Any
+ * problem reading the disk cache is a miss. */
 #include "internal.h"
 
 #if HAVE_OPENCL
@@ -57,6 +58,10 @@ void cltopk_programs_free(cltopk_context *ctx)
 
 /* ------------------------------------------------------------- disk cache */
 
+/* The cache directory, or 0 when the disk cache is off: CLTOPK_CACHE=0, no
+ * directory, or one that others could tamper with (not the effective user's,
+ * or writable by group or others: then the cache is off as with
+ * CLTOPK_CACHE=0, silently; lib/cachefile.c checks again at each use). */
 static int cache_dir(char *buf, size_t len)
 {
     const char *off = cltopk_env("CLTOPK_CACHE");
@@ -72,21 +77,22 @@ static int cache_dir(char *buf, size_t len)
         n = snprintf(buf, len, "%s/.cache/cltopk", d);
     else
         return 0;
-    return n > 0 && (size_t)n < len;
+    return n > 0 && (size_t)n < len && cltopk_cachedir_usable(buf);
 }
 
+/* mkdir -p; what it makes is the user's alone (0700) */
 static int mkdirs(char *path)
 {
     for (char *p = path + 1; *p; p++) {
         if (*p != '/')
             continue;
         *p = 0;
-        int r = mkdir(path, 0755);
+        int r = mkdir(path, 0700);
         *p = '/';
         if (r != 0 && errno != EEXIST)
             return -1;
     }
-    return (mkdir(path, 0755) == 0 || errno == EEXIST) ? 0 : -1;
+    return (mkdir(path, 0700) == 0 || errno == EEXIST) ? 0 : -1;
 }
 
 /* the cache directory and mkdir -p, for the planner's constants */
@@ -103,11 +109,13 @@ int cltopk_mkdirs(char *path)
 /* File layout: "CLTOPKBIN2\n", key text length (uint32), key text, binary length
  * (uint64), binary, FNV-1a hash of the binary (uint64).  The key text is compared
  * in full, so a hash collision is a miss, not a wrong program; the hash makes a
- * damaged binary a miss instead of something handed to the driver. */
+ * damaged binary a miss instead of something handed to the driver.  The file
+ * must be exactly as long as its header says: nothing past that is read. */
 static unsigned char *cache_read(const char *path, const char *keytext, size_t *size)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    uint64_t fsize;
+    int fd = cltopk_cachefile_open(path, &fsize);
+    if (fd < 0)
         return NULL;
     unsigned char *bin = NULL;
     char magic[11];
@@ -115,17 +123,19 @@ static unsigned char *cache_read(const char *path, const char *keytext, size_t *
     uint64_t bl;
     size_t tl = strlen(keytext);
     char *kt = NULL;
-    if (fread(magic, 1, 11, f) != 11 || memcmp(magic, "CLTOPKBIN2\n", 11) ||
-        fread(&kl, sizeof kl, 1, f) != 1 || kl != tl)
+    if (cltopk_cachefile_read(fd, magic, 11) != 0 || memcmp(magic, "CLTOPKBIN2\n", 11) ||
+        cltopk_cachefile_read(fd, &kl, sizeof kl) != 0 || kl != tl)
         goto out;
     kt = malloc(tl + 1);
-    if (!kt || fread(kt, 1, tl, f) != tl || memcmp(kt, keytext, tl))
+    if (!kt || cltopk_cachefile_read(fd, kt, tl) != 0 || memcmp(kt, keytext, tl))
         goto out;
-    if (fread(&bl, sizeof bl, 1, f) != 1 || bl == 0 || bl > (1u << 30))
+    if (cltopk_cachefile_read(fd, &bl, sizeof bl) != 0 || bl == 0 || bl > (1u << 30) ||
+        fsize != 11 + sizeof kl + tl + sizeof bl + bl + sizeof(uint64_t))
         goto out;
     bin = malloc(bl);
     uint64_t sum = 0;
-    if (!bin || fread(bin, 1, bl, f) != bl || fread(&sum, sizeof sum, 1, f) != 1 ||
+    if (!bin || cltopk_cachefile_read(fd, bin, bl) != 0 ||
+        cltopk_cachefile_read(fd, &sum, sizeof sum) != 0 ||
         sum != fnv(0xcbf29ce484222325ull, bin, bl)) {
         free(bin);
         bin = NULL;
@@ -134,32 +144,24 @@ static unsigned char *cache_read(const char *path, const char *keytext, size_t *
     *size = bl;
 out:
     free(kt);
-    fclose(f);
+    close(fd);
     return bin;
 }
 
 static void cache_write(const char *dir, const char *path, const char *keytext,
                         const unsigned char *bin, size_t size)
 {
-    char tmp[4200];
     char dcopy[4096];
-    snprintf(dcopy, sizeof dcopy, "%s", dir);
-    if (mkdirs(dcopy) != 0)
-        return;
-    int tl = snprintf(tmp, sizeof tmp, "%.4000s.%ld.tmp", path, (long)getpid());
-    if (tl < 0 || (size_t)tl >= sizeof tmp)
-        return;
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
+    int dl = snprintf(dcopy, sizeof dcopy, "%s", dir);
+    if (dl < 0 || (size_t)dl >= sizeof dcopy || mkdirs(dcopy) != 0)
         return;
     uint32_t kl = (uint32_t)strlen(keytext);
     uint64_t bl = size, sum = fnv(0xcbf29ce484222325ull, bin, size);
-    int ok = fwrite("CLTOPKBIN2\n", 1, 11, f) == 11 && fwrite(&kl, sizeof kl, 1, f) == 1 &&
-             fwrite(keytext, 1, kl, f) == kl && fwrite(&bl, sizeof bl, 1, f) == 1 &&
-             fwrite(bin, 1, size, f) == size && fwrite(&sum, sizeof sum, 1, f) == 1;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0)
-        remove(tmp);
+    const void *parts[6] = {"CLTOPKBIN2\n", &kl, keytext, &bl, bin, &sum};
+    const size_t lens[6] = {11, sizeof kl, kl, sizeof bl, size, sizeof sum};
+    if (cltopk_cachefile_write(path, 6, parts, lens) != 0) {
+        /* not written: only a miss next time */
+    }
 }
 
 /* --------------------------------------------------------------- building */

@@ -6,18 +6,32 @@
  *     (same inode and contents: a rebuild would replace them);
  *   - another key type adds files of its own;
  *   - damaged files (truncated, garbage, wrong magic, empty, a flipped byte in
- *     the key text or in the binary) are misses: results exact, the file
- *     replaced by a good one;
- *   - CLTOPK_CACHE=0 writes nothing; an unusable directory is no error. */
+ *     the key text or in the binary, bytes after the end) are misses: results
+ *     exact, the file replaced by a good one;
+ *   - CLTOPK_CACHE=0 writes nothing; an unusable directory is no error;
+ *   - the directories it makes and the files it writes are the user's alone
+ *     (0700, 0600); a directory that others may write to is not used at all;
+ *   - in the directory, a link planted at a temporary file's name or in place
+ *     of an entry is never followed, and a FIFO in place of an entry neither
+ *     blocks the call nor stays (each a miss, the entry written anew);
+ *   - the same for the planner's constants (plan-*.txt), in fresh processes
+ *     (this program run as a child with --explain-child: cltopk_explain). */
 #include "testlib.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static rng_t rng;
@@ -203,16 +217,349 @@ static void damage(const char *dir, const listing *l, int how)
                 buf[len - 9 - (len - 64) / 2] ^= 0x10;
             write_file(path, buf, len);
             break;
+        case 6: { /* a good entry with bytes after its end (it is read no further) */
+            char *longer = bmalloc(len + 4096);
+            memcpy(longer, buf, len);
+            memset(longer + len, 'x', 4096);
+            write_file(path, longer, len + 4096);
+            free(longer);
+            break;
+        }
         }
         free(buf);
     }
 }
 
 static const char *const damage_name[] = {"truncated", "garbage", "wrong magic", "empty",
-                                          "key text changed", "binary changed"};
+                                          "key text changed", "binary changed",
+                                          "bytes after the end"};
 
-int main(void)
+/* ------------------------------------------- links, FIFOs and permissions */
+
+static mode_t perm_of(const char *path)
 {
+    struct stat st;
+    return lstat(path, &st) == 0 ? st.st_mode & 07777 : (mode_t)-1;
+}
+
+static int is_regular(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* 1 if the file at path holds exactly data (len bytes) */
+static int holds(const char *path, const void *data, size_t len)
+{
+    size_t got;
+    char *buf = read_file(path, &got);
+    int same = got == len && !memcmp(buf, data, len);
+    free(buf);
+    return same;
+}
+
+/* every entry of l (in dir) a regular *.bin file of the user's alone, with its magic */
+static int entries_good(const char *dir, const listing *l)
+{
+    int good = l->n > 0;
+    for (int i = 0; i < l->n; i++) {
+        char path[PATHLEN];
+        mkpath(path, "%s/%s", dir, l->name[i]);
+        good &= is_regular(path) && (perm_of(path) & 077) == 0 &&
+                file_starts_with(path, "CLTOPKBIN2\n");
+    }
+    return good;
+}
+
+/* While the call runs, look at the FIFOs: a writer's non-blocking open succeeds
+ * only while a reader has one open, i.e. when the call blocks on it (the open
+ * also lets such a reader go on, to a miss, so the test ends either way). */
+typedef struct {
+    char path[MAXF][PATHLEN];
+    int n;
+    atomic_int done;
+    atomic_int blocked;
+} fifo_watch;
+
+static int fifo_has_reader(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    int fifo = fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+    close(fd);
+    return fifo;
+}
+
+static void *watch_fifos(void *arg)
+{
+    fifo_watch *w = arg;
+    for (int t = 0; !atomic_load(&w->done); t++) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        if (t < 30) /* 3 s: a non-blocking open that checks and closes is long over */
+            continue;
+        for (int i = 0; i < w->n; i++)
+            if (fifo_has_reader(w->path[i]))
+                atomic_store(&w->blocked, 1);
+    }
+    return NULL;
+}
+
+static void kernel_cache_links(const char *base)
+{
+    char dir[PATHLEN], victim[PATHLEN], path[PATHLEN], tmpname[PATHLEN];
+    listing l, after;
+    int tmp;
+    mkpath(dir, "%s/links", base);
+    if (mkdir(dir, 0700) != 0)
+        sysbail("mkdir %s", dir);
+    setenv("CLTOPK_CACHE_DIR", dir, 1);
+    mkpath(victim, "%s/victim", base);
+    static const char precious[] = "precious\n";
+    write_file(victim, precious, sizeof precious - 1);
+    run_bitonic(CLTOPK_INT32, "links: first context");
+    list_dir(dir, &l, &tmp);
+    if (!ok(l.n > 0, "links: the first context wrote %d entries", l.n))
+        return;
+
+    /* a link at the temporary name a writer of this process would have used */
+    for (int i = 0; i < l.n; i++) {
+        mkpath(path, "%s/%s", dir, l.name[i]);
+        mkpath(tmpname, "%s.%ld.tmp", path, (long)getpid());
+        if (unlink(path) != 0 || symlink(victim, tmpname) != 0)
+            sysbail("planting a link at %s", tmpname);
+    }
+    run_bitonic(CLTOPK_INT32, "links at the temporary names");
+    ok(holds(victim, precious, sizeof precious - 1),
+       "a link planted at a temporary file's name was not followed (its target is intact)");
+    list_dir(dir, &after, &tmp);
+    ok(after.n == l.n && entries_good(dir, &after),
+       "the entries were written anew, as regular files (%d of %d)", after.n, l.n);
+    for (int i = 0; i < l.n; i++) {
+        mkpath(tmpname, "%s/%s.%ld.tmp", dir, l.name[i], (long)getpid());
+        if (unlink(tmpname) != 0 && errno != ENOENT) /* a writer that followed it moved it */
+            sysbail("removing %s", tmpname);
+    }
+
+    /* links in place of the entries, to good copies elsewhere */
+    for (int i = 0; i < l.n; i++) {
+        char copy[PATHLEN];
+        size_t len;
+        mkpath(path, "%s/%s", dir, l.name[i]);
+        mkpath(copy, "%s/copy-%d", base, i);
+        char *buf = read_file(path, &len);
+        write_file(copy, buf, len);
+        free(buf);
+        if (unlink(path) != 0 || symlink(copy, path) != 0)
+            sysbail("planting a link at %s", path);
+    }
+    run_bitonic(CLTOPK_INT32, "links in place of the entries");
+    list_dir(dir, &after, &tmp);
+    ok(after.n == l.n && entries_good(dir, &after),
+       "a link in place of an entry is a miss, replaced by a regular file");
+
+    /* FIFOs in place of the entries */
+    static fifo_watch w;
+    memset(&w, 0, sizeof w);
+    for (int i = 0; i < l.n; i++) {
+        mkpath(w.path[i], "%s/%s", dir, l.name[i]);
+        if (unlink(w.path[i]) != 0 || mkfifo(w.path[i], 0600) != 0)
+            sysbail("making a FIFO at %s", w.path[i]);
+    }
+    w.n = l.n;
+    pthread_t th;
+    if (pthread_create(&th, NULL, watch_fifos, &w) != 0)
+        bail("pthread_create failed");
+    run_bitonic(CLTOPK_INT32, "FIFOs in place of the entries");
+    atomic_store(&w.done, 1);
+    pthread_join(th, NULL);
+    ok(!atomic_load(&w.blocked), "a FIFO in place of an entry does not block the call");
+    list_dir(dir, &after, &tmp);
+    ok(after.n == l.n && entries_good(dir, &after),
+       "the FIFOs were replaced by regular entries (%d of %d)", after.n, l.n);
+}
+
+/* the cache directory must be the user's and not writable by others */
+static void kernel_cache_dir_modes(const char *base)
+{
+    static const mode_t bad[] = {0777, 0770, 0703};
+    char dir[PATHLEN];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mkpath(dir, "%s/mode%03o", base, (unsigned)bad[i]);
+        if (mkdir(dir, 0700) != 0 || chmod(dir, bad[i]) != 0)
+            sysbail("making %s", dir);
+        setenv("CLTOPK_CACHE_DIR", dir, 1);
+        char what[64];
+        snprintf(what, sizeof what, "a directory of mode %03o", (unsigned)bad[i]);
+        run_bitonic(CLTOPK_INT32, what);
+        ok(count_entries(dir) == 0, "%s is not used (%d entries)", what, count_entries(dir));
+    }
+    mkpath(dir, "%s/mode755", base);
+    if (mkdir(dir, 0700) != 0 || chmod(dir, 0755) != 0)
+        sysbail("making %s", dir);
+    setenv("CLTOPK_CACHE_DIR", dir, 1);
+    run_bitonic(CLTOPK_INT32, "a directory of mode 755");
+    ok(count_entries(dir) > 0, "a directory of mode 755 is used (%d entries)",
+       count_entries(dir));
+    if (geteuid() != 0) {
+        skip("a directory of another user: needs root to make one");
+        return;
+    }
+    mkpath(dir, "%s/nobody", base);
+    if (mkdir(dir, 0700) != 0 || chown(dir, 65534, 65534) != 0)
+        sysbail("making %s", dir);
+    setenv("CLTOPK_CACHE_DIR", dir, 1);
+    run_bitonic(CLTOPK_INT32, "a directory of another user");
+    ok(count_entries(dir) == 0, "a directory of another user is not used (%d entries)",
+       count_entries(dir));
+}
+
+/* ----------------------------------------- the planner's constants (child) */
+
+/* --explain-child DEV: plan one call on DEV (reads the constants, measures and
+ * saves them when missing); exit 0 when that worked */
+static int explain_child(const char *device)
+{
+    cltopk_context *ctx;
+    if (cltopk_open(&ctx, device) != CLTOPK_OK)
+        return 2;
+    char buf[8192];
+    int st = cltopk_explain(ctx, CLTOPK_INT32, (size_t)1 << 20, 100, CLTOPK_LARGEST, 0, buf,
+                            sizeof buf);
+    cltopk_close(ctx);
+    return st == CLTOPK_OK ? 0 : 1;
+}
+
+#define FULL_CONSTS "bw=1e10,launch=1e-5,lrate=1e10,h2d=1e9,cpubw=1e10"
+
+/* Run this program as a child that plans a call; consts: CLTOPK_PLAN_CONSTS or
+ * NULL; plant: an entry whose temporary name of the child gets a link to
+ * victim; fifo: a FIFO to watch.  0: the child succeeded; -1: it blocked on
+ * the FIFO (and was killed); else its exit status or 128 + its signal. */
+static int run_child(const char *consts, const char *plant, const char *victim,
+                     const char *fifo)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        sysbail("fork");
+    if (pid == 0) {
+        if (plant) {
+            char tmpname[PATHLEN + 64];
+            snprintf(tmpname, sizeof tmpname, "%s.%ld.tmp", plant, (long)getpid());
+            if (symlink(victim, tmpname) != 0)
+                _exit(120);
+        }
+        if (consts)
+            setenv("CLTOPK_PLAN_CONSTS", consts, 1);
+        else
+            unsetenv("CLTOPK_PLAN_CONSTS");
+        execl("/proc/self/exe", "cache.t", "--explain-child", dev, (char *)NULL);
+        _exit(127);
+    }
+    int ws;
+    for (int t = 0;; t++) {
+        pid_t r = waitpid(pid, &ws, WNOHANG);
+        if (r == pid)
+            break;
+        if (r < 0)
+            sysbail("waitpid");
+        int blocked = fifo && t >= 30 && fifo_has_reader(fifo);
+        if (blocked || t >= 3000) { /* blocked, or 300 s */
+            kill(pid, SIGKILL);
+            if (waitpid(pid, &ws, 0) != pid)
+                sysbail("waitpid");
+            return blocked ? -1 : 124;
+        }
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+/* the name of the one plan-*.txt in dir, or 0 */
+static int find_plan(const char *dir, char *path)
+{
+    DIR *d = opendir(dir);
+    int found = 0;
+    if (!d)
+        return 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (!strncmp(de->d_name, "plan-", 5) && strlen(de->d_name) > 9 &&
+            !strcmp(de->d_name + strlen(de->d_name) - 4, ".txt")) {
+            mkpath(path, "%s/%s", dir, de->d_name);
+            found++;
+        }
+    closedir(d);
+    return found == 1;
+}
+
+static void plan_consts_files(const char *base)
+{
+    char dir[PATHLEN], plan[PATHLEN], victim[PATHLEN], copy[PATHLEN];
+    mkpath(dir, "%s/plan", base);
+    if (mkdir(dir, 0700) != 0)
+        sysbail("mkdir %s", dir);
+    setenv("CLTOPK_CACHE_DIR", dir, 1);
+    mkpath(victim, "%s/plan-victim", base);
+    static const char precious[] = "precious\n";
+    write_file(victim, precious, sizeof precious - 1);
+
+    int r = run_child(NULL, NULL, NULL, NULL);
+    if (!ok(r == 0 && find_plan(dir, plan), "a fresh process saved the planner's constants "
+                                             "(child status %d)", r))
+        return;
+    ok(is_regular(plan) && (perm_of(plan) & 077) == 0,
+       "plan-*.txt is a regular file of the user's alone (mode %o)", (unsigned)perm_of(plan));
+
+    /* a link at the child's temporary name */
+    size_t len;
+    char *good = read_file(plan, &len);
+    if (unlink(plan) != 0)
+        sysbail("removing %s", plan);
+    r = run_child(NULL, plan, victim, NULL);
+    ok(r == 0 && holds(victim, precious, sizeof precious - 1) && is_regular(plan),
+       "plan-*.txt: a link at the temporary name was not followed (child status %d)", r);
+    char tmpname[PATHLEN];
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d)))
+        if (strstr(de->d_name, ".tmp")) {
+            mkpath(tmpname, "%s/%s", dir, de->d_name);
+            if (unlink(tmpname) != 0)
+                sysbail("removing %s", tmpname);
+        }
+    if (d)
+        closedir(d);
+
+    /* a FIFO in place of the file (the constants from the environment: nothing
+     * measured, nothing saved, but the file is read first) */
+    if (unlink(plan) != 0 || mkfifo(plan, 0600) != 0)
+        sysbail("making a FIFO at %s", plan);
+    r = run_child(FULL_CONSTS, NULL, NULL, plan);
+    ok(r == 0, "plan-*.txt: a FIFO in its place does not block the planner (child status %d%s)",
+       r, r == -1 ? ": blocked" : "");
+
+    /* a link in place of the file, to good constants elsewhere: not read, so
+     * measured and saved as a regular file */
+    mkpath(copy, "%s/plan-copy", base);
+    write_file(copy, good, len);
+    free(good);
+    if (unlink(plan) != 0 || symlink(copy, plan) != 0)
+        sysbail("planting a link at %s", plan);
+    r = run_child(NULL, NULL, NULL, NULL);
+    ok(r == 0 && is_regular(plan),
+       "plan-*.txt: a link in its place is not read, the file is written anew (child "
+       "status %d)", r);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--explain-child"))
+        return explain_child(argv[2]);
     plan_lazy();
     watchdog(900);
     rng_init(&rng, test_seed() ^ 0xCAC4E);
@@ -237,6 +584,14 @@ int main(void)
     ok(l1.n >= 1, "the first context wrote %d *.bin file(s) into a new directory", l1.n);
     ok(tmp == 0, "no temporary files left (%d)", tmp);
     {
+        char made[PATHLEN];
+        mkpath(made, "%s/a", base);
+        ok(perm_of(made) == 0700 && perm_of(dir) == 0700,
+           "the directories made for the cache have mode 0700 (%o, %o)",
+           (unsigned)perm_of(made), (unsigned)perm_of(dir));
+        ok(entries_good(dir, &l1), "the cache files are regular files of the user's alone");
+    }
+    {
         int good = l1.n > 0;
         for (int i = 0; i < l1.n; i++) {
             char path[PATHLEN];
@@ -253,7 +608,7 @@ int main(void)
     ok(l3.n > l1.n, "another key type adds its own files (%d -> %d)", l1.n, l3.n);
 
     /* 2. damaged files are misses, replaced by good ones */
-    for (int how = 0; how < 6; how++) {
+    for (int how = 0; how < 7; how++) {
         listing before, damaged, after;
         list_dir(dir, &before, &tmp);
         damage(dir, &before, how);
@@ -293,6 +648,11 @@ int main(void)
     mkpath(dir, "%s/sub", file);
     setenv("CLTOPK_CACHE_DIR", dir, 1);
     run_bitonic(CLTOPK_INT32, "unusable cache directory");
+
+    /* 5. permissions, links and FIFOs */
+    kernel_cache_dir_modes(base);
+    kernel_cache_links(base);
+    plan_consts_files(base);
 
     /* clean up our directory tree */
     char cmd[8400];

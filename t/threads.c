@@ -7,13 +7,20 @@
  *   - on one shared "cpu" context (CPU_HEAP, AUTO selection);
  *   - on one shared OpenCL context (BITONIC, AUTO, cl_mem calls), if any;
  *   - each on a context of its own, opened and closed inside the thread;
- * every result bit for bit against the oracle. */
+ * every result bit for bit against the oracle.
+ * First, in fresh processes (forked before this one touches OpenCL): eight
+ * threads open the same OpenCL device at once, the first use of OpenCL in the
+ * process (the device scan must be done once, not by every thread at once). */
 #include "testlib.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define NTHREADS 4
 #define ROUNDS 25
@@ -103,10 +110,101 @@ static void run_jobs(cltopk_context *shared, const char *dev, int is_cl, size_t 
     ok(good, "%d threads at once: %s", NTHREADS, what);
 }
 
+/* ---- eight threads open one device at once, first thing in a fresh process */
+
+#define OPENERS 8
+#define OPEN_RUNS 16
+
+typedef struct {
+    pthread_barrier_t *start;
+    const char *dev;
+    int st;
+} opener_t;
+
+static void *opener(void *arg)
+{
+    opener_t *o = arg;
+    cltopk_context *ctx = NULL;
+    pthread_barrier_wait(o->start);
+    o->st = cltopk_open(&ctx, o->dev);
+    cltopk_close(ctx);
+    return NULL;
+}
+
+/* the child: 0 every thread opened the device, 3 no OpenCL device, 1 another
+ * failure (a crash is a signal) */
+static int open_race_child(const char *dev)
+{
+    alarm(300);
+    pthread_barrier_t start;
+    if (pthread_barrier_init(&start, NULL, OPENERS) != 0)
+        return 1;
+    pthread_t th[OPENERS];
+    opener_t o[OPENERS];
+    for (int i = 0; i < OPENERS; i++) {
+        o[i].start = &start;
+        o[i].dev = dev;
+        o[i].st = -1;
+        if (pthread_create(&th[i], NULL, opener, &o[i]) != 0)
+            return 1;
+    }
+    int opened = 0, nodev = 0;
+    for (int i = 0; i < OPENERS; i++) {
+        pthread_join(th[i], NULL);
+        opened += o[i].st == CLTOPK_OK;
+        nodev += o[i].st == CLTOPK_ERR_NO_DEVICE || o[i].st == CLTOPK_ERR_NO_OPENCL;
+    }
+    pthread_barrier_destroy(&start);
+    return opened == OPENERS ? 0 : nodev == OPENERS ? 3 : 1;
+}
+
+/* Before this process uses OpenCL: OPEN_RUNS fresh processes, each with eight
+ * threads opening the test device at once. */
+static void open_race(void)
+{
+    const char *dev = getenv("CLTOPK_TEST_DEVICE");
+    if (dev && !strcmp(dev, "cpu")) {
+        skip("threads opening one OpenCL device at once: CLTOPK_TEST_DEVICE=cpu");
+        return;
+    }
+    if (!dev || !*dev)
+        dev = "0:0";
+    int crashed = 0, failed = 0, nodev = 0;
+    for (int r = 0; r < OPEN_RUNS; r++) {
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0)
+            sysbail("fork");
+        if (pid == 0)
+            _exit(open_race_child(dev));
+        int ws;
+        if (waitpid(pid, &ws, 0) != pid)
+            sysbail("waitpid");
+        if (WIFSIGNALED(ws)) {
+            crashed++;
+            diag_after("run %d: killed by signal %d (%s)", r, WTERMSIG(ws),
+                       strsignal(WTERMSIG(ws)));
+        } else if (WEXITSTATUS(ws) == 3) {
+            nodev++;
+        } else if (WEXITSTATUS(ws) != 0) {
+            failed++;
+            diag_after("run %d: exit status %d", r, WEXITSTATUS(ws));
+        }
+    }
+    if (nodev == OPEN_RUNS) {
+        skip("threads opening one OpenCL device at once: no OpenCL device \"%s\"", dev);
+        return;
+    }
+    ok(!crashed && !failed && !nodev,
+       "%d fresh processes, %d threads each opening \"%s\" at once: %d crashed, %d failed",
+       OPEN_RUNS, OPENERS, dev, crashed, failed + nodev);
+}
+
 int main(void)
 {
     plan_lazy();
     watchdog(900);
+    open_race(); /* first: the processes it forks must not inherit OpenCL state */
     rng_t rng;
     rng_init(&rng, test_seed() ^ 0x7417);
 
