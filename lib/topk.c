@@ -265,14 +265,15 @@ int cltopk_workspace_size(cltopk_context *ctx, cltopk_dtype type, size_t n, size
     return st;
 }
 
-/* describe a plan's request: k in 1..n, the data on the host or the device */
+/* describe a plan's request: k in kmin..n, the data on the host or the device */
 static int plan_request(cltopk_context *ctx, const char *fn, cltopk_dtype type, size_t n,
-                        size_t k, unsigned flags, int device_data, cltopk_request *rq)
+                        size_t k, size_t kmin, unsigned flags, int device_data,
+                        cltopk_request *rq)
 {
     int st = cltopk_describe(ctx, fn, type, n, k, flags, CLTOPK_SMALLEST, CLTOPK_ALGO_AUTO, rq);
-    if (st == CLTOPK_OK && (k == 0 || k > n))
-        st = cltopk_fail(ctx, CLTOPK_ERR_K_RANGE, "%s: need 0 < k <= n (k = %zu, n = %zu)", fn,
-                         k, n);
+    if (st == CLTOPK_OK && (k < kmin || k > n))
+        st = cltopk_fail(ctx, CLTOPK_ERR_K_RANGE, "%s: need %zu <= k <= n (k = %zu, n = %zu)",
+                         fn, kmin, k, n);
     if (st == CLTOPK_OK && device_data && !ctx->is_cl)
         st = cltopk_fail(ctx, CLTOPK_ERR_NO_OPENCL,
                          "%s: the \"cpu\" context has no device buffers; open an OpenCL device",
@@ -289,7 +290,7 @@ static int plan_for(cltopk_context *ctx, const char *fn, cltopk_dtype type, size
     enter(ctx);
     cltopk_request rq;
     const cltopk_algorithm *a;
-    int st = chosen ? plan_request(ctx, fn, type, n, k, flags, device_data, &rq)
+    int st = chosen ? plan_request(ctx, fn, type, n, k, 0, flags, device_data, &rq)
                     : cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "%s: chosen is NULL", fn);
     if (st == CLTOPK_OK && (st = cltopk_choose(ctx, &rq, CLTOPK_ALGO_AUTO, &a)) == CLTOPK_OK)
         *chosen = a->id;
@@ -317,7 +318,7 @@ int cltopk_explain(cltopk_context *ctx, cltopk_dtype type, size_t n, size_t k, u
         return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
     enter(ctx);
     cltopk_request rq;
-    int st = buf && len ? plan_request(ctx, fn, type, n, k, flags, device_data, &rq)
+    int st = buf && len ? plan_request(ctx, fn, type, n, k, 1, flags, device_data, &rq)
                         : cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
                                       "%s: buf must not be NULL and len > 0", fn);
     if (st == CLTOPK_OK)

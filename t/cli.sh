@@ -215,13 +215,13 @@ if [ -n "$cl_dev" ]; then
     # one candidate, the kernel of u32 k = 1 (built above): quick even on POCL
     succeeds '^ *1  *1  16,64,' "tune prints the best configuration per k" \
         "$CLTOPK" tune --device "$cl_dev" -t u32 -n 4096 -k 1 -b 16 --wg 64 --reps 1
-    grep -q 'tuned\[\]' "$tmp/out"
-    ok $? "tune ends with the tuned[] entries (or says there are none)"
+    grep -q 'bcfg_rows\[\]' "$tmp/out"
+    ok $? "tune ends with the bcfg_rows[] entries (or says there are none)"
     succeeds 'everything: .* [0-9][0-9]*\.[0-9]' "bench --grid ablation" \
         "$CLTOPK" bench --device "$cl_dev" --grid ablation -n 4096 -k 1 --reps 1
 else
     skip "no OpenCL device: tune"
-    skip "no OpenCL device: tune's tuned[] entries"
+    skip "no OpenCL device: tune's bcfg_rows[] entries"
     skip "no OpenCL device: bench --grid ablation"
 fi
 
