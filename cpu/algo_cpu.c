@@ -67,24 +67,20 @@ static double cpu_time(const cltopk_request *rq, const cltopk_consts *c)
     return t;
 }
 
-/* AUTO's host pick is the rule's; for device data the staged run (which runs
- * the rule itself) goes under cpu-heap */
+/* AUTO's host pick is the rule's, for host and (staged) device data alike, so
+ * that a plan names what runs */
 static double heap_predict(const cltopk_context *ctx, const cltopk_request *rq,
                            const cltopk_consts *c)
 {
     (void)ctx;
-    if (!rq->on_device && cpu_choose(rq) != CLTOPK_ALGO_CPU_HEAP)
-        return -1;
-    return cpu_time(rq, c);
+    return cpu_choose(rq) == CLTOPK_ALGO_CPU_HEAP ? cpu_time(rq, c) : -1;
 }
 
 static double radix_cpu_predict(const cltopk_context *ctx, const cltopk_request *rq,
                                 const cltopk_consts *c)
 {
     (void)ctx;
-    if (rq->on_device || cpu_choose(rq) != CLTOPK_ALGO_CPU_RADIX)
-        return -1;
-    return cpu_time(rq, c);
+    return cpu_choose(rq) == CLTOPK_ALGO_CPU_RADIX ? cpu_time(rq, c) : -1;
 }
 
 static int heap_run_host(cltopk_context *ctx, const cltopk_request *rq)

@@ -165,9 +165,12 @@ CLTOPK_API unsigned cltopk_version_number(void);
  *           OpenCL device, else "cpu".
  *           "cpu": no OpenCL at all; only CPU algorithms.
  *           "gpu": the first OpenCL GPU, or CLTOPK_ERR_NO_DEVICE.
- *           "P:D": device D of platform P (0-based, as `cltopk devices` lists them).
- *           anything else: the first device whose "platform / device" name
- *           contains the string, case-insensitively.
+ *           "P:D": device D of platform P (0-based, as `cltopk devices` lists them;
+ *           two plain decimal numbers, no sign or blank).
+ *           anything else: the device whose "platform / device" name contains
+ *           the string, case-insensitively; a string that matches several is
+ *           CLTOPK_ERR_NO_DEVICE, the detail listing them.
+ *           "cpu", "gpu" and "auto" are accepted in any case.
  * Returns CLTOPK_OK, CLTOPK_ERR_INVALID_ARGUMENT (ctx NULL), CLTOPK_ERR_NO_DEVICE,
  * CLTOPK_ERR_NO_OPENCL (an OpenCL device was asked for but OpenCL is missing),
  * CLTOPK_ERR_OPENCL, CLTOPK_ERR_NO_MEMORY.  On failure the detail text is

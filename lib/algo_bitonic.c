@@ -357,8 +357,10 @@ static int bitonic_run_buffer(cltopk_context *ctx, const cltopk_request *rq)
         if (!back)
             return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for %zu keys",
                                rq->k);
+        cl_event *own;
+        cl_uint nown = cltopk_after_own(ctx, &own);
         cl_int err = clEnqueueReadBuffer(ctx->queue, rq->dout_keys, CL_TRUE, 0, rq->k * kb, back,
-                                         1, &ctx->last, NULL);
+                                         nown, own, NULL);
         int again = 0;
         for (size_t j = 0; err == CL_SUCCESS && j < rq->k && !again; j++)
             again = cltopk_ambiguous_float(back, j, rq->bytes);

@@ -69,8 +69,9 @@ int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys, s
          * (a device algorithm on the "cpu" context: UNSUPPORTED, as cltopk_topk) */
         for (int r = -1; r < reps && st == CLTOPK_OK; r++) {
             double t0 = cltopk_now();
+            /* AUTO runs as AUTO: its host records may guard and switch (the heap) */
             st = sel ? cltopk_select(ctx, type, keys, n, k - 1, flags, algo, ok, oi)
-                     : cltopk_topk(ctx, type, keys, n, k, flags, chosen, ok, keys_only ? NULL : oi);
+                     : cltopk_topk(ctx, type, keys, n, k, flags, algo, ok, keys_only ? NULL : oi);
             if (r >= 0)
                 t[r] = cltopk_now() - t0;
         }

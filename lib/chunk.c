@@ -70,10 +70,10 @@ static int chunk_loop(cltopk_context *ctx, const cltopk_request *rq, int topk, s
     for (size_t lo = 0; lo < rq->n && st == CLTOPK_OK && !stop; lo += chunk) {
         size_t len = rq->n - lo < chunk ? rq->n - lo : chunk;
         size_t kk = k < len ? k : len;
-        cl_event wr;
+        cl_event wr, *own;
+        cl_uint nown = cltopk_after_own(ctx, &own);
         cl_int err = clEnqueueWriteBuffer(ctx->queue, in, CL_FALSE, 0, len * kb,
-                                          (const char *)rq->keys + lo * kb, ctx->last ? 1 : 0,
-                                          ctx->last ? &ctx->last : NULL, &wr);
+                                          (const char *)rq->keys + lo * kb, nown, own, &wr);
         if (err != CL_SUCCESS) {
             st = cltopk_clfail(ctx, err, "clEnqueueWriteBuffer (input)");
             break;
@@ -88,13 +88,14 @@ static int chunk_loop(cltopk_context *ctx, const cltopk_request *rq, int topk, s
         size_t got = topk ? kk : 1;
         cl_event evs[2];
         int nev = 0;
-        err = clEnqueueReadBuffer(ctx->queue, ok, CL_FALSE, 0, got * kb, part_k, 1, &ctx->last,
+        nown = cltopk_after_own(ctx, &own);
+        err = clEnqueueReadBuffer(ctx->queue, ok, CL_FALSE, 0, got * kb, part_k, nown, own,
                                   &evs[nev]);
         if (err == CL_SUCCESS)
             nev++;
         if (err == CL_SUCCESS && index) {
-            err = clEnqueueReadBuffer(ctx->queue, oi, CL_FALSE, 0, got * 8, part_i, 1,
-                                      &ctx->last, &evs[nev]);
+            err = clEnqueueReadBuffer(ctx->queue, oi, CL_FALSE, 0, got * 8, part_i, nown, own,
+                                      &evs[nev]);
             if (err == CL_SUCCESS)
                 nev++;
         }

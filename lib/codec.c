@@ -89,8 +89,9 @@ int cltopk_pack(cltopk_codec codec, const int32_t *values, size_t n, uint32_t *d
 
 static int dev_write(cltopk_context *ctx, cl_mem m, const void *src, size_t bytes)
 {
-    cl_int err = clEnqueueWriteBuffer(ctx->queue, m, CL_TRUE, 0, bytes, src,
-                                      ctx->last ? 1 : 0, ctx->last ? &ctx->last : NULL, NULL);
+    cl_event *own;
+    cl_uint nown = cltopk_after_own(ctx, &own);
+    cl_int err = clEnqueueWriteBuffer(ctx->queue, m, CL_TRUE, 0, bytes, src, nown, own, NULL);
     return err == CL_SUCCESS ? CLTOPK_OK : cltopk_clfail(ctx, err, "clEnqueueWriteBuffer");
 }
 
@@ -221,8 +222,10 @@ int cltopk_unpack(cltopk_context *ctx, cltopk_codec codec, const uint32_t *data,
         if (st == CLTOPK_OK)
             st = dev_decode(ctx, &col, dd, ds, dv);
         if (st == CLTOPK_OK) {
+            cl_event *own;
+            cl_uint nown = cltopk_after_own(ctx, &own);
             cl_int err = clEnqueueReadBuffer(ctx->queue, dv, CL_TRUE, 0, (size_t)col.count * 4,
-                                             out, 1, &ctx->last, NULL);
+                                             out, nown, own, NULL);
             if (err != CL_SUCCESS)
                 st = cltopk_clfail(ctx, err, "clEnqueueReadBuffer (decoded values)");
         }
@@ -308,6 +311,8 @@ int cltopk_topk_packed(cltopk_context *ctx, cltopk_codec codec, const uint32_t *
             int32_t *tk = malloc(k * 4);
             int64_t *ti = malloc(k * 8);
             cl_int err = CL_SUCCESS;
+            cl_event *own;
+            cl_uint nown = cltopk_after_own(ctx, &own);
             if (!tk || !ti) {
                 free(tk);
                 free(ti);
@@ -315,11 +320,9 @@ int cltopk_topk_packed(cltopk_context *ctx, cltopk_codec codec, const uint32_t *
                 goto done;
             }
             if (dk)
-                err = clEnqueueReadBuffer(ctx->queue, dk, CL_TRUE, 0, k * 4, tk, 1, &ctx->last,
-                                          NULL);
+                err = clEnqueueReadBuffer(ctx->queue, dk, CL_TRUE, 0, k * 4, tk, nown, own, NULL);
             if (err == CL_SUCCESS && di)
-                err = clEnqueueReadBuffer(ctx->queue, di, CL_TRUE, 0, k * 8, ti, 1, &ctx->last,
-                                          NULL);
+                err = clEnqueueReadBuffer(ctx->queue, di, CL_TRUE, 0, k * 8, ti, nown, own, NULL);
             if (err != CL_SUCCESS) {
                 st = cltopk_clfail(ctx, err, "clEnqueueReadBuffer (top-k results)");
             } else {

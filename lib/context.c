@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 /* ---------------------------------------------------------------- contexts */
@@ -25,8 +26,9 @@ void cltopk_close(cltopk_context *ctx)
         return;
 #if HAVE_OPENCL
     if (ctx->is_cl) {
-        if (ctx->last) {
-            clWaitForEvents(1, &ctx->last);
+        cl_event *own;
+        if (cltopk_after_own(ctx, &own)) {
+            clWaitForEvents(1, own);
             clReleaseEvent(ctx->last);
         }
         cltopk_scratch_free(ctx);
@@ -59,6 +61,26 @@ static int open_cpu(cltopk_context **out)
 }
 
 #if HAVE_OPENCL
+/* "P:D": two plain decimal numbers below 2^32 (no sign, blank or wrap-around) */
+static int parse_pd(const char *s, unsigned *p, unsigned *d)
+{
+    unsigned long long v[2] = {0, 0};
+    for (int i = 0; i < 2; i++) {
+        if (!isdigit((unsigned char)*s))
+            return 0;
+        while (isdigit((unsigned char)*s)) {
+            v[i] = v[i] * 10 + (unsigned)(*s++ - '0');
+            if (v[i] > 0xFFFFFFFFull)
+                return 0;
+        }
+        if (*s++ != (i ? '\0' : ':'))
+            return 0;
+    }
+    *p = (unsigned)v[0];
+    *d = (unsigned)v[1];
+    return 1;
+}
+
 static int contains_nocase(const char *hay, const char *needle)
 {
     size_t nl = strlen(needle);
@@ -94,6 +116,7 @@ static int open_device(cltopk_context **out, const cltopk_devcaps *caps)
     }
     clRetainDevice(c->dev);
     c->queue = clCreateCommandQueue(c->clctx, c->dev, CL_QUEUE_PROFILING_ENABLE, &err);
+    c->inorder = 1; /* no CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE */
     if (!c->queue) {
         cltopk_close(c);
         return cltopk_fail(NULL, CLTOPK_ERR_OPENCL, "clCreateCommandQueue failed on %s: %s",
@@ -112,14 +135,14 @@ int cltopk_open(cltopk_context **ctx, const char *device)
     *ctx = NULL;
     cltopk_open_error()[0] = 0;
     int automatic = 0;
-    if (!device || !strcmp(device, "auto")) {
+    if (!device || !strcasecmp(device, "auto")) {
         device = cltopk_env("CLTOPK_DEVICE");
-        if (!device || !strcmp(device, "auto")) {
+        if (!device || !strcasecmp(device, "auto")) {
             device = NULL;
             automatic = 1;
         }
     }
-    if (device && !strcmp(device, "cpu"))
+    if (device && !strcasecmp(device, "cpu"))
         return open_cpu(ctx);
 #if HAVE_OPENCL
     cltopk_devcaps *list = NULL;
@@ -137,23 +160,36 @@ int cltopk_open(cltopk_context **ctx, const char *device)
     }
     const cltopk_devcaps *pick = NULL;
     unsigned p, d;
-    char tail;
-    if (automatic || !strcmp(device, "gpu")) {
+    if (automatic || !strcasecmp(device, "gpu")) {
         for (size_t i = 0; i < count && !pick; i++)
             if (list[i].type & CL_DEVICE_TYPE_GPU)
                 pick = &list[i];
         if (!pick && automatic)
             pick = &list[0];
-    } else if (sscanf(device, "%u:%u%c", &p, &d, &tail) == 2) {
+    } else if (parse_pd(device, &p, &d)) {
         for (size_t i = 0; i < count && !pick; i++)
             if (list[i].pi == p && list[i].di == d)
                 pick = &list[i];
     } else {
-        for (size_t i = 0; i < count && !pick; i++) {
+        char names[1024] = "";
+        size_t matches = 0, o = 0;
+        for (size_t i = 0; i < count; i++) {
             char full[300];
             snprintf(full, sizeof full, "%s / %s", list[i].platform_name, list[i].device_name);
-            if (contains_nocase(full, device))
+            if (!contains_nocase(full, device))
+                continue;
+            if (!matches++)
                 pick = &list[i];
+            int w = snprintf(names + o, sizeof names - o, "%s%u:%u %s", o ? "; " : "",
+                             list[i].pi, list[i].di, full);
+            if (w > 0 && (size_t)w < sizeof names - o)
+                o += (size_t)w;
+        }
+        if (matches > 1) {
+            free(list);
+            return cltopk_fail(NULL, CLTOPK_ERR_NO_DEVICE,
+                               "\"%s\" matches %zu devices (%s); name one by P:D or a longer "
+                               "part of its name", device, matches, names);
         }
     }
     if (!pick) {
@@ -198,6 +234,10 @@ int cltopk_open_cl(cltopk_context **ctx, cl_context context, cl_device_id device
     c->clctx = context;
     c->dev = device;
     c->queue = queue;
+    cl_command_queue_properties qp = 0;
+    c->inorder = clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof qp, &qp, NULL) ==
+                     CL_SUCCESS &&
+                 !(qp & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
     clRetainContext(context);
     clRetainDevice(device);
     clRetainCommandQueue(queue);

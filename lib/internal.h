@@ -131,7 +131,10 @@ struct cltopk_context {
     cl_command_queue queue;
     cltopk_devcaps caps;
     cltopk_program *programs;   /* in-memory program cache */
+    struct cltopk_kernel_entry *kernels; /* kernel objects of those programs */
     cl_event last;              /* last event of our own work, for ordering */
+    int inorder;                /* the queue runs commands in order */
+    int pending;                /* launches after `last` without an event (inorder) */
     /* scratch buffers, grown on demand and kept for later calls */
     cl_mem scratch[SCR_COUNT];
     size_t scratch_size[SCR_COUNT];
@@ -145,7 +148,9 @@ struct cltopk_context {
 CLTOPK_INTERNAL int cltopk_program_get(cltopk_context *ctx, const char *file,
                                        const char *options, cl_program *out);
 CLTOPK_INTERNAL void cltopk_programs_free(cltopk_context *ctx);
-/* A kernel of such a program (the caller releases it). */
+/* A kernel of such a program (the caller releases it).  Kernel objects are
+ * created once per program and context and handed out retained; every launch
+ * sets all of its arguments. */
 CLTOPK_INTERNAL int cltopk_kernel_get(cltopk_context *ctx, const char *file, const char *options,
                                       const char *name, cl_kernel *out);
 
@@ -161,6 +166,11 @@ CLTOPK_INTERNAL int cltopk_set_args(cltopk_context *ctx, cl_kernel kern, int nar
 CLTOPK_INTERNAL int cltopk_launch(cltopk_context *ctx, cl_kernel kern, size_t global,
                                   size_t local, cl_uint num_wait, const cl_event *wait);
 CLTOPK_INTERNAL int cltopk_finish_own(cltopk_context *ctx);
+/* The event after which all of the context's work so far completes (a marker
+ * is enqueued for launches made without events on an in-order queue); NULL
+ * when the context has enqueued nothing.  Commands that must follow our work
+ * wait for it: `n = cltopk_after_own(ctx, &ev)` gives a wait list of n events. */
+CLTOPK_INTERNAL cl_uint cltopk_after_own(cltopk_context *ctx, cl_event **list);
 
 /* kernel sources embedded at build time (cl/kernels.c, generated) */
 typedef struct {

@@ -43,8 +43,22 @@ static uint64_t fnv_str(uint64_t h, const char *s)
     return fnv(h, s, strlen(s) + 1);
 }
 
+/* a kernel object, created once per (program, name) of a context */
+struct cltopk_kernel_entry {
+    struct cltopk_kernel_entry *next;
+    cl_program program;
+    cl_kernel kernel;
+    char name[64];
+};
+
 void cltopk_programs_free(cltopk_context *ctx)
 {
+    while (ctx->kernels) {
+        struct cltopk_kernel_entry *e = ctx->kernels;
+        ctx->kernels = e->next;
+        clReleaseKernel(e->kernel);
+        free(e);
+    }
     cltopk_program *p = ctx->programs;
     while (p) {
         cltopk_program *next = p->next;
@@ -329,10 +343,27 @@ int cltopk_kernel_get(cltopk_context *ctx, const char *file, const char *options
     int st = cltopk_program_get(ctx, file, options, &prog);
     if (st != CLTOPK_OK)
         return st;
+    for (struct cltopk_kernel_entry *e = ctx->kernels; e; e = e->next)
+        if (e->program == prog && !strcmp(e->name, name)) {
+            clRetainKernel(e->kernel);
+            *out = e->kernel;
+            return CLTOPK_OK;
+        }
     cl_int err;
     *out = clCreateKernel(prog, name, &err);
     if (!*out)
         return cltopk_clfail(ctx, err, "clCreateKernel");
+    struct cltopk_kernel_entry *e = calloc(1, sizeof *e);
+    if (e && strlen(name) < sizeof e->name) {
+        e->program = prog;
+        e->kernel = *out;
+        snprintf(e->name, sizeof e->name, "%s", name);
+        clRetainKernel(*out);
+        e->next = ctx->kernels;
+        ctx->kernels = e;
+    } else {
+        free(e);
+    }
     return CLTOPK_OK;
 }
 

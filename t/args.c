@@ -522,7 +522,9 @@ static void opening(void)
     ok(st == CLTOPK_ERR_INVALID_ARGUMENT && cltopk_last_error(NULL)[0],
        "open(NULL ctx) -> invalid argument with a detail");
 
-    const char *nonsense[] = {"no-such-device-xyzzy", "99:99", "0:99", "1:2:3", "cpux"};
+    /* P:D is two plain decimal numbers: no sign, blank or wrap-around to 0:0 */
+    const char *nonsense[] = {"no-such-device-xyzzy", "99:99", "0:99", "1:2:3", "cpux",
+                              "+0:0", "-4294967296:0", "4294967296:0", " 0:0", "0:0 ", "0:+0"};
     for (size_t i = 0; i < sizeof nonsense / sizeof nonsense[0]; i++) {
         ctx = (cltopk_context *)&ctx;
         st = cltopk_open(&ctx, nonsense[i]);
@@ -533,6 +535,12 @@ static void opening(void)
         if (st == CLTOPK_OK)
             cltopk_close(ctx);
     }
+
+    /* the names cpu, gpu and auto in any case */
+    ctx = NULL;
+    st = cltopk_open(&ctx, "CPU");
+    ok(st == CLTOPK_OK && ctx && !strcmp(cltopk_device_name(ctx), "cpu"), "open(\"CPU\") is cpu");
+    cltopk_close(ctx);
 
     /* auto: always opens something (a device, else the cpu) */
     unsetenv("CLTOPK_DEVICE");
@@ -657,6 +665,80 @@ static void opening(void)
     }
 }
 
+/* outputs overlapping the input or each other: refused, nothing written (they
+ * gave wrong answers with status 0: [1,2,3,4,5] became [5,4,3,4,5]) */
+static void overlaps(cltopk_context *ctx, const char *dev, int is_cl)
+{
+    for (int a = 0; cltopk_algo_name((cltopk_algo)a); a++) {
+        int32_t keys[8] = {1, 2, 3, 4, 5, 6, 7, 8}, want[8];
+        memcpy(want, keys, sizeof keys);
+        int64_t idx[8];
+        int st = cltopk_topk(ctx, CLTOPK_INT32, keys, 5, 5, 0, (cltopk_algo)a, keys, idx);
+        ok((st == CLTOPK_ERR_INVALID_ARGUMENT || st == CLTOPK_ERR_UNSUPPORTED) &&
+               !memcmp(keys, want, sizeof keys),
+           "%s %s: out_keys == keys -> refused, input intact (%d)", dev,
+           cltopk_algo_name((cltopk_algo)a), st);
+        st = cltopk_topk(ctx, CLTOPK_INT32, keys, 8, 2, 0, (cltopk_algo)a, keys + 6, idx);
+        ok((st == CLTOPK_ERR_INVALID_ARGUMENT || st == CLTOPK_ERR_UNSUPPORTED) &&
+               !memcmp(keys, want, sizeof keys),
+           "%s %s: out_keys inside keys -> refused (%d)", dev, cltopk_algo_name((cltopk_algo)a),
+           st);
+        st = cltopk_select(ctx, CLTOPK_INT32, keys, 8, 0, 0, (cltopk_algo)a, keys + 3, NULL);
+        ok((st == CLTOPK_ERR_INVALID_ARGUMENT || st == CLTOPK_ERR_UNSUPPORTED) &&
+               !memcmp(keys, want, sizeof keys),
+           "%s %s: select's out_key inside keys -> refused (%d)", dev,
+           cltopk_algo_name((cltopk_algo)a), st);
+    }
+    int64_t both[8];
+    int32_t keys[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    int st = cltopk_topk(ctx, CLTOPK_INT32, keys, 8, 4, 0, CLTOPK_ALGO_AUTO, (int32_t *)both, both);
+    ok(st == CLTOPK_ERR_INVALID_ARGUMENT, "%s: out_keys overlapping out_index -> invalid", dev);
+#if CLTOPK_HAVE_OPENCL
+    if (!is_cl)
+        return;
+    cl_context cc;
+    cl_command_queue q;
+    cltopk_get_cl(ctx, &cc, NULL, &q);
+    cl_int err;
+    int32_t host[64];
+    for (int i = 0; i < 64; i++)
+        host[i] = i;
+    cl_mem m = clCreateBuffer(cc, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof host, host, &err);
+    cl_mem ix = clCreateBuffer(cc, CL_MEM_READ_WRITE, 64 * 8, NULL, &err);
+    cl_buffer_region reg = {32 * 4, 32 * 4};
+    cl_mem sub = clCreateSubBuffer(m, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &reg, &err);
+    /* keys [0, 8) of m, out_keys m: overlap */
+    st = cltopk_topk_buffer(ctx, CLTOPK_INT32, m, 0, 8, 4, 0, CLTOPK_ALGO_AUTO, m, ix, 0, NULL,
+                            NULL);
+    ok(st == CLTOPK_ERR_INVALID_ARGUMENT, "%s: cl_mem out_keys over the input range -> invalid",
+       dev);
+    /* keys in the sub-buffer [32, 64) of m, out_keys m at [32, 36): overlap through the parent */
+    st = cltopk_topk_buffer(ctx, CLTOPK_INT32, m, 32, 32, 4, 0, CLTOPK_ALGO_AUTO, sub, ix, 0,
+                            NULL, NULL);
+    ok(st == CLTOPK_ERR_INVALID_ARGUMENT,
+       "%s: cl_mem out_keys a sub-buffer over the input range -> invalid", dev);
+    st = cltopk_select_buffer(ctx, CLTOPK_INT32, m, 0, 8, 2, 0, CLTOPK_ALGO_AUTO, m, NULL, 0,
+                              NULL, NULL);
+    ok(st == CLTOPK_ERR_INVALID_ARGUMENT, "%s: select_buffer out_key over the input -> invalid",
+       dev);
+    /* keys [32, 64) of m and out_keys m [0, 4): apart, and answered */
+    st = cltopk_topk_buffer(ctx, CLTOPK_INT32, m, 32, 32, 4, 0, CLTOPK_ALGO_AUTO, m, ix, 0, NULL,
+                            NULL);
+    int32_t back[4] = {0};
+    int64_t bi[4] = {0};
+    clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL);
+    clEnqueueReadBuffer(q, ix, CL_TRUE, 0, sizeof bi, bi, 0, NULL, NULL);
+    ok(st == CLTOPK_OK && back[0] == 63 && back[3] == 60 && bi[0] == 31 && bi[3] == 28,
+       "%s: cl_mem output and input apart in one buffer -> answered (%d: %d %d)", dev, st,
+       back[0], back[3]);
+    clReleaseMemObject(sub);
+    clReleaseMemObject(m);
+    clReleaseMemObject(ix);
+#else
+    (void)is_cl;
+#endif
+}
+
 int main(void)
 {
     plan_lazy();
@@ -665,11 +747,18 @@ int main(void)
     null_context();
     opening();
     cpu_context();
+    {
+        cltopk_context *c = NULL;
+        if (cltopk_open(&c, "cpu") == CLTOPK_OK)
+            overlaps(c, "cpu", 0);
+        cltopk_close(c);
+    }
 
     char why[512];
     cltopk_context *cl = NULL;
     if (open_test_cl(&cl, why, sizeof why)) {
         bad_calls(cl, "opencl", 1);
+        overlaps(cl, "opencl", 1);
         k_zero(cl, "opencl", 1);
         benchmark(cl, "opencl", 1);
         /* the bitonic limit: k above it is UNSUPPORTED with a detail, nothing written */
