@@ -99,6 +99,63 @@ $topk "$tmp/s.bin" > "$tmp/s3" && cmp -s "$tmp/s1" "$tmp/s3" &&
     $topk "$tmp/s.txt" > "$tmp/s4" && cmp -s "$tmp/s1" "$tmp/s4"
 ok $? "the input format is detected (binary and text)"
 
+# ------------------------------------------------------------ gen's output file
+# a failed write never removes a path the command did not create: the output is
+# a temporary file renamed over the target at the end; devices and FIFOs are
+# written directly
+if [ -w /dev/full ]; then
+    ln -s /dev/full "$tmp/full.lnk"
+    fails 1 "cannot write '.*full.lnk': No space" \
+        "gen: a failed write to a link to /dev/full says so" \
+        "$CLTOPK" gen -t f32 -n 100000 "$tmp/full.lnk"
+    [ -L "$tmp/full.lnk" ] && [ -c /dev/full ]
+    ok $? "gen: the link to /dev/full and the device are still there"
+    if [ "$(id -u)" -eq 0 ] && mknod "$tmp/full.dev" c 1 7 2> /dev/null; then
+        run "$CLTOPK" gen -t f32 -n 100000 "$tmp/full.dev"
+        [ $rc -eq 1 ] && [ -c "$tmp/full.dev" ]
+        ok $? "gen: a failed write leaves a device node in place"
+    else
+        skip "gen onto a device node: not root, or no mknod"
+    fi
+else
+    skip "no /dev/full"
+    skip "no /dev/full"
+    skip "no /dev/full"
+fi
+run "$CLTOPK" gen -t u64 -n 1000 /dev/null
+[ $rc -eq 0 ] && [ -c /dev/null ]
+ok $? "gen: writing to /dev/null succeeds, and it is still a device"
+if command -v timeout > /dev/null 2>&1 && mkfifo "$tmp/fifo" 2> /dev/null; then
+    timeout 20 cat "$tmp/fifo" > "$tmp/fifo.out" &
+    "$CLTOPK" gen -t u64 -n 3 -s 1 --text "$tmp/fifo"
+    st=$?
+    wait
+    [ $st -eq 0 ] && [ -p "$tmp/fifo" ] && cmp -s "$tmp/fifo.out" "$tmp/golden"
+    ok $? "gen: a FIFO is written directly and stays a FIFO"
+else
+    skip "no mkfifo or timeout"
+fi
+# a failed write leaves the old file as it was, and no temporary behind
+"$CLTOPK" gen -t f32 -n 1000 -s 7 "$tmp/keep.f32" && chmod 640 "$tmp/keep.f32" &&
+    cp "$tmp/keep.f32" "$tmp/keep.orig"
+mkdir "$tmp/lim" && cp "$tmp/keep.f32" "$tmp/lim/keep.f32" && chmod 640 "$tmp/lim/keep.f32"
+(ulimit -f 8 && exec "$CLTOPK" gen -t f32 -n 100000 "$tmp/lim/keep.f32") > /dev/null 2> "$tmp/err"
+st=$? good=1
+[ $st -eq 1 ] && grep -q "cannot write .*keep.f32" "$tmp/err" &&
+    cmp -s "$tmp/lim/keep.f32" "$tmp/keep.orig" && [ "$(ls -A "$tmp/lim")" = keep.f32 ] && good=0
+ok $good "gen: a write past ulimit -f fails and leaves the old file intact, no temporary"
+[ $good -eq 0 ] || diag "exit $st, $(cat "$tmp/err"); $(ls -A "$tmp/lim")"
+# a successful write replaces the file and keeps its permissions; a link is
+# followed, not replaced
+ln -s keep.f32 "$tmp/keep.lnk"
+"$CLTOPK" gen -t f32 -n 10 "$tmp/keep.lnk" && [ -L "$tmp/keep.lnk" ] &&
+    [ "$(wc -c < "$tmp/keep.f32")" -eq 40 ] &&
+    ls -l "$tmp/keep.f32" | grep -q '^-rw-r-----'
+ok $? "gen over a link replaces the file it names, keeping its mode 640"
+(umask 022 && exec "$CLTOPK" gen -t f32 -n 10 "$tmp/new.f32") && ls -l "$tmp/new.f32" | grep -q '^-rw-r--r--'
+ok $? "gen: a new file gets 0666 less the umask"
+fails 1 "is a directory" "gen: a directory as output" "$CLTOPK" gen -t f32 -n 10 "$tmp"
+
 # ------------------------------------------------------------ independent check
 # expected = the data sorted by value, ties by position, with sort(1)
 expect() { # expect FILE SORTFLAGS K: "index value" lines

@@ -4,11 +4,16 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---------------------------------------------------------------- options */
 
@@ -614,6 +619,236 @@ int read_elements(const char *cmd, const char *path, cltopk_dtype t, int *format
     *data = b;
     *n = len / bytes;
     return 0;
+}
+
+/* ----------------------------------------------------------- output files */
+
+const char *out_name(const char *path)
+{
+    return strcmp(path, "-") ? path : "<stdout>";
+}
+
+/* the temporary file to remove if a signal ends the command while it exists */
+static char *volatile pending_tmp;
+static struct sigaction saved_actions[3];
+static const int cleanup_signals[3] = {SIGHUP, SIGINT, SIGTERM};
+
+static void remove_pending(int sig)
+{
+    char *t = pending_tmp;
+    if (t)
+        unlink(t);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void watch_tmp(char *tmp)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = remove_pending;
+    sigemptyset(&sa.sa_mask);
+    pending_tmp = tmp;
+    for (int i = 0; i < 3; i++)
+        if (sigaction(cleanup_signals[i], &sa, &saved_actions[i]) != 0)
+            saved_actions[i].sa_handler = SIG_DFL;
+}
+
+static void unwatch_tmp(void)
+{
+    if (!pending_tmp)
+        return;
+    for (int i = 0; i < 3; i++)
+        sigaction(cleanup_signals[i], &saved_actions[i], NULL);
+    pending_tmp = NULL;
+}
+
+static int same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+static int refuse_terminal(const char *cmd, unsigned flags)
+{
+    return usage_error(cmd, "refusing to write binary data to a terminal; redirect it or give "
+                       "a file name%s", flags & OUT_CAN_TEXT ? ", or give --text" : "");
+}
+
+int out_check(const char *cmd, const char *path, unsigned flags, const char *input)
+{
+    struct stat in, out;
+    int have_in = 0;
+    if (input)
+        have_in = (!strcmp(input, "-") ? fstat(STDIN_FILENO, &in) : stat(input, &in)) == 0 &&
+                  S_ISREG(in.st_mode);
+    if (!strcmp(path, "-")) {
+        if ((flags & OUT_BINARY) && isatty(STDOUT_FILENO))
+            return refuse_terminal(cmd, flags);
+        /* a shell's >> onto the input: nothing can be renamed there */
+        if (have_in && fstat(STDOUT_FILENO, &out) == 0 && same_file(&in, &out))
+            return usage_error(cmd, "standard output is the input file '%s'; write to "
+                               "another file", display_name(input));
+        return 0;
+    }
+    struct stat l;
+    if (lstat(path, &l) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return 0; /* a new file: out_open says what is wrong with its directory */
+        return fail(cmd, "cannot write '%s': %s", path, strerror(errno));
+    }
+    if (stat(path, &out) != 0) {
+        if (S_ISLNK(l.st_mode) && errno == ENOENT)
+            return fail(cmd, "cannot write '%s': it is a symbolic link to a file that does not "
+                        "exist; give that file's name, or remove the link", path);
+        return fail(cmd, "cannot write '%s': %s", path, strerror(errno));
+    }
+    if (S_ISDIR(out.st_mode))
+        return fail(cmd, "cannot write '%s': it is a directory; give a file name", path);
+    if (have_in && same_file(&in, &out) && !(flags & OUT_IN_PLACE))
+        return usage_error(cmd, "the output '%s' is the input file; give another output, or "
+                           "--in-place to replace the input", path);
+    return 0;
+}
+
+/* the directory part of path ("." when it has none), malloc'd */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    size_t len = slash == path ? 1 : (size_t)(slash - path);
+    char *d = malloc(len + 1);
+    if (d) {
+        memcpy(d, path, len);
+        d[len] = 0;
+    }
+    return d;
+}
+
+int out_open(out_file *o, const char *cmd, const char *path, unsigned flags, const char *input)
+{
+    memset(o, 0, sizeof *o);
+    o->cmd = cmd;
+    o->path = path;
+    int rc = out_check(cmd, path, flags, input);
+    if (rc)
+        return rc;
+    if (!strcmp(path, "-")) {
+        o->f = stdout;
+        return 0;
+    }
+    struct stat st;
+    int exists = stat(path, &st) == 0;
+    if (exists && !S_ISREG(st.st_mode)) {
+        /* a device or a FIFO: written in place, never replaced or removed */
+        o->f = fopen(path, "wb");
+        if (!o->f)
+            return fail(cmd, "cannot open '%s' for writing: %s", path, strerror(errno));
+        if ((flags & OUT_BINARY) && isatty(fileno(o->f))) {
+            fclose(o->f);
+            o->f = NULL;
+            return refuse_terminal(cmd, flags);
+        }
+        return 0;
+    }
+    /* a regular file (through any links) or a new one: a temporary beside it */
+    char resolved[PATH_MAX];
+    const char *target = path;
+    if (exists) {
+        if (!realpath(path, resolved))
+            return fail(cmd, "cannot resolve '%s': %s", path, strerror(errno));
+        target = resolved;
+    }
+    char *dir = dir_of(target);
+    const char *base = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
+    o->target = strdup(target);
+    o->tmp = dir ? malloc(strlen(dir) + strlen(base) + 16) : NULL;
+    if (!dir || !o->target || !o->tmp) {
+        free(dir);
+        out_abort(o);
+        return fail(cmd, "out of memory");
+    }
+    sprintf(o->tmp, "%s/.%s.XXXXXX", dir, base);
+    free(dir);
+    mode_t mask = umask(0);
+    umask(mask);
+    mode_t mode = exists ? st.st_mode & 0777 : 0666 & ~mask;
+    int fd = mkstemp(o->tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(o->tmp);
+        o->tmp = NULL;
+        out_abort(o);
+        if (exists)
+            return fail(cmd, "cannot create a temporary file beside '%s' to replace it "
+                        "safely: %s", path, strerror(e));
+        return fail(cmd, "cannot create '%s': %s", path, strerror(e));
+    }
+    watch_tmp(o->tmp);
+    if (fchmod(fd, mode) != 0) {
+        int e = errno;
+        close(fd);
+        out_abort(o);
+        return fail(cmd, "cannot set the permissions of '%s': %s", path, strerror(e));
+    }
+    o->f = fdopen(fd, "wb");
+    if (!o->f) {
+        int e = errno;
+        close(fd);
+        out_abort(o);
+        return fail(cmd, "cannot write '%s': %s", path, strerror(e));
+    }
+    return 0;
+}
+
+int out_write(out_file *o, const void *buf, size_t len)
+{
+    if (len && fwrite(buf, 1, len, o->f) != len) {
+        int e = errno;
+        out_abort(o);
+        return fail(o->cmd, "cannot write '%s': %s", out_name(o->path), strerror(e));
+    }
+    return 0;
+}
+
+int out_commit(out_file *o)
+{
+    int e = 0, bad = ferror(o->f);
+    if (bad)
+        e = errno ? errno : EIO;
+    if (fflush(o->f) != 0 && !bad)
+        bad = 1, e = errno;
+    if (o->tmp && !bad && fsync(fileno(o->f)) != 0 && errno != EINVAL && errno != EROFS)
+        bad = 1, e = errno;
+    if (o->f != stdout) {
+        if (fclose(o->f) != 0 && !bad)
+            bad = 1, e = errno;
+        o->f = NULL;
+    }
+    if (!bad && o->tmp && rename(o->tmp, o->target) != 0)
+        bad = 1, e = errno;
+    if (bad) {
+        out_abort(o);
+        return fail(o->cmd, "cannot write '%s': %s", out_name(o->path), strerror(e));
+    }
+    unwatch_tmp();
+    free(o->tmp);
+    free(o->target);
+    o->tmp = o->target = NULL;
+    return 0;
+}
+
+void out_abort(out_file *o)
+{
+    if (o->f && o->f != stdout)
+        fclose(o->f);
+    o->f = NULL;
+    if (o->tmp)
+        unlink(o->tmp);
+    unwatch_tmp();
+    free(o->tmp);
+    free(o->target);
+    o->tmp = o->target = NULL;
 }
 
 void json_string(FILE *f, const char *s)

@@ -115,6 +115,52 @@ int read_whole_file(const char *cmd, const char *path, char **buf, size_t *len);
 /* Convert between host order and little-endian, in place (no-op on LE hosts). */
 void to_little_endian(void *a, size_t bytes, size_t n);
 
+/* ----------------------------------------------------------- output files */
+
+/* Every command that writes a file goes through these, so that no data is lost
+ * when a write fails or the output names the input:
+ *   "-"              standard output (binary data is refused on a terminal);
+ *   an existing file that is not a regular file (a device such as /dev/null, a
+ *                    FIFO): written directly; it is never removed;
+ *   anything else    a new temporary file in the target's directory (mkstemp:
+ *                    created exclusively, with the permissions of the file it
+ *                    replaces, else 0666 less the umask), renamed over the
+ *                    target by out_commit; on any failure only the temporary
+ *                    is removed.  A symbolic link is followed: the file it
+ *                    names is replaced and the link stays.
+ * An output that is the input (the same device and inode) is refused unless
+ * OUT_IN_PLACE is given: the command has then read its whole input before it
+ * writes, and the rename replaces the input only once the output is complete. */
+#define OUT_BINARY 1u   /* the data is binary: refused on a terminal */
+#define OUT_CAN_TEXT 2u /* the command has --text (named when refusing a terminal) */
+#define OUT_IN_PLACE 4u /* the output may be the input */
+
+typedef struct {
+    const char *cmd, *path; /* as given */
+    FILE *f;                /* NULL until out_open succeeds */
+    char *target;           /* the path renamed over (a link resolved), or NULL */
+    char *tmp;              /* the temporary file, or NULL (direct or stdout) */
+} out_file;
+
+/* Refuse, before any work, an output that cannot or must not be written: a
+ * directory, a dangling symbolic link, binary data for a terminal, the input
+ * (input: its path, "-" for standard input, or NULL) without OUT_IN_PLACE.
+ * Returns 0, or EXIT_USAGE / EXIT_FAIL after printing why. */
+int out_check(const char *cmd, const char *path, unsigned flags, const char *input);
+/* out_check, then open the output for writing (see above); 0 with o->f set, or
+ * EXIT_USAGE / EXIT_FAIL after printing why (nothing is left behind). */
+int out_open(out_file *o, const char *cmd, const char *path, unsigned flags, const char *input);
+/* Write len bytes; 0 or EXIT_FAIL (printed, and the output abandoned as by
+ * out_abort). */
+int out_write(out_file *o, const void *buf, size_t len);
+/* Flush, sync and close the output and put it in place; 0, or EXIT_FAIL after
+ * printing why (the temporary is removed, the target left as it was). */
+int out_commit(out_file *o);
+/* Abandon the output: close it and remove the temporary (never the target). */
+void out_abort(out_file *o);
+/* path for messages: "<stdout>" for "-" */
+const char *out_name(const char *path);
+
 /* Print s as a JSON string (with the quotes). */
 void json_string(FILE *f, const char *s);
 

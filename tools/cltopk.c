@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -92,6 +93,12 @@ static int dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+#ifdef SIGXFSZ
+    /* a write past the file size limit (ulimit -f) then fails with EFBIG, and
+     * the command removes its temporary file and says so, instead of dying */
+    if (signal(SIGXFSZ, SIG_IGN) == SIG_ERR)
+        return fail(NULL, "cannot ignore SIGXFSZ: %s", strerror(errno));
+#endif
     int rc = dispatch(argc, argv);
     /* output that could not be written (a full disk, a closed pipe) is a failure */
     if ((fflush(stdout) != 0 || ferror(stdout)) && rc == EXIT_OK)

@@ -100,10 +100,10 @@ int cmd_gen(int argc, char **argv)
         return usage_error("gen", "the number of elements is missing: give -n N");
     if (!out_path)
         return usage_error("gen", "the output is missing: give a file name, or - for stdout");
-    int to_stdout = !strcmp(out_path, "-");
-    if (to_stdout && !text && isatty(STDOUT_FILENO))
-        return usage_error("gen", "refusing to write binary data to a terminal; redirect it, "
-                           "or give --text");
+    unsigned oflags = (text ? 0 : OUT_BINARY) | OUT_CAN_TEXT;
+    int rc = out_check("gen", out_path, oflags, NULL);
+    if (rc)
+        return rc;
 
     size_t bytes = cltopk_dtype_size(type);
     if (n > SIZE_MAX / bytes)
@@ -118,35 +118,25 @@ int cmd_gen(int argc, char **argv)
         return fail("gen", "cannot generate '%s' data of type %s", dist, cltopk_dtype_name(type));
     }
 
-    FILE *f = to_stdout ? stdout : fopen(out_path, text ? "w" : "wb");
-    if (!f) {
-        int e = errno;
+    out_file out;
+    if ((rc = out_open(&out, "gen", out_path, oflags, NULL))) {
         free(data);
-        return fail("gen", "cannot create '%s': %s", out_path, strerror(e));
+        return rc;
     }
     if (text) {
         char buf[64];
         for (size_t i = 0; i < n; i++) {
             format_value(type, gen_bits(data, bytes, i), buf, sizeof buf);
-            fputs(buf, f);
-            fputc('\n', f);
+            fputs(buf, out.f);
+            fputc('\n', out.f);
         }
     } else {
         to_little_endian(data, bytes, (size_t)n);
-        fwrite(data, bytes, (size_t)n, f);
+        rc = out_write(&out, data, (size_t)n * bytes);
     }
     free(data);
-    int bad = ferror(f);
-    int e = errno;
-    if (fflush(f) != 0 && !bad)
-        bad = 1, e = errno;
-    if (!to_stdout && fclose(f) != 0 && !bad)
-        bad = 1, e = errno;
-    if (bad) {
-        if (!to_stdout)
-            remove(out_path);
-        return fail("gen", "cannot write '%s': %s", to_stdout ? "<stdout>" : out_path,
-                    strerror(e));
-    }
-    return EXIT_OK;
+    if (rc)
+        return rc;
+    /* out_commit sees any error of the text loop's stream (ferror) */
+    return out_commit(&out);
 }
