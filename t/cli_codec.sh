@@ -61,6 +61,86 @@ run "$CLTOPK" unpack --text "$tmp/t.pk" "$tmp/t.back"
 cmp -s "$tmp/t.txt" "$tmp/t.back"
 ok $? "pack --text / unpack --text round trip (INT_MIN, INT_MAX, runs)"
 
+# ------------------------------------------------------------ output files
+# the output is a temporary file renamed over OUT at the end: a failed write
+# leaves OUT (and the input) as they were and nothing behind; OUT may be the
+# input only with --in-place
+mkdir "$tmp/o"
+"$CLTOPK" gen -t i32 -n 100000 -d few -s 5 "$tmp/o/col.i32" 2> /dev/null
+"$CLTOPK" pack -c for --binary "$tmp/o/col.i32" "$tmp/o/col.pk" > /dev/null
+cp "$tmp/o/col.pk" "$tmp/col.pk.orig"
+cp "$tmp/o/col.i32" "$tmp/col.i32.orig"
+fails 2 "is the input file.*--in-place" "unpack: OUT = IN is refused" \
+    "$CLTOPK" unpack --device cpu "$tmp/o/col.pk" "$tmp/o/col.pk"
+cmp -s "$tmp/o/col.pk" "$tmp/col.pk.orig"
+ok $? "unpack: the refused input is intact"
+fails 2 "is the input file" "pack: OUT = IN is refused" \
+    "$CLTOPK" pack -c for --binary "$tmp/o/col.i32" "$tmp/o/col.i32"
+ln -s col.pk "$tmp/o/col.lnk"
+fails 2 "is the input file" "unpack: OUT = IN through a link is refused" \
+    "$CLTOPK" unpack --device cpu "$tmp/o/col.lnk" "$tmp/o/col.pk"
+fails 2 "standard output is the input" "pack: standard output appending to IN is refused" \
+    sh -c '"$1" pack -c for --binary "$2" - >> "$2"' sh "$CLTOPK" "$tmp/o/col.i32"
+cmp -s "$tmp/o/col.i32" "$tmp/col.i32.orig"
+ok $? "pack: the refused input is intact"
+(ulimit -f 8 && exec "$CLTOPK" unpack --device cpu --in-place "$tmp/o/col.pk" "$tmp/o/col.pk") \
+    > /dev/null 2> "$tmp/err"
+st=$? good=1
+[ $st -eq 1 ] && grep -q "cannot write .*col.pk': File too large" "$tmp/err" &&
+    cmp -s "$tmp/o/col.pk" "$tmp/col.pk.orig" && good=0
+ok $good "unpack --in-place past ulimit -f: fails, the input intact"
+[ $good -eq 0 ] || diag "exit $st: $(cat "$tmp/err")"
+(ulimit -f 8 && exec "$CLTOPK" pack -c for --binary "$tmp/o/col.i32" "$tmp/o/new.pk") \
+    > /dev/null 2> "$tmp/err"
+st=$?
+[ $st -eq 1 ] && [ ! -e "$tmp/o/new.pk" ]
+ok $? "pack past ulimit -f: fails and leaves no partial output"
+good=1
+[ "$(ls -A "$tmp/o" | tr '\n' ' ')" = "col.i32 col.lnk col.pk " ] && good=0
+ok $good "no temporary file left behind"
+[ $good -eq 0 ] || diag "$(ls -A "$tmp/o")"
+run "$CLTOPK" pack -c for --binary --in-place "$tmp/o/col.i32" "$tmp/o/col.i32"
+[ $rc -eq 0 ] && cmp -s "$tmp/o/col.i32" "$tmp/col.pk.orig"
+ok $? "pack --in-place replaces the input with its packed column"
+run "$CLTOPK" unpack --device cpu --in-place "$tmp/o/col.i32" "$tmp/o/col.i32"
+[ $rc -eq 0 ] && cmp -s "$tmp/o/col.i32" "$tmp/col.i32.orig"
+ok $? "unpack --in-place gives the original column back"
+if [ -w /dev/full ]; then
+    fails 1 "cannot write '<stdout>': No space" "unpack to a full standard output blames the output" \
+        sh -c '"$1" unpack --device cpu "$2" - > /dev/full' sh "$CLTOPK" "$tmp/col.pk.orig"
+    fails 1 "cannot write '<stdout>'" "unpack --text to a full standard output blames the output" \
+        sh -c '"$1" unpack --text --device cpu "$2" - > /dev/full' sh "$CLTOPK" "$tmp/col.pk.orig"
+else
+    skip "no /dev/full"
+    skip "no /dev/full"
+fi
+# binary data is not written to a terminal (as gen refuses it)
+if python3 -c 'import pty' > /dev/null 2>&1; then
+    on_tty() { # on_tty CMD...: run CMD on a pseudo-terminal; its status in $rc, output in $tmp/tty
+        python3 -c 'import os, pty, sys
+out = open(sys.argv[1], "wb")
+def rd(fd):
+    d = os.read(fd, 1024)
+    out.write(d)
+    return d
+st = pty.spawn(sys.argv[2:], rd)
+sys.exit(os.WEXITSTATUS(st) if os.WIFEXITED(st) else 128)' "$tmp/tty" "$@" < /dev/null > /dev/null 2>&1
+        rc=$?
+    }
+    on_tty "$CLTOPK" pack -c for --binary "$tmp/col.i32.orig" -
+    [ $rc -eq 2 ] && grep -q "refusing to write binary data to a terminal" "$tmp/tty" &&
+        [ "$(wc -c < "$tmp/tty")" -lt 300 ]
+    ok $? "pack refuses to write binary data to a terminal"
+    on_tty "$CLTOPK" unpack --device cpu "$tmp/col.pk.orig" -
+    [ $rc -eq 2 ] && grep -q "refusing to write binary data to a terminal.*--text" "$tmp/tty"
+    ok $? "unpack refuses to write binary data to a terminal (and names --text)"
+    on_tty "$CLTOPK" gen -t i32 -n 10 -
+    [ $rc -eq 2 ] && grep -q "refusing to write binary" "$tmp/tty"
+    ok $? "gen refuses the same way"
+else
+    for _ in 1 2 3; do skip "no python3 pty to test a terminal"; done
+fi
+
 # ------------------------------------------------------------ topk --packed
 f=$tmp/big.i32
 "$CLTOPK" gen -t i32 -n 100003 -d few -s $seed "$f" 2> /dev/null

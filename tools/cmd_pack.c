@@ -8,18 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int write_all(const char *cmd, const char *path, const void *buf, size_t len)
+/* Write buf to path through the output helper (cli.h: a temporary renamed
+ * into place, never the input unless in_place). */
+static int write_all(const char *cmd, const char *path, unsigned flags, const char *input,
+                     const void *buf, size_t len)
 {
-    FILE *f = strcmp(path, "-") ? fopen(path, "wb") : stdout;
-    if (!f)
-        return fail(cmd, "cannot create '%s': %s", path, strerror(errno));
-    size_t put = fwrite(buf, 1, len, f);
-    int bad = put != len || fflush(f) != 0;
-    if (f != stdout)
-        bad |= fclose(f) != 0;
-    if (bad)
-        return fail(cmd, "cannot write '%s': %s", display_name(path), strerror(errno));
-    return 0;
+    out_file out;
+    int rc = out_open(&out, cmd, path, flags, input);
+    if (!rc)
+        rc = out_write(&out, buf, len);
+    if (!rc)
+        rc = out_commit(&out);
+    return rc;
 }
 
 static int read_packed(const char *cmd, const char *path, packed_file *pf)
@@ -41,7 +41,7 @@ static int read_packed(const char *cmd, const char *path, packed_file *pf)
 
 static void pack_help(void)
 {
-    printf("Usage: cltopk pack -c for|dfor|rfor [--text|--binary] IN|- OUT|-\n"
+    printf("Usage: cltopk pack -c for|dfor|rfor [--text|--binary] [--in-place] IN|- OUT|-\n"
            "\n"
            "Pack a column of 32-bit integers (int32 or uint32: the codecs work on bits)\n"
            "into a packed-column file (docs/FORMAT.md):\n"
@@ -55,7 +55,12 @@ static void pack_help(void)
            "      --text         IN holds one integer per line\n"
            "      --binary       IN holds raw little-endian int32 (the default guess\n"
            "                     for files that are not printable text)\n"
+           "      --in-place     allow OUT to be IN: IN is read whole, then replaced\n"
+           "                     once OUT is complete (without it, that is refused)\n"
            "  -h, --help         this text\n"
+           "\n"
+           "OUT is written to a temporary file beside it and renamed over it at the\n"
+           "end: a failed write leaves OUT as it was.\n"
            "\n"
            "Example:\n"
            "  cltopk gen -t i32 -n 1M col.i32 && cltopk pack -c for col.i32 col.pk\n");
@@ -64,14 +69,15 @@ static void pack_help(void)
 int cmd_pack(int argc, char **argv)
 {
     const char *cmd = "pack";
-    enum { O_CODEC = 1, O_TEXT, O_BINARY, O_HELP };
+    enum { O_CODEC = 1, O_TEXT, O_BINARY, O_IN_PLACE, O_HELP };
     const cli_option opts[] = {
-        {O_CODEC, 'c', "codec", 1}, {O_TEXT, 0, "text", 0}, {O_BINARY, 0, "binary", 0},
-        {O_HELP, 'h', "help", 0},   {0, 0, NULL, 0},
+        {O_CODEC, 'c', "codec", 1},       {O_TEXT, 0, "text", 0}, {O_BINARY, 0, "binary", 0},
+        {O_IN_PLACE, 0, "in-place", 0}, {O_HELP, 'h', "help", 0}, {0, 0, NULL, 0},
     };
     cli_parser p;
     const char *arg, *paths[2] = {NULL, NULL};
     int id, have_codec = 0, format = FORMAT_AUTO, np = 0;
+    unsigned oflags = OUT_BINARY;
     cltopk_codec codec = CLTOPK_CODEC_FOR;
     cli_init(&p, cmd, argc, argv);
     while ((id = cli_next(&p, opts, &arg)) != -1) {
@@ -89,6 +95,7 @@ int cmd_pack(int argc, char **argv)
             break;
         case O_TEXT: format = FORMAT_TEXT; break;
         case O_BINARY: format = FORMAT_BINARY; break;
+        case O_IN_PLACE: oflags |= OUT_IN_PLACE; break;
         case O_HELP: pack_help(); return EXIT_OK;
         }
     }
@@ -96,9 +103,12 @@ int cmd_pack(int argc, char **argv)
         return usage_error(cmd, "the codec is missing: give -c for, -c dfor or -c rfor");
     if (np != 2)
         return usage_error(cmd, "give the input and the output file");
+    int rc = out_check(cmd, paths[1], oflags, paths[0]);
+    if (rc)
+        return rc;
     void *vals = NULL;
     size_t n = 0;
-    int rc = read_elements(cmd, paths[0], CLTOPK_INT32, &format, &vals, &n);
+    rc = read_elements(cmd, paths[0], CLTOPK_INT32, &format, &vals, &n);
     if (rc)
         return rc;
     size_t cap = cltopk_pack_bound(codec, n), scap = cltopk_pack_starts_bound(codec, n);
@@ -124,7 +134,7 @@ int cmd_pack(int argc, char **argv)
         rc = fail(cmd, "out of memory");
         goto out;
     }
-    rc = write_all(cmd, paths[1], buf, len);
+    rc = write_all(cmd, paths[1], oflags, paths[0], buf, len);
     free(buf);
     if (!rc && strcmp(paths[1], "-"))
         printf("%s: %zu values -> %zu + %zu words (%.3f bits/value)\n", cltopk_codec_name(codec),
@@ -140,7 +150,7 @@ out:
 
 static void unpack_help(void)
 {
-    printf("Usage: cltopk unpack [--device SPEC] [--text] IN|- OUT|-\n"
+    printf("Usage: cltopk unpack [--device SPEC] [--text|--binary] [--in-place] IN|- OUT|-\n"
            "\n"
            "Decode a packed-column file (cltopk pack) to raw little-endian int32, or one\n"
            "number per line with --text.  The file is untrusted: a damaged one is refused\n"
@@ -150,20 +160,26 @@ static void unpack_help(void)
            "Options:\n"
            "      --device SPEC  auto (default), cpu, gpu, P:D, or part of a device name\n"
            "      --text         write decimal text\n"
-           "  -h, --help         this text\n");
+           "      --binary       write raw little-endian int32 (the default)\n"
+           "      --in-place     allow OUT to be IN: IN is read whole, then replaced\n"
+           "                     once OUT is complete (without it, that is refused)\n"
+           "  -h, --help         this text\n"
+           "\n"
+           "OUT is written to a temporary file beside it and renamed over it at the\n"
+           "end: a failed write leaves OUT as it was.\n");
 }
 
 int cmd_unpack(int argc, char **argv)
 {
     const char *cmd = "unpack";
-    enum { O_DEVICE = 1, O_TEXT, O_HELP };
+    enum { O_DEVICE = 1, O_TEXT, O_BINARY, O_IN_PLACE, O_HELP };
     const cli_option opts[] = {
-        {O_DEVICE, 0, "device", 1}, {O_TEXT, 0, "text", 0}, {O_HELP, 'h', "help", 0},
-        {0, 0, NULL, 0},
+        {O_DEVICE, 0, "device", 1},     {O_TEXT, 0, "text", 0},   {O_BINARY, 0, "binary", 0},
+        {O_IN_PLACE, 0, "in-place", 0}, {O_HELP, 'h', "help", 0}, {0, 0, NULL, 0},
     };
     cli_parser p;
     const char *arg, *paths[2] = {NULL, NULL}, *device = NULL;
-    int id, text = 0, np = 0;
+    int id, text = 0, np = 0, in_place = 0;
     cli_init(&p, cmd, argc, argv);
     while ((id = cli_next(&p, opts, &arg)) != -1) {
         switch (id) {
@@ -175,13 +191,19 @@ int cmd_unpack(int argc, char **argv)
             break;
         case O_DEVICE: device = arg; break;
         case O_TEXT: text = 1; break;
+        case O_BINARY: text = 0; break;
+        case O_IN_PLACE: in_place = 1; break;
         case O_HELP: unpack_help(); return EXIT_OK;
         }
     }
     if (np != 2)
         return usage_error(cmd, "give the input and the output file");
+    unsigned oflags = (text ? 0 : OUT_BINARY) | OUT_CAN_TEXT | (in_place ? OUT_IN_PLACE : 0);
+    int rc = out_check(cmd, paths[1], oflags, paths[0]);
+    if (rc)
+        return rc;
     packed_file pf;
-    int rc = read_packed(cmd, paths[0], &pf);
+    rc = read_packed(cmd, paths[0], &pf);
     if (rc)
         return rc;
     cltopk_context *ctx = NULL;
@@ -209,10 +231,10 @@ int cmd_unpack(int argc, char **argv)
         size_t at = 0;
         for (size_t i = 0; i < n; i++)
             at += (size_t)sprintf(txt + at, "%" PRId32 "\n", out[i]);
-        rc = write_all(cmd, paths[1], txt, at);
+        rc = write_all(cmd, paths[1], oflags, paths[0], txt, at);
     } else {
         to_little_endian(out, 4, n);
-        rc = write_all(cmd, paths[1], out, n * 4);
+        rc = write_all(cmd, paths[1], oflags, paths[0], out, n * 4);
     }
 out:
     free(txt);
