@@ -85,19 +85,47 @@ done
 ok $allgood "gen writes every type and distribution as text"
 
 # text and binary of the same data give the same top-k, bit for bit (NaN payloads
-# too); without --text or --binary the format is detected
+# too; the JSON's first line names the format, the results follow); without
+# --text or --binary the name says: binary, text for .txt
 allgood=0
 for t in f32 f64 i64 u32; do
     topk="$CLTOPK topk -t $t -k 400 --device cpu --json"
     "$CLTOPK" gen -t $t -n 400 -d special -s 3 "$tmp/s.bin" &&
         "$CLTOPK" gen -t $t -n 400 -d special -s 3 --text "$tmp/s.txt" &&
         $topk --binary "$tmp/s.bin" > "$tmp/s1" && $topk --text "$tmp/s.txt" > "$tmp/s2" &&
-        cmp -s "$tmp/s1" "$tmp/s2" || { allgood=1; diag "text/binary differ for $t"; }
+        grep -q '"format": "binary"' "$tmp/s1" && grep -q '"format": "text"' "$tmp/s2" &&
+        tail -n +2 "$tmp/s1" > "$tmp/s1.rows" && tail -n +2 "$tmp/s2" | cmp -s - "$tmp/s1.rows" ||
+        { allgood=1; diag "text/binary differ for $t"; }
 done
 ok $allgood "text and binary inputs of special values agree bit for bit"
 $topk "$tmp/s.bin" > "$tmp/s3" && cmp -s "$tmp/s1" "$tmp/s3" &&
-    $topk "$tmp/s.txt" > "$tmp/s4" && cmp -s "$tmp/s1" "$tmp/s4"
-ok $? "the input format is detected (binary and text)"
+    $topk "$tmp/s.txt" > "$tmp/s4" && cmp -s "$tmp/s2" "$tmp/s4"
+ok $? "without --text or --binary: binary, and text for a .txt name"
+
+# the format is never guessed from the contents: 8 printable bytes are two
+# binary int32 unless --text or a .txt/.csv name says text; the report says which
+printf '1234789\n' > "$tmp/p.i32"
+run "$CLTOPK" topk -t i32 -k 2 --device cpu "$tmp/p.i32"
+printf '0 875770417\n1 171522103\n' > "$tmp/p.want"
+rows "$tmp/out" | cmp -s - "$tmp/p.want" &&
+    grep -q '^input      2 x i32 (binary: the default; --text reads text), the 2 largest$' "$tmp/out"
+ok $? "a binary file of printable bytes is read as binary, and the report says so"
+run sh -c '"$1" topk -t i32 -k 2 --device cpu - < "$2"' sh "$CLTOPK" "$tmp/p.i32"
+rows "$tmp/out" | cmp -s - "$tmp/p.want"
+ok $? "standard input is binary without --text"
+run "$CLTOPK" topk -t i32 -k 1 --text --device cpu "$tmp/p.i32"
+[ "$(rows "$tmp/out")" = "0 1234789" ] && grep -q '(text: --text)' "$tmp/out"
+ok $? "--text reads it as text, and the report says so"
+printf '3\n9\n' > "$tmp/p.CSV"
+run "$CLTOPK" topk -t i32 -k 1 --device cpu "$tmp/p.CSV"
+[ "$(rows "$tmp/out")" = "1 9" ] && grep -q '(text: the .csv name)' "$tmp/out"
+ok $? "a .csv name (any case) is text"
+run "$CLTOPK" topk -t i32 -k 1 --binary --device cpu "$tmp/p.CSV"
+[ "$(rows "$tmp/out")" = "0 171510323" ]
+ok $? "--binary reads a .csv name as binary"
+"$CLTOPK" gen -t u64 -n 3 -s 1 "$tmp/golden.txt" && cmp -s "$tmp/golden.txt" "$tmp/golden" &&
+    "$CLTOPK" gen -t u64 -n 3 -s 1 --binary "$tmp/bin.txt" && [ "$(wc -c < "$tmp/bin.txt")" -eq 24 ]
+ok $? "gen writes text for a .txt name, binary with --binary"
 
 # ------------------------------------------------------------ gen's output file
 # a failed write never removes a path the command did not create: the output is
@@ -194,7 +222,7 @@ cmp -s "$tmp/t.last" "$tmp/r.row"
 ok $? "select -r 9 is row 9 of topk -k 10"
 
 # standard input, through a pipe (not a seekable file)
-cat "$tmp/x.txt" | "$CLTOPK" topk -t f32 -k 10 --device cpu - > "$tmp/t2.out" 2>&1
+cat "$tmp/x.txt" | "$CLTOPK" topk -t f32 -k 10 --text --device cpu - > "$tmp/t2.out" 2>&1
 rows "$tmp/t.out" > "$tmp/t.rows"
 rows "$tmp/t2.out" | cmp -s - "$tmp/t.rows"
 ok $? "topk reads standard input"
@@ -315,8 +343,11 @@ text_fails u64 '0\n-1\n' "line 2: .*out of range" "negative u64"
 text_fails f32 '1e39\n' "line 1: .*out of range" "f32 overflow"
 text_fails f64 '1\n2x\n' "line 2: .*not a" "garbage after a number"
 text_fails f32 'nan(0x800000)\n' "line 1: .*payload" "f32 NaN payload too wide"
-fails 1 "not a whole number" "binary size not a multiple of the type" \
-    "$CLTOPK" topk -k 1 --binary "$tmp/five.bin"
+text_fails i32 '1\n5\000abc\n' "<stdin> line 2: a NUL byte" "a NUL byte inside a line"
+text_fails i32 '5\000\n' "line 1: a NUL byte" "a NUL byte after a number"
+text_fails i32 '5 abc\n' "line 1: .*not an integer" "garbage after an integer"
+fails 1 "not a whole number of 4-byte f32 elements .*: give the right -t, or --text" \
+    "binary size not a multiple of the type" "$CLTOPK" topk -k 1 --binary "$tmp/five.bin"
 fails 1 "larger than" "k > n" "$CLTOPK" topk -t f32 -k 1001 --binary "$a"
 fails 1 "out of range" "rank >= n" "$CLTOPK" select -t f32 -r 1000 --binary "$a"
 fails 2 "unknown type" "unknown type" "$CLTOPK" topk -t f16 -k 1 "$a"

@@ -61,6 +61,25 @@ run "$CLTOPK" unpack --text "$tmp/t.pk" "$tmp/t.back"
 cmp -s "$tmp/t.txt" "$tmp/t.back"
 ok $? "pack --text / unpack --text round trip (INT_MIN, INT_MAX, runs)"
 
+# the input format is never guessed: 8 printable bytes are two binary int32
+printf '1234789\n' > "$tmp/p.i32"
+run "$CLTOPK" pack -c for "$tmp/p.i32" "$tmp/p.pk"
+[ $rc -eq 0 ] && grep -q '^for: 2 values (binary input: the default; --text reads text)' "$tmp/out"
+ok $? "pack reads a file of printable bytes as binary and says so"
+run "$CLTOPK" unpack --device cpu "$tmp/p.pk" "$tmp/p.back"
+[ $rc -eq 0 ] && cmp -s "$tmp/p.i32" "$tmp/p.back"
+ok $? "... and unpack gives the same bytes back"
+run sh -c '"$1" pack -c for "$2" - > "$3"' sh "$CLTOPK" "$tmp/p.i32" "$tmp/p2.pk"
+[ $rc -eq 0 ] && cmp -s "$tmp/p.pk" "$tmp/p2.pk" && grep -q '^for: 2 values (binary' "$tmp/err"
+ok $? "pack to standard output reports on standard error"
+run "$CLTOPK" unpack --device cpu "$tmp/p.pk" "$tmp/p.back.txt"
+[ $rc -eq 0 ] && [ "$(cat "$tmp/p.back.txt")" = "$(printf '875770417\n171522103')" ]
+ok $? "unpack writes text for a .txt name"
+printf '12345' > "$tmp/five.i32"
+fails 1 "not a whole number of 4-byte i32 .*: pack reads 32-bit integers only; give --text" \
+    "pack: an odd-sized file names no -t (pack has none)" \
+    "$CLTOPK" pack -c for "$tmp/five.i32" "$tmp/x"
+
 # ------------------------------------------------------------ output files
 # the output is a temporary file renamed over OUT at the end: a failed write
 # leaves OUT (and the input) as they were and nothing behind; OUT may be the

@@ -535,14 +535,36 @@ int read_whole_file(const char *cmd, const char *path, char **buf, size_t *len)
     return 0;
 }
 
-static int looks_like_text(const char *b, size_t len)
+static int has_suffix_nocase(const char *path, const char *suffix)
 {
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)b[i];
-        if (!(c >= 0x20 && c < 0x7F) && c != '\n' && c != '\r' && c != '\t')
+    size_t lp = strlen(path), ls = strlen(suffix);
+    if (lp <= ls || path[lp - ls - 1] == '/')
+        return 0; /* ".txt" alone is a hidden file's name, not an extension */
+    for (size_t i = 0; i < ls; i++)
+        if (tolower((unsigned char)path[lp - ls + i]) != suffix[i])
             return 0;
-    }
     return 1;
+}
+
+int file_format(const char *path, int asked)
+{
+    if (asked != FORMAT_AUTO)
+        return asked;
+    return has_suffix_nocase(path, ".txt") || has_suffix_nocase(path, ".csv") ? FORMAT_TEXT
+                                                                              : FORMAT_BINARY;
+}
+
+const char *format_reason(const char *path, int asked)
+{
+    if (asked == FORMAT_TEXT)
+        return "--text";
+    if (asked == FORMAT_BINARY)
+        return "--binary";
+    if (has_suffix_nocase(path, ".txt"))
+        return "the .txt name";
+    if (has_suffix_nocase(path, ".csv"))
+        return "the .csv name";
+    return "the default; --text reads text";
 }
 
 static int parse_text(const char *cmd, const char *path, cltopk_dtype t, char *b, size_t len,
@@ -570,6 +592,11 @@ static int parse_text(const char *cmd, const char *path, cltopk_dtype t, char *b
         p = nl ? nl + 1 : end;
         if (z == s || *s == '#')
             continue;
+        if (memchr(s, 0, (size_t)(z - s))) {
+            free(out);
+            return fail(cmd, "%s line %zu: a NUL byte in the line: not a text file? (then "
+                        "give --binary)", display_name(path), lineno);
+        }
         *z = 0;
         uint64_t bits;
         const char *why = "";
@@ -593,16 +620,15 @@ static int parse_text(const char *cmd, const char *path, cltopk_dtype t, char *b
     return 0;
 }
 
-int read_elements(const char *cmd, const char *path, cltopk_dtype t, int *format, void **data,
-                  size_t *n)
+int read_elements(const char *cmd, const char *path, cltopk_dtype t, const char *type_hint,
+                  int *format, void **data, size_t *n)
 {
     char *b = NULL;
     size_t len = 0, bytes = cltopk_dtype_size(t);
     int rc = read_whole_file(cmd, path, &b, &len);
     if (rc)
         return rc;
-    if (*format == FORMAT_AUTO)
-        *format = len > 0 && looks_like_text(b, len) ? FORMAT_TEXT : FORMAT_BINARY;
+    *format = file_format(path, *format);
     if (*format == FORMAT_TEXT) {
         rc = parse_text(cmd, path, t, b, len, data, n);
         free(b);
@@ -611,9 +637,9 @@ int read_elements(const char *cmd, const char *path, cltopk_dtype t, int *format
     if (len % bytes) {
         free(b);
         return fail(cmd,
-                    "'%s' holds %zu bytes, not a whole number of %zu-byte %s elements (wrong "
-                    "-t, or a text file: then give --text)",
-                    display_name(path), len, bytes, cltopk_dtype_name(t));
+                    "'%s' holds %zu bytes, not a whole number of %zu-byte %s elements (read "
+                    "as raw little-endian binary): %s",
+                    display_name(path), len, bytes, cltopk_dtype_name(t), type_hint);
     }
     to_little_endian(b, bytes, len / bytes);
     *data = b;

@@ -101,12 +101,24 @@ void format_value_json(cltopk_dtype t, uint64_t bits, char *buf, size_t len);
 
 enum { FORMAT_AUTO = 0, FORMAT_BINARY = 1, FORMAT_TEXT = 2 };
 
-/* Read a whole file ("-" = stdin) of elements of type t.  FORMAT_AUTO reads text
- * when every byte is printable ASCII or a blank, else raw little-endian binary.
- * On success *data (free it) holds *n elements in host byte order and *format
- * the format used.  On failure prints why and returns EXIT_FAIL. */
-int read_elements(const char *cmd, const char *path, cltopk_dtype t, int *format, void **data,
-                  size_t *n);
+/* The format of a file, never guessed from its contents: as asked (--text:
+ * FORMAT_TEXT, --binary: FORMAT_BINARY), else FORMAT_TEXT for a name ending in
+ * .txt or .csv (any case), else FORMAT_BINARY ("-" included). */
+int file_format(const char *path, int asked);
+/* Why file_format chose so, for reports: "--text", "--binary", "the .txt
+ * name", "the .csv name", or "the default; --text reads text". */
+const char *format_reason(const char *path, int asked);
+
+/* Read a whole file ("-" = stdin) of elements of type t, in the format
+ * file_format(path, *format) gives (set in *format).  Binary is raw
+ * little-endian elements; text is one number per line (parse_value; blank
+ * lines and lines starting with # are skipped; a line with a NUL byte or
+ * anything after the number is an error).  On success *data (free it) holds
+ * *n elements in host byte order.  On failure prints why (type_hint: what to
+ * say of a binary size that is not a multiple of the element size, e.g. "give
+ * the right -t, or --text for a text file") and returns EXIT_FAIL. */
+int read_elements(const char *cmd, const char *path, cltopk_dtype t, const char *type_hint,
+                  int *format, void **data, size_t *n);
 /* path for messages: "<stdin>" for "-" */
 const char *display_name(const char *path);
 /* The whole of file `path` ("-": standard input) into *buf (malloc'd, the

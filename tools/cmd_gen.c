@@ -34,10 +34,12 @@ static void gen_help(void)
            "                                     +-0, denormals, +-max (floats); min, max, 0,\n"
            "                                     +-1 (integers); mixed with uniform values\n"
            "  -s, --seed SEED   64-bit seed, decimal or 0x-hex (default 1)\n"
-           "      --text        one number per line instead of raw binary; floats are\n"
-           "                    printed with enough digits to read back exactly (%%.9g,\n"
-           "                    %%.17g), NaN as nan, -nan or nan(0xPAYLOAD), inf, -inf\n"
-           "      --binary      raw little-endian binary (the default)\n"
+           "      --text        one number per line instead of raw binary (the default\n"
+           "                    for an OUT ending in .txt or .csv); floats are printed\n"
+           "                    with enough digits to read back exactly (%%.9g, %%.17g),\n"
+           "                    NaN as nan, -nan or nan(0xPAYLOAD), inf, -inf\n"
+           "      --binary      raw little-endian binary (the default for any other\n"
+           "                    name and for -)\n"
            "  -h, --help        this text\n"
            "\n"
            "Examples:\n"
@@ -55,7 +57,7 @@ int cmd_gen(int argc, char **argv)
     };
     cli_parser p;
     const char *arg, *out_path = NULL, *dist = "uniform";
-    int id, text = 0, have_type = 0, have_n = 0;
+    int id, format = FORMAT_AUTO, have_type = 0, have_n = 0;
     cltopk_dtype type = CLTOPK_FLOAT32;
     uint64_t n = 0, seed = 1;
     cli_init(&p, "gen", argc, argv);
@@ -89,8 +91,8 @@ int cmd_gen(int argc, char **argv)
             if (parse_u64(arg, &seed) < 0)
                 return usage_error("gen", "bad seed '%s' (a 64-bit number)", arg);
             break;
-        case O_TEXT: text = 1; break;
-        case O_BINARY: text = 0; break;
+        case O_TEXT: format = FORMAT_TEXT; break;
+        case O_BINARY: format = FORMAT_BINARY; break;
         case O_HELP: gen_help(); return EXIT_OK;
         }
     }
@@ -100,6 +102,7 @@ int cmd_gen(int argc, char **argv)
         return usage_error("gen", "the number of elements is missing: give -n N");
     if (!out_path)
         return usage_error("gen", "the output is missing: give a file name, or - for stdout");
+    int text = file_format(out_path, format) == FORMAT_TEXT;
     unsigned oflags = (text ? 0 : OUT_BINARY) | OUT_CAN_TEXT;
     int rc = out_check("gen", out_path, oflags, NULL);
     if (rc)

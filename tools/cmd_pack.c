@@ -48,13 +48,15 @@ static void pack_help(void)
            "  for    GPU-FOR: blocks of 128, a reference and 4 miniblock widths each\n"
            "  dfor   GPU-DFOR: GPU-FOR over deltas restarted every 512 values (sorted data)\n"
            "  rfor   GPU-RFOR: runs (value, length) per 512 values, both FOR-packed\n"
-           "Prints the size in bits per value.\n"
+           "Prints the size in bits per value and the input format (on standard error\n"
+           "when OUT is -).\n"
            "\n"
            "Options:\n"
            "  -c, --codec NAME   for, dfor or rfor (required)\n"
-           "      --text         IN holds one integer per line\n"
-           "      --binary       IN holds raw little-endian int32 (the default guess\n"
-           "                     for files that are not printable text)\n"
+           "      --text         IN holds one integer per line (the default for a name\n"
+           "                     ending in .txt or .csv)\n"
+           "      --binary       IN holds raw little-endian int32 (the default for any\n"
+           "                     other name and for -; never guessed from the contents)\n"
            "      --in-place     allow OUT to be IN: IN is read whole, then replaced\n"
            "                     once OUT is complete (without it, that is refused)\n"
            "  -h, --help         this text\n"
@@ -108,7 +110,10 @@ int cmd_pack(int argc, char **argv)
         return rc;
     void *vals = NULL;
     size_t n = 0;
-    rc = read_elements(cmd, paths[0], CLTOPK_INT32, &format, &vals, &n);
+    int asked = format;
+    rc = read_elements(cmd, paths[0], CLTOPK_INT32,
+                       "pack reads 32-bit integers only; give --text for a text file",
+                       &format, &vals, &n);
     if (rc)
         return rc;
     size_t cap = cltopk_pack_bound(codec, n), scap = cltopk_pack_starts_bound(codec, n);
@@ -136,10 +141,13 @@ int cmd_pack(int argc, char **argv)
     }
     rc = write_all(cmd, paths[1], oflags, paths[0], buf, len);
     free(buf);
-    if (!rc && strcmp(paths[1], "-"))
-        printf("%s: %zu values -> %zu + %zu words (%.3f bits/value)\n", cltopk_codec_name(codec),
-               n, pf.data_words, pf.nstarts,
-               n ? 32.0 * (double)(pf.data_words + pf.nstarts) / (double)n : 0.0);
+    /* the report goes to stderr when the column itself goes to stdout */
+    if (!rc)
+        fprintf(strcmp(paths[1], "-") ? stdout : stderr,
+                "%s: %zu values (%s input: %s) -> %zu + %zu words (%.3f bits/value)\n",
+                cltopk_codec_name(codec), n, format == FORMAT_TEXT ? "text" : "binary",
+                format_reason(paths[0], asked), pf.data_words, pf.nstarts,
+                n ? 32.0 * (double)(pf.data_words + pf.nstarts) / (double)n : 0.0);
 out:
     packed_free(&pf);
     free(vals);
@@ -153,7 +161,8 @@ static void unpack_help(void)
     printf("Usage: cltopk unpack [--device SPEC] [--text|--binary] [--in-place] IN|- OUT|-\n"
            "\n"
            "Decode a packed-column file (cltopk pack) to raw little-endian int32, or one\n"
-           "number per line with --text.  The file is untrusted: a damaged one is refused\n"
+           "number per line with --text or for an OUT ending in .txt or .csv (--binary\n"
+           "writes binary whatever the name).  The file is untrusted: a damaged one is refused\n"
            "with what is wrong, and nothing is written.  On an OpenCL device the column is\n"
            "decoded there (the same bits as on the cpu device).\n"
            "\n"
@@ -179,7 +188,7 @@ int cmd_unpack(int argc, char **argv)
     };
     cli_parser p;
     const char *arg, *paths[2] = {NULL, NULL}, *device = NULL;
-    int id, text = 0, np = 0, in_place = 0;
+    int id, format = FORMAT_AUTO, np = 0, in_place = 0;
     cli_init(&p, cmd, argc, argv);
     while ((id = cli_next(&p, opts, &arg)) != -1) {
         switch (id) {
@@ -190,14 +199,15 @@ int cmd_unpack(int argc, char **argv)
             paths[np++] = arg;
             break;
         case O_DEVICE: device = arg; break;
-        case O_TEXT: text = 1; break;
-        case O_BINARY: text = 0; break;
+        case O_TEXT: format = FORMAT_TEXT; break;
+        case O_BINARY: format = FORMAT_BINARY; break;
         case O_IN_PLACE: in_place = 1; break;
         case O_HELP: unpack_help(); return EXIT_OK;
         }
     }
     if (np != 2)
         return usage_error(cmd, "give the input and the output file");
+    int text = file_format(paths[1], format) == FORMAT_TEXT;
     unsigned oflags = (text ? 0 : OUT_BINARY) | OUT_CAN_TEXT | (in_place ? OUT_IN_PLACE : 0);
     int rc = out_check(cmd, paths[1], oflags, paths[0]);
     if (rc)

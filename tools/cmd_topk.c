@@ -40,18 +40,20 @@ static void topk_help(int select)
            "      --explain       print the planner's choice for this call and every\n"
            "                      algorithm's predicted time (JSON: \"plan\")\n"
            "      --json          one JSON object: device, algorithm (as asked), ran (what\n"
-           "                      ran: auto's choice), type, n, k (rank), order, results\n"
+           "                      ran: auto's choice), type, format, n, k (rank), order,\n"
+           "                      results\n"
            "                      [{rank, index, value[, bits]}]; floats that\n"
            "                      are NaN or infinite are strings (\"nan\", \"-inf\"), and\n"
            "                      'bits' gives the exact bits of every float in hex\n"
-           "      --text          FILE holds one number per line\n"
-           "      --binary        FILE holds raw little-endian elements of TYPE\n"
+           "      --text          FILE holds one number per line (the default for a\n"
+           "                      name ending in .txt or .csv)\n"
+           "      --binary        FILE holds raw little-endian elements of TYPE (the\n"
+           "                      default for any other name and for -)\n"
            "%s"
            "  -h, --help          this text\n"
            "\n"
-           "Without --text or --binary the format is detected: text when every byte is\n"
-           "printable ASCII, a tab or a line break, else binary.  Give it explicitly for\n"
-           "files of a few elements, where binary data may happen to look like text.\n"
+           "The format is never guessed from the contents: binary unless --text is given\n"
+           "or the name ends in .txt or .csv; the report (JSON: \"format\") says which.\n"
            "Text: blank lines and lines starting with # are skipped; integers are decimal\n"
            "or 0x-hex and must fit TYPE; floats as C reads them, plus nan, -nan,\n"
            "nan(0xPAYLOAD), inf, -inf.  A line that does not parse is an error.\n"
@@ -148,7 +150,8 @@ static int run(int argc, char **argv, int select)
 
     void *keys = NULL;
     size_t n = 0, bytes = cltopk_dtype_size(type);
-    int rc = read_elements(cmd, path, type, &format, &keys, &n);
+    int asked = format;
+    int rc = read_elements(cmd, path, type, "give the right -t, or --text for a text file", &format, &keys, &n);
     if (rc)
         return rc;
     if (select ? k >= n : k > n) {
@@ -213,9 +216,10 @@ static int run(int argc, char **argv, int select)
         json_string(stdout, cltopk_algo_name(algo));
         printf(", \"ran\": ");
         json_string(stdout, ran);
-        printf(", \"type\": \"%s\", \"n\": %zu, \"%s\": %" PRIu64 ", \"order\": \"%s\", "
-               "\"results\": [",
-               cltopk_dtype_name(type), n, select ? "rank" : "k", k, order);
+        printf(", \"type\": \"%s\", \"format\": \"%s\", \"n\": %zu, \"%s\": %" PRIu64
+               ", \"order\": \"%s\", \"results\": [",
+               cltopk_dtype_name(type), format == FORMAT_TEXT ? "text" : "binary", n,
+               select ? "rank" : "k", k, order);
         for (size_t i = 0; i < kk; i++)
             print_row_json(type, select ? (size_t)k : i, out_index[i],
                            gen_bits(out_keys, bytes, i), i == 0);
@@ -233,12 +237,14 @@ static int run(int argc, char **argv, int select)
             printf("algorithm  auto -> %s\n", ran);
         else
             printf("algorithm  %s\n", ran);
+        const char *fmt = format == FORMAT_TEXT ? "text" : "binary";
+        const char *why = format_reason(path, asked);
         if (select)
-            printf("input      %zu x %s (%s), rank %" PRIu64 " of the %s first\n", n,
-                   cltopk_dtype_name(type), format == FORMAT_TEXT ? "text" : "binary", k, order);
+            printf("input      %zu x %s (%s: %s), rank %" PRIu64 " of the %s first\n", n,
+                   cltopk_dtype_name(type), fmt, why, k, order);
         else
-            printf("input      %zu x %s (%s), the %" PRIu64 " %s\n", n, cltopk_dtype_name(type),
-                   format == FORMAT_TEXT ? "text" : "binary", k, order);
+            printf("input      %zu x %s (%s: %s), the %" PRIu64 " %s\n", n,
+                   cltopk_dtype_name(type), fmt, why, k, order);
         printf("\n%6s %12s  %s\n", "rank", "index", "value");
         for (size_t i = 0; i < kk; i++) {
             char v[64];
