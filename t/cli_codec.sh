@@ -215,6 +215,59 @@ poke "$tmp/s.pk" $((40 + 4 * words + 8)) 001
 fails 1 "block_starts" "unpack: a bad block start" "$CLTOPK" unpack --device cpu "$tmp/s.pk" "$tmp/x"
 fails 1 "larger than" "topk --packed: k > count" "$CLTOPK" topk --packed -k 200000 "$f.for"
 
+# the header is checked before anything is allocated from it, and a stream is
+# read no further than the header allows (memory bounded by ulimit -v: the
+# command must fail on the header, not run out of memory)
+# 72 bytes: header (FOR, count 2^32 - 1, 4 data words, 4 starts) + 8 words
+{
+    printf 'CLTKPACK\001\000\000\000\000\000\000\000\377\377\377\377\000\000\000\000'
+    printf '\004\000\000\000\000\000\000\000\004\000\000\000\000\000\000\000'
+    printf '\200\000\000\000\004\000\000\000\377\377\377\377\000\000\000\000'
+    printf '\004\000\000\000\004\000\000\000\004\000\000\000\004\000\000\000'
+} > "$tmp/huge.pk"
+[ "$(wc -c < "$tmp/huge.pk")" -eq 72 ]
+ok $? "a 72-byte container claiming 2^32 - 1 values"
+fails 1 "corrupt packed column: 4294967295 values take 33554433 block starts" \
+    "unpack: a count the file cannot hold is corrupt (not out of memory)" \
+    sh -c 'ulimit -v 2000000 && exec "$1" unpack --device cpu "$2" "$3"' sh "$CLTOPK" \
+    "$tmp/huge.pk" "$tmp/x"
+fails 1 "'<stdin>': corrupt packed column: 4294967295 values" \
+    "unpack: the same from standard input" \
+    sh -c 'ulimit -v 2000000 && exec "$1" unpack --device cpu - "$2" < "$3"' sh "$CLTOPK" \
+    "$tmp/x" "$tmp/huge.pk"
+fails 1 "corrupt packed column: 4294967295 values" "topk --packed: the same" \
+    sh -c 'ulimit -v 2000000 && exec "$1" topk --packed -k 1 --device cpu "$2"' sh "$CLTOPK" \
+    "$tmp/huge.pk"
+if command -v timeout > /dev/null 2>&1; then
+    fails 1 "'/dev/zero': not a packed column" "unpack /dev/zero: refused on its first 8 bytes" \
+        sh -c 'ulimit -v 2000000 && exec timeout 60 "$1" unpack /dev/zero "$2"' sh "$CLTOPK" \
+        "$tmp/x"
+    fails 1 "'<stdin>': not a packed column" "unpack - < /dev/zero: the same" \
+        sh -c 'ulimit -v 2000000 && exec timeout 60 "$1" unpack - "$2" < /dev/zero' sh \
+        "$CLTOPK" "$tmp/x"
+else
+    skip "no timeout(1)"
+    skip "no timeout(1)"
+fi
+fails 1 "'<stdin>': corrupt packed column: the input goes on after" \
+    "unpack: a stream longer than its header says is corrupt" \
+    sh -c '{ cat "$2"; echo more; } | "$1" unpack --device cpu - "$3"' sh "$CLTOPK" \
+    "$f.for" "$tmp/x"
+fails 1 "'<stdin>': corrupt packed column: truncated" \
+    "unpack: a stream shorter than its header says is corrupt" \
+    sh -c 'head -c 1000 "$2" | "$1" unpack --device cpu - "$3"' sh "$CLTOPK" "$f.for" "$tmp/x"
+run sh -c 'cat "$2" | "$1" unpack --device cpu - "$3"' sh "$CLTOPK" "$f.for" "$tmp/x"
+[ $rc -eq 0 ] && cmp -s "$tmp/x" "$f"
+ok $? "unpack: a whole stream decodes"
+head -c 20 "$f.for" > "$tmp/short.pk"
+fails 1 "truncated in its 40-byte header" "unpack: a file cut in its header" \
+    "$CLTOPK" unpack "$tmp/short.pk" "$tmp/x"
+cp "$f.for" "$tmp/count.pk"
+poke "$tmp/count.pk" 16 000
+fails 1 "corrupt packed column: .* values take .* block starts" \
+    "unpack: a container count that does not match the block starts" \
+    "$CLTOPK" unpack "$tmp/count.pk" "$tmp/x"
+
 # ------------------------------------------------------------ bench --unpack
 succeeds "^for " "bench --unpack on the cpu device" \
     "$CLTOPK" bench --unpack --device cpu -n 5000 --widths 1,13,32 -c for,dfor,rfor --reps 1

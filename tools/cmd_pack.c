@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Write buf to path through the output helper (cli.h: a temporary renamed
  * into place, never the input unless in_place). */
@@ -22,16 +23,40 @@ static int write_all(const char *cmd, const char *path, unsigned flags, const ch
     return rc;
 }
 
+/* Read and check a packed-column file ("-": standard input): the header
+ * first, against the file's size when it is a regular file; on a stream no
+ * more than the header announces (container.c, packed_read). */
 static int read_packed(const char *cmd, const char *path, packed_file *pf)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    int rc = read_whole_file(cmd, path, &buf, &len);
-    if (rc)
-        return rc;
+    int from_stdin = !strcmp(path, "-");
+    FILE *f = from_stdin ? stdin : fopen(path, "rb");
+    if (!f)
+        return fail(cmd, "cannot open '%s': %s", path, strerror(errno));
+    long long file_len = -1;
+    struct stat st;
+    if (!from_stdin) {
+        if (fstat(fileno(f), &st) != 0) {
+            int e = errno;
+            fclose(f);
+            return fail(cmd, "cannot read '%s': %s", path, strerror(e));
+        }
+        if (S_ISDIR(st.st_mode)) {
+            fclose(f);
+            return fail(cmd, "cannot read '%s': it is a directory", path);
+        }
+        if (S_ISREG(st.st_mode))
+            file_len = (long long)st.st_size;
+    }
     char why[300];
-    rc = packed_parse((const unsigned char *)buf, len, pf, why, sizeof why);
-    free(buf);
+    errno = 0;
+    int rc = packed_read(f, file_len, pf, why, sizeof why);
+    int e = errno;
+    if (!from_stdin)
+        fclose(f);
+    if (rc == PACKED_IO)
+        return fail(cmd, "cannot read '%s': %s", display_name(path), strerror(e ? e : EIO));
+    if (rc == PACKED_NOMEM)
+        return fail(cmd, "out of memory reading '%s'", display_name(path));
     if (rc)
         return fail(cmd, "'%s': %s", display_name(path), why);
     return 0;
