@@ -314,6 +314,15 @@ fi
 printf '5\n1\n4\n1\n5\n9\n2\n6\n' > "$tmp/e.txt"
 succeeds '^choice: cpu-heap' "topk --explain on the cpu device" \
     "$CLTOPK" topk -k 3 -t i32 --text --explain --device cpu "$tmp/e.txt"
+# select --explain is in select --help, and select takes it (its option table
+# used to end early)
+succeeds '--explain' "select --help lists --explain" "$CLTOPK" select --help
+run "$CLTOPK" select -r 2 -t i32 --explain --device cpu "$tmp/e.txt"
+[ $rc -eq 0 ] && grep -q '^choice: cpu-heap' "$tmp/out" && [ "$(rows "$tmp/out")" = "0 5" ]
+ok $? "select --explain prints the plan and the element"
+[ $rc -eq 0 ] || diag "$(cat "$tmp/err")"
+fails 2 "unknown option '--packed'" "select has no --packed" \
+    "$CLTOPK" select -r 2 -t i32 --packed --device cpu "$tmp/e.txt"
 if [ -n "$cl_dev" ]; then
     succeeds 'predicted' "topk --explain on an OpenCL device prints the predictions" \
         "$CLTOPK" topk -k 3 -t i32 --text --explain --device "$cl_dev" "$tmp/e.txt"

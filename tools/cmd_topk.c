@@ -10,7 +10,8 @@ static void topk_help(int select)
 {
     if (select)
         printf("Usage: cltopk select -r RANK [-t TYPE] [--smallest] [--algo NAME]\n"
-               "                     [--device SPEC] [--json] [--text|--binary] FILE|-\n"
+               "                     [--device SPEC] [--json] [--explain] [--text|--binary]\n"
+               "                     FILE|-\n"
                "\n"
                "Print the element at position RANK (from 0) of the order that topk uses: with\n"
                "-r 0 the largest, with -r 9 the 10th largest (--smallest: the 10th smallest),\n"
@@ -38,7 +39,8 @@ static void topk_help(int select)
            "      --device SPEC   auto (default), cpu, gpu, P:D from 'cltopk devices', or\n"
            "                      part of a device name\n"
            "      --explain       print the planner's choice for this call and every\n"
-           "                      algorithm's predicted time (JSON: \"plan\")\n"
+           "                      algorithm's predicted time (JSON: \"plan\"); for select,\n"
+           "                      the plan of the top-(RANK + 1) that auto decides by\n"
            "      --json          one JSON object: device, algorithm (as asked), ran (what\n"
            "                      ran: auto's choice), type, format, n, k (rank), order,\n"
            "                      results\n"
@@ -95,8 +97,10 @@ static int run(int argc, char **argv, int select)
         {O_TEXT, 0, "text", 0},
         {O_BINARY, 0, "binary", 0},
         {O_HELP, 'h', "help", 0},
-        {select ? 0 : O_PACKED, 0, select ? NULL : "packed", 0}, /* bit-packed columns */
         {O_EXPLAIN, 0, "explain", 0},
+        /* bit-packed columns, topk only: for select an entry with no name, which
+         * never matches (an id of 0 would end the table here) */
+        {O_PACKED, 0, select ? NULL : "packed", 0},
         {0, 0, NULL, 0},
     };
     cli_parser p;
