@@ -384,6 +384,35 @@ fails 1 "OpenCL" "topk: bitonic on the cpu device" \
     "$CLTOPK" topk --device cpu --algo bitonic -k 1 --binary "$a"
 fails 1 "cannot open device" "topk: no such device" \
     "$CLTOPK" topk --device no-such-device-anywhere -k 1 --binary "$a"
+# --device is parsed strictly: P:D is two plain decimal numbers (cltopk_open's
+# %u read these three as 0:0), cpu/gpu/auto in any case, and part of a name
+# must name one device
+for spec in 4294967296:0 -4294967296:0 +0:0 "0: 0"; do
+    fails 2 "bad device '$spec' from --device: P:D is two decimal numbers" \
+        "--device '$spec' is refused" "$CLTOPK" topk -k 1 -t i32 --device "$spec" "$tmp/e.txt"
+done
+succeeds '^device     cpu$' "--device CPU is the cpu device" \
+    "$CLTOPK" topk -k 1 -t i32 --device CPU "$tmp/e.txt"
+succeeds '^device     cpu$' "CLTOPK_DEVICE=Cpu is the cpu device" \
+    env CLTOPK_DEVICE=Cpu "$CLTOPK" topk -k 1 -t i32 "$tmp/e.txt"
+fails 1 "bad device '+0:0' from CLTOPK_DEVICE" \
+    "CLTOPK_DEVICE=+0:0 is refused as --device is (exit 1: not the command line)" \
+    env CLTOPK_DEVICE=+0:0 "$CLTOPK" topk -k 1 -t i32 --device AUTO "$tmp/e.txt"
+# two devices with one name (POCL_DEVICES repeats a driver where POCL is the
+# platform): a part of that name is ambiguous and refused with the list
+run env POCL_DEVICES="pthread pthread" "$CLTOPK" devices
+if [ $rc -eq 0 ] && grep -q '^  0:1 .*pthread' "$tmp/out" && grep -q '^  0:0 .*pthread' "$tmp/out"; then
+    fails 2 "device 'PThread' from --device is ambiguous" "an ambiguous part of a name is refused" \
+        env POCL_DEVICES="pthread pthread" "$CLTOPK" topk -k 1 -t i32 --device PThread "$tmp/e.txt"
+    grep -q '^  0:0  Portable' "$tmp/err" && grep -q '^  0:1  Portable' "$tmp/err"
+    ok $? "... and the matches are listed with their P:D"
+    succeeds '^device     .*pthread' "one of them by P:D" \
+        env POCL_DEVICES="pthread pthread" "$CLTOPK" topk -k 1 -t i32 --device 0:1 "$tmp/e.txt"
+else
+    skip "no POCL with POCL_DEVICES: an ambiguous device name"
+    skip "no POCL with POCL_DEVICES: the matches listed"
+    skip "no POCL with POCL_DEVICES: a device by P:D"
+fi
 if [ -w /dev/full ]; then
     fails 1 "cannot write" "output to a full disk" \
         sh -c '"$1" topk -k 3 --binary "$2" > /dev/full' sh "$CLTOPK" "$a"

@@ -130,12 +130,134 @@ int lib_fail(const char *cmd, const char *what, int st, const cltopk_context *ct
     return EXIT_FAIL;
 }
 
+/* case-insensitive: does hay contain needle? */
+static int contains_nocase(const char *hay, const char *needle)
+{
+    size_t nl = strlen(needle);
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < nl && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == nl)
+            return 1;
+    }
+    return nl == 0;
+}
+
+static int eq_nocase(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+            return 0;
+    return *a == *b;
+}
+
+/* One decimal index of P:D: digits only, at most UINT_MAX; -1 if not. */
+static int parse_index(const char **ps, char stop, unsigned *out)
+{
+    const char *s = *ps;
+    uint64_t v = 0;
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    for (; isdigit((unsigned char)*s); s++) {
+        v = v * 10 + (uint64_t)(*s - '0');
+        if (v > UINT_MAX)
+            return -1;
+    }
+    if (*s != stop)
+        return -1;
+    *ps = s;
+    *out = (unsigned)v;
+    return 0;
+}
+
+/* A device SPEC made exact for cltopk_open (see cli.h, open_device): "cpu",
+ * "gpu", "P:D" or the P:D of the one device whose name contains it; into buf.
+ * origin names where SPEC came from, for messages.  0, or an exit status
+ * after printing why. */
+static int resolve_device(const char *cmd, const char *spec, const char *origin, char *buf,
+                          size_t len)
+{
+    int from_env = strcmp(origin, "--device") != 0;
+    if (eq_nocase(spec, "cpu") || eq_nocase(spec, "gpu")) {
+        snprintf(buf, len, "%c%c%c", tolower((unsigned char)spec[0]),
+                 tolower((unsigned char)spec[1]), tolower((unsigned char)spec[2]));
+        return 0;
+    }
+    /* a ':' and no letter: meant as P:D, which must be two plain decimal numbers
+     * (cltopk_open's %u would read "+0:0", "-4294967296:0" and "4294967296:0"
+     * as 0:0) */
+    int letters = 0;
+    for (const char *c = spec; *c; c++)
+        letters |= isalpha((unsigned char)*c) != 0;
+    if (strchr(spec, ':') && !letters) {
+        const char *c = spec;
+        unsigned p, d;
+        if (parse_index(&c, ':', &p) == 0) {
+            c++;
+            if (parse_index(&c, 0, &d) == 0) {
+                snprintf(buf, len, "%u:%u", p, d);
+                return 0;
+            }
+        }
+        const char *what = "bad device '%s' from %s: P:D is two decimal numbers (digits only, "
+                           "each below 2^32) as 'cltopk devices' lists them, like 0:1";
+        return from_env ? fail(cmd, what, spec, origin) : usage_error(cmd, what, spec, origin);
+    }
+    /* part of a name: it must name one device (cltopk_open would take the first) */
+    size_t count = cltopk_device_count(), matches = 0;
+    char list[2048] = "";
+    size_t at = 0;
+    for (size_t i = 0; i < count; i++) {
+        cltopk_device_info info;
+        char full[300];
+        if (cltopk_device_get(i, &info) != CLTOPK_OK)
+            continue;
+        snprintf(full, sizeof full, "%s / %s", info.platform_name, info.device_name);
+        if (!contains_nocase(full, spec))
+            continue;
+        if (++matches == 1)
+            snprintf(buf, len, "%u:%u", info.platform, info.device);
+        int w = snprintf(list + at, sizeof list - at, "\n  %u:%u  %s", info.platform,
+                         info.device, full);
+        if (w > 0 && (size_t)w < sizeof list - at)
+            at += (size_t)w;
+    }
+    if (matches > 1) {
+        const char *what = "device '%s' from %s is ambiguous: it is part of the names of %zu "
+                           "devices:%s\ngive one of their P:D, or more of the name";
+        return from_env ? fail(cmd, what, spec, origin, matches, list)
+                        : usage_error(cmd, what, spec, origin, matches, list);
+    }
+    if (matches == 0)
+        snprintf(buf, len, "%s", spec); /* cltopk_open says there is no such device */
+    return 0;
+}
+
 int open_device(const char *cmd, const char *spec, cltopk_context **ctx)
 {
-    int st = cltopk_open(ctx, spec);
+    *ctx = NULL;
+    const char *origin = "--device";
+    if (!spec || eq_nocase(spec, "auto")) {
+        /* auto: $CLTOPK_DEVICE, which is resolved as strictly, else the library's
+         * choice */
+        const char *env = getenv("CLTOPK_DEVICE");
+        spec = env && *env && !eq_nocase(env, "auto") ? env : NULL;
+        origin = "CLTOPK_DEVICE";
+    }
+    char exact[512];
+    if (spec) {
+        int rc = resolve_device(cmd, spec, origin, exact, sizeof exact);
+        if (rc)
+            return rc;
+    }
+    int st = cltopk_open(ctx, spec ? exact : "auto");
     if (st != CLTOPK_OK) {
-        char what[300];
-        snprintf(what, sizeof what, "cannot open device \"%s\"", spec ? spec : "auto");
+        char what[600];
+        if (spec && strcmp(spec, exact))
+            snprintf(what, sizeof what, "cannot open device \"%s\" (%s)", spec, exact);
+        else
+            snprintf(what, sizeof what, "cannot open device \"%s\"", spec ? spec : "auto");
         return lib_fail(cmd, what, st, NULL);
     }
     return 0;

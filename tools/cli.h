@@ -67,7 +67,13 @@ int fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2,
 /* "cltopk CMD: WHAT: strerror(st)" and the detail of cltopk_last_error(ctx) on
  * stderr; returns EXIT_FAIL */
 int lib_fail(const char *cmd, const char *what, int st, const cltopk_context *ctx);
-/* Open a context on `spec` (NULL = auto) or print why not; returns 0 or EXIT_FAIL */
+/* Open a context on `spec` (--device; NULL = auto) or print why not.  The spec
+ * is made exact before cltopk_open sees it: auto, cpu and gpu in any case;
+ * P:D only as two plain decimal numbers below 2^32 (no sign, blank or
+ * wrap-around); part of a name only if it names one device (else the matches
+ * are listed), which is then opened by its P:D.  auto means $CLTOPK_DEVICE
+ * when set, checked the same way.  Returns 0, EXIT_USAGE (a bad or ambiguous
+ * --device) or EXIT_FAIL. */
 int open_device(const char *cmd, const char *spec, cltopk_context **ctx);
 
 /* ----------------------------------------------------------------- numbers */

@@ -49,7 +49,8 @@ static void print_help(void)
            "\n"
            "Devices (--device SPEC): auto (default: $CLTOPK_DEVICE, else the first GPU, else\n"
            "any OpenCL device, else cpu), cpu, gpu, P:D as 'cltopk devices' lists them, or\n"
-           "part of a device name.  Exit status: 0 success, 1 failure, 2 bad command line.\n"
+           "part of one device's name.\n"
+           "Exit status: 0 success, 1 failure, 2 bad command line.\n"
            "The manual page cltopk(1) lists the environment variables.\n");
 }
 

@@ -37,7 +37,7 @@ static void topk_help(int select)
            "                      radix-select (OpenCL device); cpu-heap, cpu-radix,\n"
            "                      cpu-bitonic (any device)\n"
            "      --device SPEC   auto (default), cpu, gpu, P:D from 'cltopk devices', or\n"
-           "                      part of a device name\n"
+           "                      part of one device's name\n"
            "      --explain       print the planner's choice for this call and every\n"
            "                      algorithm's predicted time (JSON: \"plan\"); for select,\n"
            "                      the plan of the top-(RANK + 1) that auto decides by\n"
