@@ -190,6 +190,37 @@ for codec in for dfor rfor; do
     fi
 done
 
+# topk --packed refuses the options that make no sense for it, honours
+# --explain and reports what auto ran (the plan cltopk_topk_packed follows)
+fails 2 "--packed columns hold i32 values: drop -t f32" "topk --packed -t f32 is refused" \
+    "$CLTOPK" topk --packed -k 3 -t f32 --device cpu "$f.for"
+fails 2 "neither text nor raw binary: drop --text" "topk --packed --text is refused" \
+    "$CLTOPK" topk --packed -k 3 --text --device cpu "$f.for"
+fails 2 "drop --binary" "topk --packed --binary is refused" \
+    "$CLTOPK" topk --packed -k 3 --binary --device cpu "$f.for"
+run "$CLTOPK" topk --packed -k 50 -t i32 --device cpu "$f.for"
+rows "$tmp/out" > "$tmp/a"
+rows "$tmp/plain.txt" > "$tmp/b"
+[ $rc -eq 0 ] && cmp -s "$tmp/a" "$tmp/b" && grep -q '^algorithm  auto -> cpu-heap$' "$tmp/out"
+ok $? "topk --packed -t i32 is accepted and reports auto -> cpu-heap"
+run "$CLTOPK" topk --packed -k 5000 --explain --device cpu "$f.for"
+[ $rc -eq 0 ] && grep -q '^choice: cpu-radix$' "$tmp/out" &&
+    grep -q '^algorithm  auto -> cpu-radix$' "$tmp/out"
+ok $? "topk --packed --explain prints the plan; k = 5000 reports auto -> cpu-radix"
+run "$CLTOPK" topk --packed -k 5000 --json --explain --device cpu "$f.for"
+[ $rc -eq 0 ] && grep -q '"algorithm": "auto", "ran": "cpu-radix"' "$tmp/out" &&
+    grep -q '"plan": "plan for n = 100003, k = 5000' "$tmp/out"
+ok $? "topk --packed --json has ran and plan"
+if [ -n "$cl_dev" ]; then
+    run "$CLTOPK" topk --packed -k 50 --explain --device "$cl_dev" "$f.for"
+    rows "$tmp/out" > "$tmp/a"
+    [ $rc -eq 0 ] && cmp -s "$tmp/a" "$tmp/b" && grep -q 'device data' "$tmp/out" &&
+        grep -q '^algorithm  auto -> [a-z-]*$' "$tmp/out"
+    ok $? "topk --packed --explain on $cl_dev plans for device data and names what ran"
+else
+    skip "no OpenCL device"
+fi
+
 # ------------------------------------------------------------ errors
 fails 2 "codec is missing" "pack: no codec" "$CLTOPK" pack "$f" "$tmp/x"
 fails 2 "unknown codec" "pack: unknown codec" "$CLTOPK" pack -c pfor "$f" "$tmp/x"

@@ -28,7 +28,7 @@ int cmd_demo(int argc, char **argv);
 int cmd_pack(int argc, char **argv);
 int cmd_unpack(int argc, char **argv);
 int topk_packed_file(const char *path, uint64_t k, unsigned flags, cltopk_algo algo,
-                     const char *device, int json);
+                     const char *device, int json, int explain);
 int cmd_bench_unpack(int argc, char **argv);
 /* `cltopk bench --cpu` (tools/cmd_bench_cpu.c), reached through cmd_bench */
 int cmd_bench_cpu(int argc, char **argv);

@@ -281,8 +281,36 @@ out:
 
 /* ---------------------------------------------------------- topk --packed */
 
+static int is_cpu_algo(cltopk_algo a)
+{
+    return a == CLTOPK_ALGO_CPU_HEAP || a == CLTOPK_ALGO_CPU_BITONIC || a == CLTOPK_ALGO_CPU_RADIX;
+}
+
+/* What cltopk_topk_packed runs for algo on ctx (cltopk.h): a named algorithm
+ * runs as named; AUTO on an OpenCL context plans for data on the device (the
+ * column goes there), and where that plan is a CPU algorithm, as everywhere on
+ * the cpu device, the column is decoded on the host and AUTO plans for host
+ * data.  *device_plan: whether the device-data plan decided. */
+static int packed_plan(cltopk_context *ctx, size_t count, size_t k, unsigned flags,
+                       cltopk_algo algo, cltopk_algo *ran, int *device_plan)
+{
+    *ran = algo;
+    *device_plan = 0;
+    if (algo != CLTOPK_ALGO_AUTO || k == 0)
+        return CLTOPK_OK;
+    int st = CLTOPK_OK;
+    if (cltopk_get_cl(ctx, NULL, NULL, NULL) == CLTOPK_OK) {
+        st = cltopk_plan_buffer(ctx, CLTOPK_INT32, count, k, flags, ran);
+        if (st != CLTOPK_OK || !is_cpu_algo(*ran)) {
+            *device_plan = 1;
+            return st;
+        }
+    }
+    return cltopk_plan(ctx, CLTOPK_INT32, count, k, flags, ran);
+}
+
 int topk_packed_file(const char *path, uint64_t k, unsigned flags, cltopk_algo algo,
-                     const char *device, int json)
+                     const char *device, int json, int explain)
 {
     const char *cmd = "topk";
     packed_file pf;
@@ -297,14 +325,39 @@ int topk_packed_file(const char *path, uint64_t k, unsigned flags, cltopk_algo a
     cltopk_context *ctx = NULL;
     int32_t *ok = malloc(k ? k * 4 : 1);
     int64_t *oi = malloc(k ? k * 8 : 1);
+    char plan[8192] = "";
     if (!ok || !oi) {
         rc = fail(cmd, "out of memory");
         goto out;
     }
     if ((rc = open_device(cmd, device, &ctx)))
         goto out;
-    int st = cltopk_topk_packed(ctx, pf.codec, pf.data, pf.data_words, pf.starts, pf.nstarts,
-                                (size_t)k, flags, algo, ok, oi);
+    cltopk_algo ran;
+    int device_plan;
+    int st = packed_plan(ctx, (size_t)pf.count, (size_t)k, flags, algo, &ran, &device_plan);
+    if (st != CLTOPK_OK) {
+        rc = lib_fail(cmd, device_plan ? "cltopk_plan_buffer" : "cltopk_plan", st, ctx);
+        goto out;
+    }
+    /* the plans auto decides by: for data on the device (an OpenCL context),
+     * then, where that plan is a CPU algorithm, for host data */
+    if (explain && k > 0) {
+        int cl = cltopk_get_cl(ctx, NULL, NULL, NULL) == CLTOPK_OK;
+        size_t at = 0;
+        for (int dev = cl; dev >= 0 && st == CLTOPK_OK; dev--) {
+            st = cltopk_explain(ctx, CLTOPK_INT32, (size_t)pf.count, (size_t)k, flags, dev,
+                                plan + at, sizeof plan - at);
+            at = strlen(plan);
+            if (device_plan || (dev == 1 && algo != CLTOPK_ALGO_AUTO))
+                break;
+        }
+        if (st != CLTOPK_OK) {
+            rc = lib_fail(cmd, "cltopk_explain", st, ctx);
+            goto out;
+        }
+    }
+    st = cltopk_topk_packed(ctx, pf.codec, pf.data, pf.data_words, pf.starts, pf.nstarts,
+                            (size_t)k, flags, algo, ok, oi);
     if (st != CLTOPK_OK) {
         rc = lib_fail(cmd, "cltopk_topk_packed", st, ctx);
         goto out;
@@ -313,16 +366,28 @@ int topk_packed_file(const char *path, uint64_t k, unsigned flags, cltopk_algo a
     if (json) {
         printf("{\"device\": ");
         json_string(stdout, cltopk_device_name(ctx));
-        printf(", \"algorithm\": \"%s\", \"codec\": \"%s\", \"type\": \"i32\", \"n\": %" PRIu64
-               ", \"k\": %" PRIu64 ", \"order\": \"%s\", \"results\": [",
-               cltopk_algo_name(algo), cltopk_codec_name(pf.codec), pf.count, k, order);
+        printf(", \"algorithm\": \"%s\", \"ran\": \"%s\", \"codec\": \"%s\", \"type\": "
+               "\"i32\", \"n\": %" PRIu64 ", \"k\": %" PRIu64 ", \"order\": \"%s\", "
+               "\"results\": [",
+               cltopk_algo_name(algo), cltopk_algo_name(ran), cltopk_codec_name(pf.codec),
+               pf.count, k, order);
         for (size_t i = 0; i < k; i++)
             printf("%s\n  {\"rank\": %zu, \"index\": %" PRId64 ", \"value\": %" PRId32 "}",
                    i ? "," : "", i, oi[i], ok[i]);
-        printf("%s]}\n", k ? "\n" : "");
+        printf("%s]", k ? "\n" : "");
+        if (plan[0]) {
+            printf(", \"plan\": ");
+            json_string(stdout, plan);
+        }
+        printf("}\n");
     } else {
         printf("device     %s\n", cltopk_device_name(ctx));
-        printf("algorithm  %s\n", cltopk_algo_name(algo));
+        if (plan[0])
+            printf("%s", plan);
+        if (algo == CLTOPK_ALGO_AUTO && k > 0)
+            printf("algorithm  auto -> %s\n", cltopk_algo_name(ran));
+        else
+            printf("algorithm  %s\n", cltopk_algo_name(algo));
         printf("input      %" PRIu64 " x i32 (packed, %s), the %" PRIu64 " %s\n", pf.count,
                cltopk_codec_name(pf.codec), k, order);
         printf("\n%6s %12s  %s\n", "rank", "index", "value");

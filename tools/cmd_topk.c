@@ -63,7 +63,9 @@ static void topk_help(int select)
            "Examples:\n"
            "  cltopk gen -t f32 -n 1M data.f32 && cltopk %s data.f32\n"
            "  printf '3\\n1\\n4\\n1\\n5\\n' | cltopk %s -t i32 --text -\n",
-           select ? "" : "      --packed        FILE is a packed int32 column of 'cltopk pack'\n",
+           select ? ""
+                  : "      --packed        FILE is a packed int32 column of 'cltopk pack' (with\n"
+                    "                      -t i32 or no -t, and no --text or --binary)\n",
            select ? "select -r 99" : "topk -k 10", select ? "select -r 1" : "topk -k 2");
 }
 
@@ -105,7 +107,7 @@ static int run(int argc, char **argv, int select)
     };
     cli_parser p;
     const char *arg, *path = NULL, *device = NULL;
-    int id, json = 0, format = FORMAT_AUTO, have_k = 0, packed = 0, explain = 0;
+    int id, json = 0, format = FORMAT_AUTO, have_k = 0, packed = 0, explain = 0, have_type = 0;
     unsigned flags = CLTOPK_LARGEST;
     cltopk_dtype type = CLTOPK_FLOAT32;
     cltopk_algo algo = CLTOPK_ALGO_AUTO;
@@ -128,6 +130,7 @@ static int run(int argc, char **argv, int select)
         case O_TYPE:
             if (parse_type(cmd, arg, &type))
                 return EXIT_USAGE;
+            have_type = 1;
             break;
         case O_SMALLEST: flags = CLTOPK_SMALLEST; break;
         case O_LARGEST: flags = CLTOPK_LARGEST; break;
@@ -149,8 +152,16 @@ static int run(int argc, char **argv, int select)
                                        : "k is missing: give -k K");
     if (!path)
         return usage_error(cmd, "the input is missing: give a file name, or - for stdin");
-    if (packed) /* a packed-column file of `cltopk pack` (int32) */
-        return topk_packed_file(path, k, flags, algo, device, json);
+    if (packed) { /* a packed-column file of `cltopk pack` (int32) */
+        if (have_type && type != CLTOPK_INT32)
+            return usage_error(cmd, "--packed columns hold i32 values: drop -t %s",
+                               cltopk_dtype_name(type));
+        if (format != FORMAT_AUTO)
+            return usage_error(cmd, "--packed reads a packed-column file of 'cltopk pack', "
+                               "neither text nor raw binary: drop %s",
+                               format == FORMAT_TEXT ? "--text" : "--binary");
+        return topk_packed_file(path, k, flags, algo, device, json, explain);
+    }
 
     void *keys = NULL;
     size_t n = 0, bytes = cltopk_dtype_size(type);
