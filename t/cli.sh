@@ -296,6 +296,21 @@ succeeds 'cpu-heap' "bench runs" "$CLTOPK" bench -n 2^16 -k 1,32 --reps 2
 succeeds 'unsupported: ' "bench prints unsupported rows" \
     "$CLTOPK" bench -n 2^12 -k 4 --algo sort --reps 1
 succeeds 'all results agree' "demo: every device agrees" "$CLTOPK" demo
+# bench --cpu: a k it cannot time is a bad command line (it printed an empty
+# table, or error rows, with exit 0), and the thread count is the real one
+fails 2 "k = 1001 is not between 1 and n = 1000" "bench --cpu: k > n" \
+    "$CLTOPK" bench --cpu -n 1000 -k 1001 --no-peers
+[ ! -s "$tmp/out" ]
+ok $? "bench --cpu: k > n prints no table"
+fails 2 "k = 0 is not between 1 and n = 1000" "bench --cpu: k = 0" \
+    "$CLTOPK" bench --cpu -n 1000 -k 0 --no-peers
+bcpu="$CLTOPK bench --cpu -n 1000 -k 10 --no-peers --reps 1 --dist uniform --algo cpu-heap,auto"
+OMP_NUM_THREADS=3 $bcpu > "$tmp/out" 2>&1
+grep -q '^threads    3 (OpenMP' "$tmp/out"
+ok $? "bench --cpu shows OpenMP's default thread count (OMP_NUM_THREADS=3)"
+succeeds '^threads    1 (--threads 1)' "bench --cpu --threads 1 shows 1" $bcpu --threads 1
+grep -q '^uniform  *10  auto -> cpu-heap ' "$tmp/out"
+ok $? "bench --cpu: auto shows the plan's choice"
 if [ -n "$cl_dev" ]; then
     # one candidate, the kernel of u32 k = 1 (built above): quick even on POCL
     succeeds '^ *1  *1  16,64,' "tune prints the best configuration per k" \
