@@ -293,6 +293,18 @@ fi
 
 # ------------------------------------------------------------ bench, demo
 succeeds 'cpu-heap' "bench runs" "$CLTOPK" bench -n 2^16 -k 1,32 --reps 2
+# auto's row is labelled with the plan cltopk_benchmark follows; the plan gets
+# the order only (with --keys-only every auto row failed: unknown flag bits)
+succeeds '^uniform  *8  auto -> cpu-heap  *[0-9]' "bench --keys-only --algo auto on the cpu device" \
+    "$CLTOPK" bench --device cpu -n 2^12 -k 8 --algo auto --keys-only --smallest --reps 1
+if [ -n "$cl_dev" ]; then
+    run "$CLTOPK" bench --device "$cl_dev" -n 2^12 -k 8 --algo auto --keys-only --reps 1 --json
+    [ $rc -eq 0 ] && grep -q '"algo": "auto", "ran": "[a-z-]*", .*"status": "ok"' "$tmp/out" &&
+        ! grep -q '"ran": "auto"' "$tmp/out"
+    ok $? "bench --keys-only --algo auto on $cl_dev"
+else
+    skip "no OpenCL device: bench --keys-only --algo auto"
+fi
 succeeds 'unsupported: ' "bench prints unsupported rows" \
     "$CLTOPK" bench -n 2^12 -k 4 --algo sort --reps 1
 succeeds 'all results agree' "demo: every device agrees" "$CLTOPK" demo
