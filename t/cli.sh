@@ -422,6 +422,10 @@ succeeds '^device     cpu$' "--device CPU is the cpu device" \
     "$CLTOPK" topk -k 1 -t i32 --device CPU "$tmp/e.txt"
 succeeds '^device     cpu$' "CLTOPK_DEVICE=Cpu is the cpu device" \
     env CLTOPK_DEVICE=Cpu "$CLTOPK" topk -k 1 -t i32 "$tmp/e.txt"
+succeeds '^auto: cpu$' "devices: CLTOPK_DEVICE=Cpu makes auto the cpu device" \
+    env CLTOPK_DEVICE=Cpu "$CLTOPK" devices
+succeeds "^auto: fails: bad device '+0:0' from CLTOPK_DEVICE" "devices: a bad CLTOPK_DEVICE shows" \
+    env CLTOPK_DEVICE=+0:0 "$CLTOPK" devices
 fails 1 "bad device '+0:0' from CLTOPK_DEVICE" \
     "CLTOPK_DEVICE=+0:0 is refused as --device is (exit 1: not the command line)" \
     env CLTOPK_DEVICE=+0:0 "$CLTOPK" topk -k 1 -t i32 --device AUTO "$tmp/e.txt"

@@ -171,14 +171,21 @@ static int parse_index(const char **ps, char stop, unsigned *out)
     return 0;
 }
 
-/* A device SPEC made exact for cltopk_open (see cli.h, open_device): "cpu",
- * "gpu", "P:D" or the P:D of the one device whose name contains it; into buf.
- * origin names where SPEC came from, for messages.  0, or an exit status
- * after printing why. */
-static int resolve_device(const char *cmd, const char *spec, const char *origin, char *buf,
-                          size_t len)
+int device_spec(const char *spec, char *buf, size_t len, char *why, size_t whylen)
 {
-    int from_env = strcmp(origin, "--device") != 0;
+    const char *origin = "--device";
+    why[0] = 0;
+    if (!spec || eq_nocase(spec, "auto")) {
+        /* auto: $CLTOPK_DEVICE, checked as strictly, else the library's choice */
+        const char *env = getenv("CLTOPK_DEVICE");
+        if (!env || !*env || eq_nocase(env, "auto")) {
+            snprintf(buf, len, "auto");
+            return 0;
+        }
+        spec = env;
+        origin = "CLTOPK_DEVICE";
+    }
+    int bad = !strcmp(origin, "--device") ? 2 : 1;
     if (eq_nocase(spec, "cpu") || eq_nocase(spec, "gpu")) {
         snprintf(buf, len, "%c%c%c", tolower((unsigned char)spec[0]),
                  tolower((unsigned char)spec[1]), tolower((unsigned char)spec[2]));
@@ -200,9 +207,10 @@ static int resolve_device(const char *cmd, const char *spec, const char *origin,
                 return 0;
             }
         }
-        const char *what = "bad device '%s' from %s: P:D is two decimal numbers (digits only, "
-                           "each below 2^32) as 'cltopk devices' lists them, like 0:1";
-        return from_env ? fail(cmd, what, spec, origin) : usage_error(cmd, what, spec, origin);
+        snprintf(why, whylen, "bad device '%s' from %s: P:D is two decimal numbers (digits "
+                 "only, each below 2^32) as 'cltopk devices' lists them, like 0:1", spec,
+                 origin);
+        return bad;
     }
     /* part of a name: it must name one device (cltopk_open would take the first) */
     size_t count = cltopk_device_count(), matches = 0;
@@ -224,10 +232,10 @@ static int resolve_device(const char *cmd, const char *spec, const char *origin,
             at += (size_t)w;
     }
     if (matches > 1) {
-        const char *what = "device '%s' from %s is ambiguous: it is part of the names of %zu "
-                           "devices:%s\ngive one of their P:D, or more of the name";
-        return from_env ? fail(cmd, what, spec, origin, matches, list)
-                        : usage_error(cmd, what, spec, origin, matches, list);
+        snprintf(why, whylen, "device '%s' from %s is ambiguous: it is part of the names of "
+                 "%zu devices:%s\ngive one of their P:D, or more of the name", spec, origin,
+                 matches, list);
+        return bad;
     }
     if (matches == 0)
         snprintf(buf, len, "%s", spec); /* cltopk_open says there is no such device */
@@ -237,27 +245,20 @@ static int resolve_device(const char *cmd, const char *spec, const char *origin,
 int open_device(const char *cmd, const char *spec, cltopk_context **ctx)
 {
     *ctx = NULL;
-    const char *origin = "--device";
-    if (!spec || eq_nocase(spec, "auto")) {
-        /* auto: $CLTOPK_DEVICE, which is resolved as strictly, else the library's
-         * choice */
-        const char *env = getenv("CLTOPK_DEVICE");
-        spec = env && *env && !eq_nocase(env, "auto") ? env : NULL;
-        origin = "CLTOPK_DEVICE";
-    }
-    char exact[512];
-    if (spec) {
-        int rc = resolve_device(cmd, spec, origin, exact, sizeof exact);
-        if (rc)
-            return rc;
-    }
-    int st = cltopk_open(ctx, spec ? exact : "auto");
+    char exact[512], why[3000];
+    int rc = device_spec(spec, exact, sizeof exact, why, sizeof why);
+    if (rc == EXIT_USAGE)
+        return usage_error(cmd, "%s", why);
+    if (rc)
+        return fail(cmd, "%s", why);
+    int st = cltopk_open(ctx, exact);
     if (st != CLTOPK_OK) {
+        const char *asked = spec ? spec : "auto";
         char what[600];
-        if (spec && strcmp(spec, exact))
-            snprintf(what, sizeof what, "cannot open device \"%s\" (%s)", spec, exact);
+        if (strcmp(asked, exact))
+            snprintf(what, sizeof what, "cannot open device \"%s\" (%s)", asked, exact);
         else
-            snprintf(what, sizeof what, "cannot open device \"%s\"", spec ? spec : "auto");
+            snprintf(what, sizeof what, "cannot open device \"%s\"", asked);
         return lib_fail(cmd, what, st, NULL);
     }
     return 0;

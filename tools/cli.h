@@ -75,6 +75,11 @@ int lib_fail(const char *cmd, const char *what, int st, const cltopk_context *ct
  * when set, checked the same way.  Returns 0, EXIT_USAGE (a bad or ambiguous
  * --device) or EXIT_FAIL. */
 int open_device(const char *cmd, const char *spec, cltopk_context **ctx);
+/* The exact spec open_device gives cltopk_open for `spec` (NULL = auto), into
+ * buf: "auto" (the library's choice), "cpu", "gpu", "P:D", or a part of a name
+ * that names no device (cltopk_open then says so).  0, or EXIT_USAGE (a bad
+ * --device) / EXIT_FAIL (a bad $CLTOPK_DEVICE) with what is wrong in why. */
+int device_spec(const char *spec, char *buf, size_t len, char *why, size_t whylen);
 
 /* ----------------------------------------------------------------- numbers */
 
