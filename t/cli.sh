@@ -183,6 +183,16 @@ ok $? "gen over a link replaces the file it names, keeping its mode 640"
 (umask 022 && exec "$CLTOPK" gen -t f32 -n 10 "$tmp/new.f32") && ls -l "$tmp/new.f32" | grep -q '^-rw-r--r--'
 ok $? "gen: a new file gets 0666 less the umask"
 fails 1 "is a directory" "gen: a directory as output" "$CLTOPK" gen -t f32 -n 10 "$tmp"
+if [ "$(id -u)" -ne 0 ]; then
+    chmod 444 "$tmp/new.f32"
+    fails 1 "cannot write '.*new.f32': Permission denied" "gen: a read-only file is not replaced" \
+        "$CLTOPK" gen -t f32 -n 20 "$tmp/new.f32"
+    [ "$(wc -c < "$tmp/new.f32")" -eq 40 ]
+    ok $? "gen: the read-only file is intact"
+else
+    skip "root may write any file: a read-only output"
+    skip "root may write any file: a read-only output"
+fi
 
 # ------------------------------------------------------------ independent check
 # expected = the data sorted by value, ties by position, with sort(1)

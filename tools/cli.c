@@ -856,6 +856,9 @@ int out_check(const char *cmd, const char *path, unsigned flags, const char *inp
     if (have_in && same_file(&in, &out) && !(flags & OUT_IN_PLACE))
         return usage_error(cmd, "the output '%s' is the input file; give another output, or "
                            "--in-place to replace the input", path);
+    /* replacing by rename needs only the directory: keep the file's own say */
+    if (S_ISREG(out.st_mode) && access(path, W_OK) != 0)
+        return fail(cmd, "cannot write '%s': %s", path, strerror(errno));
     return 0;
 }
 
