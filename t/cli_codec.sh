@@ -261,7 +261,7 @@ ok $? "a 72-byte container claiming 2^32 - 1 values"
 # (a build with AddressSanitizer cannot run under ulimit -v: then the limit is
 # left out, and so are the /dev/zero tests, which need it to stay bounded)
 limit_v="ulimit -v 2000000 &&"
-(eval "$limit_v" && exec "$CLTOPK" --version) > /dev/null 2>&1 || limit_v=
+(ulimit -v 2000000 && "$CLTOPK" --version || exit 1) > /dev/null 2>&1 || limit_v=
 fails 1 "corrupt packed column: 4294967295 values take 33554433 block starts" \
     "unpack: a count the file cannot hold is corrupt (not out of memory)" \
     sh -c "$limit_v"' exec "$1" unpack --device cpu "$2" "$3"' sh "$CLTOPK" \
