@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "gen.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,12 +260,16 @@ int cmd_bench_cpu(int argc, char **argv)
             continue;
         }
         if (file[0]) {
+            /* the peers' copy of the array (a temporary of this command's own) */
             FILE *f = fopen(file, "wb");
-            if (!f || fwrite(data, bytes, (size_t)n, f) != (size_t)n) {
+            int bad = !f || fwrite(data, bytes, (size_t)n, f) != (size_t)n;
+            if (f && fclose(f) != 0)
+                bad = 1;
+            if (bad && (have_peers || have_numpy)) {
+                printf("# cannot write the peers' copy of the data to %s: %s; peers left out\n",
+                       file, strerror(errno));
                 have_peers = have_numpy = 0;
             }
-            if (f)
-                fclose(f);
         }
         for (size_t ki = 0; ki < nk; ki++) {
             size_t k = (size_t)ks[ki]; /* 1 <= k <= n, checked above */
