@@ -85,19 +85,114 @@ done
 ok $allgood "gen writes every type and distribution as text"
 
 # text and binary of the same data give the same top-k, bit for bit (NaN payloads
-# too); without --text or --binary the format is detected
+# too; the JSON's first line names the format, the results follow); without
+# --text or --binary the name says: binary, text for .txt
 allgood=0
 for t in f32 f64 i64 u32; do
     topk="$CLTOPK topk -t $t -k 400 --device cpu --json"
     "$CLTOPK" gen -t $t -n 400 -d special -s 3 "$tmp/s.bin" &&
         "$CLTOPK" gen -t $t -n 400 -d special -s 3 --text "$tmp/s.txt" &&
         $topk --binary "$tmp/s.bin" > "$tmp/s1" && $topk --text "$tmp/s.txt" > "$tmp/s2" &&
-        cmp -s "$tmp/s1" "$tmp/s2" || { allgood=1; diag "text/binary differ for $t"; }
+        grep -q '"format": "binary"' "$tmp/s1" && grep -q '"format": "text"' "$tmp/s2" &&
+        tail -n +2 "$tmp/s1" > "$tmp/s1.rows" && tail -n +2 "$tmp/s2" | cmp -s - "$tmp/s1.rows" ||
+        { allgood=1; diag "text/binary differ for $t"; }
 done
 ok $allgood "text and binary inputs of special values agree bit for bit"
 $topk "$tmp/s.bin" > "$tmp/s3" && cmp -s "$tmp/s1" "$tmp/s3" &&
-    $topk "$tmp/s.txt" > "$tmp/s4" && cmp -s "$tmp/s1" "$tmp/s4"
-ok $? "the input format is detected (binary and text)"
+    $topk "$tmp/s.txt" > "$tmp/s4" && cmp -s "$tmp/s2" "$tmp/s4"
+ok $? "without --text or --binary: binary, and text for a .txt name"
+
+# the format is never guessed from the contents: 8 printable bytes are two
+# binary int32 unless --text or a .txt/.csv name says text; the report says which
+printf '1234789\n' > "$tmp/p.i32"
+run "$CLTOPK" topk -t i32 -k 2 --device cpu "$tmp/p.i32"
+printf '0 875770417\n1 171522103\n' > "$tmp/p.want"
+rows "$tmp/out" | cmp -s - "$tmp/p.want" &&
+    grep -q '^input      2 x i32 (binary: the default; --text reads text), the 2 largest$' "$tmp/out"
+ok $? "a binary file of printable bytes is read as binary, and the report says so"
+run sh -c '"$1" topk -t i32 -k 2 --device cpu - < "$2"' sh "$CLTOPK" "$tmp/p.i32"
+rows "$tmp/out" | cmp -s - "$tmp/p.want"
+ok $? "standard input is binary without --text"
+run "$CLTOPK" topk -t i32 -k 1 --text --device cpu "$tmp/p.i32"
+[ "$(rows "$tmp/out")" = "0 1234789" ] && grep -q '(text: --text)' "$tmp/out"
+ok $? "--text reads it as text, and the report says so"
+printf '3\n9\n' > "$tmp/p.CSV"
+run "$CLTOPK" topk -t i32 -k 1 --device cpu "$tmp/p.CSV"
+[ "$(rows "$tmp/out")" = "1 9" ] && grep -q '(text: the .csv name)' "$tmp/out"
+ok $? "a .csv name (any case) is text"
+run "$CLTOPK" topk -t i32 -k 1 --binary --device cpu "$tmp/p.CSV"
+[ "$(rows "$tmp/out")" = "0 171510323" ]
+ok $? "--binary reads a .csv name as binary"
+"$CLTOPK" gen -t u64 -n 3 -s 1 "$tmp/golden.txt" && cmp -s "$tmp/golden.txt" "$tmp/golden" &&
+    "$CLTOPK" gen -t u64 -n 3 -s 1 --binary "$tmp/bin.txt" && [ "$(wc -c < "$tmp/bin.txt")" -eq 24 ]
+ok $? "gen writes text for a .txt name, binary with --binary"
+
+# ------------------------------------------------------------ gen's output file
+# a failed write never removes a path the command did not create: the output is
+# a temporary file renamed over the target at the end; devices and FIFOs are
+# written directly
+if [ -w /dev/full ]; then
+    ln -s /dev/full "$tmp/full.lnk"
+    fails 1 "cannot write '.*full.lnk': No space" \
+        "gen: a failed write to a link to /dev/full says so" \
+        "$CLTOPK" gen -t f32 -n 100000 "$tmp/full.lnk"
+    [ -L "$tmp/full.lnk" ] && [ -c /dev/full ]
+    ok $? "gen: the link to /dev/full and the device are still there"
+    if [ "$(id -u)" -eq 0 ] && mknod "$tmp/full.dev" c 1 7 2> /dev/null; then
+        run "$CLTOPK" gen -t f32 -n 100000 "$tmp/full.dev"
+        [ $rc -eq 1 ] && [ -c "$tmp/full.dev" ]
+        ok $? "gen: a failed write leaves a device node in place"
+    else
+        skip "gen onto a device node: not root, or no mknod"
+    fi
+else
+    skip "no /dev/full"
+    skip "no /dev/full"
+    skip "no /dev/full"
+fi
+run "$CLTOPK" gen -t u64 -n 1000 /dev/null
+[ $rc -eq 0 ] && [ -c /dev/null ]
+ok $? "gen: writing to /dev/null succeeds, and it is still a device"
+if command -v timeout > /dev/null 2>&1 && mkfifo "$tmp/fifo" 2> /dev/null; then
+    timeout 20 cat "$tmp/fifo" > "$tmp/fifo.out" &
+    "$CLTOPK" gen -t u64 -n 3 -s 1 --text "$tmp/fifo"
+    st=$?
+    wait
+    [ $st -eq 0 ] && [ -p "$tmp/fifo" ] && cmp -s "$tmp/fifo.out" "$tmp/golden"
+    ok $? "gen: a FIFO is written directly and stays a FIFO"
+else
+    skip "no mkfifo or timeout"
+fi
+# a failed write leaves the old file as it was, and no temporary behind
+"$CLTOPK" gen -t f32 -n 1000 -s 7 "$tmp/keep.f32" && chmod 640 "$tmp/keep.f32" &&
+    cp "$tmp/keep.f32" "$tmp/keep.orig"
+mkdir "$tmp/lim" && cp "$tmp/keep.f32" "$tmp/lim/keep.f32" && chmod 640 "$tmp/lim/keep.f32"
+(ulimit -f 8 && exec "$CLTOPK" gen -t f32 -n 100000 "$tmp/lim/keep.f32") > /dev/null 2> "$tmp/err"
+st=$? good=1
+[ $st -eq 1 ] && grep -q "cannot write .*keep.f32" "$tmp/err" &&
+    cmp -s "$tmp/lim/keep.f32" "$tmp/keep.orig" && [ "$(ls -A "$tmp/lim")" = keep.f32 ] && good=0
+ok $good "gen: a write past ulimit -f fails and leaves the old file intact, no temporary"
+[ $good -eq 0 ] || diag "exit $st, $(cat "$tmp/err"); $(ls -A "$tmp/lim")"
+# a successful write replaces the file and keeps its permissions; a link is
+# followed, not replaced
+ln -s keep.f32 "$tmp/keep.lnk"
+"$CLTOPK" gen -t f32 -n 10 "$tmp/keep.lnk" && [ -L "$tmp/keep.lnk" ] &&
+    [ "$(wc -c < "$tmp/keep.f32")" -eq 40 ] &&
+    ls -l "$tmp/keep.f32" | grep -q '^-rw-r-----'
+ok $? "gen over a link replaces the file it names, keeping its mode 640"
+(umask 022 && exec "$CLTOPK" gen -t f32 -n 10 "$tmp/new.f32") && ls -l "$tmp/new.f32" | grep -q '^-rw-r--r--'
+ok $? "gen: a new file gets 0666 less the umask"
+fails 1 "is a directory" "gen: a directory as output" "$CLTOPK" gen -t f32 -n 10 "$tmp"
+if [ "$(id -u)" -ne 0 ]; then
+    chmod 444 "$tmp/new.f32"
+    fails 1 "cannot write '.*new.f32': Permission denied" "gen: a read-only file is not replaced" \
+        "$CLTOPK" gen -t f32 -n 20 "$tmp/new.f32"
+    [ "$(wc -c < "$tmp/new.f32")" -eq 40 ]
+    ok $? "gen: the read-only file is intact"
+else
+    skip "root may write any file: a read-only output"
+    skip "root may write any file: a read-only output"
+fi
 
 # ------------------------------------------------------------ independent check
 # expected = the data sorted by value, ties by position, with sort(1)
@@ -137,7 +232,7 @@ cmp -s "$tmp/t.last" "$tmp/r.row"
 ok $? "select -r 9 is row 9 of topk -k 10"
 
 # standard input, through a pipe (not a seekable file)
-cat "$tmp/x.txt" | "$CLTOPK" topk -t f32 -k 10 --device cpu - > "$tmp/t2.out" 2>&1
+cat "$tmp/x.txt" | "$CLTOPK" topk -t f32 -k 10 --text --device cpu - > "$tmp/t2.out" 2>&1
 rows "$tmp/t.out" > "$tmp/t.rows"
 rows "$tmp/t2.out" | cmp -s - "$tmp/t.rows"
 ok $? "topk reads standard input"
@@ -208,9 +303,36 @@ fi
 
 # ------------------------------------------------------------ bench, demo
 succeeds 'cpu-heap' "bench runs" "$CLTOPK" bench -n 2^16 -k 1,32 --reps 2
+# auto's row is labelled with the plan cltopk_benchmark follows; the plan gets
+# the order only (with --keys-only every auto row failed: unknown flag bits)
+succeeds '^uniform  *8  auto -> cpu-heap  *[0-9]' "bench --keys-only --algo auto on the cpu device" \
+    "$CLTOPK" bench --device cpu -n 2^12 -k 8 --algo auto --keys-only --smallest --reps 1
+if [ -n "$cl_dev" ]; then
+    run "$CLTOPK" bench --device "$cl_dev" -n 2^12 -k 8 --algo auto --keys-only --reps 1 --json
+    [ $rc -eq 0 ] && grep -q '"algo": "auto", "ran": "[a-z-]*", .*"status": "ok"' "$tmp/out" &&
+        ! grep -q '"ran": "auto"' "$tmp/out"
+    ok $? "bench --keys-only --algo auto on $cl_dev"
+else
+    skip "no OpenCL device: bench --keys-only --algo auto"
+fi
 succeeds 'unsupported: ' "bench prints unsupported rows" \
     "$CLTOPK" bench -n 2^12 -k 4 --algo sort --reps 1
 succeeds 'all results agree' "demo: every device agrees" "$CLTOPK" demo
+# bench --cpu: a k it cannot time is a bad command line (it printed an empty
+# table, or error rows, with exit 0), and the thread count is the real one
+fails 2 "k = 1001 is not between 1 and n = 1000" "bench --cpu: k > n" \
+    "$CLTOPK" bench --cpu -n 1000 -k 1001 --no-peers
+[ ! -s "$tmp/out" ]
+ok $? "bench --cpu: k > n prints no table"
+fails 2 "k = 0 is not between 1 and n = 1000" "bench --cpu: k = 0" \
+    "$CLTOPK" bench --cpu -n 1000 -k 0 --no-peers
+bcpu="$CLTOPK bench --cpu -n 1000 -k 10 --no-peers --reps 1 --dist uniform --algo cpu-heap,auto"
+OMP_NUM_THREADS=3 $bcpu > "$tmp/out" 2>&1
+grep -q '^threads    3 (OpenMP' "$tmp/out"
+ok $? "bench --cpu shows OpenMP's default thread count (OMP_NUM_THREADS=3)"
+succeeds '^threads    1 (--threads 1)' "bench --cpu --threads 1 shows 1" $bcpu --threads 1
+grep -q '^uniform  *10  auto -> cpu-heap ' "$tmp/out"
+ok $? "bench --cpu: auto shows the plan's choice"
 if [ -n "$cl_dev" ]; then
     # one candidate, the kernel of u32 k = 1 (built above): quick even on POCL
     succeeds '^ *1  *1  16,64,' "tune prints the best configuration per k" \
@@ -229,6 +351,15 @@ fi
 printf '5\n1\n4\n1\n5\n9\n2\n6\n' > "$tmp/e.txt"
 succeeds '^choice: cpu-heap' "topk --explain on the cpu device" \
     "$CLTOPK" topk -k 3 -t i32 --text --explain --device cpu "$tmp/e.txt"
+# select --explain is in select --help, and select takes it (its option table
+# used to end early)
+succeeds '--explain' "select --help lists --explain" "$CLTOPK" select --help
+run "$CLTOPK" select -r 2 -t i32 --explain --device cpu "$tmp/e.txt"
+[ $rc -eq 0 ] && grep -q '^choice: cpu-heap' "$tmp/out" && [ "$(rows "$tmp/out")" = "0 5" ]
+ok $? "select --explain prints the plan and the element"
+[ $rc -eq 0 ] || diag "$(cat "$tmp/err")"
+fails 2 "unknown option '--packed'" "select has no --packed" \
+    "$CLTOPK" select -r 2 -t i32 --packed --device cpu "$tmp/e.txt"
 if [ -n "$cl_dev" ]; then
     succeeds 'predicted' "topk --explain on an OpenCL device prints the predictions" \
         "$CLTOPK" topk -k 3 -t i32 --text --explain --device "$cl_dev" "$tmp/e.txt"
@@ -258,8 +389,11 @@ text_fails u64 '0\n-1\n' "line 2: .*out of range" "negative u64"
 text_fails f32 '1e39\n' "line 1: .*out of range" "f32 overflow"
 text_fails f64 '1\n2x\n' "line 2: .*not a" "garbage after a number"
 text_fails f32 'nan(0x800000)\n' "line 1: .*payload" "f32 NaN payload too wide"
-fails 1 "not a whole number" "binary size not a multiple of the type" \
-    "$CLTOPK" topk -k 1 --binary "$tmp/five.bin"
+text_fails i32 '1\n5\000abc\n' "<stdin> line 2: a NUL byte" "a NUL byte inside a line"
+text_fails i32 '5\000\n' "line 1: a NUL byte" "a NUL byte after a number"
+text_fails i32 '5 abc\n' "line 1: .*not an integer" "garbage after an integer"
+fails 1 "not a whole number of 4-byte f32 elements .*: give the right -t, or --text" \
+    "binary size not a multiple of the type" "$CLTOPK" topk -k 1 --binary "$tmp/five.bin"
 fails 1 "larger than" "k > n" "$CLTOPK" topk -t f32 -k 1001 --binary "$a"
 fails 1 "out of range" "rank >= n" "$CLTOPK" select -t f32 -r 1000 --binary "$a"
 fails 2 "unknown type" "unknown type" "$CLTOPK" topk -t f16 -k 1 "$a"
@@ -287,6 +421,39 @@ fails 1 "OpenCL" "topk: bitonic on the cpu device" \
     "$CLTOPK" topk --device cpu --algo bitonic -k 1 --binary "$a"
 fails 1 "cannot open device" "topk: no such device" \
     "$CLTOPK" topk --device no-such-device-anywhere -k 1 --binary "$a"
+# --device is parsed strictly: P:D is two plain decimal numbers (cltopk_open's
+# %u read these three as 0:0), cpu/gpu/auto in any case, and part of a name
+# must name one device
+for spec in 4294967296:0 -4294967296:0 +0:0 "0: 0"; do
+    fails 2 "bad device '$spec' from --device: P:D is two decimal numbers" \
+        "--device '$spec' is refused" "$CLTOPK" topk -k 1 -t i32 --device "$spec" "$tmp/e.txt"
+done
+succeeds '^device     cpu$' "--device CPU is the cpu device" \
+    "$CLTOPK" topk -k 1 -t i32 --device CPU "$tmp/e.txt"
+succeeds '^device     cpu$' "CLTOPK_DEVICE=Cpu is the cpu device" \
+    env CLTOPK_DEVICE=Cpu "$CLTOPK" topk -k 1 -t i32 "$tmp/e.txt"
+succeeds '^auto: cpu$' "devices: CLTOPK_DEVICE=Cpu makes auto the cpu device" \
+    env CLTOPK_DEVICE=Cpu "$CLTOPK" devices
+succeeds "^auto: fails: bad device '+0:0' from CLTOPK_DEVICE" "devices: a bad CLTOPK_DEVICE shows" \
+    env CLTOPK_DEVICE=+0:0 "$CLTOPK" devices
+fails 1 "bad device '+0:0' from CLTOPK_DEVICE" \
+    "CLTOPK_DEVICE=+0:0 is refused as --device is (exit 1: not the command line)" \
+    env CLTOPK_DEVICE=+0:0 "$CLTOPK" topk -k 1 -t i32 --device AUTO "$tmp/e.txt"
+# two devices with one name (POCL_DEVICES repeats a driver where POCL is the
+# platform): a part of that name is ambiguous and refused with the list
+run env POCL_DEVICES="pthread pthread" "$CLTOPK" devices
+if [ $rc -eq 0 ] && grep -q '^  0:1 .*pthread' "$tmp/out" && grep -q '^  0:0 .*pthread' "$tmp/out"; then
+    fails 2 "device 'PThread' from --device is ambiguous" "an ambiguous part of a name is refused" \
+        env POCL_DEVICES="pthread pthread" "$CLTOPK" topk -k 1 -t i32 --device PThread "$tmp/e.txt"
+    grep -q '^  0:0  Portable' "$tmp/err" && grep -q '^  0:1  Portable' "$tmp/err"
+    ok $? "... and the matches are listed with their P:D"
+    succeeds '^device     .*pthread' "one of them by P:D" \
+        env POCL_DEVICES="pthread pthread" "$CLTOPK" topk -k 1 -t i32 --device 0:1 "$tmp/e.txt"
+else
+    skip "no POCL with POCL_DEVICES: an ambiguous device name"
+    skip "no POCL with POCL_DEVICES: the matches listed"
+    skip "no POCL with POCL_DEVICES: a device by P:D"
+fi
 if [ -w /dev/full ]; then
     fails 1 "cannot write" "output to a full disk" \
         sh -c '"$1" topk -k 3 --binary "$2" > /dev/full' sh "$CLTOPK" "$a"

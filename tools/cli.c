@@ -4,11 +4,16 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---------------------------------------------------------------- options */
 
@@ -125,12 +130,135 @@ int lib_fail(const char *cmd, const char *what, int st, const cltopk_context *ct
     return EXIT_FAIL;
 }
 
+/* case-insensitive: does hay contain needle? */
+static int contains_nocase(const char *hay, const char *needle)
+{
+    size_t nl = strlen(needle);
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < nl && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == nl)
+            return 1;
+    }
+    return nl == 0;
+}
+
+static int eq_nocase(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+            return 0;
+    return *a == *b;
+}
+
+/* One decimal index of P:D: digits only, at most UINT_MAX; -1 if not. */
+static int parse_index(const char **ps, char stop, unsigned *out)
+{
+    const char *s = *ps;
+    uint64_t v = 0;
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    for (; isdigit((unsigned char)*s); s++) {
+        v = v * 10 + (uint64_t)(*s - '0');
+        if (v > UINT_MAX)
+            return -1;
+    }
+    if (*s != stop)
+        return -1;
+    *ps = s;
+    *out = (unsigned)v;
+    return 0;
+}
+
+int device_spec(const char *spec, char *buf, size_t len, char *why, size_t whylen)
+{
+    const char *origin = "--device";
+    why[0] = 0;
+    if (!spec || eq_nocase(spec, "auto")) {
+        /* auto: $CLTOPK_DEVICE, checked as strictly, else the library's choice */
+        const char *env = getenv("CLTOPK_DEVICE");
+        if (!env || !*env || eq_nocase(env, "auto")) {
+            snprintf(buf, len, "auto");
+            return 0;
+        }
+        spec = env;
+        origin = "CLTOPK_DEVICE";
+    }
+    int bad = !strcmp(origin, "--device") ? 2 : 1;
+    if (eq_nocase(spec, "cpu") || eq_nocase(spec, "gpu")) {
+        snprintf(buf, len, "%c%c%c", tolower((unsigned char)spec[0]),
+                 tolower((unsigned char)spec[1]), tolower((unsigned char)spec[2]));
+        return 0;
+    }
+    /* a ':' and no letter: meant as P:D, which must be two plain decimal numbers
+     * (cltopk_open's %u would read "+0:0", "-4294967296:0" and "4294967296:0"
+     * as 0:0) */
+    int letters = 0;
+    for (const char *c = spec; *c; c++)
+        letters |= isalpha((unsigned char)*c) != 0;
+    if (strchr(spec, ':') && !letters) {
+        const char *c = spec;
+        unsigned p, d;
+        if (parse_index(&c, ':', &p) == 0) {
+            c++;
+            if (parse_index(&c, 0, &d) == 0) {
+                snprintf(buf, len, "%u:%u", p, d);
+                return 0;
+            }
+        }
+        snprintf(why, whylen, "bad device '%s' from %s: P:D is two decimal numbers (digits "
+                 "only, each below 2^32) as 'cltopk devices' lists them, like 0:1", spec,
+                 origin);
+        return bad;
+    }
+    /* part of a name: it must name one device (cltopk_open would take the first) */
+    size_t count = cltopk_device_count(), matches = 0;
+    char list[2048] = "";
+    size_t at = 0;
+    for (size_t i = 0; i < count; i++) {
+        cltopk_device_info info;
+        char full[300];
+        if (cltopk_device_get(i, &info) != CLTOPK_OK)
+            continue;
+        snprintf(full, sizeof full, "%s / %s", info.platform_name, info.device_name);
+        if (!contains_nocase(full, spec))
+            continue;
+        if (++matches == 1)
+            snprintf(buf, len, "%u:%u", info.platform, info.device);
+        int w = snprintf(list + at, sizeof list - at, "\n  %u:%u  %s", info.platform,
+                         info.device, full);
+        if (w > 0 && (size_t)w < sizeof list - at)
+            at += (size_t)w;
+    }
+    if (matches > 1) {
+        snprintf(why, whylen, "device '%s' from %s is ambiguous: it is part of the names of "
+                 "%zu devices:%s\ngive one of their P:D, or more of the name", spec, origin,
+                 matches, list);
+        return bad;
+    }
+    if (matches == 0)
+        snprintf(buf, len, "%s", spec); /* cltopk_open says there is no such device */
+    return 0;
+}
+
 int open_device(const char *cmd, const char *spec, cltopk_context **ctx)
 {
-    int st = cltopk_open(ctx, spec);
+    *ctx = NULL;
+    char exact[512], why[3000];
+    int rc = device_spec(spec, exact, sizeof exact, why, sizeof why);
+    if (rc == EXIT_USAGE)
+        return usage_error(cmd, "%s", why);
+    if (rc)
+        return fail(cmd, "%s", why);
+    int st = cltopk_open(ctx, exact);
     if (st != CLTOPK_OK) {
-        char what[300];
-        snprintf(what, sizeof what, "cannot open device \"%s\"", spec ? spec : "auto");
+        const char *asked = spec ? spec : "auto";
+        char what[600];
+        if (strcmp(asked, exact))
+            snprintf(what, sizeof what, "cannot open device \"%s\" (%s)", asked, exact);
+        else
+            snprintf(what, sizeof what, "cannot open device \"%s\"", asked);
         return lib_fail(cmd, what, st, NULL);
     }
     return 0;
@@ -530,14 +658,36 @@ int read_whole_file(const char *cmd, const char *path, char **buf, size_t *len)
     return 0;
 }
 
-static int looks_like_text(const char *b, size_t len)
+static int has_suffix_nocase(const char *path, const char *suffix)
 {
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)b[i];
-        if (!(c >= 0x20 && c < 0x7F) && c != '\n' && c != '\r' && c != '\t')
+    size_t lp = strlen(path), ls = strlen(suffix);
+    if (lp <= ls || path[lp - ls - 1] == '/')
+        return 0; /* ".txt" alone is a hidden file's name, not an extension */
+    for (size_t i = 0; i < ls; i++)
+        if (tolower((unsigned char)path[lp - ls + i]) != suffix[i])
             return 0;
-    }
     return 1;
+}
+
+int file_format(const char *path, int asked)
+{
+    if (asked != FORMAT_AUTO)
+        return asked;
+    return has_suffix_nocase(path, ".txt") || has_suffix_nocase(path, ".csv") ? FORMAT_TEXT
+                                                                              : FORMAT_BINARY;
+}
+
+const char *format_reason(const char *path, int asked)
+{
+    if (asked == FORMAT_TEXT)
+        return "--text";
+    if (asked == FORMAT_BINARY)
+        return "--binary";
+    if (has_suffix_nocase(path, ".txt"))
+        return "the .txt name";
+    if (has_suffix_nocase(path, ".csv"))
+        return "the .csv name";
+    return "the default; --text reads text";
 }
 
 static int parse_text(const char *cmd, const char *path, cltopk_dtype t, char *b, size_t len,
@@ -565,6 +715,11 @@ static int parse_text(const char *cmd, const char *path, cltopk_dtype t, char *b
         p = nl ? nl + 1 : end;
         if (z == s || *s == '#')
             continue;
+        if (memchr(s, 0, (size_t)(z - s))) {
+            free(out);
+            return fail(cmd, "%s line %zu: a NUL byte in the line: not a text file? (then "
+                        "give --binary)", display_name(path), lineno);
+        }
         *z = 0;
         uint64_t bits;
         const char *why = "";
@@ -588,16 +743,15 @@ static int parse_text(const char *cmd, const char *path, cltopk_dtype t, char *b
     return 0;
 }
 
-int read_elements(const char *cmd, const char *path, cltopk_dtype t, int *format, void **data,
-                  size_t *n)
+int read_elements(const char *cmd, const char *path, cltopk_dtype t, const char *type_hint,
+                  int *format, void **data, size_t *n)
 {
     char *b = NULL;
     size_t len = 0, bytes = cltopk_dtype_size(t);
     int rc = read_whole_file(cmd, path, &b, &len);
     if (rc)
         return rc;
-    if (*format == FORMAT_AUTO)
-        *format = len > 0 && looks_like_text(b, len) ? FORMAT_TEXT : FORMAT_BINARY;
+    *format = file_format(path, *format);
     if (*format == FORMAT_TEXT) {
         rc = parse_text(cmd, path, t, b, len, data, n);
         free(b);
@@ -606,14 +760,247 @@ int read_elements(const char *cmd, const char *path, cltopk_dtype t, int *format
     if (len % bytes) {
         free(b);
         return fail(cmd,
-                    "'%s' holds %zu bytes, not a whole number of %zu-byte %s elements (wrong "
-                    "-t, or a text file: then give --text)",
-                    display_name(path), len, bytes, cltopk_dtype_name(t));
+                    "'%s' holds %zu bytes, not a whole number of %zu-byte %s elements (read "
+                    "as raw little-endian binary): %s",
+                    display_name(path), len, bytes, cltopk_dtype_name(t), type_hint);
     }
     to_little_endian(b, bytes, len / bytes);
     *data = b;
     *n = len / bytes;
     return 0;
+}
+
+/* ----------------------------------------------------------- output files */
+
+const char *out_name(const char *path)
+{
+    return strcmp(path, "-") ? path : "<stdout>";
+}
+
+/* the temporary file to remove if a signal ends the command while it exists */
+static char *volatile pending_tmp;
+static struct sigaction saved_actions[3];
+static const int cleanup_signals[3] = {SIGHUP, SIGINT, SIGTERM};
+
+static void remove_pending(int sig)
+{
+    char *t = pending_tmp;
+    if (t)
+        unlink(t);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void watch_tmp(char *tmp)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = remove_pending;
+    sigemptyset(&sa.sa_mask);
+    pending_tmp = tmp;
+    for (int i = 0; i < 3; i++)
+        if (sigaction(cleanup_signals[i], &sa, &saved_actions[i]) != 0)
+            saved_actions[i].sa_handler = SIG_DFL;
+}
+
+static void unwatch_tmp(void)
+{
+    if (!pending_tmp)
+        return;
+    for (int i = 0; i < 3; i++)
+        sigaction(cleanup_signals[i], &saved_actions[i], NULL);
+    pending_tmp = NULL;
+}
+
+static int same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+static int refuse_terminal(const char *cmd, unsigned flags)
+{
+    return usage_error(cmd, "refusing to write binary data to a terminal; redirect it or give "
+                       "a file name%s", flags & OUT_CAN_TEXT ? ", or give --text" : "");
+}
+
+int out_check(const char *cmd, const char *path, unsigned flags, const char *input)
+{
+    struct stat in, out;
+    int have_in = 0;
+    if (input)
+        have_in = (!strcmp(input, "-") ? fstat(STDIN_FILENO, &in) : stat(input, &in)) == 0 &&
+                  S_ISREG(in.st_mode);
+    if (!strcmp(path, "-")) {
+        if ((flags & OUT_BINARY) && isatty(STDOUT_FILENO))
+            return refuse_terminal(cmd, flags);
+        /* a shell's >> onto the input: nothing can be renamed there */
+        if (have_in && fstat(STDOUT_FILENO, &out) == 0 && same_file(&in, &out))
+            return usage_error(cmd, "standard output is the input file '%s'; write to "
+                               "another file", display_name(input));
+        return 0;
+    }
+    struct stat l;
+    if (lstat(path, &l) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return 0; /* a new file: out_open says what is wrong with its directory */
+        return fail(cmd, "cannot write '%s': %s", path, strerror(errno));
+    }
+    if (stat(path, &out) != 0) {
+        if (S_ISLNK(l.st_mode) && errno == ENOENT)
+            return fail(cmd, "cannot write '%s': it is a symbolic link to a file that does not "
+                        "exist; give that file's name, or remove the link", path);
+        return fail(cmd, "cannot write '%s': %s", path, strerror(errno));
+    }
+    if (S_ISDIR(out.st_mode))
+        return fail(cmd, "cannot write '%s': it is a directory; give a file name", path);
+    if (have_in && same_file(&in, &out) && !(flags & OUT_IN_PLACE))
+        return usage_error(cmd, "the output '%s' is the input file; give another output, or "
+                           "--in-place to replace the input", path);
+    /* replacing by rename needs only the directory: keep the file's own say */
+    if (S_ISREG(out.st_mode) && access(path, W_OK) != 0)
+        return fail(cmd, "cannot write '%s': %s", path, strerror(errno));
+    return 0;
+}
+
+/* the directory part of path ("." when it has none), malloc'd */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    size_t len = slash == path ? 1 : (size_t)(slash - path);
+    char *d = malloc(len + 1);
+    if (d) {
+        memcpy(d, path, len);
+        d[len] = 0;
+    }
+    return d;
+}
+
+int out_open(out_file *o, const char *cmd, const char *path, unsigned flags, const char *input)
+{
+    memset(o, 0, sizeof *o);
+    o->cmd = cmd;
+    o->path = path;
+    int rc = out_check(cmd, path, flags, input);
+    if (rc)
+        return rc;
+    if (!strcmp(path, "-")) {
+        o->f = stdout;
+        return 0;
+    }
+    struct stat st;
+    int exists = stat(path, &st) == 0;
+    if (exists && !S_ISREG(st.st_mode)) {
+        /* a device or a FIFO: written in place, never replaced or removed */
+        o->f = fopen(path, "wb");
+        if (!o->f)
+            return fail(cmd, "cannot open '%s' for writing: %s", path, strerror(errno));
+        if ((flags & OUT_BINARY) && isatty(fileno(o->f))) {
+            fclose(o->f);
+            o->f = NULL;
+            return refuse_terminal(cmd, flags);
+        }
+        return 0;
+    }
+    /* a regular file (through any links) or a new one: a temporary beside it */
+    char resolved[PATH_MAX];
+    const char *target = path;
+    if (exists) {
+        if (!realpath(path, resolved))
+            return fail(cmd, "cannot resolve '%s': %s", path, strerror(errno));
+        target = resolved;
+    }
+    char *dir = dir_of(target);
+    const char *base = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
+    o->target = strdup(target);
+    o->tmp = dir ? malloc(strlen(dir) + strlen(base) + 16) : NULL;
+    if (!dir || !o->target || !o->tmp) {
+        free(dir);
+        out_abort(o);
+        return fail(cmd, "out of memory");
+    }
+    sprintf(o->tmp, "%s/.%s.XXXXXX", dir, base);
+    free(dir);
+    mode_t mask = umask(0);
+    umask(mask);
+    mode_t mode = exists ? st.st_mode & 0777 : 0666 & ~mask;
+    int fd = mkstemp(o->tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(o->tmp);
+        o->tmp = NULL;
+        out_abort(o);
+        if (exists)
+            return fail(cmd, "cannot create a temporary file beside '%s' to replace it "
+                        "safely: %s", path, strerror(e));
+        return fail(cmd, "cannot create '%s': %s", path, strerror(e));
+    }
+    watch_tmp(o->tmp);
+    if (fchmod(fd, mode) != 0) {
+        int e = errno;
+        close(fd);
+        out_abort(o);
+        return fail(cmd, "cannot set the permissions of '%s': %s", path, strerror(e));
+    }
+    o->f = fdopen(fd, "wb");
+    if (!o->f) {
+        int e = errno;
+        close(fd);
+        out_abort(o);
+        return fail(cmd, "cannot write '%s': %s", path, strerror(e));
+    }
+    return 0;
+}
+
+int out_write(out_file *o, const void *buf, size_t len)
+{
+    if (len && fwrite(buf, 1, len, o->f) != len) {
+        int e = errno;
+        out_abort(o);
+        return fail(o->cmd, "cannot write '%s': %s", out_name(o->path), strerror(e));
+    }
+    return 0;
+}
+
+int out_commit(out_file *o)
+{
+    int e = 0, bad = ferror(o->f);
+    if (bad)
+        e = errno ? errno : EIO;
+    if (fflush(o->f) != 0 && !bad)
+        bad = 1, e = errno;
+    if (o->tmp && !bad && fsync(fileno(o->f)) != 0 && errno != EINVAL && errno != EROFS)
+        bad = 1, e = errno;
+    if (o->f != stdout) {
+        if (fclose(o->f) != 0 && !bad)
+            bad = 1, e = errno;
+        o->f = NULL;
+    }
+    if (!bad && o->tmp && rename(o->tmp, o->target) != 0)
+        bad = 1, e = errno;
+    if (bad) {
+        out_abort(o);
+        return fail(o->cmd, "cannot write '%s': %s", out_name(o->path), strerror(e));
+    }
+    unwatch_tmp();
+    free(o->tmp);
+    free(o->target);
+    o->tmp = o->target = NULL;
+    return 0;
+}
+
+void out_abort(out_file *o)
+{
+    if (o->f && o->f != stdout)
+        fclose(o->f);
+    o->f = NULL;
+    if (o->tmp)
+        unlink(o->tmp);
+    unwatch_tmp();
+    free(o->tmp);
+    free(o->target);
+    o->tmp = o->target = NULL;
 }
 
 void json_string(FILE *f, const char *s)

@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,7 +49,8 @@ static void print_help(void)
            "\n"
            "Devices (--device SPEC): auto (default: $CLTOPK_DEVICE, else the first GPU, else\n"
            "any OpenCL device, else cpu), cpu, gpu, P:D as 'cltopk devices' lists them, or\n"
-           "part of a device name.  Exit status: 0 success, 1 failure, 2 bad command line.\n"
+           "part of one device's name.\n"
+           "Exit status: 0 success, 1 failure, 2 bad command line.\n"
            "The manual page cltopk(1) lists the environment variables.\n");
 }
 
@@ -92,6 +94,12 @@ static int dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+#ifdef SIGXFSZ
+    /* a write past the file size limit (ulimit -f) then fails with EFBIG, and
+     * the command removes its temporary file and says so, instead of dying */
+    if (signal(SIGXFSZ, SIG_IGN) == SIG_ERR)
+        return fail(NULL, "cannot ignore SIGXFSZ: %s", strerror(errno));
+#endif
     int rc = dispatch(argc, argv);
     /* output that could not be written (a full disk, a closed pipe) is a failure */
     if ((fflush(stdout) != 0 || ferror(stdout)) && rc == EXIT_OK)

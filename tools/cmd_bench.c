@@ -33,7 +33,7 @@ static void bench_help(void)
            "algorithm cannot run prints 'unsupported: <reason>' instead of failing.\n"
            "\n"
            "Options:\n"
-           "      --device SPEC  auto (default), cpu, gpu, P:D, or part of a device name\n"
+           "      --device SPEC  auto (default), cpu, gpu, P:D, or part of one device's name\n"
            "  -t, --type TYPE    f32 (default), f64, i32, u32, i64, u64\n"
            "  -n, --count N      elements (default 2^24 = 16M; 1M, 2^20 forms work)\n"
            "  -k, --k LIST       comma-separated k values (default 1,32,256,1024)\n"
@@ -107,15 +107,33 @@ static void bench_row(bench_run *b, cltopk_dtype type, const char *dist, uint64_
 {
     size_t bytes = cltopk_dtype_size(type);
     cltopk_algo ran = a;
+    const char *ran_name = cltopk_algo_name(a);
     char label[64]; /* "bitonic", "auto -> bitonic" */
     int st = CLTOPK_OK;
-    if (a == CLTOPK_ALGO_AUTO)
-        st = cltopk_get_cl(b->ctx, NULL, NULL, NULL) == CLTOPK_OK
-                 ? cltopk_plan_buffer(b->ctx, type, (size_t)n, k, b->flags & ~CLTOPK_BENCH_SELECT,
-                                      &ran)
-                 : cltopk_plan(b->ctx, type, (size_t)n, k, b->flags & ~CLTOPK_BENCH_SELECT, &ran);
+    if (a == CLTOPK_ALGO_AUTO) {
+        /* what cltopk_benchmark times (cltopk.h): auto's plan for data on the
+         * device on an OpenCL context, else for host data; the plan takes the
+         * order flag only (not the benchmark's KEYS_ONLY and SELECT bits) */
+        unsigned order = b->flags & CLTOPK_SMALLEST;
+        int cl = cltopk_get_cl(b->ctx, NULL, NULL, NULL) == CLTOPK_OK;
+        st = cl ? cltopk_plan_buffer(b->ctx, type, (size_t)n, k, order, &ran)
+                : cltopk_plan(b->ctx, type, (size_t)n, k, order, &ran);
+        ran_name = cltopk_algo_name(ran);
+        if (st == CLTOPK_OK && (b->flags & CLTOPK_BENCH_SELECT)) {
+            /* a selection: the device radix selection where that plan is a
+             * device algorithm, else cltopk_select on the host array, which
+             * selects on the CPU where the host plan is a CPU algorithm */
+            int cpu = ran == CLTOPK_ALGO_CPU_HEAP || ran == CLTOPK_ALGO_CPU_BITONIC ||
+                      ran == CLTOPK_ALGO_CPU_RADIX;
+            if (cpu && cl)
+                st = cltopk_plan(b->ctx, type, (size_t)n, k, order, &ran);
+            cpu = ran == CLTOPK_ALGO_CPU_HEAP || ran == CLTOPK_ALGO_CPU_BITONIC ||
+                  ran == CLTOPK_ALGO_CPU_RADIX;
+            ran_name = cpu ? "cpu-select" : "radix-select";
+        }
+    }
     snprintf(label, sizeof label, "%s%s", a == CLTOPK_ALGO_AUTO ? "auto -> " : "",
-             cltopk_algo_name(ran));
+             st == CLTOPK_OK ? ran_name : "?");
     double med = 0, flo = 0;
     if (st == CLTOPK_OK)
         st = cltopk_benchmark(b->ctx, type, data, (size_t)n, k, b->flags, a, (int)b->reps, &med,
@@ -144,7 +162,7 @@ static void bench_row(bench_run *b, cltopk_dtype type, const char *dist, uint64_
         printf(", \"type\": \"%s\", \"n\": %" PRIu64 ", \"dist\": \"%s\", \"k\": "
                "%zu, \"algo\": \"%s\", \"ran\": ",
                cltopk_dtype_name(type), n, dist, k, cltopk_algo_name(a));
-        json_string(stdout, cltopk_algo_name(ran));
+        json_string(stdout, st == CLTOPK_OK || a != CLTOPK_ALGO_AUTO ? ran_name : "?");
         printf(", \"order\": \"%s\", \"outputs\": \"%s\", \"status\": \"%s\"",
                b->flags & CLTOPK_SMALLEST ? "smallest" : "largest", outputs_name(b->flags),
                status);
@@ -613,7 +631,7 @@ static void tune_help(void)
            "CLTOPK_BITONIC is unset when tune ends.\n"
            "\n"
            "Options:\n"
-           "      --device SPEC  auto (default), gpu, P:D, or part of a device name\n"
+           "      --device SPEC  auto (default), gpu, P:D, or part of one device's name\n"
            "  -n, --count N      elements of uniform data (default 2^26)\n"
            "  -t, --type TYPE    f32 (default), f64, i32, u32, i64, u64\n"
            "  -k, --k LIST       comma-separated k values (default 1,2,4,...,2048); an\n"

@@ -3,10 +3,14 @@
 #include "cli.h"
 #include "gen.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #define MAX_LIST 64
 
@@ -45,6 +49,9 @@ static void bench_cpu_help(void)
            "                     bench/cpu_peers_numpy.py under the current directory)\n"
            "      --no-peers     our algorithms only\n"
            "  -h, --help         this text\n"
+           "\n"
+           "Exit status 1 if a row of ours failed with an error (not counting\n"
+           "unsupported), 2 for a bad command line (a k of 0 or above N included).\n"
            "\n"
            "Example:\n"
            "  make bench-peers && tools/cltopk bench --cpu -n 2^25 -k 64,256\n");
@@ -192,6 +199,10 @@ int cmd_bench_cpu(int argc, char **argv)
         case O_HELP: bench_cpu_help(); return EXIT_OK;
         }
     }
+    for (size_t i = 0; i < nk; i++)
+        if (ks[i] == 0 || ks[i] > n)
+            return usage_error("bench", "k = %" PRIu64 " is not between 1 and n = %" PRIu64,
+                               ks[i], n);
     size_t bytes = cltopk_dtype_size(type);
     if (n > SIZE_MAX / bytes)
         return fail("bench", "n = %" PRIu64 " does not fit in memory here", n);
@@ -221,8 +232,19 @@ int cmd_bench_cpu(int argc, char **argv)
         }
     }
     machine_line();
-    printf("threads    %d (cltopk_set_threads(%d)), CPU kernels %s\n",
-           threads ? (int)threads : -1, (int)threads, cltopk_cpu_isa());
+    /* the library's CPU algorithms run on OpenMP's default team (the same
+     * runtime as this program's) unless --threads sets it */
+    if (threads)
+        printf("threads    %d (--threads %d), CPU kernels %s\n", (int)threads, (int)threads,
+               cltopk_cpu_isa());
+    else
+#ifdef _OPENMP
+        printf("threads    %d (OpenMP's default; --threads T sets it), CPU kernels %s\n",
+               omp_get_max_threads(), cltopk_cpu_isa());
+#else
+        printf("threads    default (OpenMP's; --threads T sets it), CPU kernels %s\n",
+               cltopk_cpu_isa());
+#endif
     printf("data       %s, n = %" PRIu64 ", %s first, median of %" PRIu64
            " runs (peers: %d)\n", cltopk_dtype_name(type), n, smallest ? "smallest" : "largest",
            reps, reps < 3 ? (int)reps : 3);
@@ -233,32 +255,37 @@ int cmd_bench_cpu(int argc, char **argv)
     int errors = 0;
     for (size_t d = 0; d < ndist; d++) {
         if (gen_fill(type, dists[d], (size_t)n, seed, data) != 0) {
+            fail("bench", "cannot generate '%s' data", dists[d]);
             errors++;
             continue;
         }
         if (file[0]) {
+            /* the peers' copy of the array (a temporary of this command's own) */
             FILE *f = fopen(file, "wb");
-            if (!f || fwrite(data, bytes, (size_t)n, f) != (size_t)n) {
+            int bad = !f || fwrite(data, bytes, (size_t)n, f) != (size_t)n;
+            if (f && fclose(f) != 0)
+                bad = 1;
+            if (bad && (have_peers || have_numpy)) {
+                printf("# cannot write the peers' copy of the data to %s: %s; peers left out\n",
+                       file, strerror(errno));
                 have_peers = have_numpy = 0;
             }
-            if (f)
-                fclose(f);
         }
         for (size_t ki = 0; ki < nk; ki++) {
-            size_t k = (size_t)ks[ki];
-            if (k > n)
-                continue;
+            size_t k = (size_t)ks[ki]; /* 1 <= k <= n, checked above */
             double rd = 0;
             for (size_t a = 0; a < nalgo; a++) {
                 cltopk_algo ran = algos[a];
-                if (algos[a] == CLTOPK_ALGO_AUTO)
-                    cltopk_plan(ctx, type, (size_t)n, k, smallest, &ran);
+                st = CLTOPK_OK;
+                if (algos[a] == CLTOPK_ALGO_AUTO) /* what cltopk_benchmark times */
+                    st = cltopk_plan(ctx, type, (size_t)n, k, smallest, &ran);
                 char label[64];
                 snprintf(label, sizeof label, "%s%s", algos[a] == CLTOPK_ALGO_AUTO ? "auto -> " : "",
-                         cltopk_algo_name(ran));
+                         st == CLTOPK_OK ? cltopk_algo_name(ran) : "?");
                 double med = 0, flo = 0;
-                st = cltopk_benchmark(ctx, type, data, (size_t)n, k, smallest, algos[a],
-                                      (int)reps, &med, &flo);
+                if (st == CLTOPK_OK)
+                    st = cltopk_benchmark(ctx, type, data, (size_t)n, k, smallest, algos[a],
+                                          (int)reps, &med, &flo);
                 if (st == CLTOPK_OK) {
                     rd = flo;
                     printf("%-13s %6zu  %-26s %10.3f %10.3f %7.2f\n", dists[d], k, label,

@@ -77,14 +77,17 @@ int cmd_devices(int argc, char **argv)
         }
     }
 
-    /* what "auto" opens: ask the library, then find that device by name */
+    /* what "auto" opens (as every command's --device resolves it, so that a bad
+     * or ambiguous $CLTOPK_DEVICE shows here too): ask the library, then find
+     * that device by name */
     cltopk_context *ctx = NULL;
-    char auto_spec[32] = "", auto_error[600] = "";
-    int st = cltopk_open(&ctx, "auto");
-    if (st != CLTOPK_OK) {
+    char auto_spec[32] = "", auto_error[3000] = "", exact[512];
+    int bad = device_spec(NULL, exact, sizeof exact, auto_error, sizeof auto_error);
+    int st = bad ? CLTOPK_OK : cltopk_open(&ctx, exact);
+    if (!bad && st != CLTOPK_OK) {
         snprintf(auto_error, sizeof auto_error, "%s: %s", cltopk_strerror(st),
                  cltopk_last_error(NULL));
-    } else {
+    } else if (!bad) {
         const char *name = cltopk_device_name(ctx);
         if (!strcmp(name, "cpu"))
             snprintf(auto_spec, sizeof auto_spec, "cpu");

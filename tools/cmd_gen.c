@@ -34,10 +34,12 @@ static void gen_help(void)
            "                                     +-0, denormals, +-max (floats); min, max, 0,\n"
            "                                     +-1 (integers); mixed with uniform values\n"
            "  -s, --seed SEED   64-bit seed, decimal or 0x-hex (default 1)\n"
-           "      --text        one number per line instead of raw binary; floats are\n"
-           "                    printed with enough digits to read back exactly (%%.9g,\n"
-           "                    %%.17g), NaN as nan, -nan or nan(0xPAYLOAD), inf, -inf\n"
-           "      --binary      raw little-endian binary (the default)\n"
+           "      --text        one number per line instead of raw binary (the default\n"
+           "                    for an OUT ending in .txt or .csv); floats are printed\n"
+           "                    with enough digits to read back exactly (%%.9g, %%.17g),\n"
+           "                    NaN as nan, -nan or nan(0xPAYLOAD), inf, -inf\n"
+           "      --binary      raw little-endian binary (the default for any other\n"
+           "                    name and for -)\n"
            "  -h, --help        this text\n"
            "\n"
            "Examples:\n"
@@ -55,7 +57,7 @@ int cmd_gen(int argc, char **argv)
     };
     cli_parser p;
     const char *arg, *out_path = NULL, *dist = "uniform";
-    int id, text = 0, have_type = 0, have_n = 0;
+    int id, format = FORMAT_AUTO, have_type = 0, have_n = 0;
     cltopk_dtype type = CLTOPK_FLOAT32;
     uint64_t n = 0, seed = 1;
     cli_init(&p, "gen", argc, argv);
@@ -89,8 +91,8 @@ int cmd_gen(int argc, char **argv)
             if (parse_u64(arg, &seed) < 0)
                 return usage_error("gen", "bad seed '%s' (a 64-bit number)", arg);
             break;
-        case O_TEXT: text = 1; break;
-        case O_BINARY: text = 0; break;
+        case O_TEXT: format = FORMAT_TEXT; break;
+        case O_BINARY: format = FORMAT_BINARY; break;
         case O_HELP: gen_help(); return EXIT_OK;
         }
     }
@@ -100,10 +102,11 @@ int cmd_gen(int argc, char **argv)
         return usage_error("gen", "the number of elements is missing: give -n N");
     if (!out_path)
         return usage_error("gen", "the output is missing: give a file name, or - for stdout");
-    int to_stdout = !strcmp(out_path, "-");
-    if (to_stdout && !text && isatty(STDOUT_FILENO))
-        return usage_error("gen", "refusing to write binary data to a terminal; redirect it, "
-                           "or give --text");
+    int text = file_format(out_path, format) == FORMAT_TEXT;
+    unsigned oflags = (text ? 0 : OUT_BINARY) | OUT_CAN_TEXT;
+    int rc = out_check("gen", out_path, oflags, NULL);
+    if (rc)
+        return rc;
 
     size_t bytes = cltopk_dtype_size(type);
     if (n > SIZE_MAX / bytes)
@@ -118,35 +121,25 @@ int cmd_gen(int argc, char **argv)
         return fail("gen", "cannot generate '%s' data of type %s", dist, cltopk_dtype_name(type));
     }
 
-    FILE *f = to_stdout ? stdout : fopen(out_path, text ? "w" : "wb");
-    if (!f) {
-        int e = errno;
+    out_file out;
+    if ((rc = out_open(&out, "gen", out_path, oflags, NULL))) {
         free(data);
-        return fail("gen", "cannot create '%s': %s", out_path, strerror(e));
+        return rc;
     }
     if (text) {
         char buf[64];
         for (size_t i = 0; i < n; i++) {
             format_value(type, gen_bits(data, bytes, i), buf, sizeof buf);
-            fputs(buf, f);
-            fputc('\n', f);
+            fputs(buf, out.f);
+            fputc('\n', out.f);
         }
     } else {
         to_little_endian(data, bytes, (size_t)n);
-        fwrite(data, bytes, (size_t)n, f);
+        rc = out_write(&out, data, (size_t)n * bytes);
     }
     free(data);
-    int bad = ferror(f);
-    int e = errno;
-    if (fflush(f) != 0 && !bad)
-        bad = 1, e = errno;
-    if (!to_stdout && fclose(f) != 0 && !bad)
-        bad = 1, e = errno;
-    if (bad) {
-        if (!to_stdout)
-            remove(out_path);
-        return fail("gen", "cannot write '%s': %s", to_stdout ? "<stdout>" : out_path,
-                    strerror(e));
-    }
-    return EXIT_OK;
+    if (rc)
+        return rc;
+    /* out_commit sees any error of the text loop's stream (ferror) */
+    return out_commit(&out);
 }

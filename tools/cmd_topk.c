@@ -10,7 +10,8 @@ static void topk_help(int select)
 {
     if (select)
         printf("Usage: cltopk select -r RANK [-t TYPE] [--smallest] [--algo NAME]\n"
-               "                     [--device SPEC] [--json] [--text|--binary] FILE|-\n"
+               "                     [--device SPEC] [--json] [--explain] [--text|--binary]\n"
+               "                     FILE|-\n"
                "\n"
                "Print the element at position RANK (from 0) of the order that topk uses: with\n"
                "-r 0 the largest, with -r 9 the 10th largest (--smallest: the 10th smallest),\n"
@@ -36,22 +37,25 @@ static void topk_help(int select)
            "                      radix-select (OpenCL device); cpu-heap, cpu-radix,\n"
            "                      cpu-bitonic (any device)\n"
            "      --device SPEC   auto (default), cpu, gpu, P:D from 'cltopk devices', or\n"
-           "                      part of a device name\n"
+           "                      part of one device's name\n"
            "      --explain       print the planner's choice for this call and every\n"
-           "                      algorithm's predicted time (JSON: \"plan\")\n"
+           "                      algorithm's predicted time (JSON: \"plan\"); for select,\n"
+           "                      the plan of the top-(RANK + 1) that auto decides by\n"
            "      --json          one JSON object: device, algorithm (as asked), ran (what\n"
-           "                      ran: auto's choice), type, n, k (rank), order, results\n"
+           "                      ran: auto's choice), type, format, n, k (rank), order,\n"
+           "                      results\n"
            "                      [{rank, index, value[, bits]}]; floats that\n"
            "                      are NaN or infinite are strings (\"nan\", \"-inf\"), and\n"
            "                      'bits' gives the exact bits of every float in hex\n"
-           "      --text          FILE holds one number per line\n"
-           "      --binary        FILE holds raw little-endian elements of TYPE\n"
+           "      --text          FILE holds one number per line (the default for a\n"
+           "                      name ending in .txt or .csv)\n"
+           "      --binary        FILE holds raw little-endian elements of TYPE (the\n"
+           "                      default for any other name and for -)\n"
            "%s"
            "  -h, --help          this text\n"
            "\n"
-           "Without --text or --binary the format is detected: text when every byte is\n"
-           "printable ASCII, a tab or a line break, else binary.  Give it explicitly for\n"
-           "files of a few elements, where binary data may happen to look like text.\n"
+           "The format is never guessed from the contents: binary unless --text is given\n"
+           "or the name ends in .txt or .csv; the report (JSON: \"format\") says which.\n"
            "Text: blank lines and lines starting with # are skipped; integers are decimal\n"
            "or 0x-hex and must fit TYPE; floats as C reads them, plus nan, -nan,\n"
            "nan(0xPAYLOAD), inf, -inf.  A line that does not parse is an error.\n"
@@ -59,7 +63,9 @@ static void topk_help(int select)
            "Examples:\n"
            "  cltopk gen -t f32 -n 1M data.f32 && cltopk %s data.f32\n"
            "  printf '3\\n1\\n4\\n1\\n5\\n' | cltopk %s -t i32 --text -\n",
-           select ? "" : "      --packed        FILE is a packed int32 column of 'cltopk pack'\n",
+           select ? ""
+                  : "      --packed        FILE is a packed int32 column of 'cltopk pack' (with\n"
+                    "                      -t i32 or no -t, and no --text or --binary)\n",
            select ? "select -r 99" : "topk -k 10", select ? "select -r 1" : "topk -k 2");
 }
 
@@ -93,13 +99,15 @@ static int run(int argc, char **argv, int select)
         {O_TEXT, 0, "text", 0},
         {O_BINARY, 0, "binary", 0},
         {O_HELP, 'h', "help", 0},
-        {select ? 0 : O_PACKED, 0, select ? NULL : "packed", 0}, /* bit-packed columns */
         {O_EXPLAIN, 0, "explain", 0},
+        /* bit-packed columns, topk only: for select an entry with no name, which
+         * never matches (an id of 0 would end the table here) */
+        {O_PACKED, 0, select ? NULL : "packed", 0},
         {0, 0, NULL, 0},
     };
     cli_parser p;
     const char *arg, *path = NULL, *device = NULL;
-    int id, json = 0, format = FORMAT_AUTO, have_k = 0, packed = 0, explain = 0;
+    int id, json = 0, format = FORMAT_AUTO, have_k = 0, packed = 0, explain = 0, have_type = 0;
     unsigned flags = CLTOPK_LARGEST;
     cltopk_dtype type = CLTOPK_FLOAT32;
     cltopk_algo algo = CLTOPK_ALGO_AUTO;
@@ -122,6 +130,7 @@ static int run(int argc, char **argv, int select)
         case O_TYPE:
             if (parse_type(cmd, arg, &type))
                 return EXIT_USAGE;
+            have_type = 1;
             break;
         case O_SMALLEST: flags = CLTOPK_SMALLEST; break;
         case O_LARGEST: flags = CLTOPK_LARGEST; break;
@@ -143,12 +152,21 @@ static int run(int argc, char **argv, int select)
                                        : "k is missing: give -k K");
     if (!path)
         return usage_error(cmd, "the input is missing: give a file name, or - for stdin");
-    if (packed) /* a packed-column file of `cltopk pack` (int32) */
-        return topk_packed_file(path, k, flags, algo, device, json);
+    if (packed) { /* a packed-column file of `cltopk pack` (int32) */
+        if (have_type && type != CLTOPK_INT32)
+            return usage_error(cmd, "--packed columns hold i32 values: drop -t %s",
+                               cltopk_dtype_name(type));
+        if (format != FORMAT_AUTO)
+            return usage_error(cmd, "--packed reads a packed-column file of 'cltopk pack', "
+                               "neither text nor raw binary: drop %s",
+                               format == FORMAT_TEXT ? "--text" : "--binary");
+        return topk_packed_file(path, k, flags, algo, device, json, explain);
+    }
 
     void *keys = NULL;
     size_t n = 0, bytes = cltopk_dtype_size(type);
-    int rc = read_elements(cmd, path, type, &format, &keys, &n);
+    int asked = format;
+    int rc = read_elements(cmd, path, type, "give the right -t, or --text for a text file", &format, &keys, &n);
     if (rc)
         return rc;
     if (select ? k >= n : k > n) {
@@ -213,9 +231,10 @@ static int run(int argc, char **argv, int select)
         json_string(stdout, cltopk_algo_name(algo));
         printf(", \"ran\": ");
         json_string(stdout, ran);
-        printf(", \"type\": \"%s\", \"n\": %zu, \"%s\": %" PRIu64 ", \"order\": \"%s\", "
-               "\"results\": [",
-               cltopk_dtype_name(type), n, select ? "rank" : "k", k, order);
+        printf(", \"type\": \"%s\", \"format\": \"%s\", \"n\": %zu, \"%s\": %" PRIu64
+               ", \"order\": \"%s\", \"results\": [",
+               cltopk_dtype_name(type), format == FORMAT_TEXT ? "text" : "binary", n,
+               select ? "rank" : "k", k, order);
         for (size_t i = 0; i < kk; i++)
             print_row_json(type, select ? (size_t)k : i, out_index[i],
                            gen_bits(out_keys, bytes, i), i == 0);
@@ -233,12 +252,14 @@ static int run(int argc, char **argv, int select)
             printf("algorithm  auto -> %s\n", ran);
         else
             printf("algorithm  %s\n", ran);
+        const char *fmt = format == FORMAT_TEXT ? "text" : "binary";
+        const char *why = format_reason(path, asked);
         if (select)
-            printf("input      %zu x %s (%s), rank %" PRIu64 " of the %s first\n", n,
-                   cltopk_dtype_name(type), format == FORMAT_TEXT ? "text" : "binary", k, order);
+            printf("input      %zu x %s (%s: %s), rank %" PRIu64 " of the %s first\n", n,
+                   cltopk_dtype_name(type), fmt, why, k, order);
         else
-            printf("input      %zu x %s (%s), the %" PRIu64 " %s\n", n, cltopk_dtype_name(type),
-                   format == FORMAT_TEXT ? "text" : "binary", k, order);
+            printf("input      %zu x %s (%s: %s), the %" PRIu64 " %s\n", n,
+                   cltopk_dtype_name(type), fmt, why, k, order);
         printf("\n%6s %12s  %s\n", "rank", "index", "value");
         for (size_t i = 0; i < kk; i++) {
             char v[64];

@@ -24,7 +24,7 @@ static void help(void)
            "is decoded to device memory first).\n"
            "\n"
            "Options:\n"
-           "      --device SPEC  auto (default), cpu, gpu, P:D, or part of a device name\n"
+           "      --device SPEC  auto (default), cpu, gpu, P:D, or part of one device's name\n"
            "  -n, --count N      values (default 2^28 on an OpenCL GPU, 2^24 otherwise;\n"
            "                     250M is the thesis's size)\n"
            "      --widths LIST  bit widths 1..32 (default all of them)\n"

@@ -27,38 +27,99 @@ static void wr64(unsigned char *p, uint64_t v)
     wr32(p + 4, (uint32_t)(v >> 32));
 }
 
-int packed_parse(const unsigned char *buf, size_t len, packed_file *pf, char *why, size_t whylen)
+/* values per block_starts entry: blocks of 128 (FOR, DFOR), tiles of 512 (RFOR) */
+static uint64_t block_values(uint32_t codec)
 {
-    memset(pf, 0, sizeof *pf);
-    if (len < PACKED_HEADER || memcmp(buf, PACKED_MAGIC, 8)) {
+    return codec == CLTOPK_CODEC_RFOR ? 512 : 128;
+}
+
+/* the most data words a block can take: FOR 2 + 4 * 32 (+ a tile's first value
+ * for DFOR); RFOR 3 + 512 values and 512 lengths of 32 bits */
+static uint64_t block_max_words(uint32_t codec)
+{
+    return codec == CLTOPK_CODEC_RFOR ? 3 + 1024 : 131;
+}
+
+int packed_check_header(const unsigned char *h, size_t have, long long file_len,
+                        packed_header *ph, char *why, size_t whylen)
+{
+    if (have < 8 || memcmp(h, PACKED_MAGIC, 8)) {
         snprintf(why, whylen, "not a packed column (no %s header)", PACKED_MAGIC);
         return -1;
     }
-    uint32_t version = rd32(buf + 8), codec = rd32(buf + 12);
-    uint64_t count = rd64(buf + 16), words = rd64(buf + 24), nst = rd64(buf + 32);
-    if (version != PACKED_VERSION) {
-        snprintf(why, whylen, "container version %u; this cltopk reads version %u", version,
+    if (have < PACKED_HEADER) {
+        snprintf(why, whylen, "corrupt packed column: truncated in its %u-byte header (%zu "
+                 "bytes)", PACKED_HEADER, have);
+        return -1;
+    }
+    ph->version = rd32(h + 8);
+    ph->codec = rd32(h + 12);
+    ph->count = rd64(h + 16);
+    ph->data_words = rd64(h + 24);
+    ph->nstarts = rd64(h + 32);
+    if (ph->version != PACKED_VERSION) {
+        snprintf(why, whylen, "container version %u; this cltopk reads version %u", ph->version,
                  PACKED_VERSION);
         return -1;
     }
-    if (codec > CLTOPK_CODEC_RFOR) {
-        snprintf(why, whylen, "unknown codec %u", codec);
+    if (ph->codec > CLTOPK_CODEC_RFOR) {
+        snprintf(why, whylen, "corrupt packed column: unknown codec %u", ph->codec);
         return -1;
     }
-    size_t body = len - PACKED_HEADER;
-    if (words > body / 4 || nst > body / 4 || (words + nst) * 4 != body) {
-        snprintf(why, whylen, "the header announces %llu + %llu words, the file holds %zu bytes "
-                 "after the header (truncated or damaged)", (unsigned long long)words,
-                 (unsigned long long)nst, body);
+    if (ph->count > UINT32_MAX) {
+        snprintf(why, whylen, "corrupt packed column: a count of %llu values (a column holds "
+                 "fewer than 2^32)", (unsigned long long)ph->count);
         return -1;
     }
-    if (words < 4 || rd32(buf + PACKED_HEADER + 8) != count) {
-        snprintf(why, whylen, "the container's count (%llu) and the column's header disagree",
-                 (unsigned long long)count);
+    uint64_t per = block_values(ph->codec), nblocks = (ph->count + per - 1) / per;
+    if (ph->nstarts != nblocks + 1) {
+        snprintf(why, whylen, "corrupt packed column: %llu values take %llu block starts, the "
+                 "header announces %llu", (unsigned long long)ph->count,
+                 (unsigned long long)(nblocks + 1), (unsigned long long)ph->nstarts);
         return -1;
     }
-    pf->data = malloc(words ? words * 4 : 1);
-    pf->starts = malloc(nst ? nst * 4 : 1);
+    uint64_t most = 4 + nblocks * block_max_words(ph->codec);
+    if (ph->data_words < 4 || ph->data_words > most) {
+        snprintf(why, whylen, "corrupt packed column: %llu data words for %llu values (%s "
+                 "takes 4 to %llu)", (unsigned long long)ph->data_words,
+                 (unsigned long long)ph->count, ph->data_words < 4 ? "its header" : "a column",
+                 (unsigned long long)most);
+        return -1;
+    }
+    /* data_words and nstarts are below 2^38 here: no overflow */
+    unsigned long long size = PACKED_HEADER + 4 * (ph->data_words + ph->nstarts);
+    if (file_len >= 0 && (unsigned long long)file_len != size) {
+        snprintf(why, whylen, "corrupt packed column: the header announces %llu + %llu words "
+                 "(%llu bytes with the header), the file holds %lld bytes (truncated or "
+                 "damaged)", (unsigned long long)ph->data_words,
+                 (unsigned long long)ph->nstarts, size, file_len);
+        return -1;
+    }
+    return 0;
+}
+
+/* the container's count against the column's own header (data word 2) */
+static int check_count(const packed_header *ph, uint32_t word2, char *why, size_t whylen)
+{
+    if (word2 != ph->count) {
+        snprintf(why, whylen, "corrupt packed column: the container's count (%llu) and the "
+                 "column's header (%u) disagree", (unsigned long long)ph->count, word2);
+        return -1;
+    }
+    return 0;
+}
+
+int packed_parse(const unsigned char *buf, size_t len, packed_file *pf, char *why, size_t whylen)
+{
+    packed_header ph;
+    memset(pf, 0, sizeof *pf);
+    if (packed_check_header(buf, len, (long long)len, &ph, why, whylen))
+        return -1;
+    size_t words = (size_t)ph.data_words, nst = (size_t)ph.nstarts;
+    if (check_count(&ph, rd32(buf + PACKED_HEADER + 8), why, whylen))
+        return -1;
+    pf->data = malloc(words * 4);
+    pf->starts = malloc(nst * 4);
     if (!pf->data || !pf->starts) {
         packed_free(pf);
         snprintf(why, whylen, "out of memory");
@@ -68,10 +129,109 @@ int packed_parse(const unsigned char *buf, size_t len, packed_file *pf, char *wh
         pf->data[i] = rd32(buf + PACKED_HEADER + 4 * i);
     for (size_t i = 0; i < nst; i++)
         pf->starts[i] = rd32(buf + PACKED_HEADER + 4 * (words + i));
-    pf->codec = (cltopk_codec)codec;
-    pf->count = count;
-    pf->data_words = (size_t)words;
-    pf->nstarts = (size_t)nst;
+    pf->codec = (cltopk_codec)ph.codec;
+    pf->count = ph.count;
+    pf->data_words = words;
+    pf->nstarts = nst;
+    return 0;
+}
+
+/* Read n little-endian words into *out (malloc'd, host order).  With known
+ * (a regular file of the right size) the buffer is allocated at once; on a
+ * stream it grows with the words that arrive, so that a header announcing more
+ * than is sent costs no more memory than was sent.  0, PACKED_BAD (the input
+ * ended early), PACKED_IO or PACKED_NOMEM; *got: the words read. */
+static int read_words(FILE *f, uint64_t n, int known, uint32_t **out, uint64_t *got)
+{
+    *out = NULL;
+    *got = 0;
+    if (n > SIZE_MAX / 4)
+        return PACKED_NOMEM;
+    size_t cap = known ? (size_t)n : (n < 65536 ? (size_t)n : 65536), have = 0;
+    uint32_t *w = malloc(cap ? cap * 4 : 4);
+    if (!w)
+        return PACKED_NOMEM;
+    while (have < n) {
+        if (have == cap) {
+            size_t ncap = cap <= (size_t)n / 2 ? cap * 2 : (size_t)n;
+            uint32_t *nw = realloc(w, ncap * 4);
+            if (!nw) {
+                free(w);
+                return PACKED_NOMEM;
+            }
+            w = nw;
+            cap = ncap;
+        }
+        size_t want = cap - have, r = fread(w + have, 4, want, f);
+        have += r;
+        if (r < want) { /* the end of the input, or an error */
+            int st = ferror(f) ? PACKED_IO : PACKED_BAD;
+            free(w);
+            *got = have;
+            return st;
+        }
+    }
+    for (size_t i = 0; i < have; i++)
+        w[i] = rd32((const unsigned char *)&w[i]);
+    *out = w;
+    *got = have;
+    return 0;
+}
+
+int packed_read(FILE *f, long long file_len, packed_file *pf, char *why, size_t whylen)
+{
+    unsigned char h[PACKED_HEADER];
+    packed_header ph;
+    memset(pf, 0, sizeof *pf);
+    /* the magic first: a file of zeros (or no end) is refused after 8 bytes */
+    size_t have = fread(h, 1, 8, f);
+    if (have == 8 && !memcmp(h, PACKED_MAGIC, 8))
+        have += fread(h + 8, 1, PACKED_HEADER - 8, f);
+    if (ferror(f)) {
+        snprintf(why, whylen, "read error");
+        return PACKED_IO;
+    }
+    if (packed_check_header(h, have, file_len, &ph, why, whylen))
+        return PACKED_BAD;
+    uint64_t got;
+    int st = read_words(f, ph.data_words, file_len >= 0, &pf->data, &got);
+    if (st == 0)
+        st = read_words(f, ph.nstarts, file_len >= 0, &pf->starts, &got);
+    if (st == PACKED_BAD) {
+        packed_free(pf);
+        snprintf(why, whylen, "corrupt packed column: truncated: the header announces %llu + "
+                 "%llu words, the input ends before them", (unsigned long long)ph.data_words,
+                 (unsigned long long)ph.nstarts);
+        return PACKED_BAD;
+    }
+    if (st) {
+        packed_free(pf);
+        snprintf(why, whylen, st == PACKED_IO ? "read error" : "out of memory");
+        return st;
+    }
+    /* a stream must end where the header says (a regular file's size was checked) */
+    if (file_len < 0) {
+        int c = fgetc(f);
+        if (c != EOF || ferror(f)) {
+            packed_free(pf);
+            if (c == EOF) {
+                snprintf(why, whylen, "read error");
+                return PACKED_IO;
+            }
+            snprintf(why, whylen, "corrupt packed column: the input goes on after the %llu + "
+                     "%llu words the header announces", (unsigned long long)ph.data_words,
+                     (unsigned long long)ph.nstarts);
+            return PACKED_BAD;
+        }
+    }
+    if (check_count(&ph, pf->data[2], why, whylen)) {
+        packed_free(pf);
+        return PACKED_BAD;
+    }
+    pf->codec = (cltopk_codec)ph.codec;
+    pf->count = ph.count;
+    pf->data_words = (size_t)ph.data_words;
+    pf->nstarts = (size_t)ph.nstarts;
     return 0;
 }
 
