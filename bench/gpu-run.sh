@@ -6,8 +6,10 @@
 #   bench/gpu-run.sh [TARBALL]       (default: the newest .gpu/cltopk-*.tar.gz)
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
-# than one 10-minute call allows): check demo bitonic keysonly dist ablation
-# paper torch tune unpack sbp tree cpu.
+# than one 10-minute call allows): check poclcheck demo bitonic keysonly dist
+# ablation paper torch tune unpack sbp tree cpu; and compare (with
+# BASE_TARBALL: the same benchmark rows from that release, built beside, for a
+# before/after table).
 #
 # Steps: register NVIDIA's OpenCL driver with the ICD loader (it is often
 # installed without an ICD file), unpack, configure, make, `cltopk devices`,
@@ -23,7 +25,7 @@ tarball=${1:-$(ls -t "$src"/.gpu/cltopk-*.tar.gz 2>/dev/null | head -n1)}
 [ -f "$tarball" ] || { echo "gpu-run: no tarball (run make dist, copy it to .gpu/)" >&2; exit 1; }
 jobs=$(nproc)
 log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
-steps=" ${GPU_RUN_STEPS:-check demo bitonic keysonly dist ablation paper torch tune unpack sbp tree cpu} "
+steps=" ${GPU_RUN_STEPS:-check poclcheck demo bitonic keysonly dist ablation paper torch tune unpack sbp tree cpu} "
 want() { case "$steps" in *" $1 "*) return 0 ;; esac; return 1; }
 rc=0
 
@@ -44,11 +46,40 @@ cat "$OUT/devices.txt"
 
 if want check; then
     log "make check (OpenCL tests on the GPU: CLTOPK_TEST_DEVICE=gpu)"
-    CLTOPK_TEST_DEVICE=gpu make -j"$jobs" check >"$OUT/check.log" 2>&1
+    CLTOPK_TEST_DEVICE=gpu timeout ${CHECK_TIMEOUT:-560} make -j"$jobs" check >"$OUT/check.log" 2>&1
     rc=$?
     grep -E "^(# |PASS|FAIL|ERROR|SKIP|XFAIL)" "$OUT/check.log" | tail -25 | tee -a "$OUT/summary.txt"
     for f in t/*.log; do [ -f "$f" ] && { echo "--- $f"; cat "$f"; }; done >"$OUT/test-logs.txt" 2>/dev/null
     log "make check exit $rc"
+fi
+
+if want poclcheck; then
+    # the whole suite on this machine's POCL (Ubuntu 24.04: POCL 5), by name
+    log "make check on POCL (CLTOPK_TEST_DEVICE=Portable)"
+    CLTOPK_TEST_DEVICE=Portable timeout 560 make -j"$jobs" check >"$OUT/check-pocl.log" 2>&1
+    prc=$?
+    grep -E "^(# |FAIL|ERROR)" "$OUT/check-pocl.log" | tail -40 | tee -a "$OUT/summary.txt"
+    for f in t/*.log; do [ -f "$f" ] && grep -q -E "^(not ok|Bail)" "$f" &&
+        { echo "--- $f"; grep -E -B2 -A6 "^(not ok|Bail)" "$f" | head -80; }; done \
+        >"$OUT/pocl-failures.txt" 2>/dev/null
+    log "make check on POCL exit $prc"
+    [ $prc -eq 0 ] || rc=$prc
+fi
+
+if want compare && [ -f "${BASE_TARBALL:-}" ]; then
+    # the same rows from the release before the change, built beside this one
+    base=$(mktemp -d)
+    tar xzf "$BASE_TARBALL" -C "$base"
+    (cd "$base"/cltopk-* && ./configure && make -j"$jobs") >"$OUT/build-base.log" 2>&1 ||
+        log "base build failed"
+    bt=$(ls -d "$base"/cltopk-*)/tools/cltopk
+    for a in ${COMPARE_ALGOS:-bitonic sbp-radix sbp-tree radix-select auto}; do
+        for b in "$bt" tools/cltopk; do
+            log "compare $a: $( [ "$b" = "$bt" ] && echo before || echo after)"
+            "$b" bench --device gpu -t f32 -n 2^29 -k ${COMPARE_K:-1,32,256,1024} --algo $a \
+                --reps 7 2>&1 | grep -v -E "^(device|data|dist|$)" | tee -a "$OUT/summary.txt" "$OUT/compare.txt"
+        done
+    done
 fi
 
 if want pocl; then
