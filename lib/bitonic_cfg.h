@@ -125,14 +125,16 @@ static const cltopk_tuned_row bcfg_rows[] = {
 static const cltopk_param_table bcfg_table = {"CLTOPK_BITONIC", bcfg_params, BP_N, bcfg_rows};
 
 /* the values a tuned row or the variable set (p->set) over the default
- * configuration c; OUT follows B and WG unless given */
+ * configuration c; OUT follows B and WG unless the variable gives it, or, with
+ * no variable, the tuned row */
 static inline void bcfg_apply(bitonic_cfg *c, const cltopk_params *p)
 {
     unsigned *slot[BP_N] = {&c->B, &c->WG, &c->OUT, &c->MAXM, &c->SWZ, &c->basic};
     for (int i = 0; i < BP_N; i++)
         if (p->set & (1u << i))
             *slot[i] = (unsigned)p->v[i];
-    if (!(p->set & (1u << BP_OUT)))
+    unsigned out_from = p->env ? p->env : p->set;
+    if (!(out_from & (1u << BP_OUT)))
         c->OUT = bcfg_default_out(c);
 }
 

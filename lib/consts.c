@@ -244,7 +244,7 @@ int cltopk_consts_get(cltopk_context *ctx, cltopk_consts *out)
         load_consts(path, &c);
     /* the environment wins over the disk, and is never written to it */
     const char *env = cltopk_env("CLTOPK_PLAN_CONSTS");
-    cltopk_params p = {{0}, 0};
+    cltopk_params p = {{0}, 0, 0};
     char why[300];
     if (cltopk_params_apply(&consts_table, env, "CLTOPK_PLAN_CONSTS", &p, why, sizeof why) != 0)
         return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "the planner: %s", why);

@@ -138,6 +138,7 @@ CLTOPK_INTERNAL_TUNE int cltopk_params_get(cltopk_tune_cache *c, const cltopk_pa
         if (s->env.set & (1u << i)) {
             p->v[i] = s->env.v[i];
             p->set |= 1u << i;
+            p->env |= 1u << i;
         }
     return 0;
 }

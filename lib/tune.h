@@ -45,6 +45,7 @@ typedef struct {
 typedef struct {
     double v[CLTOPK_MAX_PARAMS];
     unsigned set; /* bit i: parameter i came from a tuned row or the variable */
+    unsigned env; /* bit i: parameter i came from the variable */
 } cltopk_params;
 
 /* what selects a tuned row */

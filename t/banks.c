@@ -255,7 +255,7 @@ int main(void)
             const cltopk_tuned_row *r = &bcfg_rows[i];
             unsigned kb = r->key_bytes ? r->key_bytes : 4, index = r->index > 0;
             bitonic_cfg c;
-            cltopk_params p = {{0}, 0};
+            cltopk_params p = {{0}, 0, 0};
             char why[256] = "";
             int bad = bcfg_default(&c, (unsigned)K, kb, index, budget, max_wg, 16) != 0 ||
                       cltopk_params_apply(&bcfg_table, r->values, r->device, &p, why,

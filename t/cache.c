@@ -423,11 +423,17 @@ static void kernel_cache_dir_modes(const char *base)
 static int explain_child(const char *device)
 {
     cltopk_context *ctx;
-    if (cltopk_open(&ctx, device) != CLTOPK_OK)
+    if (cltopk_open(&ctx, device) != CLTOPK_OK) {
+        /* the parent's diag shows the status; the detail goes to the log */
+        fprintf(stderr, "# explain child: cltopk_open(\"%s\"): %s\n", device,
+                cltopk_last_error(NULL));
         return 2;
+    }
     char buf[8192];
     int st = cltopk_explain(ctx, CLTOPK_INT32, (size_t)1 << 20, 100, CLTOPK_LARGEST, 0, buf,
                             sizeof buf);
+    if (st != CLTOPK_OK)
+        fprintf(stderr, "# explain child: cltopk_explain: %s\n", cltopk_last_error(ctx));
     cltopk_close(ctx);
     return st == CLTOPK_OK ? 0 : 1;
 }
