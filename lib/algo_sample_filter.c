@@ -1,0 +1,616 @@
+/* algo_sample_filter.c - host side of the sample-filter top-k (cl/sample_filter.cl).
+ *
+ * Top-k in about one read of the input, for k up to a limit set by the device's
+ * local memory (the final sort: 4096 pairs, 2048 for 64-bit keys on 48 KB).
+ * Three launches, enqueued back to back with no read-back:
+ *   sf_sample  (one group) s = min(16384, n / 2) samples, one in each of s equal
+ *              strata at a hashed offset, and the r-th best of them on the
+ *              composite order (order key, then smaller position) as the
+ *              threshold T, with l = k s / n and r = ceil(l + 5 sqrt(l) + 5):
+ *              fewer than k elements at or above T needs r samples among the
+ *              best k - 1 elements, a Poisson(l) tail beyond 5 sigma.
+ *   sf_filter  (CUs x 8 groups on GPUs) the one read: elements at or above T go
+ *              to their group's local segment, then to the survivor buffer
+ *              (about r n / s pairs; a bound of (r + 6 sqrt(r) + 16) n / s).
+ *   sf_final   (one group) the exact top-k of the survivors, or, decided on the
+ *              device, of the input itself when the survivors cannot serve
+ *              (fewer than k: the whole input; more than the buffer: the input
+ *              at or above T).  That fallback is one group reading the input a
+ *              few times: exact, slow, and as rare as the bounds above say.
+ * k = 1 is a reduction instead: sf_best_part (each group's best pair) and
+ * sf_best_final.  The seed of the sample and of the tile-to-group permutation
+ * changes with every call; the answer never depends on it.  All positions are
+ * 32-bit inside a call: a cl_mem call takes n < 2^32 - 1.
+ *
+ * CLTOPK_SAMPLE_FILTER="name=value,..." sets parameters and forces the
+ * exceptional paths (testing, tuning).  It is parsed strictly: an unknown name
+ * or a value out of range makes the algorithm refuse every call (supports()
+ * says which).  Names:
+ *   seed=N     a fixed seed (decimal or 0x hex, any 64-bit value)
+ *   s=N        the sample size, 64..65536 (default 16384); a call takes at most
+ *              n / 2, and below 64 keeps everything (T below every element)
+ *   rank=N     the sample rank r of T, 1..the largest k (default above)
+ *   cap=N      survivor buffer capacity in pairs, 1..2^32 - 2 (default the bound
+ *              above): a small cap forces the "too many survivors" path
+ *   lseg=N     pairs of a group's local segment, 1..8192 and within local
+ *              memory (default 2048 for 32-bit keys, 1024 for 64-bit; 256 on
+ *              CPUs): a small segment forces spills into the shared buffer
+ *   force=F    few: T above every pair but the best possible one (forces the
+ *              "too few survivors" path when k >= 2); all: T below everything
+ *              (every element survives); none (default)
+ *   wg=N       work-items of a filter group, a power of two 16..1024 (GPU 256,
+ *              CPU 64)
+ *   unr=N      16-byte vectors a work-item loads a round, 1..16 (default 4)
+ *   fwg=N      work-items of the one-group kernels, a power of two 16..1024
+ *              (GPU 1024, CPU 64)
+ *   groups=N   filter groups, 1..65536 (default compute units x 8, CPU x 2)
+ *   sort=N     the final sort's capacity, which is the largest k: a power of
+ *              two 64..the default (the largest that local memory holds, at
+ *              most 4096)
+ *   check=P    after the call, wait for it and check that path P ran, else
+ *              fail with CLTOPK_ERR_INTERNAL: normal (survivors served),
+ *              few (too few: fallback over the input), overflow (too many:
+ *              fallback over the input at or above T), spill (survivors
+ *              spilled past a full segment)
+ *
+ * Scratch: the survivor buffer (cap pairs), the samples (s pairs; the group
+ * results for k = 1) and 32 bytes of state, in the context's candidate
+ * slots. */
+#include "internal.h"
+
+#if HAVE_OPENCL
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SF_HC 4         /* copies of the digit histogram */
+#define SF_NB 256       /* bins of a digit */
+#define SF_ST_WORDS 8   /* cl: ST_WORDS */
+#define SF_ST_TOTAL 0
+#define SF_ST_SPILL 1
+#define SF_ST_PATH 5
+#define SF_SMAX 65536
+
+enum { SF_FORCE_NONE = 0, SF_FORCE_ALL = 1, SF_FORCE_FEW = 2 };
+enum { SF_CHECK_NONE = 0, SF_CHECK_NORMAL, SF_CHECK_FEW, SF_CHECK_OVERFLOW, SF_CHECK_SPILL };
+
+typedef struct {
+    /* compile time */
+    unsigned wg, unr, lseg, fwg, sortcap;
+    /* run time */
+    unsigned s, rank, force, check, groups;
+    size_t cap;
+    uint64_t seed;
+    int seed_set, rank_set, cap_set, groups_set;
+} sf_cfg;
+
+static int is_pow2(uint64_t x)
+{
+    return x && !(x & (x - 1));
+}
+
+/* the largest sort (pairs) that the one-group kernels' local memory holds */
+static unsigned max_sortcap(const cltopk_context *ctx, int bytes)
+{
+    uint64_t lm = ctx->caps.local_mem, need_fixed = SF_NB * SF_HC * 4 + 256;
+    unsigned sc = 4096;
+    while (sc >= 64 && (uint64_t)sc * (uint64_t)(bytes + 4) + need_fixed > lm)
+        sc >>= 1;
+    return sc;
+}
+
+static int parse_u64(const char *v, size_t len, uint64_t *out)
+{
+    char buf[32];
+    if (len == 0 || len >= sizeof buf)
+        return -1;
+    memcpy(buf, v, len);
+    buf[len] = 0;
+    if (buf[0] == '-' || buf[0] == '+' || buf[0] == ' ')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(buf, &end, 0);
+    if (errno || *end)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+/* defaults for the device and key width, then CLTOPK_SAMPLE_FILTER; -1 with the
+ * reason in why */
+static int configure(const cltopk_context *ctx, int bytes, sf_cfg *c, char *why, size_t whylen)
+{
+    memset(c, 0, sizeof *c);
+    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
+    unsigned scmax = max_sortcap(ctx, bytes);
+    c->wg = gpu ? 256 : 64;
+    c->unr = 4;
+    c->fwg = gpu ? 1024 : 64;
+    while (c->fwg > ctx->caps.max_wg && c->fwg > 16)
+        c->fwg >>= 1;
+    while (c->wg > ctx->caps.max_wg && c->wg > 16)
+        c->wg >>= 1;
+    c->lseg = gpu ? (bytes == 4 ? 2048 : 1024) : 256;
+    c->sortcap = scmax;
+    c->s = 16384;
+    const char *spec = cltopk_env("CLTOPK_SAMPLE_FILTER");
+    if (scmax < 64) {
+        snprintf(why, whylen,
+                 "sample-filter needs %d bytes of local memory for its final sort; %s has %llu",
+                 64 * (bytes + 4) + SF_NB * SF_HC * 4 + 256, ctx->name,
+                 (unsigned long long)ctx->caps.local_mem);
+        return -1;
+    }
+    for (const char *p = spec; p && *p;) {
+        const char *end = strchr(p, ','), *eq;
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        eq = memchr(p, '=', len);
+        if (!eq) {
+            snprintf(why, whylen, "CLTOPK_SAMPLE_FILTER: \"%.*s\" is not name=value", (int)len,
+                     p);
+            return -1;
+        }
+        size_t nl = (size_t)(eq - p), vl = len - nl - 1;
+        const char *v = eq + 1;
+        uint64_t x = 0;
+        int num = parse_u64(v, vl, &x) == 0;
+#define NAME(s) (nl == sizeof(s) - 1 && !memcmp(p, s, nl))
+#define BAD(...)                                                                    \
+    do {                                                                            \
+        snprintf(why, whylen, __VA_ARGS__);                                         \
+        return -1;                                                                  \
+    } while (0)
+        if (NAME("force") || NAME("check")) {
+            static const char *const fn[] = {"none", "all", "few"};
+            static const char *const cn[] = {"none", "normal", "few", "overflow", "spill"};
+            const char *const *names = NAME("force") ? fn : cn;
+            int count = NAME("force") ? 3 : 5, found = -1;
+            for (int i = 0; i < count; i++)
+                if (strlen(names[i]) == vl && !memcmp(v, names[i], vl))
+                    found = i;
+            if (found < 0)
+                BAD("CLTOPK_SAMPLE_FILTER: %.*s=%.*s: expected %s", (int)nl, p, (int)vl, v,
+                    NAME("force") ? "none, all or few" : "none, normal, few, overflow or spill");
+            if (NAME("force"))
+                c->force = (unsigned)found;
+            else
+                c->check = (unsigned)found;
+        } else if (!num) {
+            BAD("CLTOPK_SAMPLE_FILTER: %.*s: \"%.*s\" is not a number or an unknown name",
+                (int)nl, p, (int)vl, v);
+        } else if (NAME("seed")) {
+            c->seed = x;
+            c->seed_set = 1;
+        } else if (NAME("s")) {
+            if (x < 64 || x > SF_SMAX)
+                BAD("CLTOPK_SAMPLE_FILTER: s=%llu: the sample size must be 64..%d",
+                    (unsigned long long)x, SF_SMAX);
+            c->s = (unsigned)x;
+        } else if (NAME("rank")) {
+            if (x < 1 || x > 65536)
+                BAD("CLTOPK_SAMPLE_FILTER: rank=%llu: must be 1..the largest k",
+                    (unsigned long long)x);
+            c->rank = (unsigned)x;
+            c->rank_set = 1;
+        } else if (NAME("cap")) {
+            if (x < 1 || x > 0xFFFFFFFEull)
+                BAD("CLTOPK_SAMPLE_FILTER: cap=%llu: must be 1..4294967294",
+                    (unsigned long long)x);
+            c->cap = (size_t)x;
+            c->cap_set = 1;
+        } else if (NAME("lseg")) {
+            if (x < 1 || x > 8192 || x * (uint64_t)(bytes + 4) + 64 > ctx->caps.local_mem)
+                BAD("CLTOPK_SAMPLE_FILTER: lseg=%llu: must be 1..8192 and fit the local "
+                    "memory of %s (%llu bytes, %d a pair)",
+                    (unsigned long long)x, ctx->name, (unsigned long long)ctx->caps.local_mem,
+                    bytes + 4);
+            c->lseg = (unsigned)x;
+        } else if (NAME("wg") || NAME("fwg")) {
+            if (!is_pow2(x) || x < 16 || x > 1024 || x > ctx->caps.max_wg)
+                BAD("CLTOPK_SAMPLE_FILTER: %.*s=%llu: must be a power of two 16..1024 and at "
+                    "most %zu on %s",
+                    (int)nl, p, (unsigned long long)x, ctx->caps.max_wg, ctx->name);
+            if (NAME("wg"))
+                c->wg = (unsigned)x;
+            else
+                c->fwg = (unsigned)x;
+        } else if (NAME("unr")) {
+            if (x < 1 || x > 16)
+                BAD("CLTOPK_SAMPLE_FILTER: unr=%llu: must be 1..16", (unsigned long long)x);
+            c->unr = (unsigned)x;
+        } else if (NAME("groups")) {
+            if (x < 1 || x > 65536)
+                BAD("CLTOPK_SAMPLE_FILTER: groups=%llu: must be 1..65536",
+                    (unsigned long long)x);
+            c->groups = (unsigned)x;
+            c->groups_set = 1;
+        } else if (NAME("sort")) {
+            if (!is_pow2(x) || x < 64 || x > scmax)
+                BAD("CLTOPK_SAMPLE_FILTER: sort=%llu: must be a power of two 64..%u (what "
+                    "the local memory of %s holds)",
+                    (unsigned long long)x, scmax, ctx->name);
+            c->sortcap = (unsigned)x;
+        } else {
+            BAD("CLTOPK_SAMPLE_FILTER: unknown name \"%.*s\" (seed, s, rank, cap, lseg, "
+                "force, wg, unr, fwg, groups, sort, check)",
+                (int)nl, p);
+        }
+#undef NAME
+#undef BAD
+        p = end ? end + 1 : p + len;
+    }
+    if (c->rank_set && c->rank > c->sortcap) {
+        snprintf(why, whylen, "CLTOPK_SAMPLE_FILTER: rank=%u is above the final sort's %u",
+                 c->rank, c->sortcap);
+        return -1;
+    }
+    return 0;
+}
+
+/* the parameters of one call over n elements, k > 1 */
+typedef struct {
+    unsigned s, r;
+    size_t cap;
+    uint64_t seed;
+} sf_call;
+
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t fresh_seed(const cltopk_context *ctx)
+{
+    static uint64_t counter;
+    uint64_t c = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+    double t = cltopk_now();
+    uint64_t tb;
+    memcpy(&tb, &t, sizeof tb);
+    return mix64(tb ^ mix64(c + 0x9E3779B97F4A7C15ull) ^ (uint64_t)(uintptr_t)ctx);
+}
+
+static void plan_call(const sf_cfg *c, size_t n, size_t k, uint64_t seed, sf_call *p)
+{
+    p->seed = seed;
+    size_t s = c->s < n / 2 ? c->s : n / 2;
+    unsigned r = 0;
+    if (s >= 64) {
+        double l = (double)k * (double)s / (double)n;
+        r = c->rank_set ? c->rank : (unsigned)ceil(l + 5.0 * sqrt(l) + 5.0);
+        if (r >= s)
+            r = 0;
+    }
+    if (c->force == SF_FORCE_ALL)
+        r = 0;
+    p->s = (unsigned)s;
+    p->r = r;
+    size_t cap = n;
+    if (r) {
+        double lam = r + 6.0 * sqrt((double)r) + 16.0;
+        double b = ceil(lam * (double)n / (double)s);
+        if (b < (double)n)
+            cap = (size_t)b;
+        if (cap < 2 * k)
+            cap = 2 * k < n ? 2 * k : n;
+    }
+    if (c->cap_set)
+        cap = c->cap < n ? c->cap : n;
+    p->cap = cap;
+}
+
+static int supports(cltopk_context *ctx, const cltopk_request *rq, char *why, size_t whylen)
+{
+    if (!ctx->caps.int64) {
+        snprintf(why, whylen,
+                 "%s is an embedded-profile device without cl_khr_int64; sample-filter needs "
+                 "64-bit integers (use the CPU algorithms)", ctx->name);
+        return 0;
+    }
+    if (rq->n > 0xFFFFFFFEull && rq->on_device) {
+        snprintf(why, whylen,
+                 "sample-filter of a cl_mem takes at most 4294967294 elements per call (32-bit "
+                 "positions inside one launch); split the buffer");
+        return 0;
+    }
+    sf_cfg c;
+    if (configure(ctx, rq->bytes, &c, why, whylen) != 0)
+        return 0;
+    if (rq->k > c.sortcap) {
+        snprintf(why, whylen,
+                 "sample-filter takes k <= %u for %d-byte keys on %s (its final sort in local "
+                 "memory); k = %zu: use radix-select (AUTO does)",
+                 c.sortcap, rq->bytes, ctx->name, rq->k);
+        return 0;
+    }
+    return 1;
+}
+
+enum { K_INIT, K_SAMPLE, K_FILTER, K_FINAL, K_BPART, K_BFINAL, K_N };
+static const char *const knames[K_N] = {"sf_init",      "sf_sample",    "sf_filter",
+                                        "sf_final",     "sf_best_part", "sf_best_final"};
+/* the kernels of a call: k = 1, a sampled threshold, or none */
+enum { USE_BEST, USE_SAMPLE, USE_INIT };
+
+/* the kernels this call needs (k = 1: the reduction), with group sizes the
+ * device runs (defaults halved where a kernel cannot run them) */
+static int get_kernels(cltopk_context *ctx, const cltopk_request *rq, sf_cfg *c, int use,
+                       cl_kernel *kk)
+{
+    int user_wg = 0;
+    const char *spec = cltopk_env("CLTOPK_SAMPLE_FILTER");
+    if (spec && (strstr(spec, "wg=")))
+        user_wg = 1;
+    for (;;) {
+        char opts[256];
+        snprintf(opts, sizeof opts,
+                 "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D UNR=%u -D LSEG=%u -D FWG=%u "
+                 "-D SORTCAP=%u -D HC=%d",
+                 rq->bytes * 8, rq->kind, c->wg, c->unr, c->lseg, c->fwg, c->sortcap, SF_HC);
+        memset(kk, 0, K_N * sizeof *kk);
+        int st = CLTOPK_OK, shrink_wg = 0, shrink_fwg = 0;
+        for (int i = 0; i < K_N && st == CLTOPK_OK; i++) {
+            int need = use == USE_BEST ? (i == K_BPART || i == K_BFINAL)
+                       : (i == K_FILTER || i == K_FINAL ||
+                          i == (use == USE_SAMPLE ? K_SAMPLE : K_INIT));
+            if (!need)
+                continue;
+            st = cltopk_kernel_get(ctx, "sample_filter.cl", opts, knames[i], &kk[i]);
+            if (st != CLTOPK_OK)
+                break;
+            size_t kwg = 0;
+            clGetKernelWorkGroupInfo(kk[i], ctx->dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg,
+                                     NULL);
+            if (i == K_INIT)
+                continue;
+            int one = i == K_SAMPLE || i == K_FINAL || i == K_BFINAL;
+            if (kwg && kwg < (one ? c->fwg : c->wg)) {
+                if (one)
+                    shrink_fwg = 1;
+                else
+                    shrink_wg = 1;
+            }
+        }
+        if (st == CLTOPK_OK && !shrink_wg && !shrink_fwg)
+            return CLTOPK_OK;
+        for (int i = 0; i < K_N; i++)
+            if (kk[i])
+                clReleaseKernel(kk[i]);
+        memset(kk, 0, K_N * sizeof *kk);
+        if (st != CLTOPK_OK)
+            return st;
+        if (user_wg || (shrink_wg && c->wg <= 16) || (shrink_fwg && c->fwg <= 16))
+            return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                               "sample-filter: the kernels built with %s cannot run their "
+                               "work-groups on %s (set CLTOPK_SAMPLE_FILTER=wg=...,fwg=...)",
+                               opts, ctx->name);
+        if (shrink_wg)
+            c->wg >>= 1;
+        if (shrink_fwg)
+            c->fwg >>= 1;
+    }
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* after a call with check=P: wait, read the state, compare */
+static int check_path(cltopk_context *ctx, const sf_cfg *c, cl_mem state)
+{
+    cl_uint w[SF_ST_WORDS];
+    cl_int err = clEnqueueReadBuffer(ctx->queue, state, CL_TRUE, 0, sizeof w, w, 1, &ctx->last,
+                                     NULL);
+    if (err != CL_SUCCESS)
+        return cltopk_clfail(ctx, err, "reading the sample-filter state (check=)");
+    unsigned path = w[SF_ST_PATH], spill = w[SF_ST_SPILL];
+    int good = c->check == SF_CHECK_SPILL ? spill > 0 : path == c->check;
+    if (!good)
+        return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL,
+                           "sample-filter check=%s failed: path %u (1 normal, 2 few, 3 "
+                           "overflow), %u survivors, %u spilled",
+                           c->check == SF_CHECK_NORMAL  ? "normal"
+                           : c->check == SF_CHECK_FEW   ? "few"
+                           : c->check == SF_CHECK_OVERFLOW ? "overflow"
+                                                        : "spill",
+                           path, w[SF_ST_TOTAL], spill);
+    return CLTOPK_OK;
+}
+
+/* Top-k of keys[off .. off+n) of device buffer `in` into out_keys / out_index
+ * (want bits: 1 keys, 2 positions offset by index_base), after `wait`. */
+static int run_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg *cfg,
+                      cl_mem in, size_t off, size_t n, size_t k, cl_mem out_keys,
+                      cl_mem out_index, cl_uint want, uint64_t index_base, cl_uint num_wait,
+                      const cl_event *wait)
+{
+    sf_cfg c = *cfg;
+    int best = k == 1;
+    sf_call p;
+    plan_call(&c, n, k, 0, &p);
+    int use = best ? USE_BEST : (p.r && c.force == SF_FORCE_NONE) ? USE_SAMPLE : USE_INIT;
+    cl_kernel kk[K_N];
+    int st = get_kernels(ctx, rq, &c, use, kk);
+    if (st != CLTOPK_OK)
+        return st;
+    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
+    size_t kb = (size_t)rq->bytes, vec = 16 / kb;
+    size_t head = (vec - off % vec) % vec;
+    if (head > n)
+        head = n;
+    size_t nvec = (n - head) / vec, per = (size_t)c.wg * c.unr;
+    size_t ntiles = (nvec + per - 1) / per;
+    size_t groups = c.groups_set ? c.groups
+                                 : (size_t)(ctx->caps.compute_units ? ctx->caps.compute_units
+                                                                    : 1) * (gpu ? 8 : 2);
+    if (groups > ntiles)
+        groups = ntiles;
+    if (groups == 0)
+        groups = 1;
+    cl_uint n32 = (cl_uint)n, sm = (cl_uint)rq->smallest, head32 = (cl_uint)head;
+    cl_uint nvec32 = (cl_uint)nvec, nt32 = (cl_uint)ntiles, k32 = (cl_uint)k;
+    cl_ulong off64 = off, base64 = index_base;
+    uint64_t seed = c.seed_set ? c.seed : fresh_seed(ctx);
+    if (best) {
+        cl_mem pu, pi;
+        if ((st = cltopk_scratch(ctx, SCR_CAND_U1, groups * kb, &pu)) != CLTOPK_OK ||
+            (st = cltopk_scratch(ctx, SCR_CAND_I1, groups * 4, &pi)) != CLTOPK_OK)
+            goto out;
+        cl_uint g32 = (cl_uint)groups;
+        st = cltopk_set_args(ctx, kk[K_BPART], 9, sizeof(cl_mem), &in, sizeof off64, &off64,
+                             sizeof n32, &n32, sizeof sm, &sm, sizeof head32, &head32,
+                             sizeof nvec32, &nvec32, sizeof nt32, &nt32, sizeof(cl_mem), &pu,
+                             sizeof(cl_mem), &pi);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kk[K_BPART], groups * c.wg, c.wg, num_wait, wait);
+        if (st == CLTOPK_OK)
+            st = cltopk_set_args(ctx, kk[K_BFINAL], 9, sizeof g32, &g32, sizeof(cl_mem), &pu,
+                                 sizeof(cl_mem), &pi, sizeof(cl_mem), &in, sizeof off64, &off64,
+                                 sizeof want, &want, sizeof(cl_mem), &out_keys, sizeof(cl_mem),
+                                 &out_index, sizeof base64, &base64);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kk[K_BFINAL], c.fwg, c.fwg, 0, NULL);
+        goto out;
+    }
+    {
+        p.seed = seed;
+        cl_mem su, si, sk, ski, state;
+        size_t s_alloc = p.s ? p.s : 1;
+        if ((st = cltopk_scratch(ctx, SCR_CAND_U0, p.cap * kb, &su)) != CLTOPK_OK ||
+            (st = cltopk_scratch(ctx, SCR_CAND_I0, p.cap * 4, &si)) != CLTOPK_OK ||
+            (st = cltopk_scratch(ctx, SCR_CAND_U1, s_alloc * kb, &sk)) != CLTOPK_OK ||
+            (st = cltopk_scratch(ctx, SCR_CAND_I1, s_alloc * 4, &ski)) != CLTOPK_OK ||
+            (st = cltopk_scratch(ctx, SCR_RS_STATE, SF_ST_WORDS * 4, &state)) != CLTOPK_OK)
+            goto out;
+        cl_uint s32 = p.s, r32 = p.r, cap32 = (cl_uint)p.cap;
+        cl_uint force = c.force == SF_FORCE_FEW ? 2u : c.force == SF_FORCE_ALL ? 1u : 0u;
+        cl_ulong seed64 = p.seed;
+        /* the tile permutation t -> (pa t + pb) mod ntiles, pa prime to ntiles */
+        uint64_t z = mix64(seed ^ 0xD1B54A32D192ED03ull);
+        cl_ulong pa = 1, pb = 0;
+        if (ntiles > 1) {
+            pb = z % ntiles;
+            for (int tries = 0; tries < 64; tries++) {
+                z = mix64(z + 0x9E3779B97F4A7C15ull);
+                uint64_t a = 1 + z % (ntiles - 1);
+                if (gcd64(a, ntiles) == 1) {
+                    pa = a;
+                    break;
+                }
+            }
+        }
+        if (use == USE_SAMPLE) {
+            st = cltopk_set_args(ctx, kk[K_SAMPLE], 10, sizeof(cl_mem), &in, sizeof off64,
+                                 &off64, sizeof n32, &n32, sizeof sm, &sm, sizeof s32, &s32,
+                                 sizeof r32, &r32, sizeof seed64, &seed64, sizeof(cl_mem), &sk,
+                                 sizeof(cl_mem), &ski, sizeof(cl_mem), &state);
+            if (st == CLTOPK_OK)
+                st = cltopk_launch(ctx, kk[K_SAMPLE], c.fwg, c.fwg, num_wait, wait);
+        } else {
+            st = cltopk_set_args(ctx, kk[K_INIT], 2, sizeof force, &force, sizeof(cl_mem),
+                                 &state);
+            if (st == CLTOPK_OK)
+                st = cltopk_launch(ctx, kk[K_INIT], 32, 32, num_wait, wait);
+        }
+        if (st == CLTOPK_OK)
+            st = cltopk_set_args(ctx, kk[K_FILTER], 13, sizeof(cl_mem), &in, sizeof off64,
+                                 &off64, sizeof n32, &n32, sizeof sm, &sm, sizeof head32,
+                                 &head32, sizeof nvec32, &nvec32, sizeof nt32, &nt32, sizeof pa,
+                                 &pa, sizeof pb, &pb, sizeof cap32, &cap32, sizeof(cl_mem),
+                                 &state, sizeof(cl_mem), &su, sizeof(cl_mem), &si);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kk[K_FILTER], groups * c.wg, c.wg, 0, NULL);
+        if (st == CLTOPK_OK)
+            st = cltopk_set_args(ctx, kk[K_FINAL], 13, sizeof(cl_mem), &in, sizeof off64, &off64,
+                                 sizeof n32, &n32, sizeof sm, &sm, sizeof k32, &k32,
+                                 sizeof cap32, &cap32, sizeof(cl_mem), &su, sizeof(cl_mem), &si,
+                                 sizeof(cl_mem), &state, sizeof want, &want, sizeof(cl_mem),
+                                 &out_keys, sizeof(cl_mem), &out_index, sizeof base64, &base64);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kk[K_FINAL], c.fwg, c.fwg, 0, NULL);
+        if (st == CLTOPK_OK && c.check != SF_CHECK_NONE)
+            st = check_path(ctx, &c, state);
+    }
+out:
+    for (int i = 0; i < K_N; i++)
+        if (kk[i])
+            clReleaseKernel(kk[i]);
+    return st;
+}
+
+static int run_buffer(cltopk_context *ctx, const cltopk_request *rq)
+{
+    sf_cfg c;
+    char why[512];
+    if (configure(ctx, rq->bytes, &c, why, sizeof why) != 0)
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
+    /* the kernels take buffers for both outputs; one not asked for is never written */
+    cl_mem ok = rq->dout_keys ? rq->dout_keys : rq->dout_index;
+    cl_mem oi = rq->dout_index ? rq->dout_index : rq->dout_keys;
+    cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
+    int st = run_device(ctx, rq, &c, rq->dkeys, rq->doffset, rq->n, rq->k, ok, oi, want, 0,
+                        rq->num_wait, rq->wait);
+    if (st == CLTOPK_OK && rq->done) {
+        clRetainEvent(ctx->last);
+        *rq->done = ctx->last;
+    }
+    return st;
+}
+
+/* one chunk of host data (cltopk_chunked_topk) */
+static int chunk_run(cltopk_context *ctx, const cltopk_request *rq, void *arg, cl_mem in,
+                     size_t off, size_t n, size_t k, cl_mem out_keys, cl_mem out_index,
+                     cl_uint want, uint64_t index_base, cl_uint num_wait, const cl_event *wait)
+{
+    return run_device(ctx, rq, arg, in, off, n, k, out_keys, out_index, want, index_base,
+                      num_wait, wait);
+}
+
+static int run_host(cltopk_context *ctx, const cltopk_request *rq)
+{
+    sf_cfg c;
+    char why[512];
+    if (configure(ctx, rq->bytes, &c, why, sizeof why) != 0)
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
+    /* positions always travel with the keys (they order ties), so float keys
+     * need no second run */
+    return cltopk_chunked_topk(ctx, rq, chunk_run, &c, 1, NULL);
+}
+
+static size_t workspace(cltopk_context *ctx, const cltopk_request *rq)
+{
+    sf_cfg c;
+    char why[512];
+    if (configure(ctx, rq->bytes, &c, why, sizeof why) != 0)
+        return 0;
+    size_t n = rq->n, chunk = cltopk_chunk_elems(ctx, rq->bytes), kb = (size_t)rq->bytes;
+    if (!rq->on_device && n > chunk)
+        n = chunk < rq->k ? rq->k : chunk;
+    sf_call p;
+    plan_call(&c, n, rq->k, 0, &p);
+    size_t groups = (size_t)(ctx->caps.compute_units ? ctx->caps.compute_units : 1) * 8;
+    if (c.groups_set)
+        groups = c.groups;
+    size_t side = p.s > groups ? p.s : groups;
+    size_t bytes = (rq->k > 1 ? p.cap : 0) * (kb + 4) + side * (kb + 4) + SF_ST_WORDS * 4;
+    if (!rq->on_device)
+        bytes += n * kb + rq->k * (kb + 8);
+    return bytes;
+}
+
+const cltopk_algorithm cltopk_algo_sample_filter = {
+    CLTOPK_ALGO_SAMPLE_FILTER, 1, supports, run_host, run_buffer, workspace,
+};
+
+#endif
