@@ -106,7 +106,8 @@ typedef enum {
     CLTOPK_ALGO_SORT = 5,         /* full device sort (not in this version)          */
     CLTOPK_ALGO_CPU_HEAP = 6,     /* OpenMP per-thread heaps, merged; any context    */
     CLTOPK_ALGO_CPU_BITONIC = 7,  /* CPU SIMD bitonic top-k (paper's Appendix C)      */
-    CLTOPK_ALGO_CPU_RADIX = 8     /* CPU radix select + collect; any k, any context  */
+    CLTOPK_ALGO_CPU_RADIX = 8,    /* CPU radix select + collect; any k, any context  */
+    CLTOPK_ALGO_SAMPLE_FILTER = 9 /* sampled threshold, one filtering read; k <= 4096 */
 } cltopk_algo;
 
 #define CLTOPK_LARGEST  0u   /* flags: descending order (the default)  */
@@ -275,7 +276,7 @@ CLTOPK_API const char *cltopk_dtype_name(cltopk_dtype type);
 /* Parse a name of cltopk_dtype_name() (also "float", "double", "int32", ...). */
 CLTOPK_API int cltopk_dtype_parse(const char *name, cltopk_dtype *type);
 /* "auto" "bitonic" "sbp-radix" "sbp-tree" "radix-select" "sort" "cpu-heap"
- * "cpu-bitonic" "cpu-radix", or NULL for an unknown value. */
+ * "cpu-bitonic" "cpu-radix" "sample-filter", or NULL for an unknown value. */
 CLTOPK_API const char *cltopk_algo_name(cltopk_algo algo);
 CLTOPK_API int cltopk_algo_parse(const char *name, cltopk_algo *algo);
 

@@ -257,7 +257,7 @@ int cltopk_topk_packed(cltopk_context *ctx, cltopk_codec codec, const uint32_t *
                          flags & ~CLTOPK_SMALLEST);
         goto done;
     }
-    if ((unsigned)algo > CLTOPK_ALGO_CPU_BITONIC) {
+    if ((unsigned)algo > CLTOPK_ALGO_SAMPLE_FILTER) {
         st = cltopk_fail(ctx, CLTOPK_ERR_BAD_ALGO, "%s: unknown algorithm %d", fn, (int)algo);
         goto done;
     }

@@ -79,7 +79,7 @@ static const char *const dtype_names[] = {"f32", "f64", "i32", "u32", "i64", "u6
 static const char *const dtype_alias[] = {"float", "double", "int32", "uint32", "int64", "uint64"};
 static const char *const algo_names[] = {"auto", "bitonic", "sbp-radix", "sbp-tree",
                                          "radix-select", "sort", "cpu-heap", "cpu-bitonic",
-                                         "cpu-radix"};
+                                         "cpu-radix", "sample-filter"};
 
 size_t cltopk_dtype_size(cltopk_dtype type)
 {

@@ -21,7 +21,7 @@ static int describe(cltopk_context *ctx, const char *fn, cltopk_dtype type, size
         return cltopk_fail(ctx, CLTOPK_ERR_BAD_FLAGS,
                            "%s: unknown flag bits 0x%x (only CLTOPK_SMALLEST is defined)", fn,
                            flags & ~CLTOPK_SMALLEST);
-    if ((unsigned)algo > CLTOPK_ALGO_CPU_RADIX)
+    if ((unsigned)algo > CLTOPK_ALGO_SAMPLE_FILTER)
         return cltopk_fail(ctx, CLTOPK_ERR_BAD_ALGO, "%s: unknown algorithm %d", fn, (int)algo);
     if (n > SIZE_MAX / 16)
         return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "%s: n = %zu is too large", fn, n);

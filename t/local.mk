@@ -141,3 +141,9 @@ TESTS += t/sbp_tree.t
 t_sbp_tree_t_SOURCES = t/sbp_tree.c tools/gen.c tools/gen.h
 t_sbp_tree_t_CPPFLAGS = $(T_CPPFLAGS)
 t_sbp_tree_t_LDADD = $(T_LDADD) -lm
+# ---- sample-filter against the oracle, and its forced exceptional paths
+check_PROGRAMS += t/sample_filter.t
+TESTS += t/sample_filter.t
+t_sample_filter_t_SOURCES = t/sample_filter.c
+t_sample_filter_t_CPPFLAGS = $(T_CPPFLAGS)
+t_sample_filter_t_LDADD = $(T_LDADD)
