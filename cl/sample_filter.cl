@@ -9,9 +9,10 @@
  * the same counts as uniform input, and ties at the threshold are cut by
  * position exactly.
  *
- *   sf_sample   one group: s samples, one in each of s equal strata of the
- *               input at a hashed offset (the seed changes per call), and the
- *               r-th best of them as the threshold T; clears the state (sf_init
+ *   sf_gather   s samples, one in each of s equal strata of the input at a
+ *               hashed offset (the seed changes per call)
+ *   sf_sample   one group: the r-th best sample as the threshold T; clears
+ *               the state (sf_init
  *               instead when there is no sample: T below everything, or, for
  *               tests, above everything)
  *   sf_filter   the one read: uint4 (ulong2) loads, one comparison an element;
@@ -32,8 +33,9 @@
  *               the groups (argmax / argmin with ties to the smaller position).
  *
  * The one-group selection (wg_topr): a pass for the candidates' common prefix
- * (AND / OR), then 8-bit digit passes of the composite key below it (local
- * histograms with HC copies; each work-item adds runs of equal digits at once)
+ * (AND / OR), then DB-bit digit passes of the composite key below it (local
+ * histograms with HC copies; each work-item adds runs of equal digits at once;
+ * UF loads a work-item in flight)
  * until the candidates at or above the chosen bound are at most `target`;
  * those are gathered into local memory and sorted (bitonic), best first.
  *
@@ -41,7 +43,10 @@
  * KEY_KIND (common.cl); WG (work-items of a filter group), UNR (vectors a
  * work-item loads a round), LSEG (pairs of a group's local segment), FWG
  * (work-items of the one-group kernels), SORTCAP (pairs the final sort holds:
- * the largest k, a power of two), HC (copies of the digit histogram). */
+ * the largest k, a power of two, at least FWG), DB (bits of a digit of the
+ * one-group selection, 8 or 11), HC (copies of its histogram), CHUNKED (1: a
+ * work-item of the one-group selection takes a contiguous run of candidates
+ * instead of every FWG-th; measured slower on the H200, kept for tuning). */
 #ifndef CLTOPK_COMMON_CL
 #include "common.cl"
 #endif
@@ -75,8 +80,10 @@ typedef uint4 vec_t;
 #define LANES(X) X(s0, 0) X(s1, 1) X(s2, 2) X(s3, 3)
 #endif
 
+#ifndef DB
+#define DB 8 /* bits of a digit of the one-group selection */
+#endif
 #define TB (KEY_BITS + 32) /* bits of the composite key */
-#define DB 8               /* bits of a digit */
 #define NB (1 << DB)
 
 /* state words */
@@ -162,21 +169,56 @@ inline uint sf_hash(ulong seed, uint j)
     return (uint)((z ^ (z >> 31)) >> 32);
 }
 
-/* candidate j: mode 0 the pair arrays cu/ci; mode 1 input element j when its
- * composite is at or above (fh, fl).  Returns 0 when it is not a candidate. */
-inline int cand(uint mode, uint j, __global const okey_t *cu, __global const uint *ci,
-                __global const okey_t *in, ulong off, uint smallest, ulong fh, uint fl,
-                okey_t *u, uint *idx)
-{
-    if (mode == 0u) {
-        *u = cu[j];
-        *idx = ci[j];
-        return 1;
+/* candidates j: mode 0 the pair arrays cu/ci; mode 1 input element j when its
+ * composite is at or above (fh, fl).  Each work-item takes a contiguous run of
+ * chunk_ = ceil(cnt / FWG) (so that equal digits of neighbours, e.g. the
+ * positions of all-equal input, add up in the work-item's run instead of
+ * contending for one bin across the group), UF loads in flight. */
+#define UF 8
+#ifndef CHUNKED
+#define CHUNKED 0
+#endif
+#if CHUNKED
+#define CL_FIRST_ lid * chunk_
+#define CL_END_ min(cnt, b0_ + chunk_)
+#define CL_STEP_ UF
+#define CL_Q_ 1u
+#else
+#define CL_FIRST_ lid
+#define CL_END_ cnt
+#define CL_STEP_ FWG * UF
+#define CL_Q_ FWG
+#endif
+#define CAND_LOOP(BODY)                                                              \
+    for (uint b0_ = CL_FIRST_, e_ = CL_END_; b0_ < e_; b0_ += CL_STEP_) {              \
+        okey_t cu_[UF];                                                              \
+        uint ci_[UF];                                                                \
+        if (mode == 0u) {                                                            \
+            for (uint q_ = 0; q_ < UF; q_++) {                                       \
+                uint j_ = b0_ + q_ * CL_Q_;                                          \
+                if (j_ < e_) {                                                       \
+                    cu_[q_] = cu[j_];                                                \
+                    ci_[q_] = ci[j_];                                                \
+                }                                                                    \
+            }                                                                        \
+        } else {                                                                     \
+            for (uint q_ = 0; q_ < UF; q_++) {                                       \
+                uint j_ = b0_ + q_ * CL_Q_;                                          \
+                if (j_ < e_) {                                                       \
+                    cu_[q_] = order_key(in[off + j_], smallest);                     \
+                    ci_[q_] = j_;                                                    \
+                }                                                                    \
+            }                                                                        \
+        }                                                                            \
+        for (uint q_ = 0; q_ < UF; q_++) {                                           \
+            uint j_ = b0_ + q_ * CL_Q_;                                              \
+            if (j_ < e_ && (mode == 0u || c_ge((ulong)cu_[q_], ~ci_[q_], fh, fl))) { \
+                okey_t u = cu_[q_];                                                  \
+                uint idx = ci_[q_];                                                  \
+                BODY                                                                 \
+            }                                                                        \
+        }                                                                            \
     }
-    *u = order_key(in[off + j], smallest);
-    *idx = j;
-    return c_ge((ulong)*u, ~j, fh, fl);
-}
 
 /* local scalars of wg_topr */
 #define SH_LL 0   /* lower bound: low word (~position part) */
@@ -192,11 +234,15 @@ inline int cand(uint mode, uint j, __global const okey_t *cu, __global const uin
 #define SH_OH0 10
 #define SH_OH1 11
 #define SH_OL 12
+#define SH_B 13   /* the chosen bin */
+#define SH_ABOVE 14 /* candidates in bins above it */
+#define SH_PFX 15   /* a prefix pass comes next */
 #define SH_WORDS 16
 /* shl[0] lower bound h, shl[1] upper bound h */
 
-/* The whole group: the best `rank` candidates (rank <= SORTCAP).  On return
- * su/si[0 .. rank) hold them best first (and more, sorted, after them). */
+/* The whole group: the best `rank` candidates (rank <= SORTCAP, FWG <=
+ * SORTCAP).  On return su/si[0 .. rank) hold them best first (and more,
+ * sorted, after them). */
 inline void wg_topr(uint mode, uint cnt, uint rank, uint target,
                     __global const okey_t *cu, __global const uint *ci,
                     __global const okey_t *in, ulong off, uint smallest, ulong fh, uint fl,
@@ -204,117 +250,152 @@ inline void wg_topr(uint mode, uint cnt, uint rank, uint target,
                     __local ulong *shl)
 {
     uint lid = get_local_id(0);
-    /* the common prefix of the candidates, and their count */
+    uint chunk_ = (cnt + FWG - 1u) / FWG;
     if (lid == 0u) {
-        sh[SH_AH0] = sh[SH_AH1] = sh[SH_AL] = 0xFFFFFFFFu;
-        sh[SH_OH0] = sh[SH_OH1] = sh[SH_OL] = 0u;
-        sh[SH_C] = 0u;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    {
-        ulong ah = ~0UL, oh = 0UL;
-        uint al = 0xFFFFFFFFu, ol = 0u, c = 0u;
-        for (uint j = lid; j < cnt; j += FWG) {
-            okey_t u;
-            uint idx;
-            if (!cand(mode, j, cu, ci, in, off, smallest, fh, fl, &u, &idx))
-                continue;
-            ah &= (ulong)u;
-            oh |= (ulong)u;
-            al &= ~idx;
-            ol |= ~idx;
-            c++;
-        }
-        if (c) {
-            atomic_and(&sh[SH_AH0], (uint)ah);
-            atomic_and(&sh[SH_AH1], (uint)(ah >> 32));
-            atomic_and(&sh[SH_AL], al);
-            atomic_or(&sh[SH_OH0], (uint)oh);
-            atomic_or(&sh[SH_OH1], (uint)(oh >> 32));
-            atomic_or(&sh[SH_OL], ol);
-            atomic_add(&sh[SH_C], c);
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid == 0u) {
-        ulong ah = ((ulong)sh[SH_AH1] << 32) | sh[SH_AH0];
-        ulong oh = ((ulong)sh[SH_OH1] << 32) | sh[SH_OH0];
-        uint al = sh[SH_AL], ol = sh[SH_OL];
-        ulong dh = ah ^ oh;
-        uint dl = al ^ ol, cp;
-        if (sh[SH_C] == 0u) {
-            cp = 0u;
-            ah = 0UL;
-            al = 0u;
-            oh = ~0UL;
-            ol = 0xFFFFFFFFu;
-        } else if (dh)
-            cp = (uint)clz(dh) - (64u - (uint)KEY_BITS);
-        else if (dl)
-            cp = (uint)KEY_BITS + (uint)clz(dl);
-        else
-            cp = TB;
-        /* L = prefix : zeros, U = prefix : ones */
-        c_fill_low(&ah, &al, TB - cp, 0);
-        c_fill_low(&oh, &ol, TB - cp, 1);
-        shl[0] = ah;
-        sh[SH_LL] = al;
-        shl[1] = oh;
-        sh[SH_UL] = ol;
-        sh[SH_CONS] = cp;
+        shl[0] = 0UL;
+        sh[SH_LL] = 0u;
+        shl[1] = ~0UL;
+        sh[SH_UL] = 0xFFFFFFFFu;
+        sh[SH_CONS] = 0u;
         sh[SH_NEED] = rank;
         sh[SH_A] = 0u;
+        sh[SH_C] = cnt;
+        sh[SH_PFX] = 1u;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    /* digit passes while too many are at or above the lower bound */
+    /* digit passes while too many are at or above the lower bound; a prefix
+     * pass (the common prefix of the candidates in [L, U], their count) first,
+     * and after a digit that left more than half of them in its bin (all-equal
+     * keys, or a few outliers above one value): the bounds then skip every bit
+     * the candidates share */
     for (;;) {
-        uint A = sh[SH_A], C = sh[SH_C], cons = sh[SH_CONS];
+        if (sh[SH_PFX]) {
+            ulong Lh = shl[0], Uh = shl[1];
+            uint Ll = sh[SH_LL], Ul = sh[SH_UL];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (lid == 0u) {
+                sh[SH_AH0] = sh[SH_AH1] = sh[SH_AL] = 0xFFFFFFFFu;
+                sh[SH_OH0] = sh[SH_OH1] = sh[SH_OL] = 0u;
+                sh[SH_C] = 0u;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            ulong ah = ~0UL, oh = 0UL;
+            uint al = 0xFFFFFFFFu, ol = 0u, c = 0u;
+            CAND_LOOP({
+                uint ni = ~idx;
+                if (c_ge((ulong)u, ni, Lh, Ll) && c_le((ulong)u, ni, Uh, Ul)) {
+                    ah &= (ulong)u;
+                    oh |= (ulong)u;
+                    al &= ni;
+                    ol |= ni;
+                    c++;
+                }
+            })
+            if (c) {
+                atomic_and(&sh[SH_AH0], (uint)ah);
+                atomic_and(&sh[SH_AH1], (uint)(ah >> 32));
+                atomic_and(&sh[SH_AL], al);
+                atomic_or(&sh[SH_OH0], (uint)oh);
+                atomic_or(&sh[SH_OH1], (uint)(oh >> 32));
+                atomic_or(&sh[SH_OL], ol);
+                atomic_add(&sh[SH_C], c);
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (lid == 0u && sh[SH_C]) {
+                ah = ((ulong)sh[SH_AH1] << 32) | sh[SH_AH0];
+                oh = ((ulong)sh[SH_OH1] << 32) | sh[SH_OH0];
+                al = sh[SH_AL];
+                ol = sh[SH_OL];
+                ulong dh = ah ^ oh;
+                uint dl = al ^ ol, cp;
+                if (dh)
+                    cp = (uint)clz(dh) - (64u - (uint)KEY_BITS);
+                else if (dl)
+                    cp = (uint)KEY_BITS + (uint)clz(dl);
+                else
+                    cp = TB;
+                /* L = prefix : zeros, U = prefix : ones */
+                c_fill_low(&ah, &al, TB - cp, 0);
+                c_fill_low(&oh, &ol, TB - cp, 1);
+                shl[0] = ah;
+                sh[SH_LL] = al;
+                shl[1] = oh;
+                sh[SH_UL] = ol;
+                sh[SH_CONS] = cp;
+            }
+            if (lid == 0u)
+                sh[SH_PFX] = 0u;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        uint A = sh[SH_A], C = sh[SH_C], cons = sh[SH_CONS], need = sh[SH_NEED];
         if (A + C <= target || cons >= TB)
             break;
         ulong Lh = shl[0], Uh = shl[1];
         uint Ll = sh[SH_LL], Ul = sh[SH_UL];
-        uint w = TB - cons < DB ? TB - cons : DB, s = TB - cons - w;
+        uint w = TB - cons < DB ? TB - cons : DB, s = TB - cons - w, nb = 1u << w;
         for (uint b = lid; b < NB * HC; b += FWG)
             hist[b] = 0u;
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint hc = lid % HC, prev = 0u, run = 0u;
-        for (uint j = lid; j < cnt; j += FWG) {
-            okey_t u;
-            uint idx;
-            if (!cand(mode, j, cu, ci, in, off, smallest, fh, fl, &u, &idx))
-                continue;
-            uint ni = ~idx;
-            if (!c_ge((ulong)u, ni, Lh, Ll) || !c_le((ulong)u, ni, Uh, Ul))
-                continue;
-            uint d = c_digit((ulong)u, ni, s, w);
-            if (run && d == prev) {
-                run++;
-            } else {
-                if (run)
-                    atomic_add(&hist[prev * HC + hc], run);
-                prev = d;
-                run = 1u;
-            }
+        {
+            uint hc = lid % HC, prev = 0u, run = 0u;
+            CAND_LOOP({
+                uint ni = ~idx;
+                if (c_ge((ulong)u, ni, Lh, Ll) && c_le((ulong)u, ni, Uh, Ul)) {
+                    uint d = c_digit((ulong)u, ni, s, w);
+                    if (run && d == prev) {
+                        run++;
+                    } else {
+                        if (run)
+                            atomic_add(&hist[prev * HC + hc], run);
+                        prev = d;
+                        run = 1u;
+                    }
+                }
+            })
+            if (run)
+                atomic_add(&hist[prev * HC + hc], run);
         }
-        if (run)
-            atomic_add(&hist[prev * HC + hc], run);
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint b = lid; b < NB; b += FWG) {
-            uint t = 0u;
-            for (uint c = 0u; c < HC; c++)
-                t += hist[b * HC + c];
-            hist[b * HC] = t;
+        /* the bin of the need-th candidate from the top: each work-item sums a
+         * run of bins (the first the top ones), a scan over the work-items
+         * (in si, free until the gather), then the one whose run holds it */
+        uint per = (nb + FWG - 1u) / FWG, top = lid * per;
+        uint sum = 0u;
+        for (uint i = 0; i < per; i++) {
+            uint t = top + i;
+            if (t < nb)
+                for (uint c = 0; c < HC; c++)
+                    sum += hist[(nb - 1u - t) * HC + c];
+        }
+        si[lid] = sum;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint o = 1u; o < FWG; o <<= 1) {
+            uint v = lid >= o ? si[lid - o] : 0u;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            si[lid] += v;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        uint above = si[lid] - sum;
+        if (above < need && above + sum >= need) {
+            for (uint i = 0; i < per; i++) {
+                uint b = nb - 1u - (top + i), hb = 0u;
+                for (uint c = 0; c < HC; c++)
+                    hb += hist[b * HC + c];
+                if (above + hb >= need) {
+                    sh[SH_B] = b;
+                    sh[SH_ABOVE] = above;
+                    sh[SH_C] = hb;
+                    break;
+                }
+                above += hb;
+            }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid == 0u) {
-            uint need = sh[SH_NEED], above = 0u, b = (1u << w) - 1u;
-            while (b > 0u && above + hist[b * HC] < need) {
-                above += hist[b * HC];
-                b--;
-            }
+            uint b = sh[SH_B];
+            above = sh[SH_ABOVE];
             sh[SH_A] = A + above;
             sh[SH_NEED] = need - above;
-            sh[SH_C] = hist[b * HC];
             c_set_digit(&Lh, &Ll, b, s, w);
             c_set_digit(&Uh, &Ul, b, s, w);
             shl[0] = Lh;
@@ -322,6 +403,7 @@ inline void wg_topr(uint mode, uint cnt, uint rank, uint target,
             shl[1] = Uh;
             sh[SH_UL] = Ul;
             sh[SH_CONS] = cons + w;
+            sh[SH_PFX] = sh[SH_C] * 2u > C;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -331,11 +413,7 @@ inline void wg_topr(uint mode, uint cnt, uint rank, uint target,
     if (lid == 0u)
         sh[SH_GCNT] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint j = lid; j < cnt; j += FWG) {
-        okey_t u;
-        uint idx;
-        if (!cand(mode, j, cu, ci, in, off, smallest, fh, fl, &u, &idx))
-            continue;
+    CAND_LOOP({
         if (c_ge((ulong)u, ~idx, Lh, Ll)) {
             uint p = atomic_inc(&sh[SH_GCNT]);
             if (p < SORTCAP) {
@@ -343,12 +421,14 @@ inline void wg_topr(uint mode, uint cnt, uint rank, uint target,
                 si[p] = idx;
             }
         }
-    }
+    })
     barrier(CLK_LOCAL_MEM_FENCE);
     uint g = sh[SH_GCNT];
     if (g > SORTCAP)
         g = SORTCAP; /* never: the bound holds at most target <= SORTCAP */
     uint P = pow2_at_least(g > rank ? g : rank);
+    if (P > SORTCAP)
+        P = SORTCAP; /* never: the host keeps rank <= SORTCAP */
     for (uint j = g + lid; j < P; j += FWG) {
         su[j] = (okey_t)0;
         si[j] = SENT_I;
@@ -404,11 +484,26 @@ __kernel void sf_init(uint force, __global uint *st)
     }
 }
 
-/* P0: the state and the threshold, the r-th best (1 <= r <= SORTCAP) of s
- * stratified samples */
+/* P0a: the s samples, one a work-item: sample j at a hashed offset inside
+ * stratum j = [j n / s, (j + 1) n / s) (many groups: the random reads of one
+ * group alone are slow) */
+__kernel void sf_gather(__global const okey_t *in, ulong off, uint n, uint smallest, uint s,
+                        ulong seed, __global okey_t *sk, __global uint *si_g)
+{
+    uint j = get_global_id(0);
+    if (j >= s)
+        return;
+    ulong lo = (ulong)j * n / s, hi = (ulong)(j + 1u) * n / s;
+    uint pos = (uint)lo + mul_hi(sf_hash(seed, j), (uint)(hi - lo));
+    sk[j] = order_key(in[off + pos], smallest);
+    si_g[j] = pos;
+}
+
+/* P0b: the state and the threshold, the r-th best (1 <= r <= SORTCAP) of the
+ * s samples */
 __kernel __attribute__((reqd_work_group_size(FWG, 1, 1)))
 void sf_sample(__global const okey_t *in, ulong off, uint n, uint smallest, uint s, uint r,
-               ulong seed, __global okey_t *sk, __global uint *si_g, __global uint *st)
+               __global const okey_t *sk, __global const uint *si_g, __global uint *st)
 {
     __local uint hist[NB * HC];
     __local okey_t su[SORTCAP];
@@ -416,13 +511,7 @@ void sf_sample(__global const okey_t *in, ulong off, uint n, uint smallest, uint
     __local uint sh[SH_WORDS];
     __local ulong shl[2];
     uint lid = get_local_id(0);
-    for (uint j = lid; j < s; j += FWG) {
-        ulong lo = (ulong)j * n / s, hi = (ulong)(j + 1u) * n / s;
-        uint pos = (uint)lo + mul_hi(sf_hash(seed, j), (uint)(hi - lo));
-        sk[j] = order_key(in[off + pos], smallest);
-        si_g[j] = pos;
-    }
-    barrier(CLK_GLOBAL_MEM_FENCE);
+    (void)n;
     uint target = pow2_at_least(r) * 2u;
     target = target < 256u ? 256u : target;
     target = target > SORTCAP ? SORTCAP : target;

@@ -2,21 +2,25 @@
  *
  * Top-k in about one read of the input, for k up to a limit set by the device's
  * local memory (the final sort: 4096 pairs, 2048 for 64-bit keys on 48 KB).
- * Three launches, enqueued back to back with no read-back:
- *   sf_sample  (one group) s = min(16384, n / 2) samples, one in each of s equal
- *              strata at a hashed offset, and the r-th best of them on the
- *              composite order (order key, then smaller position) as the
- *              threshold T, with l = k s / n and r = ceil(l + 5 sqrt(l) + 5):
- *              fewer than k elements at or above T needs r samples among the
- *              best k - 1 elements, a Poisson(l) tail beyond 5 sigma.
- *   sf_filter  (CUs x 8 groups on GPUs) the one read: elements at or above T go
- *              to their group's local segment, then to the survivor buffer
- *              (about r n / s pairs; a bound of (r + 6 sqrt(r) + 16) n / s).
+ * Four launches, enqueued back to back with no read-back:
+ *   sf_gather  s = min(65536, n / 2) samples (4096 on CPU devices), one in
+ *              each of s equal strata at a hashed offset (one work-item each)
+ *   sf_sample  (one group) the r-th best sample on the composite order (order
+ *              key, then smaller position) as the threshold T, with l = k s / n
+ *              and r = ceil(l + 5 sqrt(l) + 5): fewer than k elements at or
+ *              above T needs r samples among the best k - 1 elements, a
+ *              Poisson(l) tail beyond 5 sigma.  (s is halved while r would
+ *              exceed the sort; below 64 samples, or r >= s, sf_init instead
+ *              puts T below everything.)
+ *   sf_filter  (compute units x 8 groups on GPUs) the one read: elements at or
+ *              above T go to their group's local segment, then to the survivor
+ *              buffer (about r n / s pairs; it holds (r + 6 sqrt(r) + 16) n / s)
  *   sf_final   (one group) the exact top-k of the survivors, or, decided on the
  *              device, of the input itself when the survivors cannot serve
  *              (fewer than k: the whole input; more than the buffer: the input
  *              at or above T).  That fallback is one group reading the input a
- *              few times: exact, slow, and as rare as the bounds above say.
+ *              few times: exact, slow (seconds at 2^29), and as rare as the
+ *              bounds above say unless forced.
  * k = 1 is a reduction instead: sf_best_part (each group's best pair) and
  * sf_best_final.  The seed of the sample and of the tile-to-group permutation
  * changes with every call; the answer never depends on it.  All positions are
@@ -27,8 +31,9 @@
  * or a value out of range makes the algorithm refuse every call (supports()
  * says which).  Names:
  *   seed=N     a fixed seed (decimal or 0x hex, any 64-bit value)
- *   s=N        the sample size, 64..65536 (default 16384); a call takes at most
- *              n / 2, and below 64 keeps everything (T below every element)
+ *   s=N        the sample size, 64..65536 (default 65536, CPUs 4096); a call
+ *              takes at most n / 2, and below 64 keeps everything (T below
+ *              every element)
  *   rank=N     the sample rank r of T, 1..the largest k (default above)
  *   cap=N      survivor buffer capacity in pairs, 1..2^32 - 2 (default the bound
  *              above): a small cap forces the "too many survivors" path
@@ -42,11 +47,15 @@
  *              CPU 64)
  *   unr=N      16-byte vectors a work-item loads a round, 1..16 (default 4)
  *   fwg=N      work-items of the one-group kernels, a power of two 16..1024
- *              (GPU 1024, CPU 64)
+ *              (GPU 1024, CPU 64; at most the sort's capacity)
  *   groups=N   filter groups, 1..65536 (default compute units x 8, CPU x 2)
  *   sort=N     the final sort's capacity, which is the largest k: a power of
  *              two 64..the default (the largest that local memory holds, at
  *              most 4096)
+ *   digit=D    bits of a digit of the one-group selections, 8 (4 histogram
+ *              copies) or 11 (one; the default where local memory holds it)
+ *   profile=1  after the call, wait for it and print each launch's device time
+ *              (OpenCL profiling events) and the survivor count to stderr
  *   check=P    after the call, wait for it and check that path P ran, else
  *              fail with CLTOPK_ERR_INTERNAL: normal (survivors served),
  *              few (too few: fallback over the input), overflow (too many:
@@ -66,8 +75,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SF_HC 4         /* copies of the digit histogram */
-#define SF_NB 256       /* bins of a digit */
+/* the one-group selection's digits: 11 bits and one histogram where local
+ * memory holds it beside the sort, else 8 bits and 4 copies (4 KB) */
+#define SF_HIST_MIN (256 * 4 * 4)
+#define SF_HIST_WIDE (2048 * 4)
 #define SF_ST_WORDS 8   /* cl: ST_WORDS */
 #define SF_ST_TOTAL 0
 #define SF_ST_SPILL 1
@@ -79,9 +90,9 @@ enum { SF_CHECK_NONE = 0, SF_CHECK_NORMAL, SF_CHECK_FEW, SF_CHECK_OVERFLOW, SF_C
 
 typedef struct {
     /* compile time */
-    unsigned wg, unr, lseg, fwg, sortcap;
+    unsigned wg, unr, lseg, fwg, sortcap, db, hc;
     /* run time */
-    unsigned s, rank, force, check, groups;
+    unsigned s, rank, force, check, groups, profile;
     size_t cap;
     uint64_t seed;
     int seed_set, rank_set, cap_set, groups_set;
@@ -95,7 +106,7 @@ static int is_pow2(uint64_t x)
 /* the largest sort (pairs) that the one-group kernels' local memory holds */
 static unsigned max_sortcap(const cltopk_context *ctx, int bytes)
 {
-    uint64_t lm = ctx->caps.local_mem, need_fixed = SF_NB * SF_HC * 4 + 256;
+    uint64_t lm = ctx->caps.local_mem, need_fixed = SF_HIST_MIN + 256;
     unsigned sc = 4096;
     while (sc >= 64 && (uint64_t)sc * (uint64_t)(bytes + 4) + need_fixed > lm)
         sc >>= 1;
@@ -136,12 +147,12 @@ static int configure(const cltopk_context *ctx, int bytes, sf_cfg *c, char *why,
         c->wg >>= 1;
     c->lseg = gpu ? (bytes == 4 ? 2048 : 1024) : 256;
     c->sortcap = scmax;
-    c->s = 16384;
+    c->s = gpu ? 65536 : 4096; /* a CPU device reads the sample slowly */
     const char *spec = cltopk_env("CLTOPK_SAMPLE_FILTER");
     if (scmax < 64) {
         snprintf(why, whylen,
                  "sample-filter needs %d bytes of local memory for its final sort; %s has %llu",
-                 64 * (bytes + 4) + SF_NB * SF_HC * 4 + 256, ctx->name,
+                 64 * (bytes + 4) + SF_HIST_MIN + 256, ctx->name,
                  (unsigned long long)ctx->caps.local_mem);
         return -1;
     }
@@ -182,6 +193,14 @@ static int configure(const cltopk_context *ctx, int bytes, sf_cfg *c, char *why,
         } else if (!num) {
             BAD("CLTOPK_SAMPLE_FILTER: %.*s: \"%.*s\" is not a number or an unknown name",
                 (int)nl, p, (int)vl, v);
+        } else if (NAME("profile")) {
+            if (x > 1)
+                BAD("CLTOPK_SAMPLE_FILTER: profile=%llu: must be 0 or 1", (unsigned long long)x);
+            c->profile = (unsigned)x;
+        } else if (NAME("digit")) {
+            if (x != 8 && x != 11)
+                BAD("CLTOPK_SAMPLE_FILTER: digit=%llu: must be 8 or 11", (unsigned long long)x);
+            c->db = (unsigned)x;
         } else if (NAME("seed")) {
             c->seed = x;
             c->seed_set = 1;
@@ -236,13 +255,27 @@ static int configure(const cltopk_context *ctx, int bytes, sf_cfg *c, char *why,
             c->sortcap = (unsigned)x;
         } else {
             BAD("CLTOPK_SAMPLE_FILTER: unknown name \"%.*s\" (seed, s, rank, cap, lseg, "
-                "force, wg, unr, fwg, groups, sort, check)",
+                "force, wg, unr, fwg, groups, sort, digit, check, profile)",
                 (int)nl, p);
         }
 #undef NAME
 #undef BAD
         p = end ? end + 1 : p + len;
     }
+    if (c->fwg > c->sortcap)
+        c->fwg = c->sortcap; /* the bin scan uses the sort's arrays */
+    int wide = (uint64_t)c->sortcap * (uint64_t)(bytes + 4) + SF_HIST_WIDE + 256 <=
+               ctx->caps.local_mem;
+    if (c->db == 11 && !wide) {
+        snprintf(why, whylen,
+                 "CLTOPK_SAMPLE_FILTER: digit=11 needs %d more bytes of local memory beside a "
+                 "sort of %u pairs on %s (set sort= lower)",
+                 SF_HIST_WIDE, c->sortcap, ctx->name);
+        return -1;
+    }
+    if (!c->db)
+        c->db = wide ? 11 : 8;
+    c->hc = c->db == 11 ? 1 : 4;
     if (c->rank_set && c->rank > c->sortcap) {
         snprintf(why, whylen, "CLTOPK_SAMPLE_FILTER: rank=%u is above the final sort's %u",
                  c->rank, c->sortcap);
@@ -280,12 +313,16 @@ static void plan_call(const sf_cfg *c, size_t n, size_t k, uint64_t seed, sf_cal
     p->seed = seed;
     size_t s = c->s < n / 2 ? c->s : n / 2;
     unsigned r = 0;
-    if (s >= 64) {
+    /* the sample's selection sorts at most sortcap pairs: r <= sortcap, which
+     * a smaller sample always reaches (s <= n / 4 gives l <= sortcap / 4) */
+    for (; s >= 64; s /= 2) {
         double l = (double)k * (double)s / (double)n;
         r = c->rank_set ? c->rank : (unsigned)ceil(l + 5.0 * sqrt(l) + 5.0);
-        if (r >= s)
-            r = 0;
+        if (r <= c->sortcap)
+            break;
     }
+    if (s < 64 || r >= s)
+        r = 0;
     if (c->force == SF_FORCE_ALL)
         r = 0;
     p->s = (unsigned)s;
@@ -331,9 +368,9 @@ static int supports(cltopk_context *ctx, const cltopk_request *rq, char *why, si
     return 1;
 }
 
-enum { K_INIT, K_SAMPLE, K_FILTER, K_FINAL, K_BPART, K_BFINAL, K_N };
-static const char *const knames[K_N] = {"sf_init",      "sf_sample",    "sf_filter",
-                                        "sf_final",     "sf_best_part", "sf_best_final"};
+enum { K_INIT, K_GATHER, K_SAMPLE, K_FILTER, K_FINAL, K_BPART, K_BFINAL, K_N };
+static const char *const knames[K_N] = {"sf_init",  "sf_gather",    "sf_sample",    "sf_filter",
+                                        "sf_final", "sf_best_part", "sf_best_final"};
 /* the kernels of a call: k = 1, a sampled threshold, or none */
 enum { USE_BEST, USE_SAMPLE, USE_INIT };
 
@@ -350,14 +387,15 @@ static int get_kernels(cltopk_context *ctx, const cltopk_request *rq, sf_cfg *c,
         char opts[256];
         snprintf(opts, sizeof opts,
                  "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D UNR=%u -D LSEG=%u -D FWG=%u "
-                 "-D SORTCAP=%u -D HC=%d",
-                 rq->bytes * 8, rq->kind, c->wg, c->unr, c->lseg, c->fwg, c->sortcap, SF_HC);
+                 "-D SORTCAP=%u -D DB=%u -D HC=%u",
+                 rq->bytes * 8, rq->kind, c->wg, c->unr, c->lseg, c->fwg, c->sortcap, c->db,
+                 c->hc);
         memset(kk, 0, K_N * sizeof *kk);
         int st = CLTOPK_OK, shrink_wg = 0, shrink_fwg = 0;
         for (int i = 0; i < K_N && st == CLTOPK_OK; i++) {
             int need = use == USE_BEST ? (i == K_BPART || i == K_BFINAL)
                        : (i == K_FILTER || i == K_FINAL ||
-                          i == (use == USE_SAMPLE ? K_SAMPLE : K_INIT));
+                          (use == USE_SAMPLE ? i == K_SAMPLE || i == K_GATHER : i == K_INIT));
             if (!need)
                 continue;
             st = cltopk_kernel_get(ctx, "sample_filter.cl", opts, knames[i], &kk[i]);
@@ -366,7 +404,7 @@ static int get_kernels(cltopk_context *ctx, const cltopk_request *rq, sf_cfg *c,
             size_t kwg = 0;
             clGetKernelWorkGroupInfo(kk[i], ctx->dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg,
                                      NULL);
-            if (i == K_INIT)
+            if (i == K_INIT || i == K_GATHER)
                 continue;
             int one = i == K_SAMPLE || i == K_FINAL || i == K_BFINAL;
             if (kwg && kwg < (one ? c->fwg : c->wg)) {
@@ -404,6 +442,50 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
         b = t;
     }
     return a;
+}
+
+/* profile=1: the events of a call's launches */
+typedef struct {
+    cl_event ev[5];
+    const char *name[5];
+    int n;
+} sf_prof;
+
+static void prof_add(cltopk_context *ctx, sf_prof *pr, const char *name)
+{
+    if (pr && pr->n < 5 && ctx->last) {
+        clRetainEvent(ctx->last);
+        pr->ev[pr->n] = ctx->last;
+        pr->name[pr->n++] = name;
+    }
+}
+
+static void prof_print(cltopk_context *ctx, sf_prof *pr, size_t n, size_t k, cl_mem state)
+{
+    cl_uint w[SF_ST_WORDS] = {0};
+    if (state)
+        clEnqueueReadBuffer(ctx->queue, state, CL_TRUE, 0, sizeof w, w, 1, &ctx->last, NULL);
+    else if (pr->n)
+        clWaitForEvents(1, &pr->ev[pr->n - 1]);
+    cl_ulong t0 = 0, prev_end = 0;
+    fprintf(stderr, "sample-filter n=%zu k=%zu:", n, k);
+    for (int i = 0; i < pr->n; i++) {
+        cl_ulong a = 0, b = 0;
+        clGetEventProfilingInfo(pr->ev[i], CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
+        clGetEventProfilingInfo(pr->ev[i], CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
+        if (i == 0)
+            t0 = a;
+        fprintf(stderr, " %s %.1f us (gap %.1f)", pr->name[i], (double)(b - a) * 1e-3,
+                i ? (double)(a - prev_end) * 1e-3 : 0.0);
+        prev_end = b;
+        clReleaseEvent(pr->ev[i]);
+    }
+    fprintf(stderr, "; total %.1f us", (double)(prev_end - t0) * 1e-3);
+    if (state)
+        fprintf(stderr, "; survivors %u, spilled %u, path %u", w[SF_ST_TOTAL], w[SF_ST_SPILL],
+                w[SF_ST_PATH]);
+    fprintf(stderr, "\n");
+    pr->n = 0;
 }
 
 /* after a call with check=P: wait, read the state, compare */
@@ -462,6 +544,9 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cf
     cl_uint nvec32 = (cl_uint)nvec, nt32 = (cl_uint)ntiles, k32 = (cl_uint)k;
     cl_ulong off64 = off, base64 = index_base;
     uint64_t seed = c.seed_set ? c.seed : fresh_seed(ctx);
+    sf_prof prof_data, *pr = c.profile ? &prof_data : NULL;
+    if (pr)
+        pr->n = 0;
     if (best) {
         cl_mem pu, pi;
         if ((st = cltopk_scratch(ctx, SCR_CAND_U1, groups * kb, &pu)) != CLTOPK_OK ||
@@ -474,6 +559,7 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cf
                              sizeof(cl_mem), &pi);
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, kk[K_BPART], groups * c.wg, c.wg, num_wait, wait);
+        prof_add(ctx, pr, "best_part");
         if (st == CLTOPK_OK)
             st = cltopk_set_args(ctx, kk[K_BFINAL], 9, sizeof g32, &g32, sizeof(cl_mem), &pu,
                                  sizeof(cl_mem), &pi, sizeof(cl_mem), &in, sizeof off64, &off64,
@@ -481,6 +567,9 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cf
                                  &out_index, sizeof base64, &base64);
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, kk[K_BFINAL], c.fwg, c.fwg, 0, NULL);
+        prof_add(ctx, pr, "best_final");
+        if (st == CLTOPK_OK && pr)
+            prof_print(ctx, pr, n, k, NULL);
         goto out;
     }
     {
@@ -511,17 +600,28 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cf
             }
         }
         if (use == USE_SAMPLE) {
-            st = cltopk_set_args(ctx, kk[K_SAMPLE], 10, sizeof(cl_mem), &in, sizeof off64,
-                                 &off64, sizeof n32, &n32, sizeof sm, &sm, sizeof s32, &s32,
-                                 sizeof r32, &r32, sizeof seed64, &seed64, sizeof(cl_mem), &sk,
-                                 sizeof(cl_mem), &ski, sizeof(cl_mem), &state);
+            size_t gl = ((size_t)p.s + 63) / 64 * 64;
+            st = cltopk_set_args(ctx, kk[K_GATHER], 8, sizeof(cl_mem), &in, sizeof off64, &off64,
+                                 sizeof n32, &n32, sizeof sm, &sm, sizeof s32, &s32,
+                                 sizeof seed64, &seed64, sizeof(cl_mem), &sk, sizeof(cl_mem),
+                                 &ski);
             if (st == CLTOPK_OK)
-                st = cltopk_launch(ctx, kk[K_SAMPLE], c.fwg, c.fwg, num_wait, wait);
+                st = cltopk_launch(ctx, kk[K_GATHER], gl, 64, num_wait, wait);
+            prof_add(ctx, pr, "gather");
+            if (st == CLTOPK_OK)
+                st = cltopk_set_args(ctx, kk[K_SAMPLE], 9, sizeof(cl_mem), &in, sizeof off64,
+                                     &off64, sizeof n32, &n32, sizeof sm, &sm, sizeof s32, &s32,
+                                     sizeof r32, &r32, sizeof(cl_mem), &sk, sizeof(cl_mem), &ski,
+                                     sizeof(cl_mem), &state);
+            if (st == CLTOPK_OK)
+                st = cltopk_launch(ctx, kk[K_SAMPLE], c.fwg, c.fwg, 0, NULL);
+            prof_add(ctx, pr, "sample");
         } else {
             st = cltopk_set_args(ctx, kk[K_INIT], 2, sizeof force, &force, sizeof(cl_mem),
                                  &state);
             if (st == CLTOPK_OK)
                 st = cltopk_launch(ctx, kk[K_INIT], 32, 32, num_wait, wait);
+            prof_add(ctx, pr, "init");
         }
         if (st == CLTOPK_OK)
             st = cltopk_set_args(ctx, kk[K_FILTER], 13, sizeof(cl_mem), &in, sizeof off64,
@@ -531,6 +631,7 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cf
                                  &state, sizeof(cl_mem), &su, sizeof(cl_mem), &si);
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, kk[K_FILTER], groups * c.wg, c.wg, 0, NULL);
+        prof_add(ctx, pr, "filter");
         if (st == CLTOPK_OK)
             st = cltopk_set_args(ctx, kk[K_FINAL], 13, sizeof(cl_mem), &in, sizeof off64, &off64,
                                  sizeof n32, &n32, sizeof sm, &sm, sizeof k32, &k32,
@@ -539,6 +640,9 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cf
                                  &out_keys, sizeof(cl_mem), &out_index, sizeof base64, &base64);
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, kk[K_FINAL], c.fwg, c.fwg, 0, NULL);
+        prof_add(ctx, pr, "final");
+        if (st == CLTOPK_OK && pr)
+            prof_print(ctx, pr, n, k, state);
         if (st == CLTOPK_OK && c.check != SF_CHECK_NONE)
             st = check_path(ctx, &c, state);
     }
