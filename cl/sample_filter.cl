@@ -10,11 +10,11 @@
  * position exactly.
  *
  *   sf_gather   s samples, one in each of s equal strata of the input at a
- *               hashed offset (the seed changes per call)
+ *               hashed offset (the seed changes per call); each group keeps
+ *               its best min(r, WG)
  *   sf_sample   one group: the r-th best sample as the threshold T; clears
- *               the state (sf_init
- *               instead when there is no sample: T below everything, or, for
- *               tests, above everything)
+ *               the state (sf_init instead when there is no sample: T below
+ *               everything, or, for tests, above everything)
  *   sf_filter   the one read: uint4 (ulong2) loads, one comparison an element;
  *               a survivor (at or above T) is appended to the group's segment
  *               in local memory by a local atomic; a full segment spills to
@@ -35,13 +35,14 @@
  * The one-group selection (wg_topr): a pass for the candidates' common prefix
  * (AND / OR), then DB-bit digit passes of the composite key below it (local
  * histograms with HC copies; each work-item adds runs of equal digits at once;
- * UF loads a work-item in flight)
- * until the candidates at or above the chosen bound are at most `target`;
- * those are gathered into local memory and sorted (bitonic), best first.
+ * UF loads a work-item in flight; another prefix pass after a digit that left
+ * most candidates in one bin) until the candidates at or above the chosen
+ * bound are at most `target`; those are gathered into local memory and sorted
+ * (bitonic), best first.
  *
  * -D options (defaults below, so that the file compiles on its own): KEY_BITS,
- * KEY_KIND (common.cl); WG (work-items of a filter group), UNR (vectors a
- * work-item loads a round), LSEG (pairs of a group's local segment), FWG
+ * KEY_KIND (common.cl); WG (work-items of a filter or gather group), UNR
+ * (vectors a work-item loads a round), LSEG (pairs of a group's local segment), FWG
  * (work-items of the one-group kernels), SORTCAP (pairs the final sort holds:
  * the largest k, a power of two, at least FWG), DB (bits of a digit of the
  * one-group selection, 8 or 11), HC (copies of its histogram), CHUNKED (1: a
@@ -486,17 +487,50 @@ __kernel void sf_init(uint force, __global uint *st)
 
 /* P0a: the s samples, one a work-item: sample j at a hashed offset inside
  * stratum j = [j n / s, (j + 1) n / s) (many groups: the random reads of one
- * group alone are slow) */
-__kernel void sf_gather(__global const okey_t *in, ulong off, uint n, uint smallest, uint s,
-                        ulong seed, __global okey_t *sk, __global uint *si_g)
+ * group alone are slow).  Each group keeps only its best rr = min(r, WG)
+ * samples, sorted (bitonic in local memory), at group * rr: the r-th best of
+ * all samples is the r-th best of those, and sf_sample reads s / WG * rr
+ * pairs instead of s.  A group short of samples pads with the sentinel,
+ * which is worse than every pair. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void sf_gather(__global const okey_t *in, ulong off, uint n, uint smallest, uint s,
+               ulong seed, uint rr, __global okey_t *sk, __global uint *si_g)
 {
-    uint j = get_global_id(0);
-    if (j >= s)
-        return;
-    ulong lo = (ulong)j * n / s, hi = (ulong)(j + 1u) * n / s;
-    uint pos = (uint)lo + mul_hi(sf_hash(seed, j), (uint)(hi - lo));
-    sk[j] = order_key(in[off + pos], smallest);
-    si_g[j] = pos;
+    __local okey_t gu[WG];
+    __local uint gi[WG];
+    uint j = get_global_id(0), lid = get_local_id(0);
+    okey_t u = (okey_t)0;
+    uint pos = SENT_I;
+    if (j < s) {
+        ulong lo = (ulong)j * n / s, hi = (ulong)(j + 1u) * n / s;
+        pos = (uint)lo + mul_hi(sf_hash(seed, j), (uint)(hi - lo));
+        u = order_key(in[off + pos], smallest);
+    }
+    gu[lid] = u;
+    gi[lid] = pos;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint size = 2u; size <= WG; size <<= 1) {
+        for (uint stride = size >> 1; stride > 0u; stride >>= 1) {
+            if (lid < WG / 2u) {
+                uint a = 2u * lid - (lid & (stride - 1u)), b = a + stride;
+                okey_t ua = gu[a], ub = gu[b];
+                uint ia = gi[a], ib = gi[b];
+                int desc = (a & size) == 0u;
+                int sw = desc ? pair_better(ub, ib, ua, ia) : pair_better(ua, ia, ub, ib);
+                if (sw) {
+                    gu[a] = ub;
+                    gi[a] = ib;
+                    gu[b] = ua;
+                    gi[b] = ia;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+    if (lid < rr) {
+        sk[get_group_id(0) * rr + lid] = gu[lid];
+        si_g[get_group_id(0) * rr + lid] = gi[lid];
+    }
 }
 
 /* P0b: the state and the threshold, the r-th best (1 <= r <= SORTCAP) of the

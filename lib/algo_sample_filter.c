@@ -4,7 +4,8 @@
  * local memory (the final sort: 4096 pairs, 2048 for 64-bit keys on 48 KB).
  * Four launches, enqueued back to back with no read-back:
  *   sf_gather  s = min(65536, n / 2) samples (4096 on CPU devices), one in
- *              each of s equal strata at a hashed offset (one work-item each)
+ *              each of s equal strata at a hashed offset (one work-item each);
+ *              each group keeps its best min(r, group size), sorted
  *   sf_sample  (one group) the r-th best sample on the composite order (order
  *              key, then smaller position) as the threshold T, with l = k s / n
  *              and r = ceil(l + 5 sqrt(l) + 5): fewer than k elements at or
@@ -404,7 +405,7 @@ static int get_kernels(cltopk_context *ctx, const cltopk_request *rq, sf_cfg *c,
             size_t kwg = 0;
             clGetKernelWorkGroupInfo(kk[i], ctx->dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg,
                                      NULL);
-            if (i == K_INIT || i == K_GATHER)
+            if (i == K_INIT)
                 continue;
             int one = i == K_SAMPLE || i == K_FINAL || i == K_BFINAL;
             if (kwg && kwg < (one ? c->fwg : c->wg)) {
@@ -575,7 +576,9 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cf
     {
         p.seed = seed;
         cl_mem su, si, sk, ski, state;
-        size_t s_alloc = p.s ? p.s : 1;
+        size_t s_alloc = ((size_t)p.s + c.wg - 1) / c.wg * c.wg;
+        if (!s_alloc)
+            s_alloc = 1;
         if ((st = cltopk_scratch(ctx, SCR_CAND_U0, p.cap * kb, &su)) != CLTOPK_OK ||
             (st = cltopk_scratch(ctx, SCR_CAND_I0, p.cap * 4, &si)) != CLTOPK_OK ||
             (st = cltopk_scratch(ctx, SCR_CAND_U1, s_alloc * kb, &sk)) != CLTOPK_OK ||
@@ -600,17 +603,19 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cf
             }
         }
         if (use == USE_SAMPLE) {
-            size_t gl = ((size_t)p.s + 63) / 64 * 64;
-            st = cltopk_set_args(ctx, kk[K_GATHER], 8, sizeof(cl_mem), &in, sizeof off64, &off64,
+            /* each gather group keeps its best rr samples: sf_sample reads those */
+            size_t sg = ((size_t)p.s + c.wg - 1) / c.wg;
+            cl_uint rr = p.r < c.wg ? p.r : c.wg, kept = (cl_uint)(sg * rr);
+            st = cltopk_set_args(ctx, kk[K_GATHER], 9, sizeof(cl_mem), &in, sizeof off64, &off64,
                                  sizeof n32, &n32, sizeof sm, &sm, sizeof s32, &s32,
-                                 sizeof seed64, &seed64, sizeof(cl_mem), &sk, sizeof(cl_mem),
-                                 &ski);
+                                 sizeof seed64, &seed64, sizeof rr, &rr, sizeof(cl_mem), &sk,
+                                 sizeof(cl_mem), &ski);
             if (st == CLTOPK_OK)
-                st = cltopk_launch(ctx, kk[K_GATHER], gl, 64, num_wait, wait);
+                st = cltopk_launch(ctx, kk[K_GATHER], sg * c.wg, c.wg, num_wait, wait);
             prof_add(ctx, pr, "gather");
             if (st == CLTOPK_OK)
                 st = cltopk_set_args(ctx, kk[K_SAMPLE], 9, sizeof(cl_mem), &in, sizeof off64,
-                                     &off64, sizeof n32, &n32, sizeof sm, &sm, sizeof s32, &s32,
+                                     &off64, sizeof n32, &n32, sizeof sm, &sm, sizeof kept, &kept,
                                      sizeof r32, &r32, sizeof(cl_mem), &sk, sizeof(cl_mem), &ski,
                                      sizeof(cl_mem), &state);
             if (st == CLTOPK_OK)
@@ -706,7 +711,8 @@ static size_t workspace(cltopk_context *ctx, const cltopk_request *rq)
     size_t groups = (size_t)(ctx->caps.compute_units ? ctx->caps.compute_units : 1) * 8;
     if (c.groups_set)
         groups = c.groups;
-    size_t side = p.s > groups ? p.s : groups;
+    size_t srnd = ((size_t)p.s + c.wg - 1) / c.wg * c.wg;
+    size_t side = srnd > groups ? srnd : groups;
     size_t bytes = (rq->k > 1 ? p.cap : 0) * (kb + 4) + side * (kb + 4) + SF_ST_WORDS * 4;
     if (!rq->on_device)
         bytes += n * kb + rq->k * (kb + 8);

@@ -250,7 +250,8 @@ int main(void)
         cltopk_dtype t = all_types[ti];
         for (int s = 0; s < 2; s++)
             for (int d = 0; d < 6; d++)
-                one_set(ctx, t, s, sdists[d], d % 2 ? 65536 : 40000 + (size_t)rng_below(&rng, 30000));
+                one_set(ctx, t, s, sdists[d],
+                        d % 2 ? 65536 : 40000 + (size_t)rng_below(&rng, 30000));
     }
     /* the float specials */
     static const char *const fdists[] = {"special", "nan", "denorm", "worst", "worstall"};
