@@ -24,6 +24,7 @@
  *               go to groups through an affine permutation chosen per call, so
  *               that no input layout can aim every survivor at one segment.
  *               The count of survivors is exact even past the buffer.
+ *   sf_reduce   (when k < WG) each group's best k of WG survivors
  *   sf_final    one group: if survivors >= k and they all fit, the exact top-k
  *               of the survivors; else (too few, or too many for the buffer)
  *               the same selection over the input itself (everything when too
@@ -485,6 +486,33 @@ __kernel void sf_init(uint force, __global uint *st)
     }
 }
 
+/* the group's WG pairs (one a work-item) sorted best first into gu / gi */
+inline void group_sort(okey_t u, uint idx, __local okey_t *gu, __local uint *gi)
+{
+    uint lid = get_local_id(0);
+    gu[lid] = u;
+    gi[lid] = idx;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint size = 2u; size <= WG; size <<= 1) {
+        for (uint stride = size >> 1; stride > 0u; stride >>= 1) {
+            if (lid < WG / 2u) {
+                uint a = 2u * lid - (lid & (stride - 1u)), b = a + stride;
+                okey_t ua = gu[a], ub = gu[b];
+                uint ia = gi[a], ib = gi[b];
+                int desc = (a & size) == 0u;
+                int sw = desc ? pair_better(ub, ib, ua, ia) : pair_better(ua, ia, ub, ib);
+                if (sw) {
+                    gu[a] = ub;
+                    gi[a] = ib;
+                    gu[b] = ua;
+                    gi[b] = ia;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+}
+
 /* P0a: the s samples, one a work-item: sample j at a hashed offset inside
  * stratum j = [j n / s, (j + 1) n / s) (many groups: the random reads of one
  * group alone are slow).  Each group keeps only its best rr = min(r, WG)
@@ -506,30 +534,37 @@ void sf_gather(__global const okey_t *in, ulong off, uint n, uint smallest, uint
         pos = (uint)lo + mul_hi(sf_hash(seed, j), (uint)(hi - lo));
         u = order_key(in[off + pos], smallest);
     }
-    gu[lid] = u;
-    gi[lid] = pos;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint size = 2u; size <= WG; size <<= 1) {
-        for (uint stride = size >> 1; stride > 0u; stride >>= 1) {
-            if (lid < WG / 2u) {
-                uint a = 2u * lid - (lid & (stride - 1u)), b = a + stride;
-                okey_t ua = gu[a], ub = gu[b];
-                uint ia = gi[a], ib = gi[b];
-                int desc = (a & size) == 0u;
-                int sw = desc ? pair_better(ub, ib, ua, ia) : pair_better(ua, ia, ub, ib);
-                if (sw) {
-                    gu[a] = ub;
-                    gi[a] = ib;
-                    gu[b] = ua;
-                    gi[b] = ia;
-                }
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-    }
+    group_sort(u, pos, gu, gi);
     if (lid < rr) {
         sk[get_group_id(0) * rr + lid] = gu[lid];
         si_g[get_group_id(0) * rr + lid] = gi[lid];
+    }
+}
+
+/* P1b: each group's best rr = min(k, WG) survivors of its WG, sorted, at
+ * group * rr (the top k of the survivors is among them), so that sf_final
+ * reads ceil(m / WG) * rr pairs instead of m.  Only when the survivors will
+ * serve (k <= m <= cap); groups past m write nothing. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void sf_reduce(__global const okey_t *cu, __global const uint *ci, __global const uint *st,
+               uint k, uint cap, uint rr, __global okey_t *ru, __global uint *ri)
+{
+    __local okey_t gu[WG];
+    __local uint gi[WG];
+    uint lid = get_local_id(0), g = get_group_id(0);
+    uint m = st[ST_TOTAL];
+    uint j = g * WG + lid;
+    int serve = m >= k && m <= cap && g * WG < m;
+    okey_t u = (okey_t)0;
+    uint idx = SENT_I;
+    if (serve && j < m) {
+        u = cu[j];
+        idx = ci[j];
+    }
+    group_sort(u, idx, gu, gi);
+    if (serve && lid < rr) {
+        ru[g * rr + lid] = gu[lid];
+        ri[g * rr + lid] = gi[lid];
     }
 }
 
@@ -661,8 +696,8 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
  * the output: the input's bits (want & 1) and positions + base (want & 2) */
 __kernel __attribute__((reqd_work_group_size(FWG, 1, 1)))
 void sf_final(__global const okey_t *in, ulong off, uint n, uint smallest, uint k, uint cap,
-              __global const okey_t *cu, __global const uint *ci, __global uint *st, uint want,
-              __global okey_t *out_keys, __global long *out_index, ulong base)
+              uint rr, __global const okey_t *cu, __global const uint *ci, __global uint *st,
+              uint want, __global okey_t *out_keys, __global long *out_index, ulong base)
 {
     __local uint hist[NB * HC];
     __local okey_t su[SORTCAP];
@@ -676,7 +711,8 @@ void sf_final(__global const okey_t *in, ulong off, uint n, uint smallest, uint 
     load_threshold(st, &th, &tl);
     uint mode, cnt, path;
     if (m >= k && m <= cap) {
-        mode = 0u, cnt = m, path = 1u; /* the survivors */
+        mode = 0u, path = 1u; /* the survivors (sf_reduce's best of each group) */
+        cnt = rr ? (m + WG - 1u) / WG * rr : m;
     } else if (m >= k) {
         mode = 1u, cnt = n, path = 3u; /* too many for the buffer: the input >= T */
     } else {

@@ -2,7 +2,7 @@
  *
  * Top-k in about one read of the input, for k up to a limit set by the device's
  * local memory (the final sort: 4096 pairs, 2048 for 64-bit keys on 48 KB).
- * Four launches, enqueued back to back with no read-back:
+ * Five launches, enqueued back to back with no read-back:
  *   sf_gather  s = min(65536, n / 2) samples (4096 on CPU devices), one in
  *              each of s equal strata at a hashed offset (one work-item each);
  *              each group keeps its best min(r, group size), sorted
@@ -16,6 +16,8 @@
  *   sf_filter  (compute units x 8 groups on GPUs) the one read: elements at or
  *              above T go to their group's local segment, then to the survivor
  *              buffer (about r n / s pairs; it holds (r + 6 sqrt(r) + 16) n / s)
+ *   sf_reduce  (k < group size) each group of survivors cut to its best k, so
+ *              that the final selection reads about k / group size of them
  *   sf_final   (one group) the exact top-k of the survivors, or, decided on the
  *              device, of the input itself when the survivors cannot serve
  *              (fewer than k: the whole input; more than the buffer: the input
@@ -55,6 +57,8 @@
  *              most 4096)
  *   digit=D    bits of a digit of the one-group selections, 8 (4 histogram
  *              copies) or 11 (one; the default where local memory holds it)
+ *   reduce=0   no sf_reduce (default 1: for k below the group size, each group
+ *              of survivors is cut to its best k before the final selection)
  *   profile=1  after the call, wait for it and print each launch's device time
  *              (OpenCL profiling events) and the survivor count to stderr
  *   check=P    after the call, wait for it and check that path P ran, else
@@ -93,7 +97,7 @@ typedef struct {
     /* compile time */
     unsigned wg, unr, lseg, fwg, sortcap, db, hc;
     /* run time */
-    unsigned s, rank, force, check, groups, profile;
+    unsigned s, rank, force, check, groups, profile, noreduce;
     size_t cap;
     uint64_t seed;
     int seed_set, rank_set, cap_set, groups_set;
@@ -198,6 +202,10 @@ static int configure(const cltopk_context *ctx, int bytes, sf_cfg *c, char *why,
             if (x > 1)
                 BAD("CLTOPK_SAMPLE_FILTER: profile=%llu: must be 0 or 1", (unsigned long long)x);
             c->profile = (unsigned)x;
+        } else if (NAME("reduce")) {
+            if (x > 1)
+                BAD("CLTOPK_SAMPLE_FILTER: reduce=%llu: must be 0 or 1", (unsigned long long)x);
+            c->noreduce = x == 0;
         } else if (NAME("digit")) {
             if (x != 8 && x != 11)
                 BAD("CLTOPK_SAMPLE_FILTER: digit=%llu: must be 8 or 11", (unsigned long long)x);
@@ -256,7 +264,7 @@ static int configure(const cltopk_context *ctx, int bytes, sf_cfg *c, char *why,
             c->sortcap = (unsigned)x;
         } else {
             BAD("CLTOPK_SAMPLE_FILTER: unknown name \"%.*s\" (seed, s, rank, cap, lseg, "
-                "force, wg, unr, fwg, groups, sort, digit, check, profile)",
+                "force, wg, unr, fwg, groups, sort, digit, reduce, check, profile)",
                 (int)nl, p);
         }
 #undef NAME
@@ -369,9 +377,10 @@ static int supports(cltopk_context *ctx, const cltopk_request *rq, char *why, si
     return 1;
 }
 
-enum { K_INIT, K_GATHER, K_SAMPLE, K_FILTER, K_FINAL, K_BPART, K_BFINAL, K_N };
-static const char *const knames[K_N] = {"sf_init",  "sf_gather",    "sf_sample",    "sf_filter",
-                                        "sf_final", "sf_best_part", "sf_best_final"};
+enum { K_INIT, K_GATHER, K_SAMPLE, K_FILTER, K_REDUCE, K_FINAL, K_BPART, K_BFINAL, K_N };
+static const char *const knames[K_N] = {"sf_init",   "sf_gather", "sf_sample",
+                                        "sf_filter", "sf_reduce", "sf_final",
+                                        "sf_best_part", "sf_best_final"};
 /* the kernels of a call: k = 1, a sampled threshold, or none */
 enum { USE_BEST, USE_SAMPLE, USE_INIT };
 
@@ -395,7 +404,7 @@ static int get_kernels(cltopk_context *ctx, const cltopk_request *rq, sf_cfg *c,
         int st = CLTOPK_OK, shrink_wg = 0, shrink_fwg = 0;
         for (int i = 0; i < K_N && st == CLTOPK_OK; i++) {
             int need = use == USE_BEST ? (i == K_BPART || i == K_BFINAL)
-                       : (i == K_FILTER || i == K_FINAL ||
+                       : (i == K_FILTER || i == K_FINAL || i == K_REDUCE ||
                           (use == USE_SAMPLE ? i == K_SAMPLE || i == K_GATHER : i == K_INIT));
             if (!need)
                 continue;
@@ -447,14 +456,14 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
 
 /* profile=1: the events of a call's launches */
 typedef struct {
-    cl_event ev[5];
-    const char *name[5];
+    cl_event ev[6];
+    const char *name[6];
     int n;
 } sf_prof;
 
 static void prof_add(cltopk_context *ctx, sf_prof *pr, const char *name)
 {
-    if (pr && pr->n < 5 && ctx->last) {
+    if (pr && pr->n < 6 && ctx->last) {
         clRetainEvent(ctx->last);
         pr->ev[pr->n] = ctx->last;
         pr->name[pr->n++] = name;
@@ -577,6 +586,12 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cf
         p.seed = seed;
         cl_mem su, si, sk, ski, state;
         size_t s_alloc = ((size_t)p.s + c.wg - 1) / c.wg * c.wg;
+        /* sf_reduce: each group of wg survivors cut to its best rr (k < wg),
+         * into the sample buffers (free again after sf_sample) */
+        cl_uint rr = (!c.noreduce && k < c.wg) ? (cl_uint)k : 0;
+        size_t rgroups = (p.cap + c.wg - 1) / c.wg;
+        if (rr && rgroups * rr > s_alloc)
+            s_alloc = rgroups * rr;
         if (!s_alloc)
             s_alloc = 1;
         if ((st = cltopk_scratch(ctx, SCR_CAND_U0, p.cap * kb, &su)) != CLTOPK_OK ||
@@ -603,12 +618,12 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cf
             }
         }
         if (use == USE_SAMPLE) {
-            /* each gather group keeps its best rr samples: sf_sample reads those */
+            /* each gather group keeps its best gr samples: sf_sample reads those */
             size_t sg = ((size_t)p.s + c.wg - 1) / c.wg;
-            cl_uint rr = p.r < c.wg ? p.r : c.wg, kept = (cl_uint)(sg * rr);
+            cl_uint gr = p.r < c.wg ? p.r : c.wg, kept = (cl_uint)(sg * gr);
             st = cltopk_set_args(ctx, kk[K_GATHER], 9, sizeof(cl_mem), &in, sizeof off64, &off64,
                                  sizeof n32, &n32, sizeof sm, &sm, sizeof s32, &s32,
-                                 sizeof seed64, &seed64, sizeof rr, &rr, sizeof(cl_mem), &sk,
+                                 sizeof seed64, &seed64, sizeof gr, &gr, sizeof(cl_mem), &sk,
                                  sizeof(cl_mem), &ski);
             if (st == CLTOPK_OK)
                 st = cltopk_launch(ctx, kk[K_GATHER], sg * c.wg, c.wg, num_wait, wait);
@@ -637,10 +652,19 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cf
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, kk[K_FILTER], groups * c.wg, c.wg, 0, NULL);
         prof_add(ctx, pr, "filter");
+        if (st == CLTOPK_OK && rr) {
+            st = cltopk_set_args(ctx, kk[K_REDUCE], 8, sizeof(cl_mem), &su, sizeof(cl_mem), &si,
+                                 sizeof(cl_mem), &state, sizeof k32, &k32, sizeof cap32, &cap32,
+                                 sizeof rr, &rr, sizeof(cl_mem), &sk, sizeof(cl_mem), &ski);
+            if (st == CLTOPK_OK)
+                st = cltopk_launch(ctx, kk[K_REDUCE], rgroups * c.wg, c.wg, 0, NULL);
+            prof_add(ctx, pr, "reduce");
+        }
         if (st == CLTOPK_OK)
-            st = cltopk_set_args(ctx, kk[K_FINAL], 13, sizeof(cl_mem), &in, sizeof off64, &off64,
+            st = cltopk_set_args(ctx, kk[K_FINAL], 14, sizeof(cl_mem), &in, sizeof off64, &off64,
                                  sizeof n32, &n32, sizeof sm, &sm, sizeof k32, &k32,
-                                 sizeof cap32, &cap32, sizeof(cl_mem), &su, sizeof(cl_mem), &si,
+                                 sizeof cap32, &cap32, sizeof rr, &rr, sizeof(cl_mem),
+                                 rr ? &sk : &su, sizeof(cl_mem), rr ? &ski : &si,
                                  sizeof(cl_mem), &state, sizeof want, &want, sizeof(cl_mem),
                                  &out_keys, sizeof(cl_mem), &out_index, sizeof base64, &base64);
         if (st == CLTOPK_OK)
@@ -713,6 +737,10 @@ static size_t workspace(cltopk_context *ctx, const cltopk_request *rq)
         groups = c.groups;
     size_t srnd = ((size_t)p.s + c.wg - 1) / c.wg * c.wg;
     size_t side = srnd > groups ? srnd : groups;
+    if (!c.noreduce && rq->k < c.wg) {
+        size_t red = (p.cap + c.wg - 1) / c.wg * rq->k;
+        side = red > side ? red : side;
+    }
     size_t bytes = (rq->k > 1 ? p.cap : 0) * (kb + 4) + side * (kb + 4) + SF_ST_WORDS * 4;
     if (!rq->on_device)
         bytes += n * kb + rq->k * (kb + 8);

@@ -276,6 +276,10 @@ int main(void)
         size_t ks[] = {2, 17, 256, 1000, 0};
         size_t k1[] = {2, 100, 0};
         with_knobs(ctx, "check=normal", CLTOPK_FLOAT32, 0, "uniform", 200000, ks);
+        /* without the per-group cut of the survivors before the final selection */
+        with_knobs(ctx, "reduce=0,check=normal", CLTOPK_INT64, 1, "few", 150000, ks);
+        /* 8-bit digits with 4 histogram copies (where local memory is short) */
+        with_knobs(ctx, "digit=8", CLTOPK_FLOAT64, 0, "bucket", 100000, ks);
         with_knobs(ctx, "force=few,check=few", CLTOPK_FLOAT32, 0, "uniform", 100000, ks);
         with_knobs(ctx, "force=few,check=few", CLTOPK_UINT64, 1, "equal", 60000, k1);
         with_knobs(ctx, "force=few,check=few", CLTOPK_INT32, 1, "bucket", 60000, k1);
@@ -350,6 +354,9 @@ int main(void)
     refused(ctx, "seed=-1");
     refused(ctx, "seed");
     refused(ctx, "s=1e3");
+    refused(ctx, "reduce=2");
+    refused(ctx, "digit=9");
+    refused(ctx, "profile=yes");
 
     cltopk_close(ctx);
     return tap_done();
