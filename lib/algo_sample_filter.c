@@ -66,6 +66,8 @@
  *              few (too few: fallback over the input), overflow (too many:
  *              fallback over the input at or above T), spill (survivors
  *              spilled past a full segment)
+ * (k = 1 is the reduction, which has no sample, paths or segments: rank, cap,
+ * lseg, force, s, sort, digit, reduce and check do not apply to it.)
  *
  * Scratch: the survivor buffer (cap pairs), the samples (s pairs; the group
  * results for k = 1) and 32 bytes of state, in the context's candidate
