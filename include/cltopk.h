@@ -58,6 +58,10 @@
  *   CLTOPK_SBP             sbp-radix: wg, ipt, digit, c, reduce
  *   CLTOPK_SBP_TREE        sbp-tree: WG, PER, SPLIT, NS, CMAX, C, CF, CFMAX, TASK
  *   CLTOPK_RADIX           radix-select: hc, narrow, ipt, first, pre
+ *   CLTOPK_SAMPLE_FILTER   sample-filter: seed, s, rank, cap, lseg, force
+ *                          (none|all|few), wg, unr, fwg, groups, sort, digit,
+ *                          reduce, profile, check (none|normal|few|overflow|
+ *                          spill: fail unless that path ran; testing)
  *   CLTOPK_PLAN_CONSTS     the planner's device constants: bw, launch, lrate, h2d,
  *                          cpubw (see cltopk_explain); never saved to the cache
  *   CLTOPK_MAX_CHUNK       cap, in elements, of one device chunk of host input
@@ -123,7 +127,8 @@ typedef enum {
     CLTOPK_ALGO_SORT = 5,         /* full device sort (not in this version)          */
     CLTOPK_ALGO_CPU_HEAP = 6,     /* OpenMP per-thread heaps, merged; any context    */
     CLTOPK_ALGO_CPU_BITONIC = 7,  /* CPU SIMD bitonic top-k (paper's Appendix C)      */
-    CLTOPK_ALGO_CPU_RADIX = 8     /* CPU radix select + collect; any k, any context  */
+    CLTOPK_ALGO_CPU_RADIX = 8,    /* CPU radix select + collect; any k, any context  */
+    CLTOPK_ALGO_SAMPLE_FILTER = 9 /* sampled threshold, one filtering read; k <= 4096 */
 } cltopk_algo;
 
 #define CLTOPK_LARGEST  0u   /* flags: descending order (the default)  */
@@ -309,7 +314,7 @@ CLTOPK_API const char *cltopk_dtype_name(cltopk_dtype type);
 /* Parse a name of cltopk_dtype_name() (also "float", "double", "int32", ...). */
 CLTOPK_API int cltopk_dtype_parse(const char *name, cltopk_dtype *type);
 /* "auto" "bitonic" "sbp-radix" "sbp-tree" "radix-select" "sort" "cpu-heap"
- * "cpu-bitonic" "cpu-radix", or NULL for an unknown value. */
+ * "cpu-bitonic" "cpu-radix" "sample-filter", or NULL for an unknown value. */
 CLTOPK_API const char *cltopk_algo_name(cltopk_algo algo);
 CLTOPK_API int cltopk_algo_parse(const char *name, cltopk_algo *algo);
 

@@ -135,6 +135,7 @@ struct cltopk_context {
     cl_event last;              /* last event of our own work, for ordering */
     int inorder;                /* the queue runs commands in order */
     int pending;                /* launches after `last` without an event (inorder) */
+    int event_each;             /* an event every launch anyway (profiling) */
     /* scratch buffers, grown on demand and kept for later calls */
     cl_mem scratch[SCR_COUNT];
     size_t scratch_size[SCR_COUNT];
@@ -315,6 +316,7 @@ CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_radix_select;
 CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_heap;
 CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_bitonic;
 CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_radix;
+CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_sample_filter;
 
 /* plan.c: the record to run: the named one if it can (else UNSUPPORTED with
  * the reason), or AUTO's choice by predicted time */

@@ -106,19 +106,21 @@ int cltopk_launch(cltopk_context *ctx, cl_kernel kern, size_t global, size_t loc
     for (cl_uint i = 0; i < num_wait; i++)
         list[nl++] = wait[i];
     cl_event ev = NULL;
+    int quiet = ctx->inorder && !ctx->event_each;
     cl_int err = clEnqueueNDRangeKernel(ctx->queue, kern, 1, NULL, &global, &local, nl,
-                                        nl ? list : NULL, ctx->inorder ? NULL : &ev);
+                                        nl ? list : NULL, quiet ? NULL : &ev);
     if (list != small)
         free(list);
     if (err != CL_SUCCESS)
         return cltopk_clfail(ctx, err, "clEnqueueNDRangeKernel");
-    if (ctx->inorder) {
+    if (quiet) {
         ctx->pending = 1;
         return CLTOPK_OK;
     }
     if (ctx->last)
         clReleaseEvent(ctx->last);
     ctx->last = ev;
+    ctx->pending = 0;
     return CLTOPK_OK;
 }
 

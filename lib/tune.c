@@ -2,6 +2,7 @@
  * Calls only the C library. */
 #include "tune.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +17,25 @@ CLTOPK_INTERNAL_TUNE int cltopk_param_index(const cltopk_param_table *t, const c
         if (!strcmp(t->params[i].name, name))
             return (int)i;
     return -1;
+}
+
+/* an integer written as decimal digits or 0x and hexadecimal digits, no sign,
+ * blank, point or exponent */
+static int plain_integer(const char *s, double *v)
+{
+    int hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    const char *d = hex ? s + 2 : s;
+    if (!*d)
+        return 0;
+    for (const char *p = d; *p; p++)
+        if (!(hex ? isxdigit((unsigned char)*p) : isdigit((unsigned char)*p)))
+            return 0;
+    errno = 0;
+    unsigned long long x = strtoull(d, NULL, hex ? 16 : 10);
+    if (errno)
+        return 0;
+    *v = (double)x;
+    return 1;
 }
 
 static void list_names(const cltopk_param_table *t, char *buf, size_t len)
@@ -69,10 +89,26 @@ CLTOPK_INTERNAL_TUNE int cltopk_params_apply(const cltopk_param_table *t, const 
         num[vl] = 0;
         char *stop;
         errno = 0;
-        double v = strtod(num, &stop);
-        if (*stop || errno || !isfinite(v) || (d->integer && v != floor(v)) || v < d->min ||
-            v > d->max) {
-            snprintf(why, whylen, "%s: %s=%s is not %s in [%g, %g]", origin, name, num,
+        double v = -1;
+        for (int w = 0; d->words && d->words[w]; w++)
+            if (!strcmp(num, d->words[w]))
+                v = w;
+        if (v >= 0) {
+            /* a word */
+        } else if (d->words) {
+            char list[160] = "";
+            size_t o = 0;
+            for (int w = 0; d->words[w] && o < sizeof list; w++) {
+                int n = snprintf(list + o, sizeof list - o, "%s%s", w ? ", " : "", d->words[w]);
+                if (n > 0)
+                    o += (size_t)n;
+            }
+            snprintf(why, whylen, "%s: %s=%s is not one of %s", origin, name, num, list);
+            return -1;
+        } else if (d->integer ? !plain_integer(num, &v) || v < d->min || v > d->max
+                              : ((v = strtod(num, &stop)), *stop || errno || !isfinite(v) ||
+                                 v < d->min || v > d->max)) {
+            snprintf(why, whylen, "%s: %s=%s is not %s in [%.17g, %.17g]", origin, name, num,
                      d->integer ? "an integer" : "a number", d->min, d->max);
             return -1;
         }

@@ -25,6 +25,8 @@ typedef struct {
     double gpu, cpu;   /* defaults on GPUs and on other devices */
     double min, max;
     int integer;
+    const char *const *words; /* NULL, or the words the value may be instead of
+                                 a number (NULL-ended): word i is the value i */
 } cltopk_param;
 
 typedef struct {

@@ -158,3 +158,9 @@ t_records_t_LDADD = $(T_LDADD)
 # the rules of docs/DESIGN.md ("Layers"), checked on the built objects
 TESTS += t/layers.sh
 EXTRA_DIST += t/layers.sh
+# ---- sample-filter against the oracle, and its forced exceptional paths
+check_PROGRAMS += t/sample_filter.t
+TESTS += t/sample_filter.t
+t_sample_filter_t_SOURCES = t/sample_filter.c
+t_sample_filter_t_CPPFLAGS = $(T_CPPFLAGS)
+t_sample_filter_t_LDADD = $(T_LDADD)

@@ -1,0 +1,712 @@
+/* algo_sample_filter.c - host side of the sample-filter top-k (cl/sample_filter.cl).
+ *
+ * Top-k in about one read of the input, for k up to a limit set by the device's
+ * local memory (the final sort: 4096 pairs, 2048 for 64-bit keys on 48 KB).
+ * Five launches, enqueued back to back with no read-back:
+ *   sf_gather  s = min(65536, n / 2) samples (4096 on CPU devices), one in
+ *              each of s equal strata at a hashed offset (one work-item each);
+ *              each group keeps its best min(r, group size), sorted
+ *   sf_sample  (one group) the r-th best sample on the composite order (order
+ *              key, then smaller position) as the threshold T, with l = k s / n
+ *              and r = ceil(l + 5 sqrt(l) + 5): fewer than k elements at or
+ *              above T needs r samples among the best k - 1 elements, a
+ *              Poisson(l) tail beyond 5 sigma.  (s is halved while r would
+ *              exceed the sort; below 64 samples, or r >= s, sf_init instead
+ *              puts T below everything.)
+ *   sf_filter  (compute units x 8 groups on GPUs) the one read: elements at or
+ *              above T go to their group's local segment, then to the survivor
+ *              buffer (about r n / s pairs; it holds (r + 6 sqrt(r) + 16) n / s)
+ *   sf_reduce  (k < group size) each group of survivors cut to its best k, so
+ *              that the final selection reads about k / group size of them
+ *   sf_final   (one group) the exact top-k of the survivors, or, decided on the
+ *              device, of the input itself when the survivors cannot serve
+ *              (fewer than k: the whole input; more than the buffer: the input
+ *              at or above T).  That fallback is one group reading the input a
+ *              few times: exact, slow (seconds at 2^29), and as rare as the
+ *              bounds above say unless forced.
+ * k = 1 is a reduction instead: sf_best_part (each group's best pair) and
+ * sf_best_final.  The seed of the sample and of the tile-to-group permutation
+ * changes with every call; the answer never depends on it.  All positions are
+ * 32-bit inside a call: a cl_mem call takes n < 2^32 - 1.
+ *
+ * CLTOPK_SAMPLE_FILTER="name=value,..." sets parameters and forces the
+ * exceptional paths (testing, tuning).  It is parsed strictly: an unknown name
+ * or a value out of range makes the algorithm refuse every call (supports()
+ * says which).  Names:
+ *   seed=N     a fixed seed (decimal or 0x hex, any 64-bit value)
+ *   s=N        the sample size, 64..65536 (default 65536, CPUs 4096); a call
+ *              takes at most n / 2, and below 64 keeps everything (T below
+ *              every element)
+ *   rank=N     the sample rank r of T, 1..the largest k (default above)
+ *   cap=N      survivor buffer capacity in pairs, 1..2^32 - 2 (default the bound
+ *              above): a small cap forces the "too many survivors" path
+ *   lseg=N     pairs of a group's local segment, 1..8192 and within local
+ *              memory (default 2048 for 32-bit keys, 1024 for 64-bit; 256 on
+ *              CPUs): a small segment forces spills into the shared buffer
+ *   force=F    few: T above every pair but the best possible one (forces the
+ *              "too few survivors" path when k >= 2); all: T below everything
+ *              (every element survives); none (default)
+ *   wg=N       work-items of a filter group, a power of two 16..1024 (GPU 256,
+ *              CPU 64)
+ *   unr=N      16-byte vectors a work-item loads a round, 1..16 (default 4)
+ *   fwg=N      work-items of the one-group kernels, a power of two 16..1024
+ *              (GPU 1024, CPU 64; at most the sort's capacity)
+ *   groups=N   filter groups, 1..65536 (default compute units x 8, CPU x 2)
+ *   sort=N     the final sort's capacity, which is the largest k: a power of
+ *              two 64..the default (the largest that local memory holds, at
+ *              most 4096)
+ *   digit=D    bits of a digit of the one-group selections, 8 (4 histogram
+ *              copies) or 11 (one; the default where local memory holds it)
+ *   reduce=0   no sf_reduce (default 1: for k below the group size, each group
+ *              of survivors is cut to its best k before the final selection)
+ *   profile=1  after the call, wait for it and print each launch's device time
+ *              (OpenCL profiling events) and the survivor count to stderr
+ *   check=P    after the call, wait for it and check that path P ran, else
+ *              fail with CLTOPK_ERR_INTERNAL: normal (survivors served),
+ *              few (too few: fallback over the input), overflow (too many:
+ *              fallback over the input at or above T), spill (survivors
+ *              spilled past a full segment)
+ * (k = 1 is the reduction, which has no sample, paths or segments: rank, cap,
+ * lseg, force, s, sort, digit, reduce and check do not apply to it.)
+ *
+ * Scratch: the survivor buffer (cap pairs), the samples (s pairs; the group
+ * results for k = 1) and 32 bytes of state, in the context's candidate
+ * slots. */
+#include "internal.h"
+
+#if HAVE_OPENCL
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* the one-group selection's digits: 11 bits and one histogram where local
+ * memory holds it beside the sort, else 8 bits and 4 copies (4 KB) */
+#define SF_HIST_MIN (256 * 4 * 4)
+#define SF_HIST_WIDE (2048 * 4)
+#define SF_ST_WORDS 8   /* cl: ST_WORDS */
+#define SF_ST_TOTAL 0
+#define SF_ST_SPILL 1
+#define SF_ST_PATH 5
+#define SF_SMAX 65536
+
+enum { SF_FORCE_NONE = 0, SF_FORCE_ALL = 1, SF_FORCE_FEW = 2 };
+enum { SF_CHECK_NONE = 0, SF_CHECK_NORMAL, SF_CHECK_FEW, SF_CHECK_OVERFLOW, SF_CHECK_SPILL };
+
+typedef struct {
+    /* compile time */
+    unsigned wg, unr, lseg, fwg, sortcap, db, hc;
+    /* run time */
+    unsigned s, rank, force, check, groups, profile, noreduce;
+    size_t cap;
+    uint64_t seed;
+    int seed_set, rank_set, cap_set, groups_set, wg_set;
+} sf_cfg;
+
+static int sf_pow2(uint64_t x)
+{
+    return x && !(x & (x - 1));
+}
+
+/* the largest sort (pairs) that the one-group kernels' local memory holds */
+static unsigned max_sortcap(const cltopk_context *ctx, int bytes)
+{
+    uint64_t lm = ctx->caps.local_mem, need_fixed = SF_HIST_MIN + 256;
+    unsigned sc = 4096;
+    while (sc >= 64 && (uint64_t)sc * (uint64_t)(bytes + 4) + need_fixed > lm)
+        sc >>= 1;
+    return sc;
+}
+
+/* CLTOPK_SAMPLE_FILTER (parsed strictly, lib/tune.h; see the top of the file).
+ * A default of 0 is derived from the device and the key width. */
+static const char *const sf_force_words[] = {"none", "all", "few", NULL};
+static const char *const sf_check_words[] = {"none", "normal", "few", "overflow", "spill", NULL};
+enum { SP_SEED, SP_S, SP_RANK, SP_CAP, SP_LSEG, SP_FORCE, SP_WG, SP_UNR, SP_FWG, SP_GROUPS,
+       SP_SORT, SP_DIGIT, SP_REDUCE, SP_PROFILE, SP_CHECK, SP_N };
+static const cltopk_param sf_params[] = {
+    [SP_SEED] = {.name = "seed", .min = 0, .max = 18446744073709551615.0, .integer = 1},
+    [SP_S] = {.name = "s", .gpu = 65536, .cpu = 4096, .min = 64, .max = SF_SMAX, .integer = 1},
+    [SP_RANK] = {.name = "rank", .min = 1, .max = 65536, .integer = 1},
+    [SP_CAP] = {.name = "cap", .min = 1, .max = 4294967294.0, .integer = 1},
+    [SP_LSEG] = {.name = "lseg", .min = 1, .max = 8192, .integer = 1},
+    [SP_FORCE] = {.name = "force", .min = 0, .max = 2, .integer = 1, .words = sf_force_words},
+    [SP_WG] = {.name = "wg", .gpu = 256, .cpu = 64, .min = 16, .max = 1024, .integer = 1},
+    [SP_UNR] = {.name = "unr", .gpu = 4, .cpu = 4, .min = 1, .max = 16, .integer = 1},
+    [SP_FWG] = {.name = "fwg", .gpu = 1024, .cpu = 64, .min = 16, .max = 1024, .integer = 1},
+    [SP_GROUPS] = {.name = "groups", .min = 1, .max = 65536, .integer = 1},
+    [SP_SORT] = {.name = "sort", .min = 64, .max = 4096, .integer = 1},
+    [SP_DIGIT] = {.name = "digit", .min = 8, .max = 11, .integer = 1},
+    [SP_REDUCE] = {.name = "reduce", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+    [SP_PROFILE] = {.name = "profile", .min = 0, .max = 1, .integer = 1},
+    [SP_CHECK] = {.name = "check", .min = 0, .max = 4, .integer = 1, .words = sf_check_words},
+};
+static const cltopk_param_table sf_table = {"CLTOPK_SAMPLE_FILTER", sf_params, SP_N, NULL};
+
+/* defaults for the device and key width, then CLTOPK_SAMPLE_FILTER; -1 with the
+ * reason in why */
+static int sf_configure(const cltopk_context *ctx, const cltopk_request *rq, sf_cfg *c, char *why,
+                     size_t whylen)
+{
+    int bytes = rq->bytes;
+    memset(c, 0, sizeof *c);
+    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
+    unsigned scmax = max_sortcap(ctx, bytes);
+    if (scmax < 64) {
+        snprintf(why, whylen,
+                 "sample-filter needs %d bytes of local memory for its final sort; %s has %llu",
+                 64 * (bytes + 4) + SF_HIST_MIN + 256, ctx->name,
+                 (unsigned long long)ctx->caps.local_mem);
+        return -1;
+    }
+    cltopk_params p;
+    cltopk_tune_for f = {gpu, ctx->caps.device_name, (unsigned)bytes, -1, rq->k};
+    if (cltopk_params_get(rq->tune, &sf_table, &f, &p, why, whylen) != 0)
+        return -1;
+#define SET(i) ((p.set >> (i)) & 1u)
+    c->wg = (unsigned)p.v[SP_WG];
+    c->unr = (unsigned)p.v[SP_UNR];
+    c->fwg = (unsigned)p.v[SP_FWG];
+    if (!SET(SP_FWG))
+        while (c->fwg > ctx->caps.max_wg && c->fwg > 16)
+            c->fwg >>= 1;
+    if (!SET(SP_WG))
+        while (c->wg > ctx->caps.max_wg && c->wg > 16)
+            c->wg >>= 1;
+    c->lseg = SET(SP_LSEG) ? (unsigned)p.v[SP_LSEG] : gpu ? (bytes == 4 ? 2048u : 1024u) : 256u;
+    c->sortcap = SET(SP_SORT) ? (unsigned)p.v[SP_SORT] : scmax;
+    c->s = (unsigned)p.v[SP_S]; /* a CPU device reads the sample slowly */
+    c->force = (unsigned)p.v[SP_FORCE];
+    c->check = (unsigned)p.v[SP_CHECK];
+    c->profile = (unsigned)p.v[SP_PROFILE];
+    c->noreduce = p.v[SP_REDUCE] == 0;
+    c->db = SET(SP_DIGIT) ? (unsigned)p.v[SP_DIGIT] : 0;
+    c->seed = (uint64_t)p.v[SP_SEED];
+    c->seed_set = SET(SP_SEED);
+    c->rank = (unsigned)p.v[SP_RANK];
+    c->rank_set = SET(SP_RANK);
+    c->cap = (size_t)p.v[SP_CAP];
+    c->cap_set = SET(SP_CAP);
+    c->groups = (unsigned)p.v[SP_GROUPS];
+    c->groups_set = SET(SP_GROUPS);
+    c->wg_set = SET(SP_WG) || SET(SP_FWG);
+#undef SET
+    /* what the device decides */
+    const char *bad = NULL;
+    if (c->db && c->db != 8 && c->db != 11)
+        bad = "digit must be 8 or 11";
+    else if (!sf_pow2(c->wg) || c->wg > ctx->caps.max_wg || !sf_pow2(c->fwg) ||
+             c->fwg > ctx->caps.max_wg)
+        bad = "wg and fwg must be powers of two up to the device's work-group size";
+    else if ((uint64_t)c->lseg * (uint64_t)(bytes + 4) + 64 > ctx->caps.local_mem)
+        bad = "lseg must fit the device's local memory";
+    else if (!sf_pow2(c->sortcap) || c->sortcap > scmax)
+        bad = "sort must be a power of two that the device's local memory holds";
+    if (bad) {
+        snprintf(why, whylen,
+                 "CLTOPK_SAMPLE_FILTER: %s (%s: work-groups up to %zu, %llu bytes of local "
+                 "memory, a sort of at most %u pairs)",
+                 bad, ctx->name, ctx->caps.max_wg, (unsigned long long)ctx->caps.local_mem,
+                 scmax);
+        return -1;
+    }
+    if (c->fwg > c->sortcap)
+        c->fwg = c->sortcap; /* the bin scan uses the sort's arrays */
+    int wide = (uint64_t)c->sortcap * (uint64_t)(bytes + 4) + SF_HIST_WIDE + 256 <=
+               ctx->caps.local_mem;
+    if (c->db == 11 && !wide) {
+        snprintf(why, whylen,
+                 "CLTOPK_SAMPLE_FILTER: digit=11 needs %d more bytes of local memory beside a "
+                 "sort of %u pairs on %s (set sort= lower)",
+                 SF_HIST_WIDE, c->sortcap, ctx->name);
+        return -1;
+    }
+    if (!c->db)
+        c->db = wide ? 11 : 8;
+    c->hc = c->db == 11 ? 1 : 4;
+    if (c->rank_set && c->rank > c->sortcap) {
+        snprintf(why, whylen, "CLTOPK_SAMPLE_FILTER: rank=%u is above the final sort's %u",
+                 c->rank, c->sortcap);
+        return -1;
+    }
+    return 0;
+}
+
+/* the parameters of one call over n elements, k > 1 */
+typedef struct {
+    unsigned s, r;
+    size_t cap;
+    uint64_t seed;
+} sf_call;
+
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t fresh_seed(const cltopk_context *ctx)
+{
+    static uint64_t counter;
+    uint64_t c = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+    double t = cltopk_now();
+    uint64_t tb;
+    memcpy(&tb, &t, sizeof tb);
+    return mix64(tb ^ mix64(c + 0x9E3779B97F4A7C15ull) ^ (uint64_t)(uintptr_t)ctx);
+}
+
+static void plan_call(const sf_cfg *c, size_t n, size_t k, uint64_t seed, sf_call *p)
+{
+    p->seed = seed;
+    size_t s = c->s < n / 2 ? c->s : n / 2;
+    unsigned r = 0;
+    /* the sample's selection sorts at most sortcap pairs: r <= sortcap, which
+     * a smaller sample always reaches (s <= n / 4 gives l <= sortcap / 4) */
+    for (; s >= 64; s /= 2) {
+        double l = (double)k * (double)s / (double)n;
+        r = c->rank_set ? c->rank : (unsigned)ceil(l + 5.0 * sqrt(l) + 5.0);
+        if (r <= c->sortcap)
+            break;
+    }
+    if (s < 64 || r >= s)
+        r = 0;
+    if (c->force == SF_FORCE_ALL)
+        r = 0;
+    p->s = (unsigned)s;
+    p->r = r;
+    size_t cap = n;
+    if (r) {
+        double lam = r + 6.0 * sqrt((double)r) + 16.0;
+        double b = ceil(lam * (double)n / (double)s);
+        if (b < (double)n)
+            cap = (size_t)b;
+        if (cap < 2 * k)
+            cap = 2 * k < n ? 2 * k : n;
+    }
+    if (c->cap_set)
+        cap = c->cap < n ? c->cap : n;
+    p->cap = cap;
+}
+
+static int sf_supports(cltopk_context *ctx, const cltopk_request *rq, char *why, size_t whylen)
+{
+    sf_cfg c;
+    if (sf_configure(ctx, rq, &c, why, whylen) != 0)
+        return 0;
+    if (rq->k > c.sortcap) {
+        snprintf(why, whylen,
+                 "sample-filter takes k <= %u for %d-byte keys on %s (its final sort in local "
+                 "memory); k = %zu: use radix-select (AUTO does)",
+                 c.sortcap, rq->bytes, ctx->name, rq->k);
+        return 0;
+    }
+    return 1;
+}
+
+enum { K_INIT, K_GATHER, K_SAMPLE, K_FILTER, K_REDUCE, K_FINAL, K_BPART, K_BFINAL, K_N };
+static const char *const knames[K_N] = {"sf_init",   "sf_gather", "sf_sample",
+                                        "sf_filter", "sf_reduce", "sf_final",
+                                        "sf_best_part", "sf_best_final"};
+/* the kernels of a call: k = 1, a sampled threshold, or none */
+enum { USE_BEST, USE_SAMPLE, USE_INIT };
+
+/* the kernels this call needs (k = 1: the reduction), with group sizes the
+ * device runs (defaults halved where a kernel cannot run them) */
+static int get_kernels(cltopk_context *ctx, const cltopk_request *rq, sf_cfg *c, int use,
+                       cl_kernel *kk)
+{
+    int user_wg = c->wg_set;
+    for (;;) {
+        char opts[256];
+        snprintf(opts, sizeof opts,
+                 "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D UNR=%u -D LSEG=%u -D FWG=%u "
+                 "-D SORTCAP=%u -D DB=%u -D HC=%u",
+                 rq->bytes * 8, rq->kind, c->wg, c->unr, c->lseg, c->fwg, c->sortcap, c->db,
+                 c->hc);
+        memset(kk, 0, K_N * sizeof *kk);
+        int st = CLTOPK_OK, shrink_wg = 0, shrink_fwg = 0;
+        for (int i = 0; i < K_N && st == CLTOPK_OK; i++) {
+            int need = use == USE_BEST ? (i == K_BPART || i == K_BFINAL)
+                       : (i == K_FILTER || i == K_FINAL || i == K_REDUCE ||
+                          (use == USE_SAMPLE ? i == K_SAMPLE || i == K_GATHER : i == K_INIT));
+            if (!need)
+                continue;
+            st = cltopk_kernel_get(ctx, "sample_filter.cl", opts, knames[i], &kk[i]);
+            if (st != CLTOPK_OK)
+                break;
+            size_t kwg = 0;
+            clGetKernelWorkGroupInfo(kk[i], ctx->dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg,
+                                     NULL);
+            if (i == K_INIT)
+                continue;
+            int one = i == K_SAMPLE || i == K_FINAL || i == K_BFINAL;
+            if (kwg && kwg < (one ? c->fwg : c->wg)) {
+                if (one)
+                    shrink_fwg = 1;
+                else
+                    shrink_wg = 1;
+            }
+        }
+        if (st == CLTOPK_OK && !shrink_wg && !shrink_fwg)
+            return CLTOPK_OK;
+        for (int i = 0; i < K_N; i++)
+            if (kk[i])
+                clReleaseKernel(kk[i]);
+        memset(kk, 0, K_N * sizeof *kk);
+        if (st != CLTOPK_OK)
+            return st;
+        if (user_wg || (shrink_wg && c->wg <= 16) || (shrink_fwg && c->fwg <= 16))
+            return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                               "sample-filter: the kernels built with %s cannot run their "
+                               "work-groups on %s (set CLTOPK_SAMPLE_FILTER=wg=...,fwg=...)",
+                               opts, ctx->name);
+        if (shrink_wg)
+            c->wg >>= 1;
+        if (shrink_fwg)
+            c->fwg >>= 1;
+    }
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* profile=1: the events of a call's launches */
+typedef struct {
+    cl_event ev[6];
+    const char *name[6];
+    int n;
+} sf_prof;
+
+static void prof_add(cltopk_context *ctx, sf_prof *pr, const char *name)
+{
+    if (pr && pr->n < 6 && ctx->last) {
+        clRetainEvent(ctx->last);
+        pr->ev[pr->n] = ctx->last;
+        pr->name[pr->n++] = name;
+    }
+}
+
+static void prof_print(cltopk_context *ctx, sf_prof *pr, size_t n, size_t k, cl_mem state)
+{
+    cl_uint w[SF_ST_WORDS] = {0};
+    cl_event *own;
+    cl_uint nown = cltopk_after_own(ctx, &own);
+    if (state)
+        clEnqueueReadBuffer(ctx->queue, state, CL_TRUE, 0, sizeof w, w, nown, own, NULL);
+    else if (pr->n)
+        clWaitForEvents(1, &pr->ev[pr->n - 1]);
+    cl_ulong t0 = 0, prev_end = 0;
+    fprintf(stderr, "sample-filter n=%zu k=%zu:", n, k);
+    for (int i = 0; i < pr->n; i++) {
+        cl_ulong a = 0, b = 0;
+        clGetEventProfilingInfo(pr->ev[i], CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
+        clGetEventProfilingInfo(pr->ev[i], CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
+        if (i == 0)
+            t0 = a;
+        fprintf(stderr, " %s %.1f us (gap %.1f)", pr->name[i], (double)(b - a) * 1e-3,
+                i ? (double)(a - prev_end) * 1e-3 : 0.0);
+        prev_end = b;
+        clReleaseEvent(pr->ev[i]);
+    }
+    fprintf(stderr, "; total %.1f us", (double)(prev_end - t0) * 1e-3);
+    if (state)
+        fprintf(stderr, "; survivors %u, spilled %u, path %u", w[SF_ST_TOTAL], w[SF_ST_SPILL],
+                w[SF_ST_PATH]);
+    fprintf(stderr, "\n");
+    pr->n = 0;
+}
+
+/* after a call with check=P: wait, read the state, compare */
+static int check_path(cltopk_context *ctx, const sf_cfg *c, cl_mem state)
+{
+    cl_uint w[SF_ST_WORDS];
+    cl_event *own;
+    cl_uint nown = cltopk_after_own(ctx, &own);
+    cl_int err = clEnqueueReadBuffer(ctx->queue, state, CL_TRUE, 0, sizeof w, w, nown, own, NULL);
+    if (err != CL_SUCCESS)
+        return cltopk_clfail(ctx, err, "reading the sample-filter state (check=)");
+    unsigned path = w[SF_ST_PATH], spill = w[SF_ST_SPILL];
+    int good = c->check == SF_CHECK_SPILL ? spill > 0 : path == c->check;
+    if (!good)
+        return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL,
+                           "sample-filter check=%s failed: path %u (1 normal, 2 few, 3 "
+                           "overflow), %u survivors, %u spilled",
+                           c->check == SF_CHECK_NORMAL  ? "normal"
+                           : c->check == SF_CHECK_FEW   ? "few"
+                           : c->check == SF_CHECK_OVERFLOW ? "overflow"
+                                                        : "spill",
+                           path, w[SF_ST_TOTAL], spill);
+    return CLTOPK_OK;
+}
+
+/* Top-k of keys[off .. off+n) of device buffer `in` into out_keys / out_index
+ * (want bits: 1 keys, 2 positions offset by index_base), after `wait`. */
+static int sf_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg *cfg,
+                      cl_mem in, size_t off, size_t n, size_t k, cl_mem out_keys,
+                      cl_mem out_index, cl_uint want, uint64_t index_base, cl_uint num_wait,
+                      const cl_event *wait)
+{
+    sf_cfg c = *cfg;
+    int best = k == 1;
+    sf_call p;
+    plan_call(&c, n, k, 0, &p);
+    int use = best ? USE_BEST : (p.r && c.force == SF_FORCE_NONE) ? USE_SAMPLE : USE_INIT;
+    cl_kernel kk[K_N];
+    int st = get_kernels(ctx, rq, &c, use, kk);
+    if (st != CLTOPK_OK)
+        return st;
+    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
+    size_t kb = (size_t)rq->bytes, vec = 16 / kb;
+    size_t head = (vec - off % vec) % vec;
+    if (head > n)
+        head = n;
+    size_t nvec = (n - head) / vec, per = (size_t)c.wg * c.unr;
+    size_t ntiles = (nvec + per - 1) / per;
+    size_t groups = c.groups_set ? c.groups
+                                 : (size_t)(ctx->caps.compute_units ? ctx->caps.compute_units
+                                                                    : 1) * (gpu ? 8 : 2);
+    if (groups > ntiles)
+        groups = ntiles;
+    if (groups == 0)
+        groups = 1;
+    cl_uint n32 = (cl_uint)n, sm = (cl_uint)rq->smallest, head32 = (cl_uint)head;
+    cl_uint nvec32 = (cl_uint)nvec, nt32 = (cl_uint)ntiles, k32 = (cl_uint)k;
+    cl_ulong off64 = off, base64 = index_base;
+    uint64_t seed = c.seed_set ? c.seed : fresh_seed(ctx);
+    sf_prof prof_data, *pr = c.profile ? &prof_data : NULL;
+    /* profiling needs an event a launch (cltopk_launch then makes one) */
+    int each = ctx->event_each;
+    ctx->event_each = pr != NULL;
+    if (pr)
+        pr->n = 0;
+    if (best) {
+        cl_mem pu, pi;
+        if ((st = cltopk_scratch(ctx, SCR_CAND_U1, groups * kb, &pu)) != CLTOPK_OK ||
+            (st = cltopk_scratch(ctx, SCR_CAND_I1, groups * 4, &pi)) != CLTOPK_OK)
+            goto out;
+        cl_uint g32 = (cl_uint)groups;
+        st = cltopk_set_args(ctx, kk[K_BPART], 9, sizeof(cl_mem), &in, sizeof off64, &off64,
+                             sizeof n32, &n32, sizeof sm, &sm, sizeof head32, &head32,
+                             sizeof nvec32, &nvec32, sizeof nt32, &nt32, sizeof(cl_mem), &pu,
+                             sizeof(cl_mem), &pi);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kk[K_BPART], groups * c.wg, c.wg, num_wait, wait);
+        prof_add(ctx, pr, "best_part");
+        if (st == CLTOPK_OK)
+            st = cltopk_set_args(ctx, kk[K_BFINAL], 9, sizeof g32, &g32, sizeof(cl_mem), &pu,
+                                 sizeof(cl_mem), &pi, sizeof(cl_mem), &in, sizeof off64, &off64,
+                                 sizeof want, &want, sizeof(cl_mem), &out_keys, sizeof(cl_mem),
+                                 &out_index, sizeof base64, &base64);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kk[K_BFINAL], c.fwg, c.fwg, 0, NULL);
+        prof_add(ctx, pr, "best_final");
+        if (st == CLTOPK_OK && pr)
+            prof_print(ctx, pr, n, k, NULL);
+        goto out;
+    }
+    {
+        p.seed = seed;
+        cl_mem su, si, sk, ski, state;
+        size_t s_alloc = ((size_t)p.s + c.wg - 1) / c.wg * c.wg;
+        /* sf_reduce: each group of wg survivors cut to its best rr (k < wg),
+         * into the sample buffers (free again after sf_sample) */
+        cl_uint rr = (!c.noreduce && k < c.wg) ? (cl_uint)k : 0;
+        size_t rgroups = (p.cap + c.wg - 1) / c.wg;
+        if (rr && rgroups * rr > s_alloc)
+            s_alloc = rgroups * rr;
+        if (!s_alloc)
+            s_alloc = 1;
+        if ((st = cltopk_scratch(ctx, SCR_CAND_U0, p.cap * kb, &su)) != CLTOPK_OK ||
+            (st = cltopk_scratch(ctx, SCR_CAND_I0, p.cap * 4, &si)) != CLTOPK_OK ||
+            (st = cltopk_scratch(ctx, SCR_CAND_U1, s_alloc * kb, &sk)) != CLTOPK_OK ||
+            (st = cltopk_scratch(ctx, SCR_CAND_I1, s_alloc * 4, &ski)) != CLTOPK_OK ||
+            (st = cltopk_scratch(ctx, SCR_RS_STATE, SF_ST_WORDS * 4, &state)) != CLTOPK_OK)
+            goto out;
+        cl_uint s32 = p.s, r32 = p.r, cap32 = (cl_uint)p.cap;
+        cl_uint force = c.force == SF_FORCE_FEW ? 2u : c.force == SF_FORCE_ALL ? 1u : 0u;
+        cl_ulong seed64 = p.seed;
+        /* the tile permutation t -> (pa t + pb) mod ntiles, pa prime to ntiles */
+        uint64_t z = mix64(seed ^ 0xD1B54A32D192ED03ull);
+        cl_ulong pa = 1, pb = 0;
+        if (ntiles > 1) {
+            pb = z % ntiles;
+            for (int tries = 0; tries < 64; tries++) {
+                z = mix64(z + 0x9E3779B97F4A7C15ull);
+                uint64_t a = 1 + z % (ntiles - 1);
+                if (gcd64(a, ntiles) == 1) {
+                    pa = a;
+                    break;
+                }
+            }
+        }
+        if (use == USE_SAMPLE) {
+            /* each gather group keeps its best gr samples: sf_sample reads those */
+            size_t sg = ((size_t)p.s + c.wg - 1) / c.wg;
+            cl_uint gr = p.r < c.wg ? p.r : c.wg, kept = (cl_uint)(sg * gr);
+            st = cltopk_set_args(ctx, kk[K_GATHER], 9, sizeof(cl_mem), &in, sizeof off64, &off64,
+                                 sizeof n32, &n32, sizeof sm, &sm, sizeof s32, &s32,
+                                 sizeof seed64, &seed64, sizeof gr, &gr, sizeof(cl_mem), &sk,
+                                 sizeof(cl_mem), &ski);
+            if (st == CLTOPK_OK)
+                st = cltopk_launch(ctx, kk[K_GATHER], sg * c.wg, c.wg, num_wait, wait);
+            prof_add(ctx, pr, "gather");
+            if (st == CLTOPK_OK)
+                st = cltopk_set_args(ctx, kk[K_SAMPLE], 9, sizeof(cl_mem), &in, sizeof off64,
+                                     &off64, sizeof n32, &n32, sizeof sm, &sm, sizeof kept, &kept,
+                                     sizeof r32, &r32, sizeof(cl_mem), &sk, sizeof(cl_mem), &ski,
+                                     sizeof(cl_mem), &state);
+            if (st == CLTOPK_OK)
+                st = cltopk_launch(ctx, kk[K_SAMPLE], c.fwg, c.fwg, 0, NULL);
+            prof_add(ctx, pr, "sample");
+        } else {
+            st = cltopk_set_args(ctx, kk[K_INIT], 2, sizeof force, &force, sizeof(cl_mem),
+                                 &state);
+            if (st == CLTOPK_OK)
+                st = cltopk_launch(ctx, kk[K_INIT], 32, 32, num_wait, wait);
+            prof_add(ctx, pr, "init");
+        }
+        if (st == CLTOPK_OK)
+            st = cltopk_set_args(ctx, kk[K_FILTER], 13, sizeof(cl_mem), &in, sizeof off64,
+                                 &off64, sizeof n32, &n32, sizeof sm, &sm, sizeof head32,
+                                 &head32, sizeof nvec32, &nvec32, sizeof nt32, &nt32, sizeof pa,
+                                 &pa, sizeof pb, &pb, sizeof cap32, &cap32, sizeof(cl_mem),
+                                 &state, sizeof(cl_mem), &su, sizeof(cl_mem), &si);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kk[K_FILTER], groups * c.wg, c.wg, 0, NULL);
+        prof_add(ctx, pr, "filter");
+        if (st == CLTOPK_OK && rr) {
+            st = cltopk_set_args(ctx, kk[K_REDUCE], 8, sizeof(cl_mem), &su, sizeof(cl_mem), &si,
+                                 sizeof(cl_mem), &state, sizeof k32, &k32, sizeof cap32, &cap32,
+                                 sizeof rr, &rr, sizeof(cl_mem), &sk, sizeof(cl_mem), &ski);
+            if (st == CLTOPK_OK)
+                st = cltopk_launch(ctx, kk[K_REDUCE], rgroups * c.wg, c.wg, 0, NULL);
+            prof_add(ctx, pr, "reduce");
+        }
+        if (st == CLTOPK_OK)
+            st = cltopk_set_args(ctx, kk[K_FINAL], 14, sizeof(cl_mem), &in, sizeof off64, &off64,
+                                 sizeof n32, &n32, sizeof sm, &sm, sizeof k32, &k32,
+                                 sizeof cap32, &cap32, sizeof rr, &rr, sizeof(cl_mem),
+                                 rr ? &sk : &su, sizeof(cl_mem), rr ? &ski : &si,
+                                 sizeof(cl_mem), &state, sizeof want, &want, sizeof(cl_mem),
+                                 &out_keys, sizeof(cl_mem), &out_index, sizeof base64, &base64);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kk[K_FINAL], c.fwg, c.fwg, 0, NULL);
+        prof_add(ctx, pr, "final");
+        if (st == CLTOPK_OK && pr)
+            prof_print(ctx, pr, n, k, state);
+        if (st == CLTOPK_OK && c.check != SF_CHECK_NONE)
+            st = check_path(ctx, &c, state);
+    }
+out:
+    ctx->event_each = each;
+    for (int i = 0; i < K_N; i++)
+        if (kk[i])
+            clReleaseKernel(kk[i]);
+    return st;
+}
+
+static int sf_run_buffer(cltopk_context *ctx, const cltopk_request *rq)
+{
+    sf_cfg c;
+    char why[512];
+    if (sf_configure(ctx, rq, &c, why, sizeof why) != 0)
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
+    /* the kernels take buffers for both outputs; one not asked for is never written */
+    cl_mem ok = rq->dout_keys ? rq->dout_keys : rq->dout_index;
+    cl_mem oi = rq->dout_index ? rq->dout_index : rq->dout_keys;
+    cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
+    return sf_device(ctx, rq, &c, rq->dkeys, rq->doffset, rq->n, rq->k, ok, oi, want, 0,
+                     rq->num_wait, rq->wait);
+}
+
+/* one chunk of host data (cltopk_chunked_topk) */
+static int sf_chunk(cltopk_context *ctx, const cltopk_request *rq, void *arg, cl_mem in,
+                     size_t off, size_t n, size_t k, cl_mem out_keys, cl_mem out_index,
+                     cl_uint want, uint64_t index_base, cl_uint num_wait, const cl_event *wait)
+{
+    return sf_device(ctx, rq, arg, in, off, n, k, out_keys, out_index, want, index_base,
+                      num_wait, wait);
+}
+
+static int sf_run_host(cltopk_context *ctx, const cltopk_request *rq)
+{
+    sf_cfg c;
+    char why[512];
+    if (sf_configure(ctx, rq, &c, why, sizeof why) != 0)
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
+    /* positions always travel with the keys (they order ties), so float keys
+     * need no second run */
+    return cltopk_chunked_topk(ctx, rq, sf_chunk, &c, 1, NULL);
+}
+
+static size_t sf_workspace(cltopk_context *ctx, const cltopk_request *rq)
+{
+    sf_cfg c;
+    char why[512];
+    if (sf_configure(ctx, rq, &c, why, sizeof why) != 0)
+        return 0;
+    size_t n = rq->n, chunk = cltopk_chunk_elems(ctx, rq->bytes), kb = (size_t)rq->bytes;
+    if (!rq->on_device && n > chunk)
+        n = chunk < rq->k ? rq->k : chunk;
+    sf_call p;
+    plan_call(&c, n, rq->k, 0, &p);
+    size_t groups = (size_t)(ctx->caps.compute_units ? ctx->caps.compute_units : 1) * 8;
+    if (c.groups_set)
+        groups = c.groups;
+    size_t srnd = ((size_t)p.s + c.wg - 1) / c.wg * c.wg;
+    size_t side = srnd > groups ? srnd : groups;
+    if (!c.noreduce && rq->k < c.wg) {
+        size_t red = (p.cap + c.wg - 1) / c.wg * rq->k;
+        side = red > side ? red : side;
+    }
+    size_t bytes = (rq->k > 1 ? p.cap : 0) * (kb + 4) + side * (kb + 4) + SF_ST_WORDS * 4;
+    if (!rq->on_device)
+        bytes += n * kb + rq->k * (kb + 8);
+    return bytes;
+}
+
+/* GPUs, from the H200 (bench/RESULTS.md): the filtering read at about 1.15
+ * reads, the sample and the one-group selections about 0.12 ms, the final sort
+ * growing with k (0.08 ms at k = 32, 0.2 ms at 4096); k = 1 a reduction at
+ * about 1.1 reads.  Other devices: the filter's compare costs about one read
+ * more, the selections a local operation an element of the survivors. */
+static double sf_predict(const cltopk_context *ctx, const cltopk_request *rq,
+                         const cltopk_consts *c)
+{
+    (void)ctx;
+    if (!c)
+        return -1;
+    double R = (double)rq->n * rq->bytes / c->bw, k = (double)rq->k;
+    if (rq->k == 1)
+        return R * (c->gpu ? 1.1 : 1.5) + 2 * c->launch;
+    if (c->gpu)
+        return R * 1.15 + 5 * c->launch + 1.2e-4 + k * 3e-8;
+    return R * 2 + (double)rq->n * 0.1 / c->lrate + 5 * c->launch + k * 64 / c->lrate;
+}
+
+const cltopk_algorithm cltopk_algo_sample_filter = {
+    .id = CLTOPK_ALGO_SAMPLE_FILTER,
+    .name = "sample-filter",
+    .on_device = 1,
+    .kmax32 = 4096,
+    .kmax64 = 4096,
+    .needs_int64 = 1,
+    .max_buffer_n = 0xFFFFFFFE,
+    .supports = sf_supports,
+    .predict = sf_predict,
+    .run_host = sf_run_host,
+    .run_buffer = sf_run_buffer,
+    .workspace = sf_workspace,
+};
+
+#endif
