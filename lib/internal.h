@@ -86,6 +86,8 @@ enum { SCR_INPUT = 0, SCR_CAND_U0, SCR_CAND_I0, SCR_CAND_U1, SCR_CAND_I1, SCR_OU
        /* sbp-tree: candidate pairs of two levels (keys, indices) */
        SCR_TREE_K0, SCR_TREE_I0, SCR_TREE_K1, SCR_TREE_I1, SCR_TREE_SPL,
        SCR_TREE_SPLI,
+       /* the device sort (devsort.c): two sets of pairs, digit counts, their totals */
+       SCR_DS_K0, SCR_DS_P0, SCR_DS_K1, SCR_DS_P1, SCR_DS_HIST, SCR_DS_TOTALS,
        SCR_COUNT };
 
 
@@ -210,6 +212,48 @@ CLTOPK_INTERNAL int cltopk_rs_sort_write(cltopk_context *ctx, const cltopk_reque
                                          cl_mem in, size_t off, cl_mem out_keys,
                                          cl_mem out_index, uint64_t index_base);
 #endif
+/* ---- the device sort (devsort.c, cl/radix_sort.cl) */
+#if HAVE_OPENCL
+/* m (key, 32-bit position) pairs to sort into THE ORDER: larger order key
+ * first, then smaller position; stable. */
+typedef struct {
+    int key_bits;      /* 32 or 64 */
+    int kind;          /* KIND_* of the keys' bits: the sort is by order_key(key, kind,
+                          smallest); KIND_UNSIGNED with smallest 0 sorts order keys */
+    int smallest;
+    size_t m;          /* pairs, below 2^32 - 1 */
+    cl_mem keys;       /* m keys from element key_off */
+    size_t key_off;
+    cl_mem pos;        /* m uint positions from element 0, or NULL: key i is at position i */
+    unsigned pos_bits; /* REQUIRED when the pairs are not in position order: every
+                          position is below 2^pos_bits, and the sort orders the positions
+                          too (pos_bits / DIGIT passes more; 32 always works).  0: the
+                          pairs arrive in increasing position order (pos NULL is), and the
+                          sort by the key alone keeps ties in that order */
+    /* final 0: the sorted pairs to out_keys / out_pos (which may be keys / pos
+     * themselves: in place), k == m; final 1: the first k (<= m) keys' bits to
+     * out_keys (want & 1) and positions + base as int64 to out_index (want & 2) */
+    int final;
+    size_t k;
+    cl_uint want;
+    cl_mem out_keys, out_pos, out_index;
+    uint64_t base;
+    /* optional: two buffers of m keys and two of m positions for the passes
+     * (distinct from the above); NULL: the context's scratch slots SCR_DS_* */
+    cl_mem tmp_keys[2], tmp_pos[2];
+} cltopk_devsort_job;
+/* Enqueue the sort (about (pos_bits + key_bits) / 8 passes of three launches)
+ * after the context's last event and the wait list; the last launch's event
+ * becomes the context's last.  CLTOPK_ERR_UNSUPPORTED when the tiles cannot fit
+ * the device (or CLTOPK_SORT is invalid). */
+CLTOPK_INTERNAL int cltopk_devsort(cltopk_context *ctx, const cltopk_devsort_job *job,
+                                   cl_uint num_wait, const cl_event *wait);
+/* Device scratch bytes of a sort of m pairs of key_bits keys with the context's
+ * own buffers; 0 (the reason in why) when the device cannot run it. */
+CLTOPK_INTERNAL size_t cltopk_devsort_scratch(cltopk_context *ctx, int key_bits, size_t m,
+                                              char *why, size_t whylen);
+#endif
+/* ---- end of the device sort */
 #if HAVE_OPENCL
 /* program.c: the disk cache directory (0 when off) and mkdir -p */
 CLTOPK_INTERNAL int cltopk_cache_dir(char *buf, size_t len);
