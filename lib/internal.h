@@ -173,6 +173,7 @@ CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_heap;
 #if HAVE_OPENCL
 CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_bitonic;
 CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_sbp_tree;
+CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_sort;
 #endif
 
 /* ---- radix select, SBP radix, the planner's models (algo_radix.c,

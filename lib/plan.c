@@ -111,6 +111,7 @@ const cltopk_algorithm *cltopk_algorithm_get(cltopk_algo id)
     case CLTOPK_ALGO_RADIX_SELECT: return &cltopk_algo_radix_select;
     case CLTOPK_ALGO_SBP_RADIX: return &cltopk_algo_sbp_radix;
     case CLTOPK_ALGO_SBP_TREE: return &cltopk_algo_sbp_tree;
+    case CLTOPK_ALGO_SORT: return &cltopk_algo_sort;
 #endif
     default: return NULL;
     }

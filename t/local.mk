@@ -141,3 +141,10 @@ TESTS += t/sbp_tree.t
 t_sbp_tree_t_SOURCES = t/sbp_tree.c tools/gen.c tools/gen.h
 t_sbp_tree_t_CPPFLAGS = $(T_CPPFLAGS)
 t_sbp_tree_t_LDADD = $(T_LDADD) -lm
+# ---- the device sort: CLTOPK_ALGO_SORT and radix select's winner sort
+check_PROGRAMS += t/sort.t
+TESTS += t/sort.t
+t_sort_t_SOURCES = t/sort.c
+t_sort_t_CPPFLAGS = $(T_CPPFLAGS)
+t_sort_t_LDADD = $(T_LDADD)
+# ---- end
