@@ -139,17 +139,43 @@ static int rs_kernels(cltopk_context *ctx, const cltopk_request *rq, size_t n, r
     }
 }
 
+/* above this k the winners are sorted by the device radix sort (devsort.c),
+ * at and below it by the bitonic sort here (a few launches, no passes) */
+#define RS_BITONIC_MAX 4096
+
 /* sort the k winners (rk, ri) on the device and write the input's bits and
- * positions (want bits: 1 keys, 2 positions offset by index_base) */
+ * positions (want bits: 1 keys, 2 positions offset by index_base).  The
+ * winners' positions are below npos (0: unknown); tmp (NULL: none) is two
+ * pairs of key and position buffers of k at least that the sort may use. */
 static int sort_write(cltopk_context *ctx, const rs_cfg *cp, cl_kernel *kk, cl_mem rk, cl_mem ri,
                       size_t k, cl_uint want, cl_mem in, size_t off, cl_mem out_keys,
-                      cl_mem out_index, uint64_t index_base)
+                      cl_mem out_index, uint64_t index_base, const cltopk_request *rq,
+                      size_t npos, const cl_mem *tmp)
 {
     rs_cfg c = *cp;
     int st = CLTOPK_OK;
     size_t K2 = pow2_ge(k);
     cl_uint k32 = (cl_uint)k;
     cl_ulong off64 = off, base64 = index_base;
+    if (k > RS_BITONIC_MAX) {
+        /* the winners come in no order: their positions are the low digits */
+        cltopk_devsort_job j;
+        memset(&j, 0, sizeof j);
+        j.key_bits = rq->bytes * 8;
+        j.kind = KIND_UNSIGNED; /* already order keys */
+        j.m = j.k = k;
+        j.keys = j.out_keys = rk;
+        j.pos = j.out_pos = ri;
+        j.pos_bits = 32;
+        while (npos && j.pos_bits > 1 && ((npos - 1) >> (j.pos_bits - 1)) == 0)
+            j.pos_bits--;
+        if (tmp) {
+            j.tmp_keys[0] = tmp[0], j.tmp_pos[0] = tmp[1];
+            j.tmp_keys[1] = tmp[2], j.tmp_pos[1] = tmp[3];
+        }
+        st = cltopk_devsort(ctx, &j, 0, NULL);
+        goto write;
+    }
     /* pad to K2, blocks in local memory, then the stages */
     cl_uint len = (cl_uint)K2, zero = 0;
     size_t blk = K2 < c.blk ? K2 : c.blk;
@@ -183,6 +209,7 @@ static int sort_write(cltopk_context *ctx, const rs_cfg *cp, cl_kernel *kk, cl_m
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, kk[K_LOCAL], (K2 / blk) * c.wg, c.wg, 0, NULL);
     }
+write:
     if (st == CLTOPK_OK) {
         size_t g = (k + 63) / 64 * 64;
         st = cltopk_set_args(ctx, kk[K_WRITE], 8, sizeof(cl_mem), &ri, sizeof k32, &k32,
@@ -207,7 +234,8 @@ static int rs_device(cltopk_context *ctx, const cltopk_request *rq, cl_mem in, s
     int st = rs_kernels(ctx, rq, n, &c, kk);
     if (st != CLTOPK_OK)
         return st;
-    size_t kb = (size_t)rq->bytes, K2 = pow2_ge(k);
+    /* the winners: padded to a power of two for the bitonic sort */
+    size_t kb = (size_t)rq->bytes, K2 = k > RS_BITONIC_MAX ? k : pow2_ge(k);
     int digits = rs_digits(rq, c.first);
     cl_mem state, hist, ak, ai, bk, bi, rk = NULL, ri = NULL;
     if ((st = cltopk_scratch(ctx, SCR_RS_STATE, 16 * 4, &state)) != CLTOPK_OK ||
@@ -263,7 +291,11 @@ static int rs_device(cltopk_context *ctx, const cltopk_request *rq, cl_mem in, s
             st = cltopk_launch(ctx, kk[K_SELOUT], 1, 1, 0, NULL);
         goto out;
     }
-    st = sort_write(ctx, &c, kk, rk, ri, k, want, in, off, out_keys, out_index, index_base);
+    {
+        const cl_mem tmp[4] = {ak, ai, bk, bi}; /* the candidates, n >= k pairs, done */
+        st = sort_write(ctx, &c, kk, rk, ri, k, want, in, off, out_keys, out_index, index_base,
+                        rq, n, tmp);
+    }
 out:
     for (int i = 0; i < K_N; i++)
         if (kk[i])
@@ -452,7 +484,8 @@ int cltopk_rs_sort_write(cltopk_context *ctx, const cltopk_request *rq, cl_mem r
     int st = rs_kernels(ctx, rq, k, &c, kk);
     if (st != CLTOPK_OK)
         return st;
-    st = sort_write(ctx, &c, kk, rk, ri, k, want, in, off, out_keys, out_index, index_base);
+    st = sort_write(ctx, &c, kk, rk, ri, k, want, in, off, out_keys, out_index, index_base, rq,
+                    0, NULL);
     for (int i = 0; i < K_N; i++)
         if (kk[i])
             clReleaseKernel(kk[i]);
@@ -505,7 +538,14 @@ static size_t workspace(cltopk_context *ctx, const cltopk_request *rq)
     size_t n = rq->n, chunk = cltopk_chunk_elems(ctx, rq->bytes), kb = (size_t)rq->bytes;
     if (!rq->on_device && n > chunk)
         n = chunk < rq->k ? rq->k : chunk;
-    size_t bytes = 2 * n * (kb + 4) + pow2_ge(rq->k) * (kb + 4) + 64 + (kb + 5) * 4096 * 4;
+    size_t kw = rq->k > RS_BITONIC_MAX ? rq->k : pow2_ge(rq->k);
+    size_t bytes = 2 * n * (kb + 4) + kw * (kb + 4) + 64 + (kb + 5) * 4096 * 4;
+    if (rq->k > RS_BITONIC_MAX) { /* the device sort's digit counts (it borrows the
+                                     candidate buffers for its pairs) */
+        char why[512];
+        size_t ds = cltopk_devsort_scratch(ctx, rq->bytes * 8, rq->k, why, sizeof why);
+        bytes += ds > 2 * rq->k * (kb + 4) ? ds - 2 * rq->k * (kb + 4) : 0;
+    }
     if (!rq->on_device)
         bytes += n * kb + rq->k * (kb + 8);
     return bytes;
