@@ -29,7 +29,8 @@
  * group, a power of two, 32 at least), IPT (pairs a work-item a tile, a
  * multiple of the vector width VEC: 4 for 32-bit keys, 2 for 64-bit), DIGIT
  * (bits a pass, 1..8), LB (bits a local ranking round, 1..4), HC (copies of
- * ds_hist's local histogram, against same-bin contention). */
+ * ds_hist's local histogram, against same-bin contention), and four choices of
+ * how ds_scatter loads and ranks (TL, RREG, LDIG, XS below). */
 #ifndef CLTOPK_COMMON_CL
 #include "common.cl"
 #endif
@@ -49,6 +50,18 @@
 #ifndef HC
 #define HC 1
 #endif
+#ifndef RREG
+#define RREG 0 /* 1: a work-item counts its pairs' bins in registers, 0: in local memory */
+#endif
+#ifndef LDIG
+#define LDIG 1 /* 1: the sorted tile keeps each pair's digit (TILE bytes), 0: recomputed */
+#endif
+#ifndef TL
+#define TL 0 /* 1: a tile is loaded striped (coalesced) through local memory, 0: blocked */
+#endif
+#ifndef XS
+#define XS 0 /* the work-group scan: 0 in place (two barriers a step), 1 two buffers (one) */
+#endif
 
 #if DIGIT < 1 || DIGIT > 8
 #error "DIGIT must be 1 .. 8"
@@ -67,6 +80,9 @@
 #define PADC(f) ((f) + ((f) >> 4))       /* counters: a pad every 16 (the raking reads) */
 #define VEC (16 / (KEY_BITS / 8))        /* keys a 16-byte load */
 #define PAD_POS 0xFFFFFFFFu              /* the position of a padding slot */
+/* the loops over a work-item's pairs are unrolled, so that its arrays stay in
+ * registers */
+#define UNROLL _Pragma("unroll")
 
 #if IPT % VEC != 0
 #error "IPT must be a multiple of VEC"
@@ -87,20 +103,36 @@ inline uint ds_digit(okey_t key, uint pos, uint smallest, uint pb, uint s, uint 
     return v & ((1u << w) - 1u);
 }
 
-/* exclusive prefix of v over the work-group; *total the sum (part: WG words) */
+/* exclusive prefix of v over the work-group; *total the sum (part: 2 WG
+ * words) */
 inline uint wg_exscan(uint v, __local uint *part, uint *total)
 {
     uint t = get_local_id(0);
-    part[t] = v;
+#if XS
+    /* read one buffer, write the other: one barrier a step */
+    __local uint *src = part, *dst = part + WG;
+    src[t] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint o = 1; o < WG; o <<= 1) {
-        uint x = t >= o ? part[t - o] : 0u;
+        dst[t] = t >= o ? src[t] + src[t - o] : src[t];
         barrier(CLK_LOCAL_MEM_FENCE);
-        part[t] += x;
+        __local uint *x = src;
+        src = dst;
+        dst = x;
+    }
+#else
+    __local uint *src = part;
+    src[t] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint o = 1; o < WG; o <<= 1) {
+        uint x = t >= o ? src[t - o] : 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        src[t] += x;
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    *total = part[WG - 1];
-    uint r = part[t] - v;
+#endif
+    *total = src[WG - 1];
+    uint r = src[t] - v;
     barrier(CLK_LOCAL_MEM_FENCE);
     return r;
 }
@@ -190,7 +222,7 @@ void ds_hist(__global const okey_t *keys, ulong koff, __global const uint *pos, 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void ds_scan(__global uint *hist, uint G, __global uint *totals)
 {
-    __local uint part[WG];
+    __local uint part[2 * WG];
     uint t = get_local_id(0), d = get_group_id(0);
     __global uint *row = hist + (ulong)d * G;
     uint per = (G + WG - 1) / WG, lo = t * per, hi = lo + per < G ? lo + per : G;
@@ -219,9 +251,14 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
 {
     __local okey_t lk[PADI(TILE)];
     __local uint lp[PADI(TILE)];
-    __local uchar ld[TILE];
     __local ushort cnt[PADC(CN)];
-    __local uint part[WG];
+#if LDIG
+    __local uchar ld[TILE];
+#define DIGIT_AT(p) ((uint)ld[p])
+#else
+#define DIGIT_AT(p) ds_digit(lk[PADI(p)], lp[PADI(p)], smallest, pb, s, w)
+#endif
+    __local uint part[2 * WG];
     __local uint lstart[RADIX + 1];
     __local uint lgoff[RADIX];
     uint t = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
@@ -246,57 +283,124 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
         uint len = (ulong)m - t0 < TILE ? (uint)((ulong)m - t0) : TILE;
         okey_t key[IPT];
         uint ps[IPT], dg[IPT];
+#if TL
+        /* striped loads into local memory, then each work-item's IPT pairs */
+        UNROLL
+        for (uint v = 0; v < IPT; v += VEC) {
+            uint e = v * WG + t * VEC;
+            okey_t kv[VEC];
+            uint pv[VEC];
+            ds_load_keys(kp, t0 + e, (ulong)m, vec, kv);
+            ds_load_pos(pos, implicit, t0 + e, (ulong)m, pv);
+            for (uint j = 0; j < VEC; j++) {
+                lk[PADI(e + j)] = kv[j];
+                lp[PADI(e + j)] = pv[j];
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        UNROLL
+        for (uint q = 0; q < IPT; q++) {
+            key[q] = lk[PADI(t * IPT + q)];
+            ps[q] = lp[PADI(t * IPT + q)];
+        }
+        /* (the pairs move again only after the counters' barrier) */
+#else
+        UNROLL
         for (uint v = 0; v < IPT; v += VEC) {
             ds_load_keys(kp, t0 + t * IPT + v, (ulong)m, vec, key + v);
             ds_load_pos(pos, implicit, t0 + t * IPT + v, (ulong)m, ps + v);
         }
+#endif
         /* padding slots take the last digit: they sort after every pair */
+        UNROLL
         for (uint q = 0; q < IPT; q++)
-            dg[q] = t * IPT + q >= len ? RADIX - 1u : ds_digit(key[q], ps[q], smallest, pb, s, w);
+            dg[q] = ps[q] == PAD_POS ? RADIX - 1u : ds_digit(key[q], ps[q], smallest, pb, s, w);
         /* stable local sort by the digit: LB bits a round, least significant first */
+        UNROLL
         for (uint r = 0; r < ROUNDS; r++) {
             uint sh = r * LB;
-            for (uint f = t; f < CN; f += WG)
-                cnt[PADC(f)] = 0;
-            barrier(CLK_LOCAL_MEM_FENCE);
+#if RREG
+            /* the work-item's count of each bin, 8 bits each in 4 words, and
+             * each pair's rank among the work-item's pairs of its bin */
+            uint c0 = 0u, c1 = 0u, c2 = 0u, c3 = 0u;
+            uchar rk[IPT];
+            UNROLL
+            for (uint q = 0; q < IPT; q++) {
+                uint b = (dg[q] >> sh) & (LR - 1u), ws = b >> 2, bs = (b & 3u) * 8u;
+                uint cur = ws == 0u ? c0 : ws == 1u ? c1 : ws == 2u ? c2 : c3;
+                rk[q] = (uchar)(cur >> bs);
+                uint inc = 1u << bs;
+                c0 += ws == 0u ? inc : 0u;
+                c1 += ws == 1u ? inc : 0u;
+                c2 += ws == 2u ? inc : 0u;
+                c3 += ws == 3u ? inc : 0u;
+            }
+            UNROLL
+            for (uint b = 0; b < LR; b++) {
+                uint word = b < 4u ? c0 : b < 8u ? c1 : b < 12u ? c2 : c3;
+                cnt[PADC(b * WG + t)] = (ushort)((word >> ((b & 3u) * 8u)) & 0xFFu);
+            }
+#else
+            /* the work-item's count of each bin, in its own column */
+            UNROLL
+            for (uint b = 0; b < LR; b++)
+                cnt[PADC(b * WG + t)] = 0;
+            UNROLL
             for (uint q = 0; q < IPT; q++)
                 cnt[PADC(((dg[q] >> sh) & (LR - 1u)) * WG + t)]++;
+#endif
             barrier(CLK_LOCAL_MEM_FENCE);
             /* exclusive scan of the counters in (bin, work-item) order: each
              * work-item rakes LR consecutive ones */
             uint sum = 0u, total;
+            UNROLL
             for (uint j = 0; j < LR; j++)
                 sum += cnt[PADC(t * LR + j)];
             uint ex = wg_exscan(sum, part, &total);
+            UNROLL
             for (uint j = 0; j < LR; j++) {
                 uint c = cnt[PADC(t * LR + j)];
                 cnt[PADC(t * LR + j)] = (ushort)ex;
                 ex += c;
             }
             barrier(CLK_LOCAL_MEM_FENCE);
+            UNROLL
             for (uint q = 0; q < IPT; q++) {
                 uint f = PADC(((dg[q] >> sh) & (LR - 1u)) * WG + t);
+#if RREG
+                uint at = cnt[f] + rk[q];
+#else
                 uint at = cnt[f];
                 cnt[f] = (ushort)(at + 1u);
+#endif
                 lk[PADI(at)] = key[q];
                 lp[PADI(at)] = ps[q];
+#if LDIG
                 ld[at] = (uchar)dg[q];
+#endif
             }
             barrier(CLK_LOCAL_MEM_FENCE);
             if (r + 1u < ROUNDS) {
+                UNROLL
                 for (uint q = 0; q < IPT; q++) {
                     uint at = t * IPT + q;
                     key[q] = lk[PADI(at)];
                     ps[q] = lp[PADI(at)];
+#if LDIG
                     dg[q] = ld[at];
+#else
+                    dg[q] = ps[q] == PAD_POS ? RADIX - 1u
+                                             : ds_digit(key[q], ps[q], smallest, pb, s, w);
+#endif
                 }
-                /* (the next round's counters are cleared after a barrier) */
+                /* (the next round writes its counters, then waits, before any
+                 * pair moves again) */
             }
         }
         /* where each digit begins in the sorted tile (the padding is last) */
         for (uint p = t; p < len; p += WG) {
-            uint d = ld[p];
-            uint from = p ? (uint)ld[p - 1u] + 1u : 0u;
+            uint d = DIGIT_AT(p);
+            uint from = p ? DIGIT_AT(p - 1u) + 1u : 0u;
             for (uint e = from; e <= d; e++)
                 lstart[e] = p;
             if (p == len - 1u)
@@ -305,10 +409,10 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint p = t; p < len; p += WG) {
-            uint d = ld[p];
-            uint at = lgoff[d] + (p - lstart[d]);
             okey_t kk = lk[PADI(p)];
             uint pp = lp[PADI(p)];
+            uint d = DIGIT_AT(p);
+            uint at = lgoff[d] + (p - lstart[d]);
             if (!final) {
                 dk[at] = kk;
                 dp[at] = pp;

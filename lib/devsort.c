@@ -13,10 +13,20 @@
  * Parameters (compile-time -D options, see the .cl file): WG 256 (or the
  * device's largest group below it), IPT the largest multiple of the vector
  * width up to 16 (GPU) or 8 (CPU) whose tile fits in local memory (12 for
- * 32-bit keys and 8 for 64-bit ones in 48 KB), DIGIT 8, LB 4, HC 1; and the
- * number of work-groups, GPC a compute unit (GPU 4, CPU 2), each walking an
- * equal run of tiles.  CLTOPK_SORT="wg=64,ipt=4,digit=6,lb=3,hc=2,gpc=8" sets
- * any of them (tests, tuning); an invalid value is an UNSUPPORTED error. */
+ * 32-bit keys and 10 for 64-bit ones in 48 KB), DIGIT 8, LB 4, HC 1, and the
+ * ways of ranking a tile: counts in local memory (RREG 0), digits kept beside
+ * the pairs (LDIG 1), blocked loads straight from global memory (TL 0), the
+ * in-place scan (XS 0); and the number of work-groups, GPC a compute unit
+ * (GPU 4, CPU 2), each walking an equal run of tiles.
+ * CLTOPK_SORT="wg=64,ipt=4,digit=6,lb=3,hc=2,gpc=8,reg=1,ld=0,tl=1,xs=1" sets
+ * any of them (tests, tuning); an invalid value is an UNSUPPORTED error.
+ *
+ * On an H200 (NVIDIA OpenCL 580.159), 2^29 uniform float32 with positions,
+ * k = n: 36.4 ms with the defaults (torch.sort: 23.4 ms); hist + scan 3.8 ms
+ * of it, the scatters the rest (with their writes made coalesced, at wrong
+ * addresses, 31.1 ms: the local ranking dominates).  The other choices were
+ * no faster: reg=1 36.6, ld=0 37.1 (IPT 16), xs=1 38.4, tl=1 50.8, ipt=8
+ * 46.1, gpc=2/8/16 within 1 ms, digit=7 40.5 ms. */
 #include "internal.h"
 
 #if HAVE_OPENCL
@@ -26,7 +36,7 @@
 #include <string.h>
 
 typedef struct {
-    unsigned wg, ipt, digit, lb, hc, gpc;
+    unsigned wg, ipt, digit, lb, hc, gpc, rreg, ldig, xs, tl;
 } ds_cfg;
 
 /* local memory of ds_scatter, in bytes (the .cl file's arrays) */
@@ -35,8 +45,8 @@ static size_t ds_lmem(const ds_cfg *c, int key_bits)
     size_t tile = (size_t)c->wg * c->ipt, padi = tile + tile / 32;
     size_t cn = ((size_t)1 << c->lb) * c->wg, padc = cn + cn / 16;
     size_t radix = (size_t)1 << c->digit;
-    return padi * (size_t)(key_bits / 8) + padi * 4 + tile + padc * 2 + c->wg * 4 +
-           (2 * radix + 1) * 4;
+    return padi * (size_t)(key_bits / 8) + padi * 4 + (c->ldig ? tile : 0) + padc * 2 +
+           2 * c->wg * 4 + (2 * radix + 1) * 4;
 }
 
 static int pow2(unsigned x)
@@ -60,6 +70,10 @@ static int ds_configure(const cltopk_context *ctx, int key_bits, ds_cfg *c, char
     c->lb = 4;
     c->hc = 1;
     c->gpc = gpu ? 4 : 2;
+    c->rreg = 0;
+    c->ldig = 1;
+    c->xs = 0;
+    c->tl = 0;
     const char *spec = cltopk_env("CLTOPK_SORT");
     if (spec) {
         const char *s = spec;
@@ -70,7 +84,7 @@ static int ds_configure(const cltopk_context *ctx, int key_bits, ds_cfg *c, char
             if (sscanf(s, "%15[a-z]=%lu%n", name, &v, &used) != 2 || used <= 0) {
                 snprintf(why, whylen,
                          "CLTOPK_SORT='%s': expected name=value,... with names wg, ipt, digit, "
-                         "lb, hc, gpc", spec);
+                         "lb, hc, gpc, reg, ld, xs, tl", spec);
                 return -1;
             }
             s += used;
@@ -88,9 +102,18 @@ static int ds_configure(const cltopk_context *ctx, int key_bits, ds_cfg *c, char
                 c->hc = (unsigned)v;
             else if (!strcmp(name, "gpc"))
                 c->gpc = (unsigned)v;
+            else if (!strcmp(name, "reg"))
+                c->rreg = v != 0;
+            else if (!strcmp(name, "ld"))
+                c->ldig = v != 0;
+            else if (!strcmp(name, "xs"))
+                c->xs = v != 0;
+            else if (!strcmp(name, "tl"))
+                c->tl = v != 0;
             else {
                 snprintf(why, whylen,
-                         "CLTOPK_SORT: unknown name '%s' (wg, ipt, digit, lb, hc, gpc)", name);
+                         "CLTOPK_SORT: unknown name '%s' (wg, ipt, digit, lb, hc, gpc, reg, ld, "
+                         "xs, tl)", name);
                 return -1;
             }
         }
@@ -154,8 +177,10 @@ static int ds_kernels(cltopk_context *ctx, const cltopk_devsort_job *j, ds_cfg *
     for (;;) {
         char opts[256];
         snprintf(opts, sizeof opts,
-                 "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D IPT=%u -D DIGIT=%u -D LB=%u -D HC=%u",
-                 j->key_bits, j->kind, c->wg, c->ipt, c->digit, c->lb, c->hc);
+                 "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D IPT=%u -D DIGIT=%u -D LB=%u -D HC=%u "
+                 "-D RREG=%u -D LDIG=%u -D XS=%u -D TL=%u",
+                 j->key_bits, j->kind, c->wg, c->ipt, c->digit, c->lb, c->hc, c->rreg, c->ldig,
+                 c->xs, c->tl);
         memset(k, 0, DS_N * sizeof *k);
         int st = CLTOPK_OK, again = 0;
         size_t least = 0;

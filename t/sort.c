@@ -155,9 +155,11 @@ int main(void)
                 NULL, 0);
     /* small tiles (32 x 4 pairs), several a group; digits of 5 bits ranked 3
      * at a time (passes whose digit straddles words), of 8 bits ranked 2 at a
-     * time, histogram copies */
-    static const char *const conf[] = {"wg=32,ipt=4,gpc=1", "wg=64,ipt=8,digit=5,lb=3,gpc=2",
-                                       "wg=32,ipt=4,digit=8,lb=2,hc=3,gpc=3"};
+     * time, histogram copies; the other ways of ranking (counts in registers,
+     * digits recomputed, the two-buffer scan) */
+    static const char *const conf[] = {"wg=32,ipt=4,gpc=1,tl=1",
+                                       "wg=64,ipt=8,digit=5,lb=3,gpc=2,reg=1,ld=0,xs=1",
+                                       "wg=32,ipt=4,digit=8,lb=2,hc=3,gpc=3,reg=1"};
     for (size_t c = 0; c < sizeof conf / sizeof *conf; c++) {
         setenv("CLTOPK_SORT", conf[c], 1);
         diag("CLTOPK_SORT=%s", conf[c]);
