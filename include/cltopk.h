@@ -47,6 +47,11 @@
  *                          ablation: "B=8,WG=128,OUT=64,MAXM=4,SWZ=0" or "basic=1"
  *                          (see `cltopk tune`); an invalid set makes bitonic
  *                          calls fail with CLTOPK_ERR_UNSUPPORTED
+ *   CLTOPK_SORT            parameters of the device sort (CLTOPK_ALGO_SORT, and
+ *                          radix select's winners above k = 4096), for tuning:
+ *                          "wg=256,ipt=12,digit=8,lb=4,hc=1,gpc=4" (README.md
+ *                          lists them); an invalid set makes those calls fail
+ *                          with CLTOPK_ERR_UNSUPPORTED
  */
 #ifndef CLTOPK_H
 #define CLTOPK_H
