@@ -260,7 +260,7 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
 #endif
     __local uint part[2 * WG];
     __local uint lstart[RADIX + 1];
-    __local uint lgoff[RADIX];
+    __local uint lgoff[RADIX], lbase[RADIX];
     uint t = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
     /* where the group's pairs of digit d begin: the pairs of smaller digits,
      * then those of earlier groups */
@@ -408,11 +408,19 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
                     lstart[e] = len;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
+        /* the pair at p of digit d goes to lbase[d] + p; the next tile's
+         * pairs of digit d after this one's */
+        for (uint d = t; d < RADIX; d += WG) {
+            uint s0 = lstart[d];
+            lbase[d] = lgoff[d] - s0;
+            lgoff[d] += lstart[d + 1u] - s0;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
         for (uint p = t; p < len; p += WG) {
             okey_t kk = lk[PADI(p)];
             uint pp = lp[PADI(p)];
             uint d = DIGIT_AT(p);
-            uint at = lgoff[d] + (p - lstart[d]);
+            uint at = lbase[d] + p;
             if (!final) {
                 dk[at] = kk;
                 dp[at] = pp;
@@ -423,9 +431,10 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
                     dl[at] = (long)(base + pp);
             }
         }
+        /* (the next tile moves pairs, and writes lstart and lbase, only after
+         * barriers; but its striped loads go straight to local memory) */
+#if TL
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint d = t; d < RADIX; d += WG)
-            lgoff[d] += lstart[d + 1u] - lstart[d];
-        barrier(CLK_LOCAL_MEM_FENCE);
+#endif
     }
 }

@@ -46,7 +46,7 @@ static size_t ds_lmem(const ds_cfg *c, int key_bits)
     size_t cn = ((size_t)1 << c->lb) * c->wg, padc = cn + cn / 16;
     size_t radix = (size_t)1 << c->digit;
     return padi * (size_t)(key_bits / 8) + padi * 4 + (c->ldig ? tile : 0) + padc * 2 +
-           2 * c->wg * 4 + (2 * radix + 1) * 4;
+           2 * c->wg * 4 + (3 * radix + 1) * 4;
 }
 
 static int pow2(unsigned x)
