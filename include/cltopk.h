@@ -68,6 +68,9 @@
  *                          (the default comes from the device limits)
  *   CLTOPK_PACKED_FUSED    0: never fuse decoding into top-k; require: fail
  *                          where it cannot fuse (see cltopk_benchmark_topk_packed)
+ *   CLTOPK_SORT            the device sort (CLTOPK_ALGO_SORT, and radix select's
+ *                          winners above k = 4096): wg, ipt, digit, lb, hc, gpc,
+ *                          reg, ld, xs, tl
  */
 #ifndef CLTOPK_H
 #define CLTOPK_H
@@ -124,7 +127,7 @@ typedef enum {
     CLTOPK_ALGO_SBP_RADIX = 2,    /* split-bucket radix top-k, k up to T / 4         */
     CLTOPK_ALGO_SBP_TREE = 3,     /* split-bucket search tree, k <= 2048 or 4096     */
     CLTOPK_ALGO_RADIX_SELECT = 4, /* global radix select: any k, any rank            */
-    CLTOPK_ALGO_SORT = 5,         /* full device sort (not in this version)          */
+    CLTOPK_ALGO_SORT = 5,         /* full device sort (stable radix sort), any k     */
     CLTOPK_ALGO_CPU_HEAP = 6,     /* OpenMP per-thread heaps, merged; any context    */
     CLTOPK_ALGO_CPU_BITONIC = 7,  /* CPU SIMD bitonic top-k (paper's Appendix C)      */
     CLTOPK_ALGO_CPU_RADIX = 8,    /* CPU radix select + collect; any k, any context  */
@@ -249,7 +252,7 @@ CLTOPK_API int cltopk_select(cltopk_context *ctx, cltopk_dtype type, const void 
  *   num_wait, wait   events the work waits for (wait NULL when num_wait == 0)
  *   done       if not NULL, receives an event (the caller releases it) that
  *              completes when both outputs are written
- * Only device algorithms (BITONIC, SBP_RADIX, SBP_TREE, RADIX_SELECT, or AUTO) are
+ * Only device algorithms (BITONIC, SBP_RADIX, SBP_TREE, RADIX_SELECT, SORT, or AUTO) are
  * accepted; the call enqueues its
  * kernels on the context's queue and returns without waiting for them.  It never
  * calls clFinish on the caller's queue.  Two cases wait.  Float keys with

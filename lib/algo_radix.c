@@ -147,7 +147,9 @@ static int rs_device(cltopk_context *ctx, const cltopk_request *rq, cl_mem in, s
     int st = rs_kernels(ctx, rq, n, &c, kk);
     if (st != CLTOPK_OK)
         return st;
-    size_t kb = (size_t)rq->bytes, K2 = cltopk_pow2_ge(k);
+    /* the winners: padded to a power of two for the bitonic sort */
+    size_t kb = (size_t)rq->bytes,
+           K2 = k > CLTOPK_WINNERS_BITONIC_MAX ? k : cltopk_pow2_ge(k);
     int digits = rs_digits(rq, c.first);
     cl_mem state, hist, ak, ai, bk, bi, rk = NULL, ri = NULL;
     if ((st = cltopk_scratch(ctx, SCR_RS_STATE, 16 * 4, &state)) != CLTOPK_OK ||
@@ -203,7 +205,11 @@ static int rs_device(cltopk_context *ctx, const cltopk_request *rq, cl_mem in, s
             st = cltopk_launch(ctx, kk[K_SELOUT], 1, 1, 0, NULL);
         goto out;
     }
-    st = cltopk_winners_write(ctx, rq, rk, ri, k, want, in, off, out_keys, out_index, index_base);
+    {
+        const cl_mem tmp[4] = {ak, ai, bk, bi}; /* the candidates, n >= k pairs, done */
+        st = cltopk_winners_write(ctx, rq, rk, ri, k, want, in, off, out_keys, out_index,
+                                  index_base, n, tmp);
+    }
 out:
     for (int i = 0; i < K_N; i++)
         if (kk[i])
@@ -289,7 +295,14 @@ static size_t radix_workspace(cltopk_context *ctx, const cltopk_request *rq)
     size_t n = rq->n, chunk = cltopk_chunk_elems(ctx, rq->bytes), kb = (size_t)rq->bytes;
     if (!rq->on_device && n > chunk)
         n = chunk < rq->k ? rq->k : chunk;
-    size_t bytes = 2 * n * (kb + 4) + cltopk_pow2_ge(rq->k) * (kb + 4) + 64 + (kb + 5) * 4096 * 4;
+    size_t kw = rq->k > CLTOPK_WINNERS_BITONIC_MAX ? rq->k : cltopk_pow2_ge(rq->k);
+    size_t bytes = 2 * n * (kb + 4) + kw * (kb + 4) + 64 + (kb + 5) * 4096 * 4;
+    if (rq->k > CLTOPK_WINNERS_BITONIC_MAX) { /* the device sort's digit counts (it
+                                                 borrows the candidate buffers) */
+        char why[512];
+        size_t ds = cltopk_devsort_scratch(ctx, rq->bytes * 8, rq->k, why, sizeof why);
+        bytes += ds > 2 * rq->k * (kb + 4) ? ds - 2 * rq->k * (kb + 4) : 0;
+    }
     if (!rq->on_device)
         bytes += n * kb + rq->k * (kb + 8);
     return bytes;

@@ -169,7 +169,7 @@ static int sbp_device(cltopk_context *ctx, const cltopk_request *rq, void *arg, 
     }
     if (st == CLTOPK_OK)
         st = cltopk_winners_write(ctx, rq, rk, ri, k, want, in, off, out_keys, out_index,
-                                  index_base);
+                                  index_base, 0, NULL);
 out:
     if (kern)
         clReleaseKernel(kern);

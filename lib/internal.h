@@ -117,6 +117,8 @@ enum { SCR_INPUT = 0, SCR_CAND_U0, SCR_CAND_I0, SCR_CAND_U1, SCR_CAND_I1, SCR_OU
        /* sbp-tree: candidate pairs of two levels (keys, indices) */
        SCR_TREE_K0, SCR_TREE_I0, SCR_TREE_K1, SCR_TREE_I1, SCR_TREE_SPL,
        SCR_TREE_SPLI,
+       /* the device sort (devsort.c): two sets of pairs, digit counts, their totals */
+       SCR_DS_K0, SCR_DS_P0, SCR_DS_K1, SCR_DS_P1, SCR_DS_HIST, SCR_DS_TOTALS,
        SCR_COUNT };
 
 
@@ -223,13 +225,58 @@ CLTOPK_INTERNAL int cltopk_chunked_topk(cltopk_context *ctx, const cltopk_reques
 CLTOPK_INTERNAL int cltopk_chunked_select(cltopk_context *ctx, const cltopk_request *rq,
                                           cltopk_devrun topk, cltopk_devrun select, void *arg,
                                           size_t rank, void *out_key, int64_t *out_index);
+/* devsort.c (cl/radix_sort.cl): the device sort */
+/* m (key, 32-bit position) pairs to sort into THE ORDER: larger order key
+ * first, then smaller position; stable. */
+typedef struct {
+    int key_bits;      /* 32 or 64 */
+    int kind;          /* KIND_* of the keys' bits: the sort is by order_key(key, kind,
+                          smallest); KIND_UNSIGNED with smallest 0 sorts order keys */
+    int smallest;
+    size_t m;          /* pairs, below 2^32 - 1 */
+    cl_mem keys;       /* m keys from element key_off */
+    size_t key_off;
+    cl_mem pos;        /* m uint positions from element 0, or NULL: key i is at position i */
+    unsigned pos_bits; /* REQUIRED when the pairs are not in position order: every
+                          position is below 2^pos_bits, and the sort orders the positions
+                          too (pos_bits / DIGIT passes more; 32 always works).  0: the
+                          pairs arrive in increasing position order (pos NULL is), and the
+                          sort by the key alone keeps ties in that order */
+    /* final 0: the sorted pairs to out_keys / out_pos (which may be keys / pos
+     * themselves: in place), k == m; final 1: the first k (<= m) keys' bits to
+     * out_keys (want & 1) and positions + base as int64 to out_index (want & 2) */
+    int final;
+    size_t k;
+    cl_uint want;
+    cl_mem out_keys, out_pos, out_index;
+    uint64_t base;
+    /* optional: two buffers of m keys and two of m positions for the passes
+     * (distinct from the above); NULL: the context's scratch slots SCR_DS_* */
+    cl_mem tmp_keys[2], tmp_pos[2];
+} cltopk_devsort_job;
+/* Enqueue the sort (about (pos_bits + key_bits) / 8 passes of three launches)
+ * after the context's last event and the wait list; the last launch's event
+ * becomes the context's last.  CLTOPK_ERR_UNSUPPORTED when the tiles cannot fit
+ * the device (or CLTOPK_SORT is invalid). */
+CLTOPK_INTERNAL int cltopk_devsort(cltopk_context *ctx, const cltopk_devsort_job *job,
+                                   cl_uint num_wait, const cl_event *wait);
+/* Device scratch bytes of a sort of m pairs of key_bits keys with the context's
+ * own buffers; 0 (the reason in why) when the device cannot run it. */
+CLTOPK_INTERNAL size_t cltopk_devsort_scratch(cltopk_context *ctx, int key_bits, size_t m,
+                                              char *why, size_t whylen);
 /* winners.c: sort k (order key, 32-bit position) pairs in rk / ri on the
  * device into THE ORDER and write the input's bits and positions (want bits:
- * 1 keys, 2 positions offset by index_base) */
+ * 1 keys, 2 positions offset by index_base): up to CLTOPK_WINNERS_BITONIC_MAX
+ * by a bitonic sort (rk / ri then hold k rounded up to a power of two pairs),
+ * above by the device sort.  The winners' positions are below npos (0:
+ * unknown); tmp (NULL: none) is two pairs of key and position buffers of k
+ * pairs at least that the device sort may use. */
+#define CLTOPK_WINNERS_BITONIC_MAX 4096
 CLTOPK_INTERNAL int cltopk_winners_write(cltopk_context *ctx, const cltopk_request *rq,
                                          cl_mem rk, cl_mem ri, size_t k, cl_uint want,
                                          cl_mem in, size_t off, cl_mem out_keys,
-                                         cl_mem out_index, uint64_t index_base);
+                                         cl_mem out_index, uint64_t index_base, size_t npos,
+                                         const cl_mem *tmp);
 /* winners.c: the predicted seconds of cltopk_winners_write (cost models) */
 struct cltopk_consts_s;
 CLTOPK_INTERNAL double cltopk_winners_time(const struct cltopk_consts_s *c, size_t k, int kb);
@@ -317,6 +364,7 @@ CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_heap;
 CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_bitonic;
 CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_radix;
 CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_sample_filter;
+CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_sort;
 
 /* plan.c: the record to run: the named one if it can (else UNSUPPORTED with
  * the reason), or AUTO's choice by predicted time */

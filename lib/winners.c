@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 enum { W_PAD, W_LOCAL, W_GLOBAL, W_WRITE, W_N };
 static const char *const winner_kernels[W_N] = {"bs_pad", "bs_local", "bs_global", "rs_write"};
@@ -51,18 +52,57 @@ static int winners_kernels(cltopk_context *ctx, const cltopk_request *rq, cl_ker
     }
 }
 
+/* the sorted winners' bits and positions to the outputs */
+static int winners_out(cltopk_context *ctx, cl_kernel *kk, cl_mem ri, size_t k, cl_uint want,
+                       cl_mem in, size_t off, cl_mem out_keys, cl_mem out_index,
+                       uint64_t index_base)
+{
+    cl_uint k32 = (cl_uint)k;
+    cl_ulong off64 = off, base64 = index_base;
+    size_t g = (k + 63) / 64 * 64;
+    int st = cltopk_set_args(ctx, kk[W_WRITE], 8, sizeof(cl_mem), &ri, sizeof k32, &k32,
+                             sizeof want, &want, sizeof(cl_mem), &in, sizeof off64, &off64,
+                             sizeof(cl_mem), &out_keys, sizeof(cl_mem), &out_index,
+                             sizeof base64, &base64);
+    if (st == CLTOPK_OK)
+        st = cltopk_launch(ctx, kk[W_WRITE], g, 64, 0, NULL);
+    return st;
+}
+
 int cltopk_winners_write(cltopk_context *ctx, const cltopk_request *rq, cl_mem rk, cl_mem ri,
                          size_t k, cl_uint want, cl_mem in, size_t off, cl_mem out_keys,
-                         cl_mem out_index, uint64_t index_base)
+                         cl_mem out_index, uint64_t index_base, size_t npos, const cl_mem *tmp)
 {
     cl_kernel kk[W_N];
     size_t wg = 0, blk_max = 0;
     int st = winners_kernels(ctx, rq, kk, &wg, &blk_max);
     if (st != CLTOPK_OK)
         return st;
+    if (k > CLTOPK_WINNERS_BITONIC_MAX) {
+        /* the winners come in no order: their positions are the low digits */
+        cltopk_devsort_job j;
+        memset(&j, 0, sizeof j);
+        j.key_bits = rq->bytes * 8;
+        j.kind = KIND_UNSIGNED; /* already order keys */
+        j.m = j.k = k;
+        j.keys = j.out_keys = rk;
+        j.pos = j.out_pos = ri;
+        j.pos_bits = 32;
+        while (npos && j.pos_bits > 1 && ((npos - 1) >> (j.pos_bits - 1)) == 0)
+            j.pos_bits--;
+        if (tmp) {
+            j.tmp_keys[0] = tmp[0], j.tmp_pos[0] = tmp[1];
+            j.tmp_keys[1] = tmp[2], j.tmp_pos[1] = tmp[3];
+        }
+        st = cltopk_devsort(ctx, &j, 0, NULL);
+        if (st == CLTOPK_OK)
+            st = winners_out(ctx, kk, ri, k, want, in, off, out_keys, out_index, index_base);
+        for (int i = 0; i < W_N; i++)
+            clReleaseKernel(kk[i]);
+        return st;
+    }
     size_t K2 = cltopk_pow2_ge(k);
     cl_uint k32 = (cl_uint)k;
-    cl_ulong off64 = off, base64 = index_base;
     /* pad to K2, blocks in local memory, then the stages */
     cl_uint len = (cl_uint)K2, zero = 0;
     size_t blk = K2 < blk_max ? K2 : blk_max;
@@ -96,15 +136,8 @@ int cltopk_winners_write(cltopk_context *ctx, const cltopk_request *rq, cl_mem r
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, kk[W_LOCAL], (K2 / blk) * wg, wg, 0, NULL);
     }
-    if (st == CLTOPK_OK) {
-        size_t g = (k + 63) / 64 * 64;
-        st = cltopk_set_args(ctx, kk[W_WRITE], 8, sizeof(cl_mem), &ri, sizeof k32, &k32,
-                             sizeof want, &want, sizeof(cl_mem), &in, sizeof off64, &off64,
-                             sizeof(cl_mem), &out_keys, sizeof(cl_mem), &out_index,
-                             sizeof base64, &base64);
-        if (st == CLTOPK_OK)
-            st = cltopk_launch(ctx, kk[W_WRITE], g, 64, 0, NULL);
-    }
+    if (st == CLTOPK_OK)
+        st = winners_out(ctx, kk, ri, k, want, in, off, out_keys, out_index, index_base);
     for (int i = 0; i < W_N; i++)
         clReleaseKernel(kk[i]);
     return st;

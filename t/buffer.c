@@ -338,8 +338,6 @@ static void bad_buffers(const env_t *e)
         {"bad flags", 0, 0, 0, CLTOPK_INT32, CLTOPK_ALGO_AUTO, 2, 10, CLTOPK_ERR_BAD_FLAGS},
         {"cpu-heap (a host algorithm)", 0, 0, 0, CLTOPK_INT32, CLTOPK_ALGO_CPU_HEAP, 0, 10,
          CLTOPK_ERR_UNSUPPORTED},
-        {"sort (not in this version)", 0, 0, 0, CLTOPK_INT32, CLTOPK_ALGO_SORT, 0, 10,
-         CLTOPK_ERR_UNSUPPORTED},
         {"cpu-bitonic (a host algorithm)", 0, 0, 0, CLTOPK_INT32, CLTOPK_ALGO_CPU_BITONIC, 0,
          10, CLTOPK_ERR_UNSUPPORTED},
         {"cpu-radix (a host algorithm)", 0, 0, 0, CLTOPK_INT32, CLTOPK_ALGO_CPU_RADIX, 0, 10,

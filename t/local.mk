@@ -164,3 +164,10 @@ TESTS += t/sample_filter.t
 t_sample_filter_t_SOURCES = t/sample_filter.c
 t_sample_filter_t_CPPFLAGS = $(T_CPPFLAGS)
 t_sample_filter_t_LDADD = $(T_LDADD)
+# ---- the device sort: CLTOPK_ALGO_SORT and radix select's winner sort
+check_PROGRAMS += t/sort.t
+TESTS += t/sort.t
+t_sort_t_SOURCES = t/sort.c
+t_sort_t_CPPFLAGS = $(T_CPPFLAGS)
+t_sort_t_LDADD = $(T_LDADD)
+# ---- end

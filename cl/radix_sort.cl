@@ -1,0 +1,440 @@
+/* radix_sort.cl - the device's stable LSD radix sort of (key, 32-bit position)
+ * pairs into THE ORDER (larger order key first, then smaller position).
+ *
+ * The sort key of a pair is the composite  C = ~order_key(key) : position,
+ * where the position takes the low PB bits (PB = 0 when the pairs arrive in
+ * position order: a stable sort by the key alone keeps them so).  Ascending C
+ * is THE ORDER.  The keys travel as their raw bits; every kernel derives the
+ * digit from order_key (common.cl), so that the last pass can write the
+ * input's bits, and a key that is already an order key (KEY_KIND 0, smallest
+ * 0) sorts as itself.
+ *
+ * One pass sorts by the digit of bits [s, s + w) of C, w <= DIGIT, in three
+ * launches (reduce, scan, scatter; no work-group ever waits for another, so
+ * the pass is correct however the groups are scheduled):
+ *   ds_hist     group g counts the digits of its tiles, hist[d * G + g]
+ *   ds_scan     group d turns row d of hist into exclusive prefixes over the
+ *               groups, and totals[d] = the row's sum
+ *   ds_scatter  group g walks its tiles in order: each tile of TILE = WG * IPT
+ *               pairs (work-item t holds the IPT consecutive pairs t * IPT ..)
+ *               is sorted by the digit in local memory, stably, by counting
+ *               rounds of LB bits (counters per bin and work-item, a raking
+ *               scan), then written bin by bin: the pairs of one digit are
+ *               consecutive in local memory and go to consecutive addresses,
+ *               totals' prefix + hist + what the group's earlier tiles wrote.
+ * The last pass may write the output instead of pairs: the keys' bits and the
+ * positions as long (+ base), only the first k.
+ *
+ * -D options (defaults below): KEY_BITS, KEY_KIND (common.cl), WG (work-items a
+ * group, a power of two, 32 at least), IPT (pairs a work-item a tile, a
+ * multiple of the vector width VEC: 4 for 32-bit keys, 2 for 64-bit), DIGIT
+ * (bits a pass, 1..8), LB (bits a local ranking round, 1..4), HC (copies of
+ * ds_hist's local histogram, against same-bin contention), and four choices of
+ * how ds_scatter loads and ranks (TL, RREG, LDIG, XS below). */
+#ifndef CLTOPK_COMMON_CL
+#include "common.cl"
+#endif
+
+#ifndef WG
+#define WG 256
+#endif
+#ifndef IPT
+#define IPT 8
+#endif
+#ifndef DIGIT
+#define DIGIT 8
+#endif
+#ifndef LB
+#define LB 4
+#endif
+#ifndef HC
+#define HC 1
+#endif
+#ifndef RREG
+#define RREG 0 /* 1: a work-item counts its pairs' bins in registers, 0: in local memory */
+#endif
+#ifndef LDIG
+#define LDIG 1 /* 1: the sorted tile keeps each pair's digit (TILE bytes), 0: recomputed */
+#endif
+#ifndef TL
+#define TL 0 /* 1: a tile is loaded striped (coalesced) through local memory, 0: blocked */
+#endif
+#ifndef XS
+#define XS 0 /* the work-group scan: 0 in place (two barriers a step), 1 two buffers (one) */
+#endif
+
+#if DIGIT < 1 || DIGIT > 8
+#error "DIGIT must be 1 .. 8"
+#endif
+#if LB < 1 || LB > 4
+#error "LB must be 1 .. 4"
+#endif
+
+#define RADIX (1u << DIGIT)
+#define TILE (WG * IPT)
+#define LR (1u << LB)                    /* bins of one ranking round */
+#define ROUNDS ((DIGIT + LB - 1) / LB)
+#define CN (LR * WG)                     /* ranking counters: bin-major, work-item minor */
+#define PADI(i) ((i) + ((i) >> 5))       /* pair slots: a pad word every 32 (the
+                                            blocked reads t * IPT + q hit distinct banks) */
+#define PADC(f) ((f) + ((f) >> 4))       /* counters: a pad every 16 (the raking reads) */
+#define VEC (16 / (KEY_BITS / 8))        /* keys a 16-byte load */
+#define PAD_POS 0xFFFFFFFFu              /* the position of a padding slot */
+/* the loops over a work-item's pairs are unrolled, so that its arrays stay in
+ * registers */
+#define UNROLL _Pragma("unroll")
+
+#if IPT % VEC != 0
+#error "IPT must be a multiple of VEC"
+#endif
+
+/* digit of bits [s, s + w) of C = ~order_key(key) : pos (pos the low pb bits) */
+inline uint ds_digit(okey_t key, uint pos, uint smallest, uint pb, uint s, uint w)
+{
+    okey_t dk = ~order_key(key, smallest);
+    uint v;
+    if (s >= pb) {
+        v = (uint)(dk >> (s - pb));
+    } else {
+        v = pos >> s;
+        if (s + w > pb)
+            v |= (uint)(dk << (pb - s));
+    }
+    return v & ((1u << w) - 1u);
+}
+
+/* exclusive prefix of v over the work-group; *total the sum (part: 2 WG
+ * words) */
+inline uint wg_exscan(uint v, __local uint *part, uint *total)
+{
+    uint t = get_local_id(0);
+#if XS
+    /* read one buffer, write the other: one barrier a step */
+    __local uint *src = part, *dst = part + WG;
+    src[t] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint o = 1; o < WG; o <<= 1) {
+        dst[t] = t >= o ? src[t] + src[t - o] : src[t];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        __local uint *x = src;
+        src = dst;
+        dst = x;
+    }
+#else
+    __local uint *src = part;
+    src[t] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint o = 1; o < WG; o <<= 1) {
+        uint x = t >= o ? src[t - o] : 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        src[t] += x;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#endif
+    *total = src[WG - 1];
+    uint r = src[t] - v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return r;
+}
+
+/* VEC keys from element i (a 16-byte load when vec, i.e. aligned, and the
+ * whole vector is below hi); those at hi and above read as 0 */
+inline void ds_load_keys(__global const okey_t *keys, ulong i, ulong hi, int vec, okey_t *k)
+{
+    if (vec && i + VEC <= hi) {
+#if KEY_BITS == 32
+        uint4 kv = *(__global const uint4 *)(keys + i);
+        k[0] = kv.s0, k[1] = kv.s1, k[2] = kv.s2, k[3] = kv.s3;
+#else
+        ulong2 kv = *(__global const ulong2 *)(keys + i);
+        k[0] = kv.s0, k[1] = kv.s1;
+#endif
+    } else {
+        for (uint j = 0; j < VEC; j++)
+            k[j] = i + j < hi ? keys[i + j] : (okey_t)0;
+    }
+}
+
+/* the VEC positions from element i (implicit: i itself); PAD_POS at hi and
+ * above */
+inline void ds_load_pos(__global const uint *pos, uint implicit, ulong i, ulong hi, uint *p)
+{
+    if (implicit) {
+        for (uint j = 0; j < VEC; j++)
+            p[j] = i + j < hi ? (uint)i + j : PAD_POS;
+    } else if (i + VEC <= hi) {
+#if KEY_BITS == 32
+        uint4 pv = *(__global const uint4 *)(pos + i);
+        p[0] = pv.s0, p[1] = pv.s1, p[2] = pv.s2, p[3] = pv.s3;
+#else
+        uint2 pv = *(__global const uint2 *)(pos + i);
+        p[0] = pv.s0, p[1] = pv.s1;
+#endif
+    } else {
+        for (uint j = 0; j < VEC; j++)
+            p[j] = i + j < hi ? pos[i + j] : PAD_POS;
+    }
+}
+
+/* Counts of the digits of tiles [g * tpg, (g + 1) * tpg) of the m pairs:
+ * hist[d * G + g].  keys start at element koff; implicit: positions are the
+ * indices (pos unused). */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void ds_hist(__global const okey_t *keys, ulong koff, __global const uint *pos, uint implicit,
+             uint m, uint smallest, uint pb, uint s, uint w, uint tpg, __global uint *hist)
+{
+    __local uint lh[RADIX * HC];
+    uint t = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
+    for (uint b = t; b < RADIX * HC; b += WG)
+        lh[b] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    ulong lo = (ulong)g * tpg * TILE, hi = lo + (ulong)tpg * TILE;
+    if (hi > m)
+        hi = m;
+    /* only what the digit needs: the position (s < pb), the key (s + w > pb) */
+    uint need_key = s + w > pb, need_pos = s < pb && !implicit;
+    __global const okey_t *kp = keys + koff;
+    int vec = (koff % VEC) == 0;
+    uint hc = t % HC;
+    for (ulong i = lo + (ulong)t * VEC; i < hi; i += (ulong)WG * VEC) {
+        okey_t k[VEC];
+        uint p[VEC];
+        if (need_key)
+            ds_load_keys(kp, i, hi, vec, k);
+        else
+            for (uint j = 0; j < VEC; j++)
+                k[j] = 0;
+        ds_load_pos(pos, !need_pos, i, hi, p);
+        for (uint j = 0; j < VEC; j++)
+            if (i + j < hi)
+                atomic_inc(&lh[ds_digit(k[j], p[j], smallest, pb, s, w) * HC + hc]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint b = t; b < RADIX; b += WG) {
+        uint c = 0u;
+        for (uint h = 0; h < HC; h++)
+            c += lh[b * HC + h];
+        hist[b * G + g] = c;
+    }
+}
+
+/* group d: row d of hist (G counts) -> exclusive prefixes; totals[d] its sum */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void ds_scan(__global uint *hist, uint G, __global uint *totals)
+{
+    __local uint part[2 * WG];
+    uint t = get_local_id(0), d = get_group_id(0);
+    __global uint *row = hist + (ulong)d * G;
+    uint per = (G + WG - 1) / WG, lo = t * per, hi = lo + per < G ? lo + per : G;
+    uint sum = 0u, total;
+    for (uint i = lo; i < hi; i++)
+        sum += row[i];
+    uint ex = wg_exscan(sum, part, &total);
+    for (uint i = lo; i < hi; i++) {
+        uint c = row[i];
+        row[i] = ex;
+        ex += c;
+    }
+    if (t == 0u)
+        totals[d] = total;
+}
+
+/* Pass s, w: the pairs of group g's tiles to their places.  final 0: pairs to
+ * dk / dp; final 1: the first k of the order, keys (want & 1) to dk,
+ * positions + base as long (want & 2) to dl. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *pos, uint implicit,
+                uint m, uint smallest, uint pb, uint s, uint w, uint tpg,
+                __global const uint *hist, __global const uint *totals, uint final,
+                __global okey_t *dk, __global uint *dp, __global long *dl, ulong base, uint k,
+                uint want)
+{
+    __local okey_t lk[PADI(TILE)];
+    __local uint lp[PADI(TILE)];
+    __local ushort cnt[PADC(CN)];
+#if LDIG
+    __local uchar ld[TILE];
+#define DIGIT_AT(p) ((uint)ld[p])
+#else
+#define DIGIT_AT(p) ds_digit(lk[PADI(p)], lp[PADI(p)], smallest, pb, s, w)
+#endif
+    __local uint part[2 * WG];
+    __local uint lstart[RADIX + 1];
+    __local uint lgoff[RADIX], lbase[RADIX];
+    uint t = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
+    /* where the group's pairs of digit d begin: the pairs of smaller digits,
+     * then those of earlier groups */
+    {
+        uint per = (RADIX + WG - 1) / WG, lo = t * per, hi = lo + per < RADIX ? lo + per : RADIX;
+        uint sum = 0u, total;
+        for (uint d = lo; d < hi; d++)
+            sum += totals[d];
+        uint ex = wg_exscan(sum, part, &total);
+        for (uint d = lo; d < hi; d++) {
+            lgoff[d] = ex + hist[(ulong)d * G + g];
+            ex += totals[d];
+        }
+    }
+    __global const okey_t *kp = keys + koff;
+    int vec = (koff % VEC) == 0;
+    ulong ntiles = ((ulong)m + TILE - 1) / TILE;
+    for (ulong tile = (ulong)g * tpg; tile < ntiles && tile < (ulong)(g + 1) * tpg; tile++) {
+        ulong t0 = tile * TILE;
+        uint len = (ulong)m - t0 < TILE ? (uint)((ulong)m - t0) : TILE;
+        okey_t key[IPT];
+        uint ps[IPT], dg[IPT];
+#if TL
+        /* striped loads into local memory, then each work-item's IPT pairs */
+        UNROLL
+        for (uint v = 0; v < IPT; v += VEC) {
+            uint e = v * WG + t * VEC;
+            okey_t kv[VEC];
+            uint pv[VEC];
+            ds_load_keys(kp, t0 + e, (ulong)m, vec, kv);
+            ds_load_pos(pos, implicit, t0 + e, (ulong)m, pv);
+            for (uint j = 0; j < VEC; j++) {
+                lk[PADI(e + j)] = kv[j];
+                lp[PADI(e + j)] = pv[j];
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        UNROLL
+        for (uint q = 0; q < IPT; q++) {
+            key[q] = lk[PADI(t * IPT + q)];
+            ps[q] = lp[PADI(t * IPT + q)];
+        }
+        /* (the pairs move again only after the counters' barrier) */
+#else
+        UNROLL
+        for (uint v = 0; v < IPT; v += VEC) {
+            ds_load_keys(kp, t0 + t * IPT + v, (ulong)m, vec, key + v);
+            ds_load_pos(pos, implicit, t0 + t * IPT + v, (ulong)m, ps + v);
+        }
+#endif
+        /* padding slots take the last digit: they sort after every pair */
+        UNROLL
+        for (uint q = 0; q < IPT; q++)
+            dg[q] = ps[q] == PAD_POS ? RADIX - 1u : ds_digit(key[q], ps[q], smallest, pb, s, w);
+        /* stable local sort by the digit: LB bits a round, least significant first */
+        UNROLL
+        for (uint r = 0; r < ROUNDS; r++) {
+            uint sh = r * LB;
+#if RREG
+            /* the work-item's count of each bin, 8 bits each in 4 words, and
+             * each pair's rank among the work-item's pairs of its bin */
+            uint c0 = 0u, c1 = 0u, c2 = 0u, c3 = 0u;
+            uchar rk[IPT];
+            UNROLL
+            for (uint q = 0; q < IPT; q++) {
+                uint b = (dg[q] >> sh) & (LR - 1u), ws = b >> 2, bs = (b & 3u) * 8u;
+                uint cur = ws == 0u ? c0 : ws == 1u ? c1 : ws == 2u ? c2 : c3;
+                rk[q] = (uchar)(cur >> bs);
+                uint inc = 1u << bs;
+                c0 += ws == 0u ? inc : 0u;
+                c1 += ws == 1u ? inc : 0u;
+                c2 += ws == 2u ? inc : 0u;
+                c3 += ws == 3u ? inc : 0u;
+            }
+            UNROLL
+            for (uint b = 0; b < LR; b++) {
+                uint word = b < 4u ? c0 : b < 8u ? c1 : b < 12u ? c2 : c3;
+                cnt[PADC(b * WG + t)] = (ushort)((word >> ((b & 3u) * 8u)) & 0xFFu);
+            }
+#else
+            /* the work-item's count of each bin, in its own column */
+            UNROLL
+            for (uint b = 0; b < LR; b++)
+                cnt[PADC(b * WG + t)] = 0;
+            UNROLL
+            for (uint q = 0; q < IPT; q++)
+                cnt[PADC(((dg[q] >> sh) & (LR - 1u)) * WG + t)]++;
+#endif
+            barrier(CLK_LOCAL_MEM_FENCE);
+            /* exclusive scan of the counters in (bin, work-item) order: each
+             * work-item rakes LR consecutive ones */
+            uint sum = 0u, total;
+            UNROLL
+            for (uint j = 0; j < LR; j++)
+                sum += cnt[PADC(t * LR + j)];
+            uint ex = wg_exscan(sum, part, &total);
+            UNROLL
+            for (uint j = 0; j < LR; j++) {
+                uint c = cnt[PADC(t * LR + j)];
+                cnt[PADC(t * LR + j)] = (ushort)ex;
+                ex += c;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            UNROLL
+            for (uint q = 0; q < IPT; q++) {
+                uint f = PADC(((dg[q] >> sh) & (LR - 1u)) * WG + t);
+#if RREG
+                uint at = cnt[f] + rk[q];
+#else
+                uint at = cnt[f];
+                cnt[f] = (ushort)(at + 1u);
+#endif
+                lk[PADI(at)] = key[q];
+                lp[PADI(at)] = ps[q];
+#if LDIG
+                ld[at] = (uchar)dg[q];
+#endif
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (r + 1u < ROUNDS) {
+                UNROLL
+                for (uint q = 0; q < IPT; q++) {
+                    uint at = t * IPT + q;
+                    key[q] = lk[PADI(at)];
+                    ps[q] = lp[PADI(at)];
+#if LDIG
+                    dg[q] = ld[at];
+#else
+                    dg[q] = ps[q] == PAD_POS ? RADIX - 1u
+                                             : ds_digit(key[q], ps[q], smallest, pb, s, w);
+#endif
+                }
+                /* (the next round writes its counters, then waits, before any
+                 * pair moves again) */
+            }
+        }
+        /* where each digit begins in the sorted tile (the padding is last) */
+        for (uint p = t; p < len; p += WG) {
+            uint d = DIGIT_AT(p);
+            uint from = p ? DIGIT_AT(p - 1u) + 1u : 0u;
+            for (uint e = from; e <= d; e++)
+                lstart[e] = p;
+            if (p == len - 1u)
+                for (uint e = d + 1u; e <= RADIX; e++)
+                    lstart[e] = len;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* the pair at p of digit d goes to lbase[d] + p; the next tile's
+         * pairs of digit d after this one's */
+        for (uint d = t; d < RADIX; d += WG) {
+            uint s0 = lstart[d];
+            lbase[d] = lgoff[d] - s0;
+            lgoff[d] += lstart[d + 1u] - s0;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint p = t; p < len; p += WG) {
+            okey_t kk = lk[PADI(p)];
+            uint pp = lp[PADI(p)];
+            uint d = DIGIT_AT(p);
+            uint at = lbase[d] + p;
+            if (!final) {
+                dk[at] = kk;
+                dp[at] = pp;
+            } else if (at < k) {
+                if (want & 1u)
+                    dk[at] = kk;
+                if (want & 2u)
+                    dl[at] = (long)(base + pp);
+            }
+        }
+        /* (the next tile moves pairs, and writes lstart and lbase, only after
+         * barriers; but its striped loads go straight to local memory) */
+#if TL
+        barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+    }
+}

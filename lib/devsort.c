@@ -1,0 +1,271 @@
+/* devsort.c - the device sort of (key, 32-bit position) pairs into THE ORDER
+ * (cl/radix_sort.cl): a stable LSD radix sort, three launches a pass (digit
+ * histograms per work-group, their scan, a stable scatter that sorts each
+ * tile in local memory first).  Shared by the sort algorithm (algo_sort.c)
+ * and the winner sort of radix select (algo_radix.c).
+ *
+ * The sort key is  ~order_key(key) : position  with the position in the low
+ * pos_bits bits: pairs that are already in position order (pos_bits 0, e.g.
+ * the input itself) need the passes of the key alone, KEY_BITS / DIGIT; pairs
+ * in any other order need the position's bits too (radix select's winners,
+ * which its filters append in no order).
+ *
+ * Parameters (compile-time -D options, see the .cl file): WG 256 (or the
+ * device's largest group below it), IPT the largest multiple of the vector
+ * width up to 16 (GPU) or 8 (CPU) whose tile fits in local memory (12 for
+ * 32-bit keys and 10 for 64-bit ones in 48 KB), DIGIT 8, LB 4, HC 1, and the
+ * ways of ranking a tile: counts in local memory (RREG 0), digits kept beside
+ * the pairs (LDIG 1), blocked loads straight from global memory (TL 0), the
+ * in-place scan (XS 0); and the number of work-groups, GPC a compute unit
+ * (GPU 4, CPU 2), each walking an equal run of tiles.
+ * CLTOPK_SORT="wg=64,ipt=4,digit=6,lb=3,hc=2,gpc=8,reg=1,ld=0,tl=1,xs=1" sets
+ * any of them (tests, tuning); an invalid value is an UNSUPPORTED error.
+ *
+ * On an H200 (NVIDIA OpenCL 580.159), 2^29 uniform float32 with positions,
+ * k = n: 36.4 ms with the defaults (torch.sort: 23.4 ms); hist + scan 3.8 ms
+ * of it, the scatters the rest (with their writes made coalesced, at wrong
+ * addresses, 31.1 ms: the local ranking dominates).  The other choices were
+ * no faster: reg=1 36.6, ld=0 37.1 (IPT 16), xs=1 38.4, tl=1 50.8, ipt=8
+ * 46.1, gpc=2/8/16 within 1 ms, digit=7 40.5 ms. */
+#include "internal.h"
+
+#if HAVE_OPENCL
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    unsigned wg, ipt, digit, lb, hc, gpc, rreg, ldig, xs, tl;
+} ds_cfg;
+
+/* local memory of ds_scatter, in bytes (the .cl file's arrays) */
+static size_t ds_lmem(const ds_cfg *c, int key_bits)
+{
+    size_t tile = (size_t)c->wg * c->ipt, padi = tile + tile / 32;
+    size_t cn = ((size_t)1 << c->lb) * c->wg, padc = cn + cn / 16;
+    size_t radix = (size_t)1 << c->digit;
+    return padi * (size_t)(key_bits / 8) + padi * 4 + (c->ldig ? tile : 0) + padc * 2 +
+           2 * c->wg * 4 + (3 * radix + 1) * 4;
+}
+
+static int ds_pow2(unsigned x)
+{
+    return x && !(x & (x - 1));
+}
+
+/* CLTOPK_SORT (parsed strictly, lib/tune.h); ipt 0: the largest that fits */
+enum { DP_WG, DP_IPT, DP_DIGIT, DP_LB, DP_HC, DP_GPC, DP_REG, DP_LD, DP_XS, DP_TL, DP_N };
+static const cltopk_param ds_params[] = {
+    [DP_WG] = {.name = "wg", .gpu = 256, .cpu = 256, .min = 32, .max = 1024, .integer = 1},
+    [DP_IPT] = {.name = "ipt", .gpu = 16, .cpu = 8, .min = 1, .max = 64, .integer = 1},
+    [DP_DIGIT] = {.name = "digit", .gpu = 8, .cpu = 8, .min = 1, .max = 8, .integer = 1},
+    [DP_LB] = {.name = "lb", .gpu = 4, .cpu = 4, .min = 1, .max = 4, .integer = 1},
+    [DP_HC] = {.name = "hc", .gpu = 1, .cpu = 1, .min = 1, .max = 16, .integer = 1},
+    [DP_GPC] = {.name = "gpc", .gpu = 4, .cpu = 2, .min = 1, .max = 1024, .integer = 1},
+    [DP_REG] = {.name = "reg", .min = 0, .max = 1, .integer = 1},
+    [DP_LD] = {.name = "ld", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+    [DP_XS] = {.name = "xs", .min = 0, .max = 1, .integer = 1},
+    [DP_TL] = {.name = "tl", .min = 0, .max = 1, .integer = 1},
+};
+static const cltopk_param_table ds_table = {"CLTOPK_SORT", ds_params, DP_N, NULL};
+
+/* the configuration for keys of key_bits on ctx's device: 0, or -1 with the
+ * reason in why */
+static int ds_configure(const cltopk_context *ctx, int key_bits, ds_cfg *c, char *why,
+                        size_t whylen)
+{
+    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
+    unsigned vec = key_bits == 32 ? 4 : 2;
+    cltopk_params p;
+    cltopk_tune_for f = {gpu, ctx->caps.device_name, (unsigned)key_bits / 8, -1, 0};
+    if (cltopk_params_get(NULL, &ds_table, &f, &p, why, whylen) != 0)
+        return -1;
+    int ipt_set = (p.set >> DP_IPT) & 1u;
+    c->wg = (unsigned)p.v[DP_WG];
+    if (!((p.set >> DP_WG) & 1u))
+        while (c->wg > ctx->caps.max_wg && c->wg > 32)
+            c->wg >>= 1;
+    c->ipt = (unsigned)p.v[DP_IPT];
+    c->digit = (unsigned)p.v[DP_DIGIT];
+    c->lb = (unsigned)p.v[DP_LB];
+    c->hc = (unsigned)p.v[DP_HC];
+    c->gpc = (unsigned)p.v[DP_GPC];
+    c->rreg = (unsigned)p.v[DP_REG];
+    c->ldig = (unsigned)p.v[DP_LD];
+    c->xs = (unsigned)p.v[DP_XS];
+    c->tl = (unsigned)p.v[DP_TL];
+    if (!ds_pow2(c->wg) || c->wg < 32 || c->wg > ctx->caps.max_wg || c->ipt < vec ||
+        c->ipt > 64 || c->ipt % vec || c->digit < 1 || c->digit > 8 || c->lb < 1 || c->lb > 4 ||
+        c->hc < 1 || c->hc > 16 || c->gpc < 1 || c->gpc > 1024) {
+        snprintf(why, whylen,
+                 "device sort: bad configuration wg=%u ipt=%u digit=%u lb=%u hc=%u gpc=%u (wg a "
+                 "power of two 32..%zu, ipt a multiple of %u up to 64, digit 1..8, lb 1..4, hc "
+                 "1..16, gpc 1..1024)",
+                 c->wg, c->ipt, c->digit, c->lb, c->hc, c->gpc, ctx->caps.max_wg, vec);
+        return -1;
+    }
+    /* the largest tile that fits (1 KB left for the compiler's own) */
+    while (!ipt_set && c->ipt > vec && ds_lmem(c, key_bits) + 1024 > ctx->caps.local_mem)
+        c->ipt -= vec;
+    if (ds_lmem(c, key_bits) + 1024 > ctx->caps.local_mem) {
+        snprintf(why, whylen,
+                 "device sort: a tile of %u x %u pairs needs %zu bytes of local memory, %s has "
+                 "%llu", c->wg, c->ipt, ds_lmem(c, key_bits), ctx->name,
+                 (unsigned long long)ctx->caps.local_mem);
+        return -1;
+    }
+    return 0;
+}
+
+/* groups and tiles a group for m pairs */
+static void ds_grid(const cltopk_context *ctx, const ds_cfg *c, size_t m, size_t *groups,
+                    size_t *tpg)
+{
+    size_t tile = (size_t)c->wg * c->ipt, ntiles = (m + tile - 1) / tile;
+    size_t gmax = (size_t)(ctx->caps.compute_units ? ctx->caps.compute_units : 1) * c->gpc;
+    if (ntiles == 0)
+        ntiles = 1;
+    size_t g = ntiles < gmax ? ntiles : gmax;
+    *tpg = (ntiles + g - 1) / g;
+    *groups = (ntiles + *tpg - 1) / *tpg;
+}
+
+size_t cltopk_devsort_scratch(cltopk_context *ctx, int key_bits, size_t m, char *why,
+                              size_t whylen)
+{
+    ds_cfg c;
+    if (ds_configure(ctx, key_bits, &c, why, whylen) != 0)
+        return 0;
+    size_t groups, tpg;
+    ds_grid(ctx, &c, m, &groups, &tpg);
+    return 2 * m * ((size_t)key_bits / 8 + 4) + (((size_t)1 << c.digit) * (groups + 1)) * 4;
+}
+
+enum { DS_HIST, DS_SCAN, DS_SCATTER, DS_N };
+static const char *const ds_names[DS_N] = {"ds_hist", "ds_scan", "ds_scatter"};
+
+/* the kernels, the work-group halved while a kernel cannot run it */
+static int ds_kernels(cltopk_context *ctx, const cltopk_devsort_job *j, ds_cfg *c, cl_kernel *k)
+{
+    char why[512];
+    if (ds_configure(ctx, j->key_bits, c, why, sizeof why) != 0)
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
+    for (;;) {
+        char opts[256];
+        snprintf(opts, sizeof opts,
+                 "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D IPT=%u -D DIGIT=%u -D LB=%u -D HC=%u "
+                 "-D RREG=%u -D LDIG=%u -D XS=%u -D TL=%u",
+                 j->key_bits, j->kind, c->wg, c->ipt, c->digit, c->lb, c->hc, c->rreg, c->ldig,
+                 c->xs, c->tl);
+        memset(k, 0, DS_N * sizeof *k);
+        int st = CLTOPK_OK, again = 0;
+        size_t least = 0;
+        for (int i = 0; i < DS_N && st == CLTOPK_OK; i++) {
+            st = cltopk_kernel_get(ctx, "radix_sort.cl", opts, ds_names[i], &k[i]);
+            size_t kwg = 0;
+            if (st == CLTOPK_OK &&
+                clGetKernelWorkGroupInfo(k[i], ctx->dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg,
+                                         &kwg, NULL) == CL_SUCCESS &&
+                kwg && kwg < c->wg) {
+                again = 1;
+                least = kwg;
+            }
+        }
+        if (st == CLTOPK_OK && !again)
+            return CLTOPK_OK;
+        for (int i = 0; i < DS_N; i++)
+            if (k[i])
+                clReleaseKernel(k[i]);
+        if (st != CLTOPK_OK)
+            return st;
+        if (c->wg <= 32)
+            return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                               "device sort: the kernels built with %s run at most %zu "
+                               "work-items a group on %s",
+                               opts, least, ctx->name);
+        c->wg >>= 1; /* the tile halves too: it still fits */
+    }
+}
+
+int cltopk_devsort(cltopk_context *ctx, const cltopk_devsort_job *j, cl_uint num_wait,
+                   const cl_event *wait)
+{
+    if (j->m == 0 || (j->final && j->k == 0))
+        return CLTOPK_OK;
+    if (j->m >= 0xFFFFFFFFu || (j->key_bits != 32 && j->key_bits != 64) || j->pos_bits > 32 ||
+        j->k > j->m || (!j->final && j->k != j->m))
+        return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL,
+                           "device sort: bad job (m = %zu, key bits %d, position bits %u, k = "
+                           "%zu)", j->m, j->key_bits, j->pos_bits, j->k);
+    ds_cfg c;
+    cl_kernel kk[DS_N];
+    int st = ds_kernels(ctx, j, &c, kk);
+    if (st != CLTOPK_OK)
+        return st;
+    size_t kb = (size_t)j->key_bits / 8, m = j->m, groups, tpg;
+    ds_grid(ctx, &c, m, &groups, &tpg);
+    unsigned T = j->pos_bits + (unsigned)j->key_bits;
+    unsigned passes = (T + c.digit - 1) / c.digit;
+    size_t radix = (size_t)1 << c.digit;
+    cl_mem hist, totals, tk[2] = {j->tmp_keys[0], j->tmp_keys[1]},
+                        tp[2] = {j->tmp_pos[0], j->tmp_pos[1]};
+    if ((st = cltopk_scratch(ctx, SCR_DS_HIST, radix * groups * 4, &hist)) != CLTOPK_OK ||
+        (st = cltopk_scratch(ctx, SCR_DS_TOTALS, radix * 4, &totals)) != CLTOPK_OK)
+        goto out;
+    if (!tk[0] && ((st = cltopk_scratch(ctx, SCR_DS_K0, m * kb, &tk[0])) != CLTOPK_OK ||
+                   (st = cltopk_scratch(ctx, SCR_DS_P0, m * 4, &tp[0])) != CLTOPK_OK ||
+                   (st = cltopk_scratch(ctx, SCR_DS_K1, m * kb, &tk[1])) != CLTOPK_OK ||
+                   (st = cltopk_scratch(ctx, SCR_DS_P1, m * 4, &tp[1])) != CLTOPK_OK))
+        goto out;
+    cl_uint m32 = (cl_uint)m, sm = (cl_uint)j->smallest, pb = j->pos_bits, tpg32 = (cl_uint)tpg;
+    cl_uint G = (cl_uint)groups, k32 = (cl_uint)j->k, want = j->want;
+    cl_ulong base = j->base;
+    for (unsigned p = 0; p < passes && st == CLTOPK_OK; p++) {
+        cl_uint s = p * c.digit, w = T - s < c.digit ? T - s : c.digit;
+        cl_uint implicit = p == 0 && !j->pos;
+        cl_uint fin = p + 1 == passes && j->final;
+        cl_mem sk = p == 0 ? j->keys : tk[(p - 1) & 1];
+        cl_mem sp = p == 0 ? (j->pos ? j->pos : j->keys) : tp[(p - 1) & 1];
+        cl_ulong koff = p == 0 ? j->key_off : 0;
+        cl_mem dk, dp, dl;
+        if (p + 1 < passes) {
+            dk = tk[p & 1], dp = tp[p & 1], dl = hist;
+        } else if (!j->final) {
+            dk = j->out_keys, dp = j->out_pos, dl = hist;
+        } else {
+            dk = j->out_keys ? j->out_keys : hist;
+            dl = j->out_index ? j->out_index : hist;
+            dp = hist;
+        }
+        st = cltopk_set_args(ctx, kk[DS_HIST], 11, sizeof(cl_mem), &sk, sizeof koff, &koff,
+                             sizeof(cl_mem), &sp, sizeof implicit, &implicit, sizeof m32, &m32,
+                             sizeof sm, &sm, sizeof pb, &pb, sizeof s, &s, sizeof w, &w,
+                             sizeof tpg32, &tpg32, sizeof(cl_mem), &hist);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kk[DS_HIST], groups * c.wg, c.wg, p ? 0 : num_wait,
+                               p ? NULL : wait);
+        if (st == CLTOPK_OK)
+            st = cltopk_set_args(ctx, kk[DS_SCAN], 3, sizeof(cl_mem), &hist, sizeof G, &G,
+                                 sizeof(cl_mem), &totals);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kk[DS_SCAN], radix * c.wg, c.wg, 0, NULL);
+        if (st == CLTOPK_OK)
+            st = cltopk_set_args(ctx, kk[DS_SCATTER], 19, sizeof(cl_mem), &sk, sizeof koff,
+                                 &koff, sizeof(cl_mem), &sp, sizeof implicit, &implicit,
+                                 sizeof m32, &m32, sizeof sm, &sm, sizeof pb, &pb, sizeof s, &s,
+                                 sizeof w, &w, sizeof tpg32, &tpg32, sizeof(cl_mem), &hist,
+                                 sizeof(cl_mem), &totals, sizeof fin, &fin, sizeof(cl_mem), &dk,
+                                 sizeof(cl_mem), &dp, sizeof(cl_mem), &dl, sizeof base, &base,
+                                 sizeof k32, &k32, sizeof want, &want);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kk[DS_SCATTER], groups * c.wg, c.wg, 0, NULL);
+    }
+out:
+    for (int i = 0; i < DS_N; i++)
+        if (kk[i])
+            clReleaseKernel(kk[i]);
+    return st;
+}
+
+#endif
