@@ -250,16 +250,12 @@ static unsigned need_index(const cltopk_request *rq, int rerun_possible)
     return rq->kind == KIND_FLOAT && !rerun_possible;
 }
 
-/* POCL 4 and 5 abort (an assertion in their parallel-region formation, pocl
- * issue 1435, fixed later) compiling the reducer's local phases, which run when
- * K exceeds the 4 items a work-item holds on CPU devices.  Measured with POCL
- * 5.0: k = 1 runs, k = 32 and 1000 abort the process.  An abort cannot be
- * caught, so those calls are declined instead. */
-static int pocl_aborts(const cltopk_context *ctx, size_t K)
+/* POCL compiles the reducer's local phases only in their flat form
+ * (cl/reducer.cl, FLAT): POCL 5.0 aborted the whole process (an assertion in its
+ * parallel-region formation, pocl issue 1435) on the nested form for k > 4. */
+static int is_pocl(const cltopk_context *ctx)
 {
-    int major = atoi(ctx->caps.driver_version);
-    return K > 4 && strstr(ctx->caps.platform_name, "Portable Computing Language") &&
-           major >= 4 && major < 6;
+    return strstr(ctx->caps.platform_name, "Portable Computing Language") != NULL;
 }
 
 static int supports(cltopk_context *ctx, const cltopk_request *rq, char *why, size_t whylen)
@@ -268,13 +264,6 @@ static int supports(cltopk_context *ctx, const cltopk_request *rq, char *why, si
         snprintf(why, whylen,
                  "%s is an embedded-profile device without cl_khr_int64; the bitonic kernels "
                  "need 64-bit integers (use the CPU algorithms)", ctx->name);
-        return 0;
-    }
-    if (pocl_aborts(ctx, pow2_at_least(rq->k))) {
-        snprintf(why, whylen,
-                 "POCL %s aborts compiling the bitonic reducer for k > 4 (pocl issue 1435); "
-                 "use CLTOPK_ALGO_AUTO, sbp-tree or radix-select here, or POCL 6",
-                 ctx->caps.driver_version);
         return 0;
     }
     if (rq->n > 0xFFFFFFFEull && rq->on_device) {
@@ -301,9 +290,10 @@ static int run_device(cltopk_context *ctx, const cltopk_request *rq, const biton
     char opts[320];
     snprintf(opts, sizeof opts,
              "-D KEY_BITS=%d -D KEY_KIND=%d -D K=%u -D B=%u -D WG=%u -D OUT=%u -D INDEX=%u "
-             "-D MAXM=%u -D SWZ=%u%s",
+             "-D MAXM=%u -D SWZ=%u%s%s",
              rq->bytes * 8, rq->kind, c->K, c->B, c->WG, c->OUT, c->index, c->MAXM, c->SWZ,
-             rq->pk_starts ? " -D PACKED_FOR" : ""); /* bit-packed source: lib/codec.c */
+             rq->pk_starts ? " -D PACKED_FOR" : "", /* bit-packed source: lib/codec.c */
+             is_pocl(ctx) ? " -D FLAT=1" : "");
     cl_kernel ks = NULL, kb = NULL;
     int st = cltopk_kernel_get(ctx, "reducer.cl", opts, "sort_reducer", &ks);
     if (st == CLTOPK_OK)
