@@ -30,7 +30,7 @@
  *   MAXM   largest combined step (2, 4, 8, 16); 2 means one step per pass
  *   SWZ    1: XOR-swizzled local layout (bank-conflict free); 0: plain
  *   FLAT   1: the local phases as one flat loop of barrier-separated ops
- *          (flat_phases), for POCL; 0: nested loops (lphase, finish)
+ *          (flat_phases), for POCL 4 and 5; 0: nested loops (lphase, finish)
  * POCL 3.1 is sensitive to the shape of loops over a group's items: the stores
  * of "for (x = t; x < n; x += WG)" ran for work-items past n in the output
  * loops (written out of bounds), while the equivalent uniform loop "for (x0 =
@@ -283,7 +283,7 @@ inline void lmerge(LPARAM, uint n, uint t)
 
 #if FLAT
 /* The local phases as one loop of ops with a barrier after each and none
- * anywhere else, for POCL's work-group compilers.  POCL 5.0 ("loops" and
+ * anywhere else, for POCL 4 and 5's work-group compilers.  POCL 5.0 ("loops" and
  * "loopvec") aborted the process (Kernel.cc createParallelRegionBefore:
  * region_entry_barrier != NULL, pocl issues 1435 and 2281) on the nested form
  * above for K > 4 (barriers in branches, in loops inside loops, after chunk
@@ -295,7 +295,9 @@ inline void lmerge(LPARAM, uint n, uint t)
  * as lphase and the merge loop of finish, in the same order, on the same
  * addresses (t/banks.c's proof holds): sort phases len = len .. K/2 (steps len
  * .. 1, direction blocks of 2 len), then while n > stop a merge (read, write)
- * and a rebuild (steps K/2 .. 1). */
+ * and a rebuild (steps K/2 .. 1).  POCL 6.0 runs it at half the speed of the
+ * nested form (every op's guards each time), so only POCL 4 and 5 take it;
+ * POCL 5.0's "cbs" method compiled the nested form too. */
 #define FLAT_PER (MAXM == 16 ? 4 : MAXM == 8 ? 3 : MAXM == 4 ? 2 : 1)
 /* chunks of M items a work-item may own */
 #define FLAT_CH(M) ((E / (M) + WG - 1) / WG)
