@@ -29,6 +29,8 @@
  *   INDEX  1: carry the index; 0: keys only
  *   MAXM   largest combined step (2, 4, 8, 16); 2 means one step per pass
  *   SWZ    1: XOR-swizzled local layout (bank-conflict free); 0: plain
+ *   FLAT   1: the local phases as one flat loop of barrier-separated ops
+ *          (flat_phases), for POCL 4 and 5; 0: nested loops (lphase, finish)
  * POCL 3.1 is sensitive to the shape of loops over a group's items: the stores
  * of "for (x = t; x < n; x += WG)" ran for work-items past n in the output
  * loops (written out of bounds), while the equivalent uniform loop "for (x0 =
@@ -70,6 +72,9 @@
 #endif
 #ifndef SWZ
 #define SWZ 1
+#endif
+#ifndef FLAT
+#define FLAT 0
 #endif
 
 #define E (B * WG)
@@ -180,6 +185,24 @@
 
 /* --------------------------------------------------- local-memory operations */
 
+/* Chunk g of a combined op of M items at stride lo, direction blocks of dir:
+ * load, run the op's steps in registers, store (no barrier). */
+#define LSTEP_CHUNK(M, g, lo, dir)                                            \
+    do {                                                                      \
+        uint base = sched_chunk_base((g), (lo), (M));                         \
+        okey_t xk[M];                                                         \
+        IDX_DECL(xi, M);                                                      \
+        _Pragma("unroll") for (uint j = 0; j < (M); j++)                      \
+            LLOAD(xk, xi, j, base + j * (lo));                                \
+        int asc = (base & (dir)) == 0;                                        \
+        _Pragma("unroll") for (uint h = (M) / 2; h > 0; h >>= 1)              \
+            _Pragma("unroll") for (uint j = 0; j < (M); j++)                  \
+                if (!(j & h))                                                 \
+                    CAS(xk, xi, j, j + h, asc);                               \
+        _Pragma("unroll") for (uint j = 0; j < (M); j++)                      \
+            LSTORE(xk, xi, j, base + j * (lo));                               \
+    } while (0)
+
 /* One combined op: chunks of M items at stride lo = hi*2/M, steps hi .. lo,
  * direction blocks of dir; every chunk is independent, so no barrier is needed
  * between a work-item's chunks. */
@@ -187,22 +210,8 @@
     inline void lstep##M(LPARAM, uint n, uint hi, uint dir, uint t)          \
     {                                                                         \
         uint lo = hi * 2 / (M);                                               \
-        for (uint g = t; g < n / (M); g += WG) {                              \
-            {                                                                 \
-                uint base = sched_chunk_base(g, lo, (M));                     \
-                okey_t xk[M];                                                 \
-                IDX_DECL(xi, M);                                              \
-                _Pragma("unroll") for (uint j = 0; j < (M); j++)              \
-                    LLOAD(xk, xi, j, base + j * lo);                          \
-                int asc = (base & dir) == 0;                                  \
-                _Pragma("unroll") for (uint h = (M) / 2; h > 0; h >>= 1)      \
-                    _Pragma("unroll") for (uint j = 0; j < (M); j++)          \
-                        if (!(j & h))                                         \
-                            CAS(xk, xi, j, j + h, asc);                       \
-                _Pragma("unroll") for (uint j = 0; j < (M); j++)              \
-                    LSTORE(xk, xi, j, base + j * lo);                         \
-            }                                                                 \
-        }                                                                     \
+        for (uint g = t; g < n / (M); g += WG)                                \
+            LSTEP_CHUNK(M, g, lo, dir);                                       \
         barrier(CLK_LOCAL_MEM_FENCE);                                         \
     }
 DEF_LSTEP(2)
@@ -240,33 +249,141 @@ inline void lphase(LPARAM, uint n, uint hi, uint dir, uint t)
  * registers across the barrier (POCL 3.1 lost a dynamically indexed private
  * array across it: merges had no effect). */
 #define MR ((E / 2 + WG - 1) / WG)
+/* the merge's two halves: the kept items of outputs p < n/2 into registers
+ * yk/yi, then from the registers to positions p */
+#define MERGE_READ(n, yk, yi)                                                 \
+    _Pragma("unroll") for (uint r = 0; r < MR; r++) {                         \
+        uint p = t + r * WG;                                                  \
+        if (p < (n) / 2) {                                                    \
+            uint i = sched_merge_src(p, K);                                   \
+            okey_t ak = KGET(phys(i)), bk = KGET(phys(i + K));                \
+            IDX(uint ai = li[phys(i)]; uint bi = li[phys(i + K)];)            \
+            int takeb = BETTER(bk, bi, ak, ai);                               \
+            yk[r] = takeb ? bk : ak;                                          \
+            IDX(yi[r] = takeb ? bi : ai;)                                     \
+        }                                                                     \
+    }
+#define MERGE_WRITE(n, yk, yi)                                                \
+    _Pragma("unroll") for (uint r = 0; r < MR; r++) {                         \
+        uint p = t + r * WG;                                                  \
+        if (p < (n) / 2) {                                                    \
+            KPUT(phys(p), yk[r]);                                             \
+            IDX(li[phys(p)] = yi[r];)                                         \
+        }                                                                     \
+    }
 inline void lmerge(LPARAM, uint n, uint t)
 {
     okey_t yk[MR];
     IDX_DECL(yi, MR);
-    _Pragma("unroll") for (uint r = 0; r < MR; r++) {
-        uint p = t + r * WG;
-        if (p < n / 2) {
-            uint i = sched_merge_src(p, K);
-            okey_t ak = KGET(phys(i)), bk = KGET(phys(i + K));
-#if INDEX
-            uint ai = li[phys(i)], bi = li[phys(i + K)];
-#endif
-            int takeb = BETTER(bk, bi, ak, ai);
-            yk[r] = takeb ? bk : ak;
-            IDX(yi[r] = takeb ? bi : ai;)
-        }
-    }
+    MERGE_READ(n, yk, yi);
     barrier(CLK_LOCAL_MEM_FENCE);
-    _Pragma("unroll") for (uint r = 0; r < MR; r++) {
-        uint p = t + r * WG;
-        if (p < n / 2) {
-            KPUT(phys(p), yk[r]);
-            IDX(li[phys(p)] = yi[r];)
-        }
-    }
+    MERGE_WRITE(n, yk, yi);
     barrier(CLK_LOCAL_MEM_FENCE);
 }
+
+#if FLAT
+/* The local phases as one loop of ops with a barrier after each and none
+ * anywhere else, for POCL 4 and 5's work-group compilers.  POCL 5.0 ("loops" and
+ * "loopvec") aborted the process (Kernel.cc createParallelRegionBefore:
+ * region_entry_barrier != NULL, pocl issues 1435 and 2281) on the nested form
+ * above for K > 4 (barriers in branches, in loops inside loops, after chunk
+ * loops whose trip counts vary by work-item), and on a flat loop that picked
+ * the op with a branch around the guarded work.  So here: one loop level, the
+ * barrier unconditional, every op's work run each time over an item count that
+ * is 0 unless that op is the current one, every loop between barriers of
+ * constant trip count, the state updated by uniform arithmetic.  The same ops
+ * as lphase and the merge loop of finish, in the same order, on the same
+ * addresses (t/banks.c's proof holds): sort phases len = len .. K/2 (steps len
+ * .. 1, direction blocks of 2 len), then while n > stop a merge (read, write)
+ * and a rebuild (steps K/2 .. 1).  POCL 6.0 runs it at half the speed of the
+ * nested form (every op's guards each time), so only POCL 4 and 5 take it;
+ * POCL 5.0's "cbs" method compiled the nested form too. */
+#define FLAT_PER (MAXM == 16 ? 4 : MAXM == 8 ? 3 : MAXM == 4 ? 2 : 1)
+/* chunks of M items a work-item may own */
+#define FLAT_CH(M) ((E / (M) + WG - 1) / WG)
+/* a combined op of M items over the first `items` items (0: nothing) */
+#define FLAT_STEP(M, items)                                                   \
+    do {                                                                      \
+        uint c_ = (items) / (M);                                              \
+        _Pragma("unroll") for (uint r = 0; r < FLAT_CH(M); r++) {             \
+            uint g = t + r * WG;                                              \
+            if (g < c_)                                                       \
+                LSTEP_CHUNK(M, g, hi * 2 / (M), dir);                         \
+        }                                                                     \
+    } while (0)
+
+/* steps in a phase with strides hi .. 1 */
+inline uint flat_steps(uint hi)
+{
+    uint steps = 0;
+    for (uint s = hi; s > 0; s >>= 1)
+        steps++;
+    return steps;
+}
+
+/* combined ops of a phase with strides hi .. 1 */
+inline uint flat_ops(uint hi)
+{
+    return (flat_steps(hi) + FLAT_PER - 1) / FLAT_PER;
+}
+
+inline void flat_phases(LPARAM, uint n, uint len, uint stop, uint t)
+{
+    uint nops = 0;
+    for (uint l = len; l < K; l <<= 1)
+        nops += flat_ops(l);
+    for (uint c = n; c > stop; c >>= 1)
+        nops += 2 + flat_ops(K / 2);
+    /* the op: 0 the merge's read, 1 its write, 2 m steps from stride hi */
+    uint sorting = len < K;
+    uint kind = sorting ? 2 : 0;
+    uint hi = len, dir = len << 1, left = flat_steps(len);
+    uint m = sched_first_steps(hi, FLAT_PER);
+    okey_t yk[MR];
+    IDX_DECL(yi, MR);
+    for (uint op = 0; op < nops; op++) {
+        /* every kind's work, each over its item count, which is 0 unless its
+         * kind runs: no branch on the kind around the guarded loops (POCL 5.0
+         * aborted on "if (kind == 0) ... else if ..." here) */
+        MERGE_READ(kind == 0 ? n : 0, yk, yi);
+        MERGE_WRITE(kind == 1 ? n : 0, yk, yi);
+        FLAT_STEP(2, kind == 2 && m == 1 ? n : 0);
+#if MAXM >= 4
+        FLAT_STEP(4, kind == 2 && m == 2 ? n : 0);
+#endif
+#if MAXM >= 8
+        FLAT_STEP(8, kind == 2 && m == 3 ? n : 0);
+#endif
+#if MAXM >= 16
+        FLAT_STEP(16, kind == 2 && m == 4 ? n : 0);
+#endif
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* the next op: uniform arithmetic, no barrier */
+        if (kind == 0) {
+            kind = 1;
+        } else if (kind == 1) {
+            n >>= 1;
+            kind = K > 1 ? 2 : 0; /* K = 1: no rebuild */
+            hi = K / 2, dir = K, left = flat_steps(K / 2);
+            m = sched_first_steps(K / 2, FLAT_PER);
+        } else {
+            hi >>= m;
+            left -= m;
+            m = FLAT_PER;
+            if (left == 0) {
+                if (sorting && (len << 1) < K) {
+                    len <<= 1;
+                    hi = len, dir = len << 1, left = flat_steps(len);
+                    m = sched_first_steps(len, FLAT_PER);
+                } else {
+                    sorting = 0;
+                    kind = 0;
+                }
+            }
+        }
+    }
+}
+#endif
 
 /* ------------------------------------------------------------------ output */
 
@@ -292,12 +409,16 @@ inline void finish(LPARAM, uint n, uint t, size_t g, __global okey_t *ck, __glob
     /* One reduction loop for both ends, and no barrier inside the branches
      * below: POCL 5.0's parallel-region formation aborted (an assertion in
      * Kernel.cc) on a branch whose arms held these barrier loops. */
+#if FLAT
+    (void)n; /* the kernel ran the reduction in flat_phases */
+#else
     uint stop = final_k ? K : 2 * OUT;
     while (n > stop) {
         lmerge(LPASS, n, t);
         n /= 2;
         lphase(LPASS, n, K / 2, K, t);
     }
+#endif
     if (!final_k) {
         /* the last merge, fused with the coalesced write: bitonic runs of K */
         size_t base = g * (size_t)OUT;
@@ -315,8 +436,11 @@ inline void finish(LPARAM, uint n, uint t, size_t g, __global okey_t *ck, __glob
             }
         }
     } else {
-        /* K items sorted ascending (the worse first): output position j is K-1-j */
-        for (uint j0 = 0; j0 < final_k; j0 += WG) {
+        /* K items sorted ascending (the worse first): output position j is K-1-j.
+         * FLAT: a constant trip count (final_k <= K), no loop whose trip count
+         * varies after the last barrier, a shape POCL's region formation
+         * rejects (pocl issue 2281) */
+        for (uint j0 = 0; j0 < (FLAT ? K : final_k); j0 += WG) {
             uint j = j0 + t;
             if (j < final_k) {
                 uint p = phys(K - 1 - j);
@@ -440,9 +564,13 @@ void sort_reducer(__global const okey_t *in, ulong off, uint n, uint smallest,
     hold = K;
 #endif
     STAGE_TILE(xk, xi, hold);
+#if FLAT
+    flat_phases(LPASS, hold * WG, hold, final_k ? K : 2 * OUT, t);
+#else
     /* K > B: the rest of the local sort, phases len = B .. K/2 */
     for (uint len = hold; len < K; len <<= 1)
         lphase(LPASS, E, len, len << 1, t);
+#endif
     finish(LPASS, hold * WG, t, g, ck, ci, final_k, smallest, want, in, off, out_keys, out_index,
            index_base);
 }
@@ -469,7 +597,9 @@ void bitonic_reducer(__global const okey_t *ck_in, __global const uint *ci_in, u
     hold = K;
 #endif
     STAGE_TILE(xk, xi, hold);
-#if K > B
+#if FLAT
+    flat_phases(LPASS, hold * WG, K > B ? K / 2 : K, final_k ? K : 2 * OUT, t);
+#elif K > B
     lphase(LPASS, E, K / 2, K, t); /* the rebuild the last launch left to us */
 #endif
     finish(LPASS, hold * WG, t, g, ck, ci, final_k, smallest, want, orig, orig_off, out_keys,

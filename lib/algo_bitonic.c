@@ -239,28 +239,21 @@ static unsigned need_index(const cltopk_request *rq, int rerun_possible)
     return rq->kind == KIND_FLOAT && !rerun_possible;
 }
 
-/* POCL 4 and 5 abort (an assertion in their parallel-region formation, pocl
- * issue 1435, fixed later) compiling the reducer's local phases, which run when
- * K exceeds the 4 items a work-item holds on CPU devices.  Measured with POCL
- * 5.0: k = 1 runs, k = 32 and 1000 abort the process.  An abort cannot be
- * caught, so those calls are declined instead. */
-static int pocl_aborts(const cltopk_context *ctx, size_t K)
+/* POCL 4 and 5 abort the process (an assertion in their parallel-region
+ * formation, pocl issue 1435) compiling the reducer's nested local phases for
+ * K > 4; measured with POCL 5.0, which compiles and runs the flat form
+ * (cl/reducer.cl, FLAT) exactly.  Other versions keep the nested form: POCL 3.1
+ * and 6.0 run it, 6.0 twice as fast as the flat one (k = 1024, n = 2^22). */
+static int pocl_needs_flat(const cltopk_context *ctx)
 {
     int major = atoi(ctx->caps.driver_version);
-    return K > 4 && strstr(ctx->caps.platform_name, "Portable Computing Language") &&
-           major >= 4 && major < 6;
+    return strstr(ctx->caps.platform_name, "Portable Computing Language") && major >= 4 &&
+           major < 6;
 }
 
 static int bitonic_supports(cltopk_context *ctx, const cltopk_request *rq, char *why,
                             size_t whylen)
 {
-    if (pocl_aborts(ctx, cltopk_pow2_ge(rq->k))) {
-        snprintf(why, whylen,
-                 "POCL %s aborts compiling the bitonic reducer for k > 4 (pocl issue 1435); "
-                 "use CLTOPK_ALGO_AUTO, sbp-tree or radix-select here, or POCL 6",
-                 ctx->caps.driver_version);
-        return 0;
-    }
     /* one limit per key width: the configuration that carries the index (which
      * a keys-only float call may need on its re-run) must fit */
     bitonic_cfg c;
@@ -279,9 +272,10 @@ static int bitonic_device(cltopk_context *ctx, const cltopk_request *rq, const b
     char opts[320];
     snprintf(opts, sizeof opts,
              "-D KEY_BITS=%d -D KEY_KIND=%d -D K=%u -D B=%u -D WG=%u -D OUT=%u -D INDEX=%u "
-             "-D MAXM=%u -D SWZ=%u%s",
+             "-D MAXM=%u -D SWZ=%u%s%s",
              rq->bytes * 8, rq->kind, c->K, c->B, c->WG, c->OUT, c->index, c->MAXM, c->SWZ,
-             rq->pk_starts ? " -D PACKED_FOR" : ""); /* bit-packed source: lib/codec.c */
+             rq->pk_starts ? " -D PACKED_FOR" : "", /* bit-packed source: lib/codec.c */
+             pocl_needs_flat(ctx) ? " -D FLAT=1" : "");
     cl_kernel ks = NULL, kb = NULL;
     int st = cltopk_kernel_get(ctx, "reducer.cl", opts, "sort_reducer", &ks);
     if (st == CLTOPK_OK)
