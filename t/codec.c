@@ -54,14 +54,19 @@ static int ref_decode(int codec, const uint32_t *d, size_t words, const uint32_t
         return 0;
     uint64_t count = d[2];
     uint64_t unit = rf ? 512 : 128, nb = (count + unit - 1) / unit;
-    if (nst != nb + 1 || st[nb] != words)
+    /* FOR, DFOR: up to 4 blocks in the last tile of 512 values (padding) */
+    uint64_t nmax = rf ? nb : (count + 511) / 512 * 4;
+    if (nst < nb + 1 || nst > nmax + 1)
+        return 0;
+    uint64_t nall = nst - 1;
+    if (st[nall] != words)
         return 0;
     uint64_t pos = 4;
-    uint32_t *vals = malloc((nb ? nb : 1) * 512 * sizeof *vals);
+    uint32_t *vals = malloc((nall ? nall : 1) * 512 * sizeof *vals);
     if (!vals)
         bail("out of memory");
     int bad = 0;
-    for (uint64_t b = 0; b < nb && !bad; b++) {
+    for (uint64_t b = 0; b < nall && !bad; b++) {
         if (codec == 1 && b % 4 == 0)
             pos++;
         if (st[b] != pos) {
@@ -85,6 +90,14 @@ static int ref_decode(int codec, const uint32_t *d, size_t words, const uint32_t
                     vals[b * 128 + j * 32 + i] = ref + getval(d, words, p, i, w, &bad);
                 p += w;
             }
+            /* widths 0: 2 words, or 6 with one unused word 0 per miniblock
+             * (the authors' encoders), as the next block's start says */
+            uint64_t next = st[b + 1];
+            if (codec == 1 && (b + 1) % 4 == 0 && b + 1 < nall)
+                next--;
+            if (ww == 0 && next == pos + 6 && pos + 6 <= words && !d[pos + 2] && !d[pos + 3] &&
+                !d[pos + 4] && !d[pos + 5])
+                p = pos + 6;
             if (p > words)
                 bad = 1;
             pos = p;
