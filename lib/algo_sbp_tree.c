@@ -113,10 +113,10 @@ static int configure(const cltopk_context *ctx, const cltopk_request *rq, tree_c
     }
     unsigned tile = p->wg * p->per;
     if (!pow2(p->wg) || p->wg > ctx->caps.max_wg || p->per < 1 || p->per > 64 || tile < 8 ||
-        !pow2(p->split + 1) || p->split > 63 || p->ns < 2 || p->ns > 1024) {
+        p->split < 1 || !pow2(p->split + 1) || p->split > 63 || p->ns < 2 || p->ns > 1024) {
         snprintf(why, whylen,
                  "sbp-tree: bad configuration WG=%u PER=%u SPLIT=%u NS=%u (WG a power of two "
-                 "up to %zu, PER 1..64, SPLIT 2^h-1 up to 63, NS 2..1024)",
+                 "up to %zu, PER 1..64, SPLIT 2^h-1 from 1 to 63, NS 2..1024)",
                  p->wg, p->per, p->split, p->ns, ctx->caps.max_wg);
         return -1;
     }
