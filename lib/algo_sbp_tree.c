@@ -134,10 +134,12 @@ static int configure(const cltopk_context *ctx, const cltopk_request *rq, tree_c
         p->cmax = tile / 2;
     size_t lmem = LMEM(p->cmax);
 #undef LMEM
-    if (p->cmax >= tile || p->cmax < 1 || lmem + 1024 > ctx->caps.local_mem) {
+    /* each level must shrink: ceil(m / tile) * c < m for every m > tile, so
+     * c <= tile / 2 (above it, m = 14 with a tile of 8 and c = 7 stays 14) */
+    if (p->cmax > tile / 2 || p->cmax < 1 || lmem + 1024 > ctx->caps.local_mem) {
         snprintf(why, whylen,
-                 "sbp-tree: CMAX=%u must be below the tile (%u) and %zu bytes of local memory "
-                 "must fit in %llu on %s",
+                 "sbp-tree: CMAX=%u must be 1 to half the tile (%u) and %zu bytes of local "
+                 "memory must fit in %llu on %s",
                  p->cmax, tile, lmem, (unsigned long long)ctx->caps.local_mem, ctx->name);
         return -1;
     }
