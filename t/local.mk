@@ -141,3 +141,9 @@ TESTS += t/sbp_tree.t
 t_sbp_tree_t_SOURCES = t/sbp_tree.c tools/gen.c tools/gen.h
 t_sbp_tree_t_CPPFLAGS = $(T_CPPFLAGS)
 t_sbp_tree_t_LDADD = $(T_LDADD) -lm
+# ---- both SBP algorithms with each tuning variable at its bounds
+check_PROGRAMS += t/sbp_tune.t
+TESTS += t/sbp_tune.t
+t_sbp_tune_t_SOURCES = t/sbp_tune.c
+t_sbp_tune_t_CPPFLAGS = $(T_CPPFLAGS)
+t_sbp_tune_t_LDADD = $(T_LDADD)
