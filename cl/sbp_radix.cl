@@ -107,8 +107,17 @@ void sbp_level(uint src, __global const okey_t *in, ulong off, uint smallest,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (;;) {
+        /* every work-item reads s_pos and s_cnt, then a barrier, before any
+         * moves s_pos (the early exit and the all-equal case increment it):
+         * the exit decision and need are the group's.  Read in the interval
+         * of those increments, a work-item could stay in the loop alone; and
+         * without a barrier at the head of this loop, POCL (3.1, IPT=1) made
+         * the first exit test on stale local values and wrote the whole tile
+         * from group * C on, far past the group's C pairs. */
+        uint pos = s_pos, cnt = s_cnt;
+        barrier(CLK_LOCAL_MEM_FENCE);
         /* early exit: every candidate fits */
-        if (s_pos + s_cnt <= C) {
+        if (pos + cnt <= C) {
             for (uint j = 0; j < IPT; j++)
                 if (fl[j]) {
                     uint p = atomic_inc(&s_pos);
@@ -185,7 +194,7 @@ void sbp_level(uint src, __global const okey_t *in, ulong off, uint smallest,
 #else
         okey_t dhi = r_or[1] ^ r_and[1];
 #endif
-        uint need = K - s_pos; /* s_pos < K here: else the early exit took it */
+        uint need = K - pos; /* pos < K here: else the early exit took it */
         if (dhi == 0 && dlo == 0u) {
             /* every candidate the same composite key (sentinels): take need */
             for (uint j = 0; j < IPT; j++)

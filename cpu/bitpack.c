@@ -324,16 +324,27 @@ int cltopk_codec_validate(cltopk_codec codec, const uint32_t *data, size_t data_
                    "codec, or not a packed column)", name, data[0], data[1], h0, h1);
     uint32_t count = data[2];
     size_t nb = rfor ? ((size_t)count + 511) / 512 : ((size_t)count + 127) / 128;
-    if (nstarts != nb + 1)
-        return BAD("%s column: the header says %u values, which take %zu blocks and %zu "
-                   "block_starts entries; %zu were given", name, count, nb, nb + 1, nstarts);
-    if (starts[nb] != data_words)
+    /* FOR and DFOR: the last 512-value tile may be padded to 4 blocks, as the
+     * authors' encoders write it; the padding blocks are checked as any other
+     * block but never decoded */
+    size_t nmax = rfor ? nb : ((size_t)count + 511) / 512 * 4;
+    if (nstarts < nb + 1 || nstarts > nmax + 1) {
+        if (nmax == nb)
+            return BAD("%s column: the header says %u values, which take %zu blocks and %zu "
+                       "block_starts entries; %zu were given", name, count, nb, nb + 1,
+                       nstarts);
+        return BAD("%s column: the header says %u values, which take %zu blocks (%zu with the "
+                   "padding of the last 512-value tile) and %zu to %zu block_starts entries; "
+                   "%zu were given", name, count, nb, nmax, nb + 1, nmax + 1, nstarts);
+    }
+    size_t nall = nstarts - 1;  /* blocks, padding included */
+    if (starts[nall] != data_words)
         return BAD("%s column: block_starts[%zu] (the end) is %u, but data holds %zu words",
-                   name, nb, starts[nb], data_words);
+                   name, nall, starts[nall], data_words);
     /* each block begins where the one before it ends (plus the first-value word
      * of a DFOR tile): the starts are checked against the widths as we go */
     size_t expect = 4;
-    for (size_t b = 0; b < nb; b++) {
+    for (size_t b = 0; b < nall; b++) {
         if (dfor && b % 4 == 0)
             expect++;
         size_t s = starts[b];
@@ -367,6 +378,17 @@ int cltopk_codec_validate(cltopk_codec codec, const uint32_t *data, size_t data_
                     return BAD("%s column: block %zu miniblock %u has width %u; widths are "
                                "0..32", name, b, j, wj);
                 size += wj;
+            }
+            /* a block of widths 0 as the authors' encoders write it: one unused
+             * word (0) per miniblock; the next start tells which form it is */
+            size_t next = (size_t)starts[b + 1] - (dfor && (b + 1) % 4 == 0 && b + 1 < nall);
+            if (w == 0 && next == s + 6 && s + 6 <= data_words) {
+                for (unsigned j = 0; j < 4; j++)
+                    if (data[s + 2 + j] != 0)
+                        return BAD("%s column: block %zu has widths 0 and 4 unused words, but "
+                                   "word %zu of them is 0x%08x, not 0", name, b, s + 2 + j,
+                                   data[s + 2 + j]);
+                size = 6;
             }
         }
         if (s + size > data_words)
@@ -418,7 +440,7 @@ int cltopk_codec_validate(cltopk_codec codec, const uint32_t *data, size_t data_
     col->count = count;
     col->nblocks = nb;
     col->data = data;
-    col->data_words = data_words;
+    col->data_words = starts[nb];  /* the decoded blocks end there (padding follows) */
     col->starts = starts;
     return CLTOPK_OK;
 }

@@ -29,10 +29,10 @@ typedef struct {
  * reduction by local atomics instead of a tree) */
 enum { SP_WG, SP_IPT, SP_DIGIT, SP_C, SP_REDUCE };
 static const cltopk_param sbp_params[] = {
-    [SP_WG] = {.name = "wg", .gpu = 256, .cpu = 256, .min = 32, .max = 1024, .integer = 1},
+    [SP_WG] = {.name = "wg", .gpu = 256, .cpu = 256, .min = 32, .max = 65536, .integer = 1},
     [SP_IPT] = {.name = "ipt", .gpu = 16, .cpu = 4, .min = 1, .max = 32, .integer = 1},
     [SP_DIGIT] = {.name = "digit", .gpu = 8, .cpu = 8, .min = 4, .max = 11, .integer = 1},
-    [SP_C] = {.name = "c", .gpu = 0, .cpu = 0, .min = 0, .max = 1 << 16, .integer = 1},
+    [SP_C] = {.name = "c", .gpu = 0, .cpu = 0, .min = 0, .max = 4294967295.0, .integer = 1},
     [SP_REDUCE] = {.name = "reduce", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
 };
 static const cltopk_param_table sbp_table = {"CLTOPK_SBP", sbp_params, 5, NULL};

@@ -50,12 +50,12 @@ static int pow2(unsigned x)
 /* CLTOPK_SBP_TREE (parsed strictly, lib/tune.h); CMAX and C 0: derived */
 enum { TP_WG, TP_PER, TP_SPLIT, TP_NS, TP_CMAX, TP_C, TP_CF, TP_CFMAX, TP_TASK, TP_N };
 static const cltopk_param tree_params[] = {
-    [TP_WG] = {.name = "WG", .gpu = 256, .cpu = 256, .min = 1, .max = 1024, .integer = 1},
+    [TP_WG] = {.name = "WG", .gpu = 256, .cpu = 256, .min = 1, .max = 65536, .integer = 1},
     [TP_PER] = {.name = "PER", .gpu = 16, .cpu = 16, .min = 1, .max = 64, .integer = 1},
     [TP_SPLIT] = {.name = "SPLIT", .gpu = 3, .cpu = 3, .min = 1, .max = 63, .integer = 1},
     [TP_NS] = {.name = "NS", .gpu = 128, .cpu = 128, .min = 2, .max = 1024, .integer = 1},
-    [TP_CMAX] = {.name = "CMAX", .min = 0, .max = 1 << 16, .integer = 1},
-    [TP_C] = {.name = "C", .min = 0, .max = 1 << 16, .integer = 1},
+    [TP_CMAX] = {.name = "CMAX", .min = 0, .max = 4294967295.0, .integer = 1},
+    [TP_C] = {.name = "C", .min = 0, .max = 4294967295.0, .integer = 1},
     [TP_CF] = {.name = "CF", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
     /* every k: faster on POCL at k = 256..4096 too */
     [TP_CFMAX] = {.name = "CFMAX", .gpu = 4294967295.0, .cpu = 4294967295.0, .min = 0,
@@ -93,10 +93,10 @@ static int tree_configure(const cltopk_context *ctx, const cltopk_request *rq, t
         }
     unsigned tile = p->wg * p->per;
     if (!pow2(p->wg) || p->wg > ctx->caps.max_wg || p->per < 1 || p->per > 64 || tile < 8 ||
-        !pow2(p->split + 1) || p->split > 63 || p->ns < 2 || p->ns > 1024) {
+        p->split < 1 || !pow2(p->split + 1) || p->split > 63 || p->ns < 2 || p->ns > 1024) {
         snprintf(why, whylen,
                  "sbp-tree: bad configuration WG=%u PER=%u SPLIT=%u NS=%u (WG a power of two "
-                 "up to %zu, PER 1..64, SPLIT 2^h-1 up to 63, NS 2..1024)",
+                 "up to %zu, PER 1..64, SPLIT 2^h-1 from 1 to 63, NS 2..1024)",
                  p->wg, p->per, p->split, p->ns, ctx->caps.max_wg);
         return -1;
     }
@@ -114,10 +114,12 @@ static int tree_configure(const cltopk_context *ctx, const cltopk_request *rq, t
         p->cmax = tile / 2;
     size_t lmem = LMEM(p->cmax);
 #undef LMEM
-    if (p->cmax >= tile || p->cmax < 1 || lmem + 1024 > ctx->caps.local_mem) {
+    /* each level must shrink: ceil(m / tile) * c < m for every m > tile, so
+     * c <= tile / 2 (above it, m = 14 with a tile of 8 and c = 7 stays 14) */
+    if (p->cmax > tile / 2 || p->cmax < 1 || lmem + 1024 > ctx->caps.local_mem) {
         snprintf(why, whylen,
-                 "sbp-tree: CMAX=%u must be below the tile (%u) and %zu bytes of local memory "
-                 "must fit in %llu on %s",
+                 "sbp-tree: CMAX=%u must be 1 to half the tile (%u) and %zu bytes of local "
+                 "memory must fit in %llu on %s",
                  p->cmax, tile, lmem, (unsigned long long)ctx->caps.local_mem, ctx->name);
         return -1;
     }

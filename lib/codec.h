@@ -15,10 +15,12 @@
 typedef struct {
     cltopk_codec codec;
     uint32_t count;
-    size_t nblocks;          /* blocks (FOR, DFOR) or tiles (RFOR) */
+    size_t nblocks;          /* blocks (FOR, DFOR) or tiles (RFOR) to decode:
+                              * ceil(count/128) or ceil(count/512); padding
+                              * blocks of the last tile (FOR, DFOR) follow */
     const uint32_t *data;
-    size_t data_words;       /* == block_starts[nblocks] */
-    const uint32_t *starts;  /* nblocks + 1 entries */
+    size_t data_words;       /* == block_starts[nblocks]: the decoded blocks' end */
+    const uint32_t *starts;  /* nblocks + 1 entries used */
 } cltopk_column;
 
 /* Check everything docs/FORMAT.md requires.  CLTOPK_OK and *col filled, or

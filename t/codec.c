@@ -54,14 +54,19 @@ static int ref_decode(int codec, const uint32_t *d, size_t words, const uint32_t
         return 0;
     uint64_t count = d[2];
     uint64_t unit = rf ? 512 : 128, nb = (count + unit - 1) / unit;
-    if (nst != nb + 1 || st[nb] != words)
+    /* FOR, DFOR: up to 4 blocks in the last tile of 512 values (padding) */
+    uint64_t nmax = rf ? nb : (count + 511) / 512 * 4;
+    if (nst < nb + 1 || nst > nmax + 1)
+        return 0;
+    uint64_t nall = nst - 1;
+    if (st[nall] != words)
         return 0;
     uint64_t pos = 4;
-    uint32_t *vals = malloc((nb ? nb : 1) * 512 * sizeof *vals);
+    uint32_t *vals = malloc((nall ? nall : 1) * 512 * sizeof *vals);
     if (!vals)
         bail("out of memory");
     int bad = 0;
-    for (uint64_t b = 0; b < nb && !bad; b++) {
+    for (uint64_t b = 0; b < nall && !bad; b++) {
         if (codec == 1 && b % 4 == 0)
             pos++;
         if (st[b] != pos) {
@@ -85,6 +90,14 @@ static int ref_decode(int codec, const uint32_t *d, size_t words, const uint32_t
                     vals[b * 128 + j * 32 + i] = ref + getval(d, words, p, i, w, &bad);
                 p += w;
             }
+            /* widths 0: 2 words, or 6 with one unused word 0 per miniblock
+             * (the authors' encoders), as the next block's start says */
+            uint64_t next = st[b + 1];
+            if (codec == 1 && (b + 1) % 4 == 0 && b + 1 < nall)
+                next--;
+            if (ww == 0 && next == pos + 6 && pos + 6 <= words && !d[pos + 2] && !d[pos + 3] &&
+                !d[pos + 4] && !d[pos + 5])
+                p = pos + 6;
             if (p > words)
                 bad = 1;
             pos = p;
@@ -554,6 +567,352 @@ static void hand_built(void)
     }
 }
 
+/* ------------------------------------------- the authors' padded streams */
+
+/* A column laid out as the authors' released encoders write it: the values
+ * padded to a multiple of 512 by repeating the last one, all of it packed; per
+ * block the reference is the minimum (unsigned for FOR, signed over the tile's
+ * deltas for DFOR) and all four widths the block's largest; a miniblock of
+ * width 0 still takes one word (0); DFOR tiles of 512 values with the tile's
+ * first value in front.  Header word 2 is n, the true count (docs/FORMAT.md),
+ * or with padded_count the padded count, as the released code writes it.
+ * Exactly sized arrays (ASan sees overreads).  n > 0. */
+static void authors_pack(int dfor, const uint32_t *v, size_t n, int padded_count, column *c)
+{
+    size_t np = (n + 511) / 512 * 512, nb = np / 128;
+    uint32_t *y = bmalloc(np * 4), *x = bmalloc(np * 4);
+    uint32_t *d = bcalloc(4 + nb * 130 + nb / 4, 4), *s = bmalloc((nb + 1) * 4);
+    for (size_t i = 0; i < np; i++)
+        y[i] = x[i] = i < n ? v[i] : v[n - 1];
+    if (dfor)
+        for (size_t i = 0; i < np; i++)
+            x[i] = i % 512 ? y[i] - y[i - 1] : 0;
+    size_t pos = 4;
+    for (size_t b = 0; b < nb; b++) {
+        if (dfor && b % 4 == 0)
+            d[pos++] = y[b * 128];
+        s[b] = (uint32_t)pos;
+        const uint32_t *xb = x + b * 128;
+        uint32_t ref = xb[0];
+        for (int i = 1; i < 128; i++)
+            if (dfor ? (int32_t)xb[i] < (int32_t)ref : xb[i] < ref)
+                ref = xb[i];
+        unsigned w = 0;
+        for (int i = 0; i < 128; i++) {
+            uint32_t m = xb[i] - ref;
+            unsigned need = m ? 32 - (unsigned)__builtin_clz(m) : 0;
+            w = need > w ? need : w;
+        }
+        d[pos] = ref;
+        d[pos + 1] = w * 0x01010101u;
+        size_t p = pos + 2;
+        for (int j = 0; j < 4; j++) {
+            for (int i = 0; i < 32; i++)
+                putval(d, p, (size_t)i, w, xb[j * 32 + i] - ref);
+            p += w ? w : 1;
+        }
+        pos = p;
+    }
+    s[nb] = (uint32_t)pos;
+    d[0] = 128, d[1] = 4, d[2] = (uint32_t)(padded_count ? np : n), d[3] = v[0];
+    c->codec = dfor;
+    c->words = pos;
+    c->nst = nb + 1;
+    c->data = bmalloc(pos * 4);
+    c->st = bmalloc((nb + 1) * 4);
+    memcpy(c->data, d, pos * 4);
+    memcpy(c->st, s, (nb + 1) * 4);
+    free(y);
+    free(x);
+    free(d);
+    free(s);
+}
+
+/* n values of one of 4 kinds, ranges below 2^31 (the released encoders
+ * misencode width 32) */
+static void authors_values(int kind, size_t n, uint32_t *v)
+{
+    uint32_t base = (uint32_t)rng_next(&rng);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t r = (uint32_t)rng_next(&rng);
+        switch (kind) {
+        case 0: v[i] = base + (r & 0xFFFFF); break;                   /* 20-bit spread */
+        case 1: v[i] = base + (uint32_t)(i * 3) + (r & 1); break;     /* sorted */
+        case 2: v[i] = base; break;                                   /* constant: width 0 */
+        default: v[i] = i % 200 < 100 ? base : base - 77; break;      /* long runs */
+        }
+    }
+}
+
+static const char *const authors_kinds[] = {"20-bit", "sorted", "constant", "runs"};
+
+/* cltopk_unpack on ctx gives exactly v[0..n), guards intact; 1 or 0 and msg */
+static int unpack_equals(cltopk_context *ctx, const column *c, const uint32_t *v, size_t n,
+                         char *msg, size_t len)
+{
+    uint32_t *out = bmalloc((n + GUARDS) * 4);
+    for (size_t i = 0; i < n + GUARDS; i++)
+        out[i] = POISON ^ (uint32_t)i;
+    size_t n_out = 0;
+    int st = cltopk_unpack(ctx, (cltopk_codec)c->codec, c->data, c->words, c->st, c->nst,
+                           (int32_t *)out, n + GUARDS, &n_out);
+    int good = st == CLTOPK_OK && n_out == n;
+    if (!good)
+        snprintf(msg, len, "status %d, count %zu: %s", st, n_out, cltopk_last_error(ctx));
+    for (size_t i = 0; i < n + GUARDS && good; i++) {
+        uint32_t w = i < n ? v[i] : POISON ^ (uint32_t)i;
+        if (out[i] != w) {
+            snprintf(msg, len, "out[%zu] = 0x%08x, expected 0x%08x%s", i, out[i], w,
+                     i >= n ? " (guard)" : "");
+            good = 0;
+        }
+    }
+    free(out);
+    return good;
+}
+
+/* cltopk_topk_packed on ctx with algo, largest and smallest, both outputs,
+ * equals the oracle over v[0..n) */
+static int topk_equals(cltopk_context *ctx, cltopk_algo algo, const column *c, const uint32_t *v,
+                       size_t n, char *msg, size_t len)
+{
+    int good = 1;
+    for (int smallest = 0; smallest < 2 && good; smallest++) {
+        int64_t *perm = oracle_order(CLTOPK_INT32, v, n, smallest);
+        size_t k = n < 40 ? n : 40;
+        int32_t *ok_ = bmalloc((k + GUARD) * 4), *pk = bmalloc((k + GUARD) * 4);
+        int64_t *oi = bmalloc((k + GUARD) * 8), *pi = bmalloc((k + GUARD) * 8);
+        make_poison(CLTOPK_INT32, v, perm, k, k + GUARD, ok_, oi);
+        make_poison(CLTOPK_INT32, v, perm, k, k + GUARD, pk, pi);
+        int st = cltopk_topk_packed(ctx, (cltopk_codec)c->codec, c->data, c->words, c->st,
+                                    c->nst, k, smallest ? CLTOPK_SMALLEST : 0, algo, ok_, oi);
+        if (st != CLTOPK_OK) {
+            snprintf(msg, len, "top-k status %d: %s", st, cltopk_last_error(ctx));
+            good = 0;
+        } else if (!compare_outputs(CLTOPK_INT32, v, n, perm, k, k + GUARD, ok_, oi, pk, pi, msg,
+                                    len)) {
+            good = 0;
+        }
+        free(ok_);
+        free(pk);
+        free(oi);
+        free(pi);
+        free(perm);
+    }
+    return good;
+}
+
+/* check_unpack says CORRUPT on the CPU and on OpenCL, and so does the reference */
+static int refused(const column *c, char *msg, size_t len)
+{
+    if (ref_decode(c->codec, c->data, c->words, c->st, c->nst, NULL, NULL)) {
+        snprintf(msg, len, "the reference accepts it (a test bug)");
+        return 0;
+    }
+    if (!check_unpack(cpu, c, msg, len))
+        return 0;
+    if (cl && !check_unpack(cl, c, msg, len)) {
+        strncat(msg, " (OpenCL)", len - strlen(msg) - 1);
+        return 0;
+    }
+    return 1;
+}
+
+/* append nw words w[] to c's data and nnew blocks starting at the old end +
+ * rel[j]; the last entry of block_starts becomes the new end */
+static void append(column *c, const uint32_t *w, size_t nw, const size_t *rel, size_t nnew)
+{
+    uint32_t *d = bmalloc((c->words + nw) * 4), *s = bmalloc((c->nst + nnew) * 4);
+    memcpy(d, c->data, c->words * 4);
+    memcpy(d + c->words, w, nw * 4);
+    memcpy(s, c->st, c->nst * 4);
+    for (size_t j = 0; j < nnew; j++)
+        s[c->nst - 1 + j] = (uint32_t)(c->words + rel[j]);
+    free(c->data);
+    free(c->st);
+    c->data = d;
+    c->st = s;
+    c->words += nw;
+    c->nst += nnew;
+    c->st[c->nst - 1] = (uint32_t)c->words;
+}
+
+static void column_copy(const column *a, column *c)
+{
+    *c = *a;
+    c->data = bmalloc(a->words * 4);
+    c->st = bmalloc(a->nst * 4);
+    memcpy(c->data, a->data, a->words * 4);
+    memcpy(c->st, a->st, a->nst * 4);
+}
+
+static void authors_streams(void)
+{
+    static const size_t ns[] = {1, 127, 128, 129, 511, 512, 513, 1000};
+    char msg[512];
+    for (int codec = 0; codec < 2; codec++) {
+        int good = 1, topk_good = 1;
+        size_t cases = 0;
+        for (size_t z = 0; z < sizeof ns / sizeof ns[0]; z++)
+            for (int kind = 0; kind < 4; kind++) {
+                size_t n = ns[z], np = (n + 511) / 512 * 512;
+                uint32_t *v = bmalloc(np * 4);
+                authors_values(kind, n, v);
+                for (size_t i = n; i < np; i++)
+                    v[i] = v[n - 1];
+                column c;
+                authors_pack(codec, v, n, 0, &c);
+                cases++;
+                int g = 1;
+                if (!ref_decode(codec, c.data, c.words, c.st, c.nst, NULL, NULL)) {
+                    snprintf(msg, sizeof msg, "the reference refuses it (a test bug)");
+                    g = 0;
+                }
+                if (g && !unpack_equals(cpu, &c, v, n, msg, sizeof msg))
+                    g = 0;
+                if (g && cl && !unpack_equals(cl, &c, v, n, msg, sizeof msg)) {
+                    strncat(msg, " (OpenCL)", sizeof msg - strlen(msg) - 1);
+                    g = 0;
+                }
+                if (!g) {
+                    good = 0;
+                    diag_after("%s %s n = %zu (%zu blocks): %s", cname[codec],
+                               authors_kinds[kind], n, c.nst - 1, msg);
+                }
+                /* top-k of the column: CPU, OpenCL with AUTO, and for FOR the
+                 * bitonic reducer decoding on load */
+                g = topk_equals(cpu, CLTOPK_ALGO_AUTO, &c, v, n, msg, sizeof msg);
+                if (g && cl)
+                    g = topk_equals(cl, CLTOPK_ALGO_AUTO, &c, v, n, msg, sizeof msg);
+                if (g && cl && codec == 0)
+                    g = topk_equals(cl, CLTOPK_ALGO_BITONIC, &c, v, n, msg, sizeof msg);
+                if (!g) {
+                    topk_good = 0;
+                    diag_after("%s %s n = %zu top-k: %s", cname[codec], authors_kinds[kind], n,
+                               msg);
+                }
+                column_free(&c);
+                /* the released header (padded count): the padding decodes too */
+                authors_pack(codec, v, n, 1, &c);
+                if (!unpack_equals(cpu, &c, v, np, msg, sizeof msg) ||
+                    (cl && !unpack_equals(cl, &c, v, np, msg, sizeof msg))) {
+                    good = 0;
+                    diag_after("%s %s n = %zu, padded count: %s", cname[codec],
+                               authors_kinds[kind], n, msg);
+                }
+                column_free(&c);
+                free(v);
+            }
+        ok(good, "%s: %zu streams as the authors' encoder writes them (last tile padded to 4 "
+           "blocks, width-0 miniblocks taking a word; true or padded count) decode to the "
+           "original values on the CPU%s", cname[codec], cases, cl ? " and OpenCL" : "");
+        ok(topk_good, "%s: cltopk_topk_packed of those streams equals the oracle (CPU%s)",
+           cname[codec], cl ? ", OpenCL AUTO and bitonic" : "");
+    }
+
+    /* the padding is validated as any block, and never more than the last tile */
+    for (int codec = 0; codec < 2; codec++) {
+        int good = 1, cases = 0;
+        for (size_t z = 0; z < sizeof ns / sizeof ns[0] && good; z++) {
+            size_t n = ns[z], nb = (n + 127) / 128;
+            uint32_t *v = bmalloc(n * 4);
+            authors_values(0, n, v);
+            column a;
+            authors_pack(codec, v, n, 0, &a);
+            size_t nall = a.nst - 1;
+            for (int what = 0; what < 7 && good; what++) {
+                column c;
+                column_copy(&a, &c);
+                size_t b = nall - 1;                    /* the last block */
+                int applies = 1;
+                switch (what) {
+                case 0: /* a width of 33 in a padding block */
+                    applies = nall > nb;
+                    if (applies)
+                        c.data[c.st[b] + 1] = (c.data[c.st[b] + 1] & ~0xFF00u) | 33u << 8;
+                    break;
+                case 1: /* a padding block's start off by one */
+                    applies = nall > nb;
+                    if (applies)
+                        c.st[b]++;
+                    break;
+                case 2: { /* a padding block that claims widths 5 with its 4 words */
+                    applies = nall > nb;
+                    if (applies)
+                        c.data[c.st[b] + 1] = 0x05050505u;
+                    break;
+                }
+                case 3: /* a padding block's unused word not 0 */
+                    applies = nall > nb && c.data[c.st[b] + 1] == 0;
+                    if (applies)
+                        c.data[c.st[b] + 3] = 1;
+                    break;
+                case 4: { /* a padding block past the end of data */
+                    applies = nall > nb;
+                    if (applies) {
+                        c.words--;
+                        c.st[nall]--;
+                    }
+                    break;
+                }
+                case 5: { /* a fifth block in the last tile (or a block past it) */
+                    static const uint32_t blk[2] = {0, 0};
+                    static const size_t rel[1] = {0};
+                    append(&c, blk, 2, rel, 1);
+                    break;
+                }
+                default: { /* a whole second tile of padding (first word + 4 blocks) */
+                    uint32_t blk[9] = {v[n - 1], 0, 0, 0, 0, 0, 0, 0, 0};
+                    size_t first = codec == 1, rel[4] = {first, first + 2, first + 4, first + 6};
+                    append(&c, blk + !first, first + 8, rel, 4);
+                    break;
+                }
+                }
+                if (applies) {
+                    cases++;
+                    if (!refused(&c, msg, sizeof msg)) {
+                        good = 0;
+                        diag_after("%s n = %zu, defect %d: %s", cname[codec], n, what, msg);
+                    }
+                }
+                column_free(&c);
+            }
+            /* the exact form without padding still decodes (our encoder's) */
+            column c;
+            column_copy(&a, &c);
+            c.nst = nb + 1;
+            c.words = c.st[nb];
+            c.st[nb] = (uint32_t)c.words;
+            if (!unpack_equals(cpu, &c, v, n, msg, sizeof msg) ||
+                (cl && !unpack_equals(cl, &c, v, n, msg, sizeof msg))) {
+                good = 0;
+                diag_after("%s n = %zu without padding: %s", cname[codec], n, msg);
+            }
+            column_free(&c);
+            column_free(&a);
+            free(v);
+        }
+        ok(good, "%s: %d defects in the padding (bad width, bad start, size, unused word not "
+           "0, past the end, a fifth block, a second tile) are CORRUPT on the CPU%s",
+           cname[codec], cases, cl ? " and OpenCL" : "");
+    }
+    /* the detail text of too much padding */
+    uint32_t v[1] = {42};
+    column c;
+    authors_pack(1, v, 1, 0, &c);
+    size_t n_out = 0;
+    int st = cltopk_unpack(cpu, CLTOPK_CODEC_DFOR, c.data, c.words, c.st, c.nst, NULL, 0, &n_out);
+    ok(st == CLTOPK_OK && n_out == 1 && c.nst == 5,
+       "DFOR: 1 value padded to a tile (5 block_starts entries) is accepted");
+    static const uint32_t blk[2] = {0, 0};
+    static const size_t rel[1] = {0};
+    append(&c, blk, 2, rel, 1);
+    st = cltopk_unpack(cpu, CLTOPK_CODEC_DFOR, c.data, c.words, c.st, c.nst, NULL, 0, &n_out);
+    ok(st == CLTOPK_ERR_CORRUPT && strstr(cltopk_last_error(cpu), "padding"),
+       "DFOR: 6 entries for 1 value are CORRUPT: %s", cltopk_last_error(cpu));
+    column_free(&c);
+}
+
 /* --------------------------------------------------------------- corruption */
 
 /* uniform below bound, 0 for bound 0 */
@@ -627,7 +986,11 @@ static void corruptions(cltopk_context *ctx, const char *where, int count)
             uint32_t *v = bmalloc((n + 1) * 4);
             make(kind, n, (unsigned)rng_below(&rng, 33), v);
             column c;
-            if (pack(codec, v, n, &c) != CLTOPK_OK)
+            /* a quarter of the FOR and DFOR columns as the authors' encoder
+             * writes them (padding blocks, width-0 miniblocks of one word) */
+            if (codec < 2 && n && rng_below(&rng, 4) == 0)
+                authors_pack(codec, v, n, 0, &c);
+            else if (pack(codec, v, n, &c) != CLTOPK_OK)
                 bail("pack failed");
             for (unsigned m = 0, nm = 1 + (unsigned)rng_below(&rng, 3); m < nm && c.words; m++)
                 corrupt_one(&c);
@@ -895,6 +1258,7 @@ int main(void)
     sizes_check();
     round_trips();
     hand_built();
+    authors_streams();
     const char *env = getenv("CLTOPK_TEST_CORRUPTIONS");
     int ncorrupt = env ? atoi(env) : 3000;
     corruptions(cpu, "the CPU", ncorrupt);

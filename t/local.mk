@@ -171,3 +171,9 @@ t_sort_t_SOURCES = t/sort.c
 t_sort_t_CPPFLAGS = $(T_CPPFLAGS)
 t_sort_t_LDADD = $(T_LDADD)
 # ---- end
+# ---- both SBP algorithms with each tuning variable at its bounds
+check_PROGRAMS += t/sbp_tune.t
+TESTS += t/sbp_tune.t
+t_sbp_tune_t_SOURCES = t/sbp_tune.c
+t_sbp_tune_t_CPPFLAGS = $(T_CPPFLAGS)
+t_sbp_tune_t_LDADD = $(T_LDADD)
