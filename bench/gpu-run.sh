@@ -6,7 +6,7 @@
 #   bench/gpu-run.sh [TARBALL]       (default: the newest .gpu/cltopk-*.tar.gz)
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
-# than one 10-minute call allows): check poclcheck demo bitonic keysonly dist
+# than one 10-minute call allows): check poclcheck onepass demo bitonic keysonly dist
 # ablation paper torch tune unpack sbp tree cpu; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
@@ -80,6 +80,45 @@ if want compare && [ -f "${BASE_TARBALL:-}" ]; then
                 --reps 7 2>&1 | grep -v -E "^(device|data|dist|$)" | tee -a "$OUT/summary.txt" "$OUT/compare.txt"
         done
     done
+fi
+
+# ---- top-k in one read (issue 11): AUTO, sample-filter, sort, selection
+if want onepass; then
+    py="python3 $src/bench/vs_torch.py --lib .libs/libcltopk.so --n 536870912 --reps 7"
+    if python3 -c 'import torch, numpy; assert torch.cuda.is_available()' 2>/dev/null; then
+        log "vs torch.topk: auto, f32, keys + index (k up to n/2)"
+        $py --algo auto --k 1,8,32,128,256,1024,2048,4096,16384,1048576,268435456 2>&1 |
+            tee -a "$OUT/summary.txt" "$OUT/onepass.txt"
+        log "vs torch.topk: sample-filter, f32"
+        $py --algo sample-filter --k 1,32,256,1024,4096 2>&1 | tee -a "$OUT/summary.txt" "$OUT/onepass.txt"
+        log "vs torch.topk: auto, i32, keys + index"
+        $py --algo auto --dtype i32 --k 1,32,256,4096 2>&1 | tee -a "$OUT/summary.txt" "$OUT/onepass.txt"
+        log "vs torch.topk: auto, f32, keys only"
+        $py --algo auto --keys-only --k 1,32,256 2>&1 | tee -a "$OUT/summary.txt" "$OUT/onepass.txt"
+        log "sort vs torch.sort (stable), f32 with positions"
+        $py --algo sort --k 536870912 --reps 3 2>&1 | tee -a "$OUT/summary.txt" "$OUT/onepass.txt"
+        log "selection vs torch.kthvalue: auto, f32 (rank k - 1: k-th, median, last)"
+        $py --algo auto --select --k 1,1024,268435456,536870912 --reps 5 2>&1 |
+            tee -a "$OUT/summary.txt" "$OUT/onepass.txt"
+        for n in 1048576 16777216; do
+            log "vs torch.topk: auto, f32, n = $n"
+            python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --n $n --reps 20 \
+                --algo auto --k 32,1024 2>&1 | tee -a "$OUT/summary.txt" "$OUT/onepass.txt"
+        done
+    fi
+    log "bench: auto and sample-filter, 2^29 f32, distributions"
+    tools/cltopk bench --device gpu -t f32 -n 2^29 -k 1,32,256,1024,4096 --algo auto,sample-filter \
+        --dist uniform,increasing,decreasing,equal,few,bucket-killer --reps 5 2>&1 |
+        tee -a "$OUT/summary.txt" "$OUT/onepass.txt"
+    for t in f64 u64 i32; do
+        log "bench: auto, 2^28 $t uniform"
+        tools/cltopk bench --device gpu -t $t -n 2^28 -k 1,32,256,4096 --algo auto --reps 5 2>&1 |
+            tee -a "$OUT/summary.txt" "$OUT/onepass.txt"
+    done
+    log "planner: explain, 2^29 f32, k = 32 and 1024 (device data)"
+    tools/cltopk gen -t f32 -n 2^26 /tmp/ex.f32 2>/dev/null
+    for k in 32 4096; do tools/cltopk topk --device gpu -k $k --explain /tmp/ex.f32 2>&1 | head -16 |
+        tee -a "$OUT/summary.txt"; done
 fi
 
 if want pocl; then

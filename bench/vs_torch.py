@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 ALGOS = {"auto": 0, "bitonic": 1, "sbp-radix": 2, "sbp-tree": 3, "radix-select": 4,
-         "sort": 5, "cpu-heap": 6, "cpu-bitonic": 7}
+         "sort": 5, "cpu-heap": 6, "cpu-bitonic": 7, "cpu-radix": 8, "sample-filter": 9}
 
 
 def load(path):
@@ -52,6 +52,9 @@ def main():
     ap.add_argument("--keys-only", action="store_true",
                     help="time cltopk with keys alone (CLTOPK_BENCH_KEYS_ONLY); float keys "
                          "on the device carry positions anyway, integer keys do not")
+    ap.add_argument("--select", action="store_true",
+                    help="time the selection of rank k - 1 (cltopk_select_buffer through "
+                         "CLTOPK_BENCH_SELECT) beside torch.kthvalue of the same element")
     a = ap.parse_args()
     import torch
 
@@ -68,7 +71,7 @@ def main():
         x, code, bits = rng.random(a.n, dtype=np.float32), 0, np.uint32
     else:
         x, code, bits = rng.integers(-2**31, 2**31, a.n, dtype=np.int32), 2, np.uint32
-    flags = 0x100 if a.keys_only else 0
+    flags = (0x100 if a.keys_only else 0) | (0x200 if a.select else 0)
     xt = torch.from_numpy(x).cuda()
     print("data: %d x %s, %s" % (a.n, a.dtype, "keys only" if a.keys_only else "keys + index"))
     ks = [int(v) for v in a.k.split(",")]
@@ -83,20 +86,42 @@ def main():
             print("%-8s %6d unsupported or failed: %s" % (a.algo, k,
                                                           lib.cltopk_last_error(ctx).decode()))
             continue
-        # torch.topk timing, CUDA events, median after a warm-up
-        torch.topk(xt, k)
+        # torch.topk timing (k = n: torch.sort, stable, descending), CUDA events,
+        # median after a warm-up
+        def peer():
+            if a.select:
+                return torch.kthvalue(xt, a.n - k + 1)[0]
+            if k == a.n:
+                v, _ = torch.sort(xt, descending=True, stable=True)
+                return v
+            return torch.topk(xt, k)[0]
+        peer()
         torch.cuda.synchronize()
         times = []
         for _ in range(a.reps):
             e0 = torch.cuda.Event(enable_timing=True)
             e1 = torch.cuda.Event(enable_timing=True)
             e0.record()
-            tv, _ = torch.topk(xt, k)
+            tv = peer()
             e1.record()
             torch.cuda.synchronize()
             times.append(e0.elapsed_time(e1))
         tt = statistics.median(times)
         # exactness: our values == torch's values; x[index] == key bit for bit
+        if a.select:
+            print("%-8s %6d %12.3f %12.3f %8.2f %12.3f %9.2fx  %s" % (
+                a.algo, k, t.value * 1e3, fl.value * 1e3, t.value / fl.value, tt,
+                tt / (t.value * 1e3), "-"))
+            continue
+        if k > (1 << 26):  # the host check of a whole sort: values against torch's
+            ok_keys = np.zeros(k, dtype=x.dtype)
+            st = lib.cltopk_topk(ctx, code, x.ctypes.data, a.n, k, 0, ALGOS[a.algo],
+                                 ok_keys.ctypes.data, None)
+            same = st == 0 and np.array_equal(ok_keys.view(bits), tv.cpu().numpy().view(bits))
+            print("%-8s %6d %12.3f %12.3f %8.2f %12.3f %9.2fx  %s" % (
+                a.algo, k, t.value * 1e3, fl.value * 1e3, t.value / fl.value, tt,
+                tt / (t.value * 1e3), "ok" if same else "FAIL(%d)" % st))
+            continue
         ok_keys = np.zeros(k, dtype=x.dtype)
         ok_idx = np.zeros(k, dtype=np.int64)
         st = lib.cltopk_topk(ctx, code, x.ctypes.data, a.n, k, 0, ALGOS[a.algo],

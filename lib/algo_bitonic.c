@@ -436,8 +436,8 @@ static size_t bitonic_workspace(cltopk_context *ctx, const cltopk_request *rq)
 /* s(K) = log2(2K) (log2(2K) + 1) / 2 compare-exchanges an element (K = k
  * rounded up to a power of two).  GPUs: the SortReducer/BitonicReducer took
  * 6.8 and 17.2 ms at k = 32 and 1024 against a 0.49 ms floor on the H200:
- * t = R (3.0 + 0.357 s) (k = 8 .. 1024 within 5%; k <= 4 predicted high, where
- * bitonic wins anyway).  CPU devices: a compare-exchange in local memory costs
+ * t = R (4.1 + 0.49 s), R a read at the bandwidth constant (k = 8 .. 1024 within
+ * 5%; k <= 4 predicted high, where bitonic wins anyway).  CPU devices: a compare-exchange in local memory costs
  * about 1/8 of a local atomic increment (POCL, n = 2^16, k = 1 .. 1024). */
 static double bitonic_predict(const cltopk_context *ctx, const cltopk_request *rq,
                               const cltopk_consts *c)
@@ -450,7 +450,7 @@ static double bitonic_predict(const cltopk_context *ctx, const cltopk_request *r
     double fan = log2(4096 / K) > 1 ? log2(4096 / K) : 1;
     double levels = 1 + (n > 4096 ? ceil(log2(n / 4096) / fan) : 0);
     if (c->gpu)
-        return n * kb / c->bw * (3.0 + 0.357 * s) + levels * c->launch;
+        return n * kb / c->bw * (4.1 + 0.49 * s) + levels * c->launch;
     return n * kb / c->bw + n * s / (8 * c->lrate) + levels * c->launch;
 }
 

@@ -285,7 +285,7 @@ static double radix_predict(const cltopk_context *ctx, const cltopk_request *rq,
     double n = (double)rq->n, kb = rq->bytes, digits = rq->bytes + 4;
     double R = n * kb / c->bw, sort = cltopk_winners_time(c, rq->k, rq->bytes);
     if (c->gpu)
-        return R * (rq->kind == KIND_FLOAT ? 8.1 : 4.9) + (1 + 3 * digits) * c->launch + sort;
+        return R * (rq->kind == KIND_FLOAT ? 11.1 : 6.7) + (1 + 3 * digits) * c->launch + sort;
     double reads = rq->kind == KIND_FLOAT ? 3 : 2;
     return reads * R * (1 + 1.0 / 256) + n * 3 / c->lrate + (1 + 3 * digits) * c->launch + sort;
 }

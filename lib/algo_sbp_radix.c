@@ -203,7 +203,7 @@ static double sbp_predict(const cltopk_context *ctx, const cltopk_request *rq,
     double levels = 1 + (n > T ? ceil(log2(n / T) / log2(T / C)) : 0);
     double sort = cltopk_winners_time(c, rq->k, rq->bytes);
     if (c->gpu)
-        return R * (6.5 + 1.2 * (k > 64 ? log2(k / 64) : 0)) + levels * c->launch + sort;
+        return R * (8.9 + 1.64 * (k > 64 ? log2(k / 64) : 0)) + levels * c->launch + sort;
     return R * T / (T - C) + n * 3 / c->lrate + levels * c->launch + sort;
 }
 

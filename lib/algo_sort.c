@@ -92,7 +92,7 @@ static double sort_predict(const cltopk_context *ctx, const cltopk_request *rq,
     if (!c || rq->k < rq->n / 4)
         return -1;
     double R = (double)rq->n * rq->bytes / c->bw, passes = rq->bytes;
-    return passes * (c->gpu ? 13.0 : 6.0) * R * (rq->bytes + 4.0) / rq->bytes / 2 +
+    return passes * (c->gpu ? 17.8 : 6.0) * R * (rq->bytes + 4.0) / rq->bytes / 2 +
            3 * passes * c->launch;
 }
 

@@ -7,7 +7,12 @@
  * (n * bytes / h2d).  Host records predict their own costs, the copy of device
  * data to the host included.  On the "cpu" context there are no constants and
  * only host records; their predict() says which one AUTO runs (the CPU
- * planner's rule, cpu/algo_cpu.c). */
+ * planner's rule, cpu/algo_cpu.c).
+ *
+ * The GPU models are in units of R, one read of the input at the bandwidth
+ * constant (lib/consts.c: the slope of two reads, 4.4 TB/s on the H200).
+ * They were fitted with a constant measured by one read of 256 MB (3.23 TB/s
+ * there) and carry the factor 4.4 / 3.23 = 1.37 since. */
 #include "internal.h"
 
 #include <stdio.h>
