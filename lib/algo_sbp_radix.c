@@ -200,7 +200,7 @@ static double sbp_predict(const cltopk_context *ctx, const cltopk_request *rq,
         return -1;
     double n = (double)rq->n, kb = rq->bytes, k = (double)rq->k;
     double T = 4096, C = k < 128 ? 128 : k, R = n * kb / c->bw;
-    double levels = 1 + (n > T ? ceil(log2(n / T) / log2(T / C)) : 0);
+    double levels = 1 + (n > T ? ceil(log2(n / T) / (log2(T / C) > 1 ? log2(T / C) : 1)) : 0);
     double sort = cltopk_winners_time(c, rq->k, rq->bytes);
     if (c->gpu)
         return R * (8.9 + 1.64 * (k > 64 ? log2(k / 64) : 0)) + levels * c->launch + sort;

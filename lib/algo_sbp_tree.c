@@ -347,7 +347,8 @@ static double tree_predict(const cltopk_context *ctx, const cltopk_request *rq,
         return -1;
     double n = (double)rq->n, kb = rq->bytes, k = (double)rq->k, R = n * kb / c->bw;
     double C = k < 128 ? 128 : k;
-    double levels = 1 + (n > 4096 ? ceil(log2(n / 4096) / log2(4096 / C)) : 0);
+    double fan = log2(4096 / C) > 1 ? log2(4096 / C) : 1;
+    double levels = 1 + (n > 4096 ? ceil(log2(n / 4096) / fan) : 0);
     double tiles = c->gpu ? R * (8.9 + 1.64 * (k > 64 ? log2(k / 64) : 0)) * 1.9 / 1.5
                           : R * 4096 / (4096 - C) + n * 3.8 / c->lrate;
     return tiles + levels * c->launch + cltopk_winners_time(c, rq->k, rq->bytes);

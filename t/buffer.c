@@ -336,7 +336,7 @@ static void bad_buffers(const env_t *e)
          CLTOPK_ERR_INVALID_ARGUMENT},
         {"k > n", 0, 0, 0, CLTOPK_INT32, CLTOPK_ALGO_AUTO, 0, n + 1, CLTOPK_ERR_K_RANGE},
         {"bad type", 0, 0, 0, 6, CLTOPK_ALGO_AUTO, 0, 10, CLTOPK_ERR_BAD_TYPE},
-        {"bad algorithm", 0, 0, 0, CLTOPK_INT32, 9, 0, 10, CLTOPK_ERR_BAD_ALGO},
+        {"bad algorithm", 0, 0, 0, CLTOPK_INT32, 99, 0, 10, CLTOPK_ERR_BAD_ALGO},
         {"bad flags", 0, 0, 0, CLTOPK_INT32, CLTOPK_ALGO_AUTO, 2, 10, CLTOPK_ERR_BAD_FLAGS},
         {"cpu-heap (a host algorithm)", 0, 0, 0, CLTOPK_INT32, CLTOPK_ALGO_CPU_HEAP, 0, 10,
          CLTOPK_ERR_UNSUPPORTED},

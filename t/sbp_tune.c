@@ -43,16 +43,33 @@ static void run_spec(cltopk_algo algo, const char *var, const char *spec)
     size_t calls = 0, lim[2];
     for (int ti = 0; ti < 2; ti++)
         lim[ti] = limit_of(algo, types[ti]);
-    if (!lim[0] || !lim[1]) {
-        /* not accepted at all: the message says why */
+    /* a key width this device's local memory cannot take at these bounds (a
+     * GPU's 48 KB against POCL's larger local memory) is refused with that
+     * reason, and is skipped; any other refusal fails */
+    int skipped = 0;
+    for (int ti = 0; ti < 2; ti++) {
+        if (lim[ti])
+            continue;
         size_t bytes;
-        int st = cltopk_workspace_size(ctx, CLTOPK_INT32, 100, 1, 0, algo, &bytes);
-        ok(0, "%s=%s: refused (status %d: %s)", var, spec, st, cltopk_last_error(ctx));
+        int st = cltopk_workspace_size(ctx, types[ti], 100, 1, 0, algo, &bytes);
+        if (st == CLTOPK_ERR_UNSUPPORTED && strstr(cltopk_last_error(ctx), "local memory")) {
+            diag("%s=%s: %s refused by this device: %s", var, spec, tname(types[ti]),
+                 cltopk_last_error(ctx));
+            skipped++;
+            continue;
+        }
+        ok(0, "%s=%s: %s refused (status %d: %s)", var, spec, tname(types[ti]), st,
+           cltopk_last_error(ctx));
+        unsetenv(var);
+        return;
+    }
+    if (skipped == 2) {
+        skip("%s=%s: neither key width fits this device's local memory", var, spec);
         unsetenv(var);
         return;
     }
     for (int ti = 0; ti < 2 && good; ti++)
-        for (size_t z = 0; z < sizeof ns / sizeof *ns && good; z++) {
+        for (size_t z = 0; z < sizeof ns / sizeof *ns && good && lim[ti]; z++) {
             cltopk_dtype t = types[ti];
             size_t n = ns[z];
             const char *dist = dl[(z + (size_t)ti) % 4];
