@@ -171,9 +171,15 @@ t_sort_t_SOURCES = t/sort.c
 t_sort_t_CPPFLAGS = $(T_CPPFLAGS)
 t_sort_t_LDADD = $(T_LDADD)
 # ---- end
-# ---- both SBP algorithms with each tuning variable at its bounds
+# ---- both SBP algorithms with each tuning variable at its bounds: a long sweep
+# (a kernel build per configuration; minutes on 2 cores), run by check-full
 check_PROGRAMS += t/sbp_tune.t
-TESTS += t/sbp_tune.t
+FULL_TESTS = t/sbp_tune.t
 t_sbp_tune_t_SOURCES = t/sbp_tune.c
 t_sbp_tune_t_CPPFLAGS = $(T_CPPFLAGS)
 t_sbp_tune_t_LDADD = $(T_LDADD)
+
+# make check-full: make check plus the long sweeps (FULL_TESTS)
+check-full:
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS="$(TESTS) $(FULL_TESTS)"
+.PHONY: check-full
