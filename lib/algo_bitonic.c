@@ -246,9 +246,8 @@ static unsigned need_index(const cltopk_request *rq, int rerun_possible)
  * and 6.0 run it, 6.0 twice as fast as the flat one (k = 1024, n = 2^22). */
 static int pocl_needs_flat(const cltopk_context *ctx)
 {
-    int major = atoi(ctx->caps.driver_version);
-    return strstr(ctx->caps.platform_name, "Portable Computing Language") && major >= 4 &&
-           major < 6;
+    int major = cltopk_pocl_major(ctx);
+    return major >= 4 && major < 6;
 }
 
 static int bitonic_supports(cltopk_context *ctx, const cltopk_request *rq, char *why,

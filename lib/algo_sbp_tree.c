@@ -91,6 +91,16 @@ static int tree_configure(const cltopk_context *ctx, const cltopk_request *rq, t
             p->wg >>= 1;
             p->per <<= 1;
         }
+    /* POCL 5.0's work-group compiler aborts the process on this kernel with
+     * fewer than 4 work-items a group ("Could not find a dominating
+     * alternative variable"; WG = 4 and up run), so those are declined there */
+    int pocl = cltopk_pocl_major(ctx);
+    if (p->wg < 4 && pocl >= 4 && pocl < 6) {
+        snprintf(why, whylen,
+                 "sbp-tree: POCL %s aborts compiling it with fewer than 4 work-items a group "
+                 "(WG=%u); use WG=4 or more, or POCL 6", ctx->caps.driver_version, p->wg);
+        return -1;
+    }
     unsigned tile = p->wg * p->per;
     if (!pow2(p->wg) || p->wg > ctx->caps.max_wg || p->per < 1 || p->per > 64 || tile < 8 ||
         p->split < 1 || !pow2(p->split + 1) || p->split > 63 || p->ns < 2 || p->ns > 1024) {

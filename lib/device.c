@@ -244,6 +244,16 @@ int cltopk_device_get(size_t i, cltopk_device_info *info)
     return CLTOPK_OK;
 }
 
+/* POCL's major version on a POCL device, else 0: its work-group compilers of
+ * versions 4 and 5 abort on some kernels that others run (the records that
+ * work around them say which) */
+int cltopk_pocl_major(const cltopk_context *ctx)
+{
+    if (!ctx->is_cl || !strstr(ctx->caps.platform_name, "Portable Computing Language"))
+        return 0;
+    return atoi(ctx->caps.driver_version);
+}
+
 #else /* !HAVE_OPENCL */
 
 size_t cltopk_device_count(void)
@@ -256,5 +266,6 @@ int cltopk_device_get(size_t i, cltopk_device_info *info)
     (void)i;
     return info ? CLTOPK_ERR_NO_DEVICE : CLTOPK_ERR_INVALID_ARGUMENT;
 }
+
 
 #endif

@@ -96,6 +96,9 @@ typedef struct {
 CLTOPK_INTERNAL int cltopk_devices_scan(cltopk_devcaps **list, size_t *count, char *err,
                                         size_t errlen);
 CLTOPK_INTERNAL int cltopk_devcaps_query(cl_device_id dev, cltopk_devcaps *caps);
+struct cltopk_context;
+/* POCL's major version on a POCL device, else 0 */
+CLTOPK_INTERNAL int cltopk_pocl_major(const struct cltopk_context *ctx);
 
 typedef struct cltopk_program {
     struct cltopk_program *next;

@@ -44,15 +44,17 @@ static void run_spec(cltopk_algo algo, const char *var, const char *spec)
     for (int ti = 0; ti < 2; ti++)
         lim[ti] = limit_of(algo, types[ti]);
     /* a key width this device's local memory cannot take at these bounds (a
-     * GPU's 48 KB against POCL's larger local memory) is refused with that
-     * reason, and is skipped; any other refusal fails */
+     * GPU's 48 KB against POCL's larger local memory), or a bound a POCL
+     * version's compiler cannot take, is refused with that reason, and is
+     * skipped; any other refusal fails */
     int skipped = 0;
     for (int ti = 0; ti < 2; ti++) {
         if (lim[ti])
             continue;
         size_t bytes;
         int st = cltopk_workspace_size(ctx, types[ti], 100, 1, 0, algo, &bytes);
-        if (st == CLTOPK_ERR_UNSUPPORTED && strstr(cltopk_last_error(ctx), "local memory")) {
+        if (st == CLTOPK_ERR_UNSUPPORTED && (strstr(cltopk_last_error(ctx), "local memory") ||
+                                             strstr(cltopk_last_error(ctx), "POCL"))) {
             diag("%s=%s: %s refused by this device: %s", var, spec, tname(types[ti]),
                  cltopk_last_error(ctx));
             skipped++;
