@@ -105,7 +105,13 @@ static int open_device(cltopk_context **out, const cltopk_devcaps *caps)
     c->dev = caps->device;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)caps->platform,
                                      0};
+    cltopk_platform_lock(1);
     c->clctx = clCreateContext(props, 1, &c->dev, NULL, NULL, &err);
+    if (c->clctx) {
+        c->queue = clCreateCommandQueue(c->clctx, c->dev, CL_QUEUE_PROFILING_ENABLE, &err);
+        c->inorder = 1; /* no CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE */
+    }
+    cltopk_platform_lock(0);
     if (!c->clctx) {
         c->dev = NULL;
         cltopk_close(c);
@@ -115,8 +121,6 @@ static int open_device(cltopk_context **out, const cltopk_devcaps *caps)
                            caps->platform_name, caps->device_name, cltopk_clerror_name(err));
     }
     clRetainDevice(c->dev);
-    c->queue = clCreateCommandQueue(c->clctx, c->dev, CL_QUEUE_PROFILING_ENABLE, &err);
-    c->inorder = 1; /* no CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE */
     if (!c->queue) {
         cltopk_close(c);
         return cltopk_fail(NULL, CLTOPK_ERR_OPENCL, "clCreateCommandQueue failed on %s: %s",

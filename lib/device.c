@@ -244,6 +244,16 @@ int cltopk_device_get(size_t i, cltopk_device_info *info)
     return CLTOPK_OK;
 }
 
+/* the process-wide lock of the device scan, also held while a context and its
+ * queue are created: POCL 5.0 aborted with 4 threads creating contexts at once */
+void cltopk_platform_lock(int lock)
+{
+    if (lock)
+        pthread_mutex_lock(&scan_lock);
+    else
+        pthread_mutex_unlock(&scan_lock);
+}
+
 /* POCL's major version on a POCL device, else 0: its work-group compilers of
  * versions 4 and 5 abort on some kernels that others run (the records that
  * work around them say which) */

@@ -97,6 +97,8 @@ CLTOPK_INTERNAL int cltopk_devices_scan(cltopk_devcaps **list, size_t *count, ch
                                         size_t errlen);
 CLTOPK_INTERNAL int cltopk_devcaps_query(cl_device_id dev, cltopk_devcaps *caps);
 struct cltopk_context;
+/* take (1) or give back (0) the process-wide lock of the OpenCL platforms */
+CLTOPK_INTERNAL void cltopk_platform_lock(int lock);
 /* POCL's major version on a POCL device, else 0 */
 CLTOPK_INTERNAL int cltopk_pocl_major(const struct cltopk_context *ctx);
 

@@ -20,7 +20,10 @@ man1_MANS = tools/cltopk.1
 # t/cli.sh is a TAP shell script: run by $(SHELL) through its own extension, so
 # that a LOG_COMPILER meant for the test programs (check-valgrind) leaves it alone.
 TESTS += t/cli.sh
-TEST_EXTENSIONS = .sh
+# .t: the test programs, through suffix rules, so that `make check TESTS=...`
+# (check-full) can name a program that TESTS does not list
+TEST_EXTENSIONS = .sh .t
+T_LOG_DRIVER = $(LOG_DRIVER)
 SH_LOG_COMPILER = $(SHELL)
 SH_LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 EXTRA_DIST += tools/cltopk.1 t/cli.sh t/cli_tap.sh
