@@ -145,6 +145,29 @@ static int buffer_start(cltopk_context *ctx, const char *fn, size_t k, cl_uint n
     cl_int err = clEnqueueMarkerWithWaitList(ctx->queue, num_wait, wait, done);
     return err == CL_SUCCESS ? CLTOPK_OK : cltopk_clfail(ctx, err, "clEnqueueMarkerWithWaitList");
 }
+
+/* the rest of what the cl_mem entry points share, after rq is described: the
+ * buffers, the record (a named host algorithm does not take cl_mem; AUTO may
+ * stage), outputs apart; *nothing when k is 0 */
+static int buffer_plan(cltopk_context *ctx, const char *fn, cltopk_request *rq, size_t count,
+                       cl_mem keys, size_t offset, cl_mem out_keys, cl_mem out_index,
+                       cl_uint num_wait, const cl_event *wait, cl_event *done, cltopk_algo algo,
+                       const cltopk_algorithm **a, int *nothing)
+{
+    int st;
+    if ((st = buffer_start(ctx, fn, count, num_wait, wait, done, nothing)) != CLTOPK_OK ||
+        *nothing ||
+        (st = cltopk_describe_buffer(ctx, fn, rq, keys, offset, out_keys, out_index, count,
+                                     num_wait, wait)) != CLTOPK_OK ||
+        (st = cltopk_choose(ctx, rq, algo, a)) != CLTOPK_OK ||
+        (st = cltopk_outputs_apart(ctx, fn, rq, count)) != CLTOPK_OK)
+        return st;
+    if (!(*a)->on_device && algo != CLTOPK_ALGO_AUTO)
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                           "%s: %s runs on host memory; cl_mem data takes a device algorithm "
+                           "or CLTOPK_ALGO_AUTO", fn, (*a)->name);
+    return CLTOPK_OK;
+}
 #endif
 
 int cltopk_topk_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem keys, size_t offset,
@@ -163,18 +186,11 @@ int cltopk_topk_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem keys, size
     if (st == CLTOPK_OK && k > n)
         st = cltopk_fail(ctx, CLTOPK_ERR_K_RANGE, "%s: k = %zu is larger than n = %zu", fn, k, n);
     if (st != CLTOPK_OK ||
-        (st = buffer_start(ctx, fn, k, num_wait, wait, done, &nothing)) != CLTOPK_OK || nothing ||
-        (st = cltopk_describe_buffer(ctx, fn, &rq, keys, offset, out_keys, out_index, k, num_wait,
-                                     wait)) != CLTOPK_OK ||
-        (st = cltopk_choose(ctx, &rq, algo, &a)) != CLTOPK_OK ||
-        (st = cltopk_outputs_apart(ctx, fn, &rq, k)) != CLTOPK_OK)
+        (st = buffer_plan(ctx, fn, &rq, k, keys, offset, out_keys, out_index, num_wait, wait,
+                          done, algo, &a, &nothing)) != CLTOPK_OK ||
+        nothing)
         goto out;
-    /* cltopk.h: a named host algorithm does not take cl_mem; AUTO may stage */
-    if (!a->on_device && algo != CLTOPK_ALGO_AUTO)
-        st = cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
-                         "%s: %s runs on host memory; cl_mem data takes a device algorithm or "
-                         "CLTOPK_ALGO_AUTO", fn, a->name);
-    else if (!a->on_device)
+    if (!a->on_device)
         st = cltopk_host_on_buffer(ctx, &rq, a, SIZE_MAX);
     else
         st = a->run_buffer(ctx, &rq);
@@ -208,18 +224,9 @@ int cltopk_select_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem keys, si
         st = cltopk_fail(ctx, CLTOPK_ERR_RANK_RANGE, "%s: rank = %zu is not below n = %zu", fn,
                          rank, n);
     if (st != CLTOPK_OK ||
-        (st = buffer_start(ctx, fn, 1, num_wait, wait, done, &nothing)) != CLTOPK_OK ||
-        (st = cltopk_describe_buffer(ctx, fn, &rq, keys, offset, out_key, out_index, 1, num_wait,
-                                     wait)) != CLTOPK_OK ||
-        (st = cltopk_choose(ctx, &rq, algo, &a)) != CLTOPK_OK ||
-        (st = cltopk_outputs_apart(ctx, fn, &rq, 1)) != CLTOPK_OK)
+        (st = buffer_plan(ctx, fn, &rq, 1, keys, offset, out_key, out_index, num_wait, wait, done,
+                          algo, &a, &nothing)) != CLTOPK_OK)
         goto out;
-    if (!a->on_device && algo != CLTOPK_ALGO_AUTO) {
-        st = cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
-                         "%s: %s runs on host memory; cl_mem data takes a device algorithm or "
-                         "CLTOPK_ALGO_AUTO", fn, a->name);
-        goto out;
-    }
     s = algo == CLTOPK_ALGO_AUTO ? selector(ctx, &rq, a, a->on_device)
                                  : a->select_buffer ? a : NULL;
     if (!s && !a->on_device)
