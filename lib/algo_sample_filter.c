@@ -105,11 +105,6 @@ typedef struct {
     int seed_set, rank_set, cap_set, groups_set, wg_set;
 } sf_cfg;
 
-static int sf_pow2(uint64_t x)
-{
-    return x && !(x & (x - 1));
-}
-
 /* the largest sort (pairs) that the one-group kernels' local memory holds */
 static unsigned max_sortcap(const cltopk_context *ctx, int bytes)
 {
@@ -197,12 +192,12 @@ static int sf_configure(const cltopk_context *ctx, const cltopk_request *rq, sf_
     const char *bad = NULL;
     if (c->db && c->db != 8 && c->db != 11)
         bad = "digit must be 8 or 11";
-    else if (!sf_pow2(c->wg) || c->wg > ctx->caps.max_wg || !sf_pow2(c->fwg) ||
+    else if (!cltopk_is_pow2(c->wg) || c->wg > ctx->caps.max_wg || !cltopk_is_pow2(c->fwg) ||
              c->fwg > ctx->caps.max_wg)
         bad = "wg and fwg must be powers of two up to the device's work-group size";
     else if ((uint64_t)c->lseg * (uint64_t)(bytes + 4) + 64 > ctx->caps.local_mem)
         bad = "lseg must fit the device's local memory";
-    else if (!sf_pow2(c->sortcap) || c->sortcap > scmax)
+    else if (!cltopk_is_pow2(c->sortcap) || c->sortcap > scmax)
         bad = "sort must be a power of two that the device's local memory holds";
     if (bad) {
         snprintf(why, whylen,

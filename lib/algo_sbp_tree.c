@@ -42,11 +42,6 @@ static unsigned tile_of(const tree_cfg *p)
     return p->wg * p->per;
 }
 
-static int pow2(unsigned x)
-{
-    return x && !(x & (x - 1));
-}
-
 /* CLTOPK_SBP_TREE (parsed strictly, lib/tune.h); CMAX and C 0: derived */
 enum { TP_WG, TP_PER, TP_SPLIT, TP_NS, TP_CMAX, TP_C, TP_CF, TP_CFMAX, TP_TASK, TP_N };
 static const cltopk_param tree_params[] = {
@@ -112,8 +107,9 @@ static int tree_configure(const cltopk_context *ctx, const cltopk_request *rq, t
         return -1;
     }
     unsigned tile = p->wg * p->per;
-    if (!pow2(p->wg) || p->wg > ctx->caps.max_wg || p->per < 1 || p->per > 64 || tile < 8 ||
-        p->split < 1 || !pow2(p->split + 1) || p->split > 63 || p->ns < 2 || p->ns > 1024) {
+    if (!cltopk_is_pow2(p->wg) || p->wg > ctx->caps.max_wg || p->per < 1 || p->per > 64 ||
+        tile < 8 || p->split < 1 || !cltopk_is_pow2(p->split + 1) || p->split > 63 ||
+        p->ns < 2 || p->ns > 1024) {
         snprintf(why, whylen,
                  "sbp-tree: bad configuration WG=%u PER=%u SPLIT=%u NS=%u (WG a power of two "
                  "up to %zu, PER 1..64, SPLIT 2^h-1 from 1 to 63, NS 2..1024)",

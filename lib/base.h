@@ -44,6 +44,11 @@ static inline size_t cltopk_pow2_ge(size_t x)
     return p;
 }
 
+static inline int cltopk_is_pow2(uint64_t x)
+{
+    return x && !(x & (x - 1));
+}
+
 static inline size_t cltopk_pow2_le(size_t x)
 {
     size_t p = 1;

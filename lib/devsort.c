@@ -49,11 +49,6 @@ static size_t ds_lmem(const ds_cfg *c, int key_bits)
            2 * c->wg * 4 + (3 * radix + 1) * 4;
 }
 
-static int ds_pow2(unsigned x)
-{
-    return x && !(x & (x - 1));
-}
-
 /* CLTOPK_SORT (parsed strictly, lib/tune.h); ipt 0: the largest that fits */
 enum { DP_WG, DP_IPT, DP_DIGIT, DP_LB, DP_HC, DP_GPC, DP_REG, DP_LD, DP_XS, DP_TL, DP_N };
 static const cltopk_param ds_params[] = {
@@ -95,7 +90,7 @@ static int ds_configure(const cltopk_context *ctx, int key_bits, ds_cfg *c, char
     c->ldig = (unsigned)p.v[DP_LD];
     c->xs = (unsigned)p.v[DP_XS];
     c->tl = (unsigned)p.v[DP_TL];
-    if (!ds_pow2(c->wg) || c->wg < 32 || c->wg > ctx->caps.max_wg || c->ipt < vec ||
+    if (!cltopk_is_pow2(c->wg) || c->wg < 32 || c->wg > ctx->caps.max_wg || c->ipt < vec ||
         c->ipt > 64 || c->ipt % vec || c->digit < 1 || c->digit > 8 || c->lb < 1 || c->lb > 4 ||
         c->hc < 1 || c->hc > 16 || c->gpc < 1 || c->gpc > 1024) {
         snprintf(why, whylen,
