@@ -110,6 +110,16 @@ if want onepass; then
     tools/cltopk bench --device gpu -t f32 -n 2^29 -k 1,32,256,1024,4096 --algo auto,sample-filter \
         --dist uniform,increasing,decreasing,equal,few,bucket-killer --reps 5 2>&1 |
         tee -a "$OUT/summary.txt" "$OUT/onepass.txt"
+    log "bench: selection (rank k - 1: first, 1024th, median, last), 2^29 f32, distributions"
+    tools/cltopk bench --device gpu -t f32 -n 2^29 -k 1,1024,268435456,536870912 \
+        --algo auto,radix-select --select \
+        --dist uniform,increasing,equal,few,bucket-killer --reps 5 2>&1 |
+        tee -a "$OUT/summary.txt" "$OUT/onepass.txt"
+    for t in f64 u64 i32; do
+        log "bench: selection, auto, 2^28 $t uniform"
+        tools/cltopk bench --device gpu -t $t -n 2^28 -k 1024,134217728 --algo auto --select \
+            --reps 5 2>&1 | tee -a "$OUT/summary.txt" "$OUT/onepass.txt"
+    done
     for t in f64 u64 i32; do
         log "bench: auto, 2^28 $t uniform"
         tools/cltopk bench --device gpu -t $t -n 2^28 -k 1,32,256,4096 --algo auto --reps 5 2>&1 |

@@ -10,7 +10,8 @@
  *   rs_hist    histogram of the current candidates' digit (global atomics, one
  *              per bin and work-group); in pass 0 (the whole input) the first
  *              PRE key digits at once, so that passes whose digit does not
- *              reduce need no further read of the input
+ *              reduce need no further read of the input (S_PRE: every pass
+ *              so far skipped, so the candidates are still pass 0's)
  *   rs_choose  one work-group: the bin b holding the need-th largest candidate;
  *              decides the pass's mode (below) and keeps the state
  *   rs_filter  M_FILTER: digit > b goes straight to the result (top-k), digit
@@ -165,8 +166,15 @@ inline uint pfx_class(okey_t u, uint np, okey_t P)
     return (top > P && (top >> w) == (P >> w)) ? 2u : 0u;
 }
 
+/* The state for a search of the composite rank k (1-based) among the n input
+ * elements; with use_from, among the candidates a caller left in buffer A when
+ * they hold that rank: from[0] of them (exact; at most from_cap fit), from[1]
+ * elements of the input before all of them.  What was decided goes to
+ * from[5]: 1 the candidates, 2 the rank is not among them, 3 they overflowed
+ * (both: the input, exactly). */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void rs_init(__global uint *state, __global uint *hist, uint n, uint k, uint topk)
+void rs_init(__global uint *state, __global uint *hist, uint n, uint k, uint topk,
+             __global uint *from, uint use_from, uint from_cap)
 {
     uint lid = get_local_id(0);
     for (uint b = lid; b < DIGITS * RADIX; b += WG)
@@ -179,6 +187,22 @@ void rs_init(__global uint *state, __global uint *hist, uint n, uint k, uint top
         state[S_FCNT] = n;
         state[S_PRE] = 1u;
         state[S_TOPK] = topk;
+        if (use_from) {
+            uint m = from[0], above = from[1], path;
+            if (m > from_cap)
+                path = 3u;
+            else if (k - 1u < above || k - 1u - above >= m)
+                path = 2u;
+            else
+                path = 1u;
+            if (path == 1u) {
+                state[S_NEED] = k - above;
+                state[S_CAND] = m;
+                state[S_FCNT] = m;
+                state[S_CUR] = 1u;
+            }
+            from[5] = path;
+        }
     }
 }
 
@@ -196,7 +220,7 @@ void rs_hist(uint pass, __global const okey_t *in, ulong off, uint smallest,
     uint lid = get_local_id(0);
     uint done = state[S_DONE], cur = state[S_CUR], cnt = state[S_CAND];
     /* finished, or a histogram pass 0 already made */
-    if (done || (pass > 0u && pass < (uint)PRE && cur == 0u && state[S_PRE]))
+    if (done || (pass > 0u && pass < (uint)PRE && state[S_PRE]))
         return;
     uint np = (cur == 0u && state[S_NARROWED]) ? state[S_NP] : 0u;
     okey_t P = get_pfx(state);

@@ -41,12 +41,23 @@
  * bound are at most `target`; those are gathered into local memory and sorted
  * (bitonic), best first.
  *
+ * A selection (any rank) uses the same passes on a band (BAND=1):
+ *   sf_gather      as above, every sample kept
+ *   sf_band_sample two groups: the samples at two ranks around the wanted
+ *                  rank's place in the sample, the band's bounds
+ *   sf_filter      BAND: keeps the elements between the bounds (in the
+ *                  composite order, both included) and counts those above
+ *                  the upper bound; then radix_select.cl searches the kept
+ *                  ones for the rank less that count, or, when they do not
+ *                  hold it or overflowed, the input (decided on the device)
+ *
  * -D options (defaults below, so that the file compiles on its own): KEY_BITS,
  * KEY_KIND (common.cl); WG (work-items of a filter or gather group), UNR
  * (vectors a work-item loads a round), LSEG (pairs of a group's local segment), FWG
  * (work-items of the one-group kernels), SORTCAP (pairs the final sort holds:
  * the largest k, a power of two, at least FWG), DB (bits of a digit of the
- * one-group selection, 8 or 11), HC (copies of its histogram), CHUNKED (1: a
+ * one-group selection, 8 or 11), HC (copies of its histogram), BAND (1: the
+ * selection's filter, above), CHUNKED (1: a
  * work-item of the one-group selection takes a contiguous run of candidates
  * instead of every FWG-th; measured slower on the H200, kept for tuning). */
 #ifndef CLTOPK_COMMON_CL
@@ -71,6 +82,9 @@
 #ifndef HC
 #define HC 4
 #endif
+#ifndef BAND
+#define BAND 0
+#endif
 
 #if KEY_BITS == 64
 typedef ulong2 vec_t;
@@ -88,14 +102,19 @@ typedef uint4 vec_t;
 #define TB (KEY_BITS + 32) /* bits of the composite key */
 #define NB (1 << DB)
 
-/* state words */
+/* state words (ST_TOTAL, ST_ABOVE and ST_PATH are also radix_select.cl's
+ * rs_init hand-off: from[0], from[1], from[5]) */
 #define ST_TOTAL 0 /* survivors (exact, also past the buffer) */
-#define ST_SPILL 1 /* survivors that found their group's segment full */
-#define ST_TLO 2   /* the threshold: order key, low word */
+#define ST_ABOVE 1 /* BAND: elements above the band's upper bound */
+#define ST_TLO 2   /* the threshold (BAND: the lower bound): order key, low word */
 #define ST_THI 3   /*   high word (64-bit keys) */
 #define ST_TNI 4   /*   ~position */
-#define ST_PATH 5  /* what sf_final did: 1 survivors, 2 too few, 3 too many */
-#define ST_WORDS 8
+#define ST_PATH 5  /* what sf_final (or rs_init) did: 1 survivors, 2 too few, 3 too many */
+#define ST_SPILL 6 /* survivors that found their group's segment full */
+#define ST_ULO 8   /* BAND: the upper bound, as the threshold */
+#define ST_UHI 9
+#define ST_UNI 10
+#define ST_WORDS 12
 
 /* sf_sample's force argument */
 #define F_NONE 0u
@@ -244,8 +263,10 @@ inline uint sf_hash(ulong seed, uint j)
 
 /* The whole group: the best `rank` candidates (rank <= SORTCAP, FWG <=
  * SORTCAP).  On return su/si[0 .. rank) hold them best first (and more,
- * sorted, after them). */
-inline void wg_topr(uint mode, uint cnt, uint rank, uint target,
+ * sorted, after them).  band (any rank up to cnt): only the candidates
+ * between the final bounds, at most target, are gathered and sorted; the
+ * rank-th best is then su/si[sh[SH_NEED] - 1]. */
+inline void wg_topr(uint mode, uint cnt, uint rank, uint target, uint band,
                     __global const okey_t *cu, __global const uint *ci,
                     __global const okey_t *in, ulong off, uint smallest, ulong fh, uint fl,
                     __local uint *hist, __local okey_t *su, __local uint *si, __local uint *sh,
@@ -330,7 +351,7 @@ inline void wg_topr(uint mode, uint cnt, uint rank, uint target,
             barrier(CLK_LOCAL_MEM_FENCE);
         }
         uint A = sh[SH_A], C = sh[SH_C], cons = sh[SH_CONS], need = sh[SH_NEED];
-        if (A + C <= target || cons >= TB)
+        if ((band ? C : A + C) <= target || cons >= TB)
             break;
         ulong Lh = shl[0], Uh = shl[1];
         uint Ll = sh[SH_LL], Ul = sh[SH_UL];
@@ -409,14 +430,17 @@ inline void wg_topr(uint mode, uint cnt, uint rank, uint target,
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    /* gather everything at or above the lower bound */
-    ulong Lh = shl[0];
-    uint Ll = sh[SH_LL];
+    /* gather everything at or above the lower bound (band: and at or below
+     * the upper) */
+    ulong Lh = shl[0], Uh = shl[1];
+    uint Ll = sh[SH_LL], Ul = sh[SH_UL];
+    if (band)
+        rank = 1u;
     if (lid == 0u)
         sh[SH_GCNT] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
     CAND_LOOP({
-        if (c_ge((ulong)u, ~idx, Lh, Ll)) {
+        if (c_ge((ulong)u, ~idx, Lh, Ll) && (!band || c_le((ulong)u, ~idx, Uh, Ul))) {
             uint p = atomic_inc(&sh[SH_GCNT]);
             if (p < SORTCAP) {
                 su[p] = u;
@@ -457,15 +481,18 @@ inline void wg_topr(uint mode, uint cnt, uint rank, uint target,
     }
 }
 
-inline void load_threshold(__global const uint *st, ulong *th, uint *tl)
+/* the pair at word w of the state (ST_TLO: the threshold, ST_ULO: the upper
+ * bound) */
+inline void load_bound(__global const uint *st, uint w, ulong *th, uint *tl)
 {
 #if KEY_BITS == 64
-    *th = ((ulong)st[ST_THI] << 32) | (ulong)st[ST_TLO];
+    *th = ((ulong)st[w + 1u] << 32) | (ulong)st[w];
 #else
-    *th = (ulong)st[ST_TLO];
+    *th = (ulong)st[w];
 #endif
-    *tl = st[ST_TNI];
+    *tl = st[w + 2u];
 }
+#define load_threshold(ST, TH, TL) load_bound((ST), ST_TLO, (TH), (TL))
 
 /* P0 without a sample: the state, and a threshold below everything (force
  * F_ALL or a tiny input) or above every pair but the best possible one (F_FEW,
@@ -478,6 +505,8 @@ __kernel void sf_init(uint force, __global uint *st)
         uint v = 0u;
         if (force == F_FEW && lid >= ST_TLO && lid <= ST_TNI)
             v = 0xFFFFFFFFu;
+        if (lid >= ST_ULO && lid <= ST_UNI)
+            v = 0xFFFFFFFFu; /* BAND: no upper bound */
 #if KEY_BITS == 32
         if (lid == ST_THI)
             v = 0u;
@@ -584,7 +613,7 @@ void sf_sample(__global const okey_t *in, ulong off, uint n, uint smallest, uint
     uint target = pow2_at_least(r) * 2u;
     target = target < 256u ? 256u : target;
     target = target > SORTCAP ? SORTCAP : target;
-    wg_topr(0u, s, r, target, sk, si_g, in, off, smallest, 0UL, 0u, hist, su, si, sh, shl);
+    wg_topr(0u, s, r, target, 0u, sk, si_g, in, off, smallest, 0UL, 0u, hist, su, si, sh, shl);
     if (lid < ST_WORDS) {
         okey_t tu = su[r - 1u];
         uint v = 0u;
@@ -597,6 +626,50 @@ void sf_sample(__global const okey_t *in, ulong off, uint n, uint smallest, uint
         if (lid == ST_TNI)
             v = ~si[r - 1u];
         st[lid] = v;
+    }
+}
+
+/* BAND, P0b: the bounds of a selection's band, the samples of ranks r_up and
+ * r_lo (0-based, best first) among the first `kept` pairs of sk / si_g:
+ * group 0 the upper bound (has_up 0: none, above everything), group 1 the
+ * lower (has_lo 0: none, below everything); group 0 also clears the counts.
+ * Two groups of FWG. */
+__kernel __attribute__((reqd_work_group_size(FWG, 1, 1)))
+void sf_band_sample(uint kept, uint r_up, uint has_up, uint r_lo, uint has_lo,
+                    __global const okey_t *sk, __global const uint *si_g, __global uint *st)
+{
+    __local uint hist[NB * HC];
+    __local okey_t su[SORTCAP];
+    __local uint si[SORTCAP];
+    __local uint sh[SH_WORDS];
+    __local ulong shl[2];
+    uint lid = get_local_id(0), lower = get_group_id(0) == 1u;
+    uint has = lower ? has_lo : has_up;
+    /* (always: barriers stay out of branches) */
+    wg_topr(0u, kept, has ? (lower ? r_lo : r_up) + 1u : 1u, SORTCAP, 1u, sk, si_g, sk, 0UL, 0u,
+            0UL, 0u, hist, su, si, sh, shl);
+    if (lid == 0u) {
+        uint w = lower ? ST_TLO : ST_ULO;
+        okey_t tu = lower ? (okey_t)0 : ~(okey_t)0;
+        uint ni = lower ? 0u : 0xFFFFFFFFu;
+        if (has) {
+            uint j = sh[SH_NEED] - 1u;
+            tu = su[j];
+            ni = ~si[j];
+        }
+        st[w] = (uint)tu;
+#if KEY_BITS == 64
+        st[w + 1u] = (uint)(tu >> 32);
+#else
+        st[w + 1u] = 0u;
+#endif
+        st[w + 2u] = ni;
+        if (!lower) {
+            st[ST_TOTAL] = 0u;
+            st[ST_ABOVE] = 0u;
+            st[ST_PATH] = 0u;
+            st[ST_SPILL] = 0u;
+        }
     }
 }
 
@@ -617,6 +690,15 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
     uint tl;
     load_threshold(st, &th, &tl);
     okey_t tu = (okey_t)th;
+#if BAND
+    __local uint labove;
+    ulong uh;
+    uint ul, above = 0u;
+    load_bound(st, ST_ULO, &uh, &ul);
+    okey_t uu = (okey_t)uh;
+    if (lid == 0u)
+        labove = 0u;
+#endif
     if (lid == 0u)
         lcnt = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -636,6 +718,19 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
             }                                                                      \
         }                                                                          \
     } while (0)
+/* an element at or above the threshold: BAND keeps it when it is at or below
+ * the upper bound too, and counts it above the band otherwise */
+#if BAND
+#define TAKE(U, I)                                                                 \
+    do {                                                                           \
+        if ((U) < uu || ((U) == uu && ~(I) <= ul))                                 \
+            KEEP((U), (I));                                                        \
+        else                                                                       \
+            above++;                                                               \
+    } while (0)
+#else
+#define TAKE(U, I) KEEP((U), (I))
+#endif
 
     __global const vec_t *vp = (__global const vec_t *)(in + off + head);
     uint groups = get_num_groups(0);
@@ -660,7 +755,7 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
                     if (u_ >= tu) {                                                \
                         uint i_ = base + E;                                        \
                         if (u_ > tu || ~i_ >= tl)                                  \
-                            KEEP(u_, i_);                                          \
+                            TAKE(u_, i_);                                          \
                     }                                                              \
                 }
                 LANES(LANE)
@@ -674,11 +769,20 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
             uint i = j < head ? j : tail0 + (j - head);
             okey_t u = order_key(in[off + i], smallest);
             if (c_ge((ulong)u, ~i, th, tl))
-                KEEP(u, i);
+                TAKE(u, i);
         }
     }
 #undef KEEP
+#undef TAKE
+#if BAND
+    if (above)
+        atomic_add(&labove, above);
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
+#if BAND
+    if (lid == 0u && labove)
+        atomic_add(&st[ST_ABOVE], labove);
+#endif
     uint c = lcnt < LSEG ? lcnt : LSEG;
     if (lid == 0u)
         lbase = c ? atomic_add(&st[ST_TOTAL], c) : 0u;
@@ -725,7 +829,7 @@ void sf_final(__global const okey_t *in, ulong off, uint n, uint smallest, uint 
     uint target = pow2_at_least(k) * 2u;
     target = target < 256u ? 256u : target;
     target = target > SORTCAP ? SORTCAP : target;
-    wg_topr(mode, cnt, k, target, cu, ci, in, off, smallest, th, tl, hist, su, si, sh, shl);
+    wg_topr(mode, cnt, k, target, 0u, cu, ci, in, off, smallest, th, tl, hist, su, si, sh, shl);
     for (uint j = lid; j < k; j += FWG) {
         uint idx = si[j];
         if (want & 1u)

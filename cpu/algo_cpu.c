@@ -83,6 +83,20 @@ static double radix_cpu_predict(const cltopk_context *ctx, const cltopk_request 
     return cpu_choose(rq) == CLTOPK_ALGO_CPU_RADIX ? cpu_time(rq, c) : -1;
 }
 
+/* a selection: pairs copied and partitioned, about three reads of the input
+ * at the host's bandwidth (device data: its copy to the host) */
+static double radix_cpu_select_predict(const cltopk_context *ctx, const cltopk_request *rq,
+                                       const cltopk_consts *c)
+{
+    (void)ctx;
+    if (!c || c->cpubw <= 0)
+        return 0;
+    double n = (double)rq->n, t = n * (rq->bytes + 8) / c->cpubw * 3;
+    if (rq->on_device)
+        t += n * rq->bytes / c->h2d;
+    return t;
+}
+
 static int heap_run_host(cltopk_context *ctx, const cltopk_request *rq)
 {
     return cpu_status(ctx, cltopk_cpu_heap_topk(rq, rq->keys, rq->n, rq->k, rq->out_keys,
@@ -131,4 +145,5 @@ const cltopk_algorithm cltopk_algo_cpu_radix = {
     .predict = radix_cpu_predict,
     .run_host = radix_cpu_run_host,
     .select_host = radix_cpu_select,
+    .select_predict = radix_cpu_select_predict,
 };

@@ -131,7 +131,8 @@ typedef enum {
     CLTOPK_ALGO_CPU_HEAP = 6,     /* OpenMP per-thread heaps, merged; any context    */
     CLTOPK_ALGO_CPU_BITONIC = 7,  /* CPU SIMD bitonic top-k (paper's Appendix C)      */
     CLTOPK_ALGO_CPU_RADIX = 8,    /* CPU radix select + collect; any k, any context  */
-    CLTOPK_ALGO_SAMPLE_FILTER = 9 /* sampled threshold, one filtering read; k <= 4096 */
+    CLTOPK_ALGO_SAMPLE_FILTER = 9 /* sampled threshold or band, one filtering read;
+                                     any k, any rank */
 } cltopk_algo;
 
 #define CLTOPK_LARGEST  0u   /* flags: descending order (the default)  */
@@ -235,10 +236,14 @@ CLTOPK_API int cltopk_topk(cltopk_context *ctx, cltopk_dtype type, const void *k
 
 /* The entry at 0-based position `rank` of THE ORDER (rank 0 = the first of the
  * top-k).  out_key (one element) and out_index (one int64) may each be NULL, not
- * both.  Any rank < n is answered: with CLTOPK_ALGO_RADIX_SELECT (or AUTO when it
- * plans a device algorithm) by the device radix selection, with no top-k; with
- * another named algorithm through its top-k of rank + 1 where that fits; with
- * AUTO planning the CPU, by a CPU selection.
+ * both.  Any rank < n is answered, with no top-k: by CLTOPK_ALGO_SAMPLE_FILTER
+ * (a band of the input between two samples around the rank, kept by one
+ * filtering read that counts what lies above it, then the device radix
+ * selection of the band, or of the input where the band missed; exact either
+ * way), CLTOPK_ALGO_RADIX_SELECT (the device radix selection of the input) or
+ * CLTOPK_ALGO_CPU_RADIX; AUTO takes the one its selection model predicts
+ * fastest (cltopk_plan with CLTOPK_PLAN_SELECT tells which).  Another named
+ * algorithm answers through its top-k of rank + 1 where that fits.
  * Returns as cltopk_topk, with CLTOPK_ERR_RANK_RANGE for rank >= n. */
 CLTOPK_API int cltopk_select(cltopk_context *ctx, cltopk_dtype type, const void *keys, size_t n,
                              size_t rank, unsigned flags, cltopk_algo algo, void *out_key,
@@ -252,8 +257,8 @@ CLTOPK_API int cltopk_select(cltopk_context *ctx, cltopk_dtype type, const void 
  *   num_wait, wait   events the work waits for (wait NULL when num_wait == 0)
  *   done       if not NULL, receives an event (the caller releases it) that
  *              completes when both outputs are written
- * Only device algorithms (BITONIC, SBP_RADIX, SBP_TREE, RADIX_SELECT, SORT, or AUTO) are
- * accepted; the call enqueues its
+ * Only device algorithms (BITONIC, SBP_RADIX, SBP_TREE, RADIX_SELECT, SORT,
+ * SAMPLE_FILTER) or AUTO are accepted; the call enqueues its
  * kernels on the context's queue and returns without waiting for them.  It never
  * calls clFinish on the caller's queue.  Two cases wait.  Float keys with
  * out_index NULL: the kernels run without positions, then the call reads the k
@@ -280,7 +285,8 @@ CLTOPK_API int cltopk_topk_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem
  * device-resident data, as cltopk_select.  Arguments as cltopk_topk_buffer,
  * with out_key (one element of `type`) and out_index (one int64, counted from
  * `offset`) cl_mem outputs, either NULL, not both.  A named algorithm must
- * select device data itself (radix-select does); AUTO selects on the device,
+ * select device data itself (sample-filter and radix-select do, with no host
+ * round trip); AUTO selects on the device,
  * or where its planner prefers the host, reads the keys to the host after the
  * wait list, selects there and writes the outputs back before it returns.
  * Returns as cltopk_topk_buffer, with CLTOPK_ERR_RANK_RANGE for rank >= n. */
@@ -296,9 +302,11 @@ CLTOPK_API int cltopk_select_buffer(cltopk_context *ctx, cltopk_dtype type, cl_m
 CLTOPK_API int cltopk_workspace_size(cltopk_context *ctx, cltopk_dtype type, size_t n, size_t k,
                                      unsigned flags, cltopk_algo algo, size_t *bytes);
 
-/* The algorithm AUTO would run for this call (without running it).  On an
- * OpenCL context the first plan for a device may measure the cost models'
- * constants (see cltopk_explain), which then stay in the kernel cache. */
+/* The algorithm AUTO would run for this call (without running it); with
+ * CLTOPK_PLAN_SELECT in flags, for cltopk_select of rank k - 1 instead (a
+ * record with a selection of its own).  On an OpenCL context the first plan for
+ * a device may measure the cost models' constants (see cltopk_explain), which
+ * then stay in the kernel cache. */
 CLTOPK_API int cltopk_plan(cltopk_context *ctx, cltopk_dtype type, size_t n, size_t k,
                            unsigned flags, cltopk_algo *chosen);
 
@@ -437,7 +445,8 @@ CLTOPK_API int cltopk_codec_parse(const char *name, cltopk_codec *codec);
 
 /* ---------------------------------------------------------------- planner */
 
-/* What CLTOPK_ALGO_AUTO would run for a top-k of n elements of `type` (k > 0),
+/* What CLTOPK_ALGO_AUTO would run for a top-k of n elements of `type` (k > 0;
+ * with CLTOPK_PLAN_SELECT in flags, the selection of rank k - 1),
  * on host data (device_data 0) or a cl_mem (1), and why: a text of a few lines
  * into buf (at most len bytes, NUL-terminated, truncated if longer) giving the
  * device constants the models use (read bandwidth, launch cost, local-memory
@@ -474,6 +483,10 @@ CLTOPK_API const char *cltopk_cpu_isa(void);
  * ======================================================================== */
 
 #define CLTOPK_BENCH_KEYS_ONLY 0x100u /* cltopk_benchmark only: time keys alone */
+#define CLTOPK_PLAN_SELECT 0x400u     /* cltopk_plan, cltopk_plan_buffer and
+                                          cltopk_explain only: plan the selection
+                                          of rank k - 1 (cltopk_select), not the
+                                          top-k */
 #define CLTOPK_BENCH_SELECT 0x200u    /* cltopk_benchmark only: time the selection of
                                          rank k - 1 (see cltopk_benchmark)          */
 

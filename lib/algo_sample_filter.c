@@ -86,10 +86,11 @@
  * memory holds it beside the sort, else 8 bits and 4 copies (4 KB) */
 #define SF_HIST_MIN (256 * 4 * 4)
 #define SF_HIST_WIDE (2048 * 4)
-#define SF_ST_WORDS 8   /* cl: ST_WORDS */
+#define SF_ST_WORDS 12  /* cl: ST_WORDS */
 #define SF_ST_TOTAL 0
-#define SF_ST_SPILL 1
+#define SF_ST_ABOVE 1
 #define SF_ST_PATH 5
+#define SF_ST_SPILL 6
 #define SF_SMAX 65536
 
 enum { SF_FORCE_NONE = 0, SF_FORCE_ALL = 1, SF_FORCE_FEW = 2 };
@@ -291,22 +292,45 @@ static int sf_supports(cltopk_context *ctx, const cltopk_request *rq, char *why,
     sf_cfg c;
     if (sf_configure(ctx, rq, &c, why, whylen) != 0)
         return 0;
+    if (rq->select)
+        return cltopk_rselect_supports(ctx, rq, why, whylen);
     if (rq->k > c.sortcap) {
-        snprintf(why, whylen,
-                 "sample-filter takes k <= %u for %d-byte keys on %s (its final sort in local "
-                 "memory); k = %zu: use radix-select (AUTO does)",
-                 c.sortcap, rq->bytes, ctx->name, rq->k);
-        return 0;
+        /* the band's top-k: the device sort of the winners must run here */
+        size_t ds = rq->k > CLTOPK_WINNERS_BITONIC_MAX
+                        ? cltopk_devsort_scratch(ctx, rq->bytes * 8, rq->k, why, whylen)
+                        : 1;
+        if (!ds)
+            return 0;
+        return cltopk_rselect_supports(ctx, rq, why, whylen);
     }
     return 1;
 }
 
-enum { K_INIT, K_GATHER, K_SAMPLE, K_FILTER, K_REDUCE, K_FINAL, K_BPART, K_BFINAL, K_N };
-static const char *const knames[K_N] = {"sf_init",   "sf_gather", "sf_sample",
-                                        "sf_filter", "sf_reduce", "sf_final",
-                                        "sf_best_part", "sf_best_final"};
-/* the kernels of a call: k = 1, a sampled threshold, or none */
-enum { USE_BEST, USE_SAMPLE, USE_INIT };
+enum { K_INIT, K_GATHER, K_SAMPLE, K_FILTER, K_REDUCE, K_FINAL, K_BPART, K_BFINAL, K_BSAMPLE,
+       K_N };
+static const char *const knames[K_N] = {"sf_init",      "sf_gather",     "sf_sample",
+                                        "sf_filter",    "sf_reduce",     "sf_final",
+                                        "sf_best_part", "sf_best_final", "sf_band_sample"};
+/* the kernels of a call: k = 1, a sampled threshold, or none; a selection's
+ * band, sampled or not */
+enum { USE_BEST, USE_SAMPLE, USE_INIT, USE_BAND, USE_BAND_INIT };
+
+/* whether kernel i serves a call of kind `use` */
+static int kernel_needed(int use, int i)
+{
+    switch (use) {
+    case USE_BEST:
+        return i == K_BPART || i == K_BFINAL;
+    case USE_SAMPLE:
+        return i == K_GATHER || i == K_SAMPLE || i == K_FILTER || i == K_REDUCE || i == K_FINAL;
+    case USE_INIT:
+        return i == K_INIT || i == K_FILTER || i == K_REDUCE || i == K_FINAL;
+    case USE_BAND:
+        return i == K_GATHER || i == K_BSAMPLE || i == K_FILTER;
+    default:
+        return i == K_INIT || i == K_FILTER;
+    }
+}
 
 /* the kernels this call needs (k = 1: the reduction), with group sizes the
  * device runs (defaults halved where a kernel cannot run them) */
@@ -318,16 +342,13 @@ static int get_kernels(cltopk_context *ctx, const cltopk_request *rq, sf_cfg *c,
         char opts[256];
         snprintf(opts, sizeof opts,
                  "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D UNR=%u -D LSEG=%u -D FWG=%u "
-                 "-D SORTCAP=%u -D DB=%u -D HC=%u",
+                 "-D SORTCAP=%u -D DB=%u -D HC=%u -D BAND=%d",
                  rq->bytes * 8, rq->kind, c->wg, c->unr, c->lseg, c->fwg, c->sortcap, c->db,
-                 c->hc);
+                 c->hc, use == USE_BAND || use == USE_BAND_INIT);
         memset(kk, 0, K_N * sizeof *kk);
         int st = CLTOPK_OK, shrink_wg = 0, shrink_fwg = 0;
         for (int i = 0; i < K_N && st == CLTOPK_OK; i++) {
-            int need = use == USE_BEST ? (i == K_BPART || i == K_BFINAL)
-                       : (i == K_FILTER || i == K_FINAL || i == K_REDUCE ||
-                          (use == USE_SAMPLE ? i == K_SAMPLE || i == K_GATHER : i == K_INIT));
-            if (!need)
+            if (!kernel_needed(use, i))
                 continue;
             st = cltopk_kernel_get(ctx, "sample_filter.cl", opts, knames[i], &kk[i]);
             if (st != CLTOPK_OK)
@@ -337,7 +358,7 @@ static int get_kernels(cltopk_context *ctx, const cltopk_request *rq, sf_cfg *c,
                                      NULL);
             if (i == K_INIT)
                 continue;
-            int one = i == K_SAMPLE || i == K_FINAL || i == K_BFINAL;
+            int one = i == K_SAMPLE || i == K_FINAL || i == K_BFINAL || i == K_BSAMPLE;
             if (kwg && kwg < (one ? c->fwg : c->wg)) {
                 if (one)
                     shrink_fwg = 1;
@@ -444,14 +465,83 @@ static int check_path(cltopk_context *ctx, const sf_cfg *c, cl_mem state)
     return CLTOPK_OK;
 }
 
+/* how the filtering read covers keys[off .. off+n): an unaligned head, nvec
+ * 16-byte vectors in ntiles tiles taken by `groups` groups through the tile
+ * permutation t -> (pa t + pb) mod ntiles (pa prime to ntiles, from seed) */
+typedef struct {
+    size_t head, nvec, ntiles, groups;
+    cl_ulong pa, pb;
+} sf_tiles;
+
+static void tiles_of(const cltopk_context *ctx, const cltopk_request *rq, const sf_cfg *c,
+                     size_t off, size_t n, uint64_t seed, sf_tiles *t)
+{
+    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
+    size_t kb = (size_t)rq->bytes, vec = 16 / kb;
+    t->head = (vec - off % vec) % vec;
+    if (t->head > n)
+        t->head = n;
+    t->nvec = (n - t->head) / vec;
+    size_t per = (size_t)c->wg * c->unr;
+    t->ntiles = (t->nvec + per - 1) / per;
+    t->groups = c->groups_set ? c->groups
+                              : (size_t)(ctx->caps.compute_units ? ctx->caps.compute_units : 1) *
+                                    (gpu ? 8 : 2);
+    if (t->groups > t->ntiles)
+        t->groups = t->ntiles;
+    if (t->groups == 0)
+        t->groups = 1;
+    uint64_t z = mix64(seed ^ 0xD1B54A32D192ED03ull);
+    t->pa = 1;
+    t->pb = 0;
+    if (t->ntiles > 1) {
+        t->pb = z % t->ntiles;
+        for (int tries = 0; tries < 64; tries++) {
+            z = mix64(z + 0x9E3779B97F4A7C15ull);
+            uint64_t a = 1 + z % (t->ntiles - 1);
+            if (gcd64(a, t->ntiles) == 1) {
+                t->pa = a;
+                break;
+            }
+        }
+    }
+}
+
+/* the filtering read (the kernel of the call's program: BAND or not) */
+static int launch_filter(cltopk_context *ctx, cl_kernel kf, const sf_cfg *c, const sf_tiles *t,
+                         cl_mem in, size_t off, size_t n, int smallest, size_t cap, cl_mem state,
+                         cl_mem su, cl_mem si)
+{
+    cl_uint n32 = (cl_uint)n, sm = (cl_uint)smallest, head32 = (cl_uint)t->head;
+    cl_uint nvec32 = (cl_uint)t->nvec, nt32 = (cl_uint)t->ntiles, cap32 = (cl_uint)cap;
+    cl_ulong off64 = off;
+    int st = cltopk_set_args(ctx, kf, 13, sizeof(cl_mem), &in, sizeof off64, &off64, sizeof n32,
+                             &n32, sizeof sm, &sm, sizeof head32, &head32, sizeof nvec32,
+                             &nvec32, sizeof nt32, &nt32, sizeof t->pa, &t->pa, sizeof t->pb,
+                             &t->pb, sizeof cap32, &cap32, sizeof(cl_mem), &state,
+                             sizeof(cl_mem), &su, sizeof(cl_mem), &si);
+    if (st == CLTOPK_OK)
+        st = cltopk_launch(ctx, kf, t->groups * c->wg, c->wg, 0, NULL);
+    return st;
+}
+
+static int sf_band_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg *cfg,
+                          cl_mem in, size_t off, size_t n, size_t rank, int topk,
+                          cl_mem out_keys, cl_mem out_index, cl_uint want, uint64_t index_base,
+                          cl_uint num_wait, const cl_event *wait);
+
 /* Top-k of keys[off .. off+n) of device buffer `in` into out_keys / out_index
- * (want bits: 1 keys, 2 positions offset by index_base), after `wait`. */
+ * (want bits: 1 keys, 2 positions offset by index_base), after `wait`; k above
+ * the final sort's capacity by the band (sf_band_device). */
 static int sf_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg *cfg,
                       cl_mem in, size_t off, size_t n, size_t k, cl_mem out_keys,
                       cl_mem out_index, cl_uint want, uint64_t index_base, cl_uint num_wait,
                       const cl_event *wait)
 {
     sf_cfg c = *cfg;
+    if (k > c.sortcap)
+        return sf_band_device(ctx, rq, cfg, in, off, n, k - 1, 1, out_keys, out_index, want,
+                              index_base, num_wait, wait);
     int best = k == 1;
     sf_call p;
     plan_call(&c, n, k, 0, &p);
@@ -460,24 +550,14 @@ static int sf_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg
     int st = get_kernels(ctx, rq, &c, use, kk);
     if (st != CLTOPK_OK)
         return st;
-    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
-    size_t kb = (size_t)rq->bytes, vec = 16 / kb;
-    size_t head = (vec - off % vec) % vec;
-    if (head > n)
-        head = n;
-    size_t nvec = (n - head) / vec, per = (size_t)c.wg * c.unr;
-    size_t ntiles = (nvec + per - 1) / per;
-    size_t groups = c.groups_set ? c.groups
-                                 : (size_t)(ctx->caps.compute_units ? ctx->caps.compute_units
-                                                                    : 1) * (gpu ? 8 : 2);
-    if (groups > ntiles)
-        groups = ntiles;
-    if (groups == 0)
-        groups = 1;
-    cl_uint n32 = (cl_uint)n, sm = (cl_uint)rq->smallest, head32 = (cl_uint)head;
-    cl_uint nvec32 = (cl_uint)nvec, nt32 = (cl_uint)ntiles, k32 = (cl_uint)k;
-    cl_ulong off64 = off, base64 = index_base;
+    size_t kb = (size_t)rq->bytes;
     uint64_t seed = c.seed_set ? c.seed : fresh_seed(ctx);
+    sf_tiles t;
+    tiles_of(ctx, rq, &c, off, n, seed, &t);
+    size_t groups = t.groups;
+    cl_uint n32 = (cl_uint)n, sm = (cl_uint)rq->smallest, head32 = (cl_uint)t.head;
+    cl_uint nvec32 = (cl_uint)t.nvec, nt32 = (cl_uint)t.ntiles, k32 = (cl_uint)k;
+    cl_ulong off64 = off, base64 = index_base;
     sf_prof prof_data, *pr = c.profile ? &prof_data : NULL;
     /* profiling needs an event a launch (cltopk_launch then makes one) */
     int each = ctx->event_each;
@@ -530,20 +610,6 @@ static int sf_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg
         cl_uint s32 = p.s, r32 = p.r, cap32 = (cl_uint)p.cap;
         cl_uint force = c.force == SF_FORCE_FEW ? 2u : c.force == SF_FORCE_ALL ? 1u : 0u;
         cl_ulong seed64 = p.seed;
-        /* the tile permutation t -> (pa t + pb) mod ntiles, pa prime to ntiles */
-        uint64_t z = mix64(seed ^ 0xD1B54A32D192ED03ull);
-        cl_ulong pa = 1, pb = 0;
-        if (ntiles > 1) {
-            pb = z % ntiles;
-            for (int tries = 0; tries < 64; tries++) {
-                z = mix64(z + 0x9E3779B97F4A7C15ull);
-                uint64_t a = 1 + z % (ntiles - 1);
-                if (gcd64(a, ntiles) == 1) {
-                    pa = a;
-                    break;
-                }
-            }
-        }
         if (use == USE_SAMPLE) {
             /* each gather group keeps its best gr samples: sf_sample reads those */
             size_t sg = ((size_t)p.s + c.wg - 1) / c.wg;
@@ -571,13 +637,8 @@ static int sf_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg
             prof_add(ctx, pr, "init");
         }
         if (st == CLTOPK_OK)
-            st = cltopk_set_args(ctx, kk[K_FILTER], 13, sizeof(cl_mem), &in, sizeof off64,
-                                 &off64, sizeof n32, &n32, sizeof sm, &sm, sizeof head32,
-                                 &head32, sizeof nvec32, &nvec32, sizeof nt32, &nt32, sizeof pa,
-                                 &pa, sizeof pb, &pb, sizeof cap32, &cap32, sizeof(cl_mem),
-                                 &state, sizeof(cl_mem), &su, sizeof(cl_mem), &si);
-        if (st == CLTOPK_OK)
-            st = cltopk_launch(ctx, kk[K_FILTER], groups * c.wg, c.wg, 0, NULL);
+            st = launch_filter(ctx, kk[K_FILTER], &c, &t, in, off, n, rq->smallest, p.cap, state,
+                               su, si);
         prof_add(ctx, pr, "filter");
         if (st == CLTOPK_OK && rr) {
             st = cltopk_set_args(ctx, kk[K_REDUCE], 8, sizeof(cl_mem), &su, sizeof(cl_mem), &si,
@@ -608,6 +669,181 @@ out:
         if (kk[i])
             clReleaseKernel(kk[i]);
     return st;
+}
+
+/* a band over n elements for the element at position `rank` (a selection),
+ * or for the best rank + 1 (topk: no upper bound): the samples of ranks up and
+ * lo (0-based, best first; has_* 0: no such bound) */
+typedef struct {
+    unsigned s, up, lo, has_up, has_lo;
+    size_t cap;
+} sf_band;
+
+/* The wanted element has about l = (rank + 1/2) s / n samples before it,
+ * give or take sd = sqrt(l (1 - l / s)) (fewer with strata); the band runs
+ * from the sample 5 sd + 5 ranks before that to the one as far after it, so
+ * that missing it is a tail beyond 5 sigma.  It holds about (lo - up) n / s
+ * elements; the buffer takes a margin as sf_filter's survivors do. */
+static void plan_band(const sf_cfg *c, size_t n, size_t rank, int topk, sf_band *b)
+{
+    memset(b, 0, sizeof *b);
+    size_t s = c->s < n / 2 ? c->s : n / 2;
+    b->s = (unsigned)s;
+    b->cap = n;
+    if (s >= 64 && c->force == SF_FORCE_NONE) {
+        double l = ((double)rank + 0.5) * (double)s / (double)n;
+        double sd = sqrt(l * (1.0 - l / (double)s)), d = 5.0 * sd + 5.0;
+        double up = floor(l - d), lo = ceil(l + d);
+        b->has_up = up >= 0 && !topk;
+        b->has_lo = lo < (double)s;
+        b->up = b->has_up ? (unsigned)up : 0;
+        b->lo = b->has_lo ? (unsigned)lo : 0;
+        double span = (b->has_lo ? lo : (double)s) - (b->has_up ? up : -1.0);
+        double cap = ceil((span + 6.0 * sqrt(span) + 16.0) * (double)n / (double)s);
+        if (cap < (double)n)
+            b->cap = (size_t)cap;
+    } else if (c->force == SF_FORCE_NONE) {
+        b->s = 0; /* too few to sample: the radix select of the input */
+    }
+    if (c->cap_set)
+        b->cap = c->cap < n ? c->cap : n;
+}
+
+/* The element at position `rank` (THE ORDER) of keys[off .. off+n) of `in`,
+ * or (topk) the best rank + 1 in order: the band of the input between two
+ * samples around it (top-k: everything at or above the lower one), kept by one
+ * filtering read that also counts the elements above it; then the device radix
+ * select (lib/rselect.c) of the band for the rank less that count, or of the
+ * input when the band does not hold it or overflowed its buffer, as rs_init
+ * decides on the device; a top-k's winners are then sorted (lib/winners.c).
+ * Outputs as sf_device. */
+static int sf_band_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg *cfg,
+                          cl_mem in, size_t off, size_t n, size_t rank, int topk,
+                          cl_mem out_keys, cl_mem out_index, cl_uint want, uint64_t index_base,
+                          cl_uint num_wait, const cl_event *wait)
+{
+    sf_cfg c = *cfg;
+    sf_band b;
+    plan_band(&c, n, rank, topk, &b);
+    cltopk_rselect_job job = {.in = in, .off = off, .n = n, .k = rank + 1, .topk = topk,
+                              .out_keys = out_keys, .out_index = out_index, .want = want,
+                              .index_base = index_base};
+    if (b.s == 0)
+        return cltopk_rselect(ctx, rq, &job, num_wait, wait);
+    int use = c.force == SF_FORCE_NONE ? USE_BAND : USE_BAND_INIT;
+    cl_kernel kk[K_N];
+    int st = get_kernels(ctx, rq, &c, use, kk);
+    if (st != CLTOPK_OK)
+        return st;
+    size_t kb = (size_t)rq->bytes;
+    uint64_t seed = c.seed_set ? c.seed : fresh_seed(ctx);
+    sf_tiles t;
+    tiles_of(ctx, rq, &c, off, n, seed, &t);
+    sf_prof prof_data, *pr = c.profile ? &prof_data : NULL;
+    int each = ctx->event_each;
+    ctx->event_each = pr != NULL;
+    if (pr)
+        pr->n = 0;
+    cl_mem ak, ai, sk, ski, state;
+    size_t s_alloc = ((size_t)b.s + c.wg - 1) / c.wg * c.wg;
+    /* the band goes straight into the radix select's first candidate buffer */
+    if ((st = cltopk_rselect_cands(ctx, rq, n, &ak, &ai)) != CLTOPK_OK ||
+        (st = cltopk_scratch(ctx, SCR_CAND_U1, (s_alloc ? s_alloc : 1) * kb, &sk)) !=
+            CLTOPK_OK ||
+        (st = cltopk_scratch(ctx, SCR_CAND_I1, (s_alloc ? s_alloc : 1) * 4, &ski)) !=
+            CLTOPK_OK ||
+        (st = cltopk_scratch(ctx, SCR_SF_STATE, SF_ST_WORDS * 4, &state)) != CLTOPK_OK)
+        goto out;
+    if (use == USE_BAND) {
+        cl_uint n32 = (cl_uint)n, sm = (cl_uint)rq->smallest, s32 = b.s, gr = c.wg;
+        cl_uint kept = (cl_uint)s_alloc, up = b.up, hu = b.has_up, lo = b.lo, hl = b.has_lo;
+        cl_ulong off64 = off, seed64 = seed;
+        st = cltopk_set_args(ctx, kk[K_GATHER], 9, sizeof(cl_mem), &in, sizeof off64, &off64,
+                             sizeof n32, &n32, sizeof sm, &sm, sizeof s32, &s32, sizeof seed64,
+                             &seed64, sizeof gr, &gr, sizeof(cl_mem), &sk, sizeof(cl_mem), &ski);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kk[K_GATHER], s_alloc, c.wg, num_wait, wait);
+        prof_add(ctx, pr, "gather");
+        if (st == CLTOPK_OK)
+            st = cltopk_set_args(ctx, kk[K_BSAMPLE], 8, sizeof kept, &kept, sizeof up, &up,
+                                 sizeof hu, &hu, sizeof lo, &lo, sizeof hl, &hl, sizeof(cl_mem),
+                                 &sk, sizeof(cl_mem), &ski, sizeof(cl_mem), &state);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kk[K_BSAMPLE], 2 * (size_t)c.fwg, c.fwg, 0, NULL);
+        prof_add(ctx, pr, "band");
+    } else {
+        cl_uint force = c.force == SF_FORCE_FEW ? 2u : 1u;
+        st = cltopk_set_args(ctx, kk[K_INIT], 2, sizeof force, &force, sizeof(cl_mem), &state);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kk[K_INIT], 32, 32, num_wait, wait);
+        prof_add(ctx, pr, "init");
+    }
+    if (st == CLTOPK_OK)
+        st = launch_filter(ctx, kk[K_FILTER], &c, &t, in, off, n, rq->smallest, b.cap, state,
+                           ak, ai);
+    prof_add(ctx, pr, "filter");
+    job.from = state;
+    job.from_cap = b.cap;
+    if (st == CLTOPK_OK)
+        st = cltopk_rselect(ctx, rq, &job, 0, NULL);
+    prof_add(ctx, pr, "radix");
+    if (st == CLTOPK_OK && pr)
+        prof_print(ctx, pr, n, rank + 1, state);
+    if (st == CLTOPK_OK && c.check != SF_CHECK_NONE)
+        st = check_path(ctx, &c, state);
+out:
+    ctx->event_each = each;
+    for (int i = 0; i < K_N; i++)
+        if (kk[i])
+            clReleaseKernel(kk[i]);
+    return st;
+}
+
+/* one chunk of host data: the element at k - 1 (cltopk_chunked_select) */
+static int sf_select_chunk(cltopk_context *ctx, const cltopk_request *rq, void *arg, cl_mem in,
+                           size_t off, size_t n, size_t k, cl_mem out_keys, cl_mem out_index,
+                           cl_uint want, uint64_t index_base, cl_uint num_wait,
+                           const cl_event *wait)
+{
+    return sf_band_device(ctx, rq, arg, in, off, n, k - 1, 0, out_keys, out_index, want,
+                          index_base, num_wait, wait);
+}
+
+/* several chunks: each chunk's best rank + 1, by the radix select (any k) */
+static int sf_select_topk_chunk(cltopk_context *ctx, const cltopk_request *rq, void *arg,
+                                cl_mem in, size_t off, size_t n, size_t k, cl_mem out_keys,
+                                cl_mem out_index, cl_uint want, uint64_t index_base,
+                                cl_uint num_wait, const cl_event *wait)
+{
+    (void)arg;
+    cltopk_rselect_job job = {.in = in, .off = off, .n = n, .k = k, .topk = 1,
+                              .out_keys = out_keys, .out_index = out_index, .want = want,
+                              .index_base = index_base};
+    return cltopk_rselect(ctx, rq, &job, num_wait, wait);
+}
+
+static int sf_select_host(cltopk_context *ctx, const cltopk_request *rq, size_t rank,
+                          void *out_key, int64_t *out_index)
+{
+    sf_cfg c;
+    char why[512];
+    if (sf_configure(ctx, rq, &c, why, sizeof why) != 0)
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
+    return cltopk_chunked_select(ctx, rq, sf_select_topk_chunk, sf_select_chunk, &c, rank,
+                                 out_key, out_index);
+}
+
+static int sf_select_buffer(cltopk_context *ctx, const cltopk_request *rq, size_t rank)
+{
+    sf_cfg c;
+    char why[512];
+    if (sf_configure(ctx, rq, &c, why, sizeof why) != 0)
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
+    cl_mem ok = rq->dout_keys ? rq->dout_keys : rq->dout_index;
+    cl_mem oi = rq->dout_index ? rq->dout_index : rq->dout_keys;
+    cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
+    return sf_band_device(ctx, rq, &c, rq->dkeys, rq->doffset, rq->n, rank, 0, ok, oi, want, 0,
+                          rq->num_wait, rq->wait);
 }
 
 static int sf_run_buffer(cltopk_context *ctx, const cltopk_request *rq)
@@ -650,6 +886,8 @@ static size_t sf_workspace(cltopk_context *ctx, const cltopk_request *rq)
     char why[512];
     if (sf_configure(ctx, rq, &c, why, sizeof why) != 0)
         return 0;
+    if (rq->k > c.sortcap) /* the band: the radix select's buffers, and the state */
+        return cltopk_rselect_workspace(ctx, rq) + SF_ST_WORDS * 4;
     size_t n = rq->n, chunk = cltopk_chunk_elems(ctx, rq->bytes), kb = (size_t)rq->bytes;
     if (!rq->on_device && n > chunk)
         n = chunk < rq->k ? rq->k : chunk;
@@ -675,13 +913,16 @@ static size_t sf_workspace(cltopk_context *ctx, const cltopk_request *rq)
  * growing with k (0.08 ms at k = 32, 0.2 ms at 4096); k = 1 a reduction at
  * about 1.1 reads.  Other devices: the filter's compare costs about one read
  * more, the selections a local operation an element of the survivors. */
+static double band_time(const cltopk_request *rq, const cltopk_consts *c);
+
 static double sf_predict(const cltopk_context *ctx, const cltopk_request *rq,
                          const cltopk_consts *c)
 {
-    (void)ctx;
     if (!c)
         return -1;
     double R = (double)rq->n * rq->bytes / c->bw, k = (double)rq->k;
+    if (rq->k > max_sortcap(ctx, rq->bytes)) /* the band (sf_band_device) */
+        return band_time(rq, c) + cltopk_winners_time(c, rq->k, rq->bytes);
     if (rq->k == 1)
         return R * (c->gpu ? 1.1 : 1.5) + 2 * c->launch;
     if (c->gpu)
@@ -689,12 +930,38 @@ static double sf_predict(const cltopk_context *ctx, const cltopk_request *rq,
     return R * 2 + (double)rq->n * 0.1 / c->lrate + 5 * c->launch + k * 64 / c->lrate;
 }
 
+/* the band (a selection, or a top-k above the final sort): the filtering
+ * read, the band (about 10 sqrt(l) samples' worth of the input, l the wanted
+ * rank's place in the sample, plus the k winners of a top-k) written once and
+ * read by the radix select's first passes, the sample's selections and about
+ * 30 launches; a CPU device as in sf_predict.  Too small to sample: the radix
+ * select of the input (lib/rselect.c: about 3 reads on GPUs). */
+static double band_time(const cltopk_request *rq, const cltopk_consts *c)
+{
+    double n = (double)rq->n, R = n * rq->bytes / c->bw, s = c->gpu ? 65536 : 4096;
+    if (s > n / 2)
+        s = floor(n / 2);
+    if (s < 64)
+        return R * 3 + 30 * c->launch;
+    double l = ((double)rq->k - 0.5) * s / n, sd = sqrt(l * (1 - l / s));
+    double m = (10 * sd + 12) / s * n + (rq->select ? 0 : (double)rq->k);
+    double band = m * (rq->bytes + 4) / c->bw;
+    if (c->gpu)
+        return R * 1.15 + 4 * band + 30 * c->launch + 1.5e-4;
+    return R * 2 + n * 0.1 / c->lrate + 4 * band + 30 * c->launch;
+}
+
+static double sf_select_predict(const cltopk_context *ctx, const cltopk_request *rq,
+                                const cltopk_consts *c)
+{
+    (void)ctx;
+    return c ? band_time(rq, c) : -1;
+}
+
 const cltopk_algorithm cltopk_algo_sample_filter = {
     .id = CLTOPK_ALGO_SAMPLE_FILTER,
     .name = "sample-filter",
     .on_device = 1,
-    .kmax32 = 4096,
-    .kmax64 = 4096,
     .needs_int64 = 1,
     .max_buffer_n = 0xFFFFFFFE,
     .supports = sf_supports,
@@ -702,6 +969,9 @@ const cltopk_algorithm cltopk_algo_sample_filter = {
     .run_host = sf_run_host,
     .run_buffer = sf_run_buffer,
     .workspace = sf_workspace,
+    .select_host = sf_select_host,
+    .select_buffer = sf_select_buffer,
+    .select_predict = sf_select_predict,
 };
 
 #endif

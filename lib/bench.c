@@ -49,8 +49,8 @@ int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys, s
     /* AUTO: what cltopk_topk_buffer would run on device data (timed so), else
      * what cltopk_topk would run */
     if (algo == CLTOPK_ALGO_AUTO &&
-        (st = ctx->is_cl ? cltopk_plan_buffer(ctx, type, n, k, flags, &chosen)
-                         : cltopk_plan(ctx, type, n, k, flags, &chosen)) != CLTOPK_OK)
+        (st = ctx->is_cl ? cltopk_plan_buffer(ctx, type, n, k, flags | (sel ? CLTOPK_PLAN_SELECT : 0u), &chosen)
+                         : cltopk_plan(ctx, type, n, k, flags | (sel ? CLTOPK_PLAN_SELECT : 0u), &chosen)) != CLTOPK_OK)
         return st;
     void *ok = malloc(k * bytes);
     int64_t *oi = malloc(k * sizeof *oi);

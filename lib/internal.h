@@ -26,6 +26,9 @@ typedef struct {
     int smallest;
     int want_keys, want_index;
     int on_device;  /* the data is a cl_mem (else host memory) */
+    int select;     /* a selection of the element at k - 1: AUTO plans it by the
+                       records' select_predict, and their k limits do not apply
+                       to a record that selects */
     /* host data (cltopk_topk) */
     const void *keys;
     void *out_keys;
@@ -124,6 +127,8 @@ enum { SCR_INPUT = 0, SCR_CAND_U0, SCR_CAND_I0, SCR_CAND_U1, SCR_CAND_I1, SCR_OU
        SCR_TREE_SPLI,
        /* the device sort (devsort.c): two sets of pairs, digit counts, their totals */
        SCR_DS_K0, SCR_DS_P0, SCR_DS_K1, SCR_DS_P1, SCR_DS_HIST, SCR_DS_TOTALS,
+       /* sample-filter's selection: its state beside the radix select's */
+       SCR_SF_STATE,
        SCR_COUNT };
 
 
@@ -269,6 +274,40 @@ CLTOPK_INTERNAL int cltopk_devsort(cltopk_context *ctx, const cltopk_devsort_job
  * own buffers; 0 (the reason in why) when the device cannot run it. */
 CLTOPK_INTERNAL size_t cltopk_devsort_scratch(cltopk_context *ctx, int key_bits, size_t m,
                                               char *why, size_t whylen);
+/* rselect.c (cl/radix_select.cl): the device radix select of keys[off ..
+ * off+n) of `in`: topk 1, the best k in THE ORDER (sorted by the winners' sort);
+ * topk 0, the element at position k - 1.  Outputs: the input's bits (want & 1)
+ * to out_keys and positions + index_base (want & 2) as int64 to out_index.
+ * from (NULL: none): a selection may start from candidates that a caller put in
+ * the buffers of cltopk_rselect_cands (pairs of order key and 32-bit position,
+ * all distinct composites): from[0] is how many it counted (exact, may exceed
+ * from_cap, the pairs it could hold) and from[1] how many elements of the input
+ * come before all of them in THE ORDER; rs_init searches them for position
+ * k - 1 - from[1] when they hold it and fit, else the input, and writes what
+ * it did to from[5] (1 the candidates, 2 the rank not among them, 3 too many). */
+typedef struct {
+    cl_mem in;
+    size_t off, n, k;
+    int topk;
+    cl_mem out_keys, out_index;
+    cl_uint want;
+    uint64_t index_base;
+    cl_mem from;
+    size_t from_cap;
+} cltopk_rselect_job;
+CLTOPK_INTERNAL int cltopk_rselect(cltopk_context *ctx, const cltopk_request *rq,
+                                   const cltopk_rselect_job *job, cl_uint num_wait,
+                                   const cl_event *wait);
+/* rselect.c: the first candidate buffer (keys, positions) of a job over n
+ * elements, in the size the job asks for */
+CLTOPK_INTERNAL int cltopk_rselect_cands(cltopk_context *ctx, const cltopk_request *rq,
+                                         size_t n, cl_mem *keys, cl_mem *pos);
+/* rselect.c: the device scratch bytes of rq through cltopk_rselect (host data:
+ * per chunk, with its staging) */
+CLTOPK_INTERNAL size_t cltopk_rselect_workspace(cltopk_context *ctx, const cltopk_request *rq);
+/* rselect.c: whether CLTOPK_RADIX parses (else the reason in why) */
+CLTOPK_INTERNAL int cltopk_rselect_supports(cltopk_context *ctx, const cltopk_request *rq,
+                                            char *why, size_t whylen);
 /* winners.c: sort k (order key, 32-bit position) pairs in rk / ri on the
  * device into THE ORDER and write the input's bits and positions (want bits:
  * 1 keys, 2 positions offset by index_base): up to CLTOPK_WINNERS_BITONIC_MAX
@@ -349,6 +388,10 @@ typedef struct cltopk_algorithm {
                        void *out_key, int64_t *out_index);
     /* the same for a cl_mem, into rq's device outputs (one element each) */
     int (*select_buffer)(cltopk_context *ctx, const cltopk_request *rq, size_t rank);
+    /* predicted seconds of that selection (rq->select, rank k - 1) for AUTO;
+     * as predict (NULL: AUTO does not select with it) */
+    double (*select_predict)(const cltopk_context *ctx, const cltopk_request *rq,
+                             const cltopk_consts *c);
 } cltopk_algorithm;
 
 /* table.c; at most CLTOPK_RECORDS_MAX records (t/records.c checks) */

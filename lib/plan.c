@@ -32,7 +32,8 @@ int cltopk_can_run(cltopk_context *ctx, const cltopk_algorithm *a, const cltopk_
         return 0;
     }
     size_t kmax = rq->bytes == 4 ? a->kmax32 : a->kmax64;
-    if (kmax && rq->k > kmax) {
+    int selects = rq->select && (rq->on_device ? a->select_buffer != NULL : a->select_host != NULL);
+    if (kmax && rq->k > kmax && !selects) {
         snprintf(why, whylen, "%s takes k <= %zu for %d-byte keys; k = %zu: use "
                  "CLTOPK_ALGO_AUTO or radix-select", a->name, kmax, rq->bytes, rq->k);
         return 0;
@@ -78,10 +79,12 @@ static int plan_rows(cltopk_context *ctx, const cltopk_request *rq, plan_row *ro
         r->a = a;
         r->why[0] = 0;
         r->t = -1;
-        r->ok = a->predict && cltopk_can_run(ctx, a, rq, r->why, sizeof r->why);
+        double (*pf)(const cltopk_context *, const cltopk_request *, const cltopk_consts *) =
+            rq->select ? a->select_predict : a->predict;
+        r->ok = pf && cltopk_can_run(ctx, a, rq, r->why, sizeof r->why);
         if (!r->ok)
             continue;
-        r->t = a->predict(ctx, rq, c);
+        r->t = pf(ctx, rq, c);
         if (r->t >= 0 && a->on_device && !rq->on_device && c)
             r->t += (double)rq->n * rq->bytes / c->h2d;
         if (r->t >= 0 && (*best < 0 || r->t < rows[*best].t))
@@ -129,7 +132,8 @@ int cltopk_plan_explain(cltopk_context *ctx, const cltopk_request *rq, char *buf
         if (w_ > 0)                                                                             \
             o += (size_t)w_;                                                                    \
     } while (0)
-    PUT("plan for n = %zu, k = %zu, %s, %s, %s data, on %s\n", rq->n, rq->k,
+    PUT("plan for %s n = %zu, k = %zu, %s, %s, %s data, on %s\n",
+        rq->select ? "the selection of rank k - 1 of" : "the top-k of", rq->n, rq->k,
         cltopk_dtype_name(rq->type), rq->smallest ? "smallest" : "largest",
         rq->on_device ? "device" : "host", ctx->name);
     if (ctx->is_cl)

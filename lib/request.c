@@ -23,7 +23,7 @@ int cltopk_describe(cltopk_context *ctx, const char *fn, cltopk_dtype type, size
                            "%s: unknown flag bits 0x%x (CLTOPK_SMALLEST is the only flag of "
                            "this call%s)",
                            fn, flags & ~allowed,
-                           allowed & ~CLTOPK_SMALLEST ? " besides its benchmark flags" : "");
+                           allowed & ~CLTOPK_SMALLEST ? " besides this call's own flags" : "");
     if (!cltopk_algo_valid(algo))
         return cltopk_fail(ctx, CLTOPK_ERR_BAD_ALGO,
                            "%s: unknown algorithm %d (cltopk_algo_name lists the valid ones)", fn,

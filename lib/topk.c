@@ -79,6 +79,7 @@ int cltopk_select(cltopk_context *ctx, cltopk_dtype type, const void *keys, size
     char *tk = NULL;
     int64_t *ti = NULL;
     int st = cltopk_describe(ctx, fn, type, n, rank + 1, flags, CLTOPK_SMALLEST, algo, &rq);
+    rq.select = 1;
     if (st == CLTOPK_OK && rank >= n)
         st = cltopk_fail(ctx, CLTOPK_ERR_RANK_RANGE, "%s: rank = %zu is not below n = %zu", fn,
                          rank, n);
@@ -220,6 +221,7 @@ int cltopk_select_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem keys, si
     const cltopk_algorithm *a, *s;
     int nothing;
     int st = cltopk_describe(ctx, fn, type, n, rank + 1, flags, CLTOPK_SMALLEST, algo, &rq);
+    rq.select = 1;
     if (st == CLTOPK_OK && rank >= n)
         st = cltopk_fail(ctx, CLTOPK_ERR_RANK_RANGE, "%s: rank = %zu is not below n = %zu", fn,
                          rank, n);
@@ -277,7 +279,9 @@ static int plan_request(cltopk_context *ctx, const char *fn, cltopk_dtype type, 
                         size_t k, size_t kmin, unsigned flags, int device_data,
                         cltopk_request *rq)
 {
-    int st = cltopk_describe(ctx, fn, type, n, k, flags, CLTOPK_SMALLEST, CLTOPK_ALGO_AUTO, rq);
+    int st = cltopk_describe(ctx, fn, type, n, k, flags, CLTOPK_SMALLEST | CLTOPK_PLAN_SELECT,
+                             CLTOPK_ALGO_AUTO, rq);
+    rq->select = (flags & CLTOPK_PLAN_SELECT) != 0;
     if (st == CLTOPK_OK && (k < kmin || k > n))
         st = cltopk_fail(ctx, CLTOPK_ERR_K_RANGE, "%s: need %zu <= k <= n (k = %zu, n = %zu)",
                          fn, kmin, k, n);

@@ -209,7 +209,7 @@ run "$CLTOPK" topk --packed -k 5000 --explain --device cpu "$f.for"
 ok $? "topk --packed --explain prints the plan; k = 5000 reports auto -> cpu-radix"
 run "$CLTOPK" topk --packed -k 5000 --json --explain --device cpu "$f.for"
 [ $rc -eq 0 ] && grep -q '"algorithm": "auto", "ran": "cpu-radix"' "$tmp/out" &&
-    grep -q '"plan": "plan for n = 100003, k = 5000' "$tmp/out"
+    grep -q '"plan": "plan for the top-k of n = 100003, k = 5000' "$tmp/out"
 ok $? "topk --packed --json has ran and plan"
 if [ -n "$cl_dev" ]; then
     run "$CLTOPK" topk --packed -k 50 --explain --device "$cl_dev" "$f.for"

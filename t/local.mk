@@ -164,6 +164,12 @@ TESTS += t/sample_filter.t
 t_sample_filter_t_SOURCES = t/sample_filter.c
 t_sample_filter_t_CPPFLAGS = $(T_CPPFLAGS)
 t_sample_filter_t_LDADD = $(T_LDADD)
+# ---- selection at any rank: sample-filter's band and radix-select
+check_PROGRAMS += t/band.t
+TESTS += t/band.t
+t_band_t_SOURCES = t/band.c
+t_band_t_CPPFLAGS = $(T_CPPFLAGS)
+t_band_t_LDADD = $(T_LDADD)
 # ---- the device sort: CLTOPK_ALGO_SORT and radix select's winner sort
 check_PROGRAMS += t/sort.t
 TESTS += t/sort.t

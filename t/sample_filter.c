@@ -1,7 +1,9 @@
 /* sample_filter.c - CLTOPK_ALGO_SAMPLE_FILTER against the oracle, bit for bit, on
  * the OpenCL test device: every type, both directions; uniform, increasing,
  * decreasing, all-equal, five distinct values, bucket killer (and the float
- * specials); k from 1 (the reduction) to the algorithm's limit and beyond it;
+ * specials); k from 1 (the reduction) to the final sort's capacity and beyond
+ * it (the band: everything at or above a sampled bound, then the radix select
+ * and the device sort of the winners);
  * host data (also in several chunks) and cl_mem data at odd offsets, with keys
  * only, positions only or both, every output poisoned first.  Each exceptional
  * path is forced through CLTOPK_SAMPLE_FILTER and checked to have run (check=):
@@ -43,33 +45,16 @@ static void make(cltopk_dtype t, const char *dist, size_t n, int smallest, void 
         gen_data(t, dist, n, smallest, &rng, keys);
 }
 
-/* the largest k the algorithm accepts for this type (bisection) */
-static size_t limit_of(cltopk_context *ctx, cltopk_dtype t)
-{
-    size_t lo = 0, hi = 1 << 16;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo + 1) / 2, bytes = 0;
-        if (cltopk_workspace_size(ctx, t, 1 << 20, mid, 0, SF, &bytes) == CLTOPK_OK)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
-}
-
-static size_t lim_of[6];
-
-/* host data: top-k for each k of ks (0-terminated; above the limit: refused) */
+/* host data: top-k for each k of ks (0-terminated) */
 static int run_set(cltopk_context *ctx, cltopk_dtype t, int smallest, const void *keys, size_t n,
                    const int64_t *perm, const size_t *ks, char *msg, size_t msglen)
 {
-    size_t lim = lim_of[t];
     for (size_t i = 0; ks[i]; i++) {
         size_t k = ks[i];
         if (k > n)
             continue;
         int want = (int)((i + n + k) % 3) + 1;
-        int expect = k > lim ? CLTOPK_ERR_UNSUPPORTED : CLTOPK_OK;
+        int expect = CLTOPK_OK;
         char m[768];
         if (!check_topk(ctx, SF, t, keys, n, k, smallest, perm, want, expect, m, sizeof m)) {
             snprintf(msg, msglen, "k = %zu want %d: %s", k, want, m);
@@ -85,8 +70,9 @@ static void one_set(cltopk_context *ctx, cltopk_dtype t, int smallest, const cha
     void *keys = bmalloc(n * tsize(t));
     make(t, dist, n, smallest, keys);
     int64_t *perm = oracle_order(t, keys, n, smallest);
-    size_t lim = lim_of[t];
-    size_t ks[] = {1, 2, 3, 32, 100, 256, 1 + (size_t)rng_below(&rng, lim), lim, lim + 1, 0};
+    /* around the final sort's capacity (2048 or 4096 pairs), and past it */
+    size_t ks[] = {1, 2, 3, 32, 100, 256, 1 + (size_t)rng_below(&rng, 4096), 2048, 2049, 4096,
+                   4097, 9000, 0};
     char msg[1024] = "";
     ok(run_set(ctx, t, smallest, keys, n, perm, ks, msg, sizeof msg), "%s %s %s n=%zu%s%s",
        tname(t), smallest ? "smallest" : "largest", dist, n, msg[0] ? ": " : "", msg);
@@ -236,12 +222,6 @@ int main(void)
     char why[512];
     if (!open_test_cl(&ctx, why, sizeof why))
         skip_all("no OpenCL device: %s", why);
-    for (int ti = 0; ti < 6; ti++)
-        lim_of[all_types[ti]] = limit_of(ctx, all_types[ti]);
-    diag("largest k: %zu (32-bit keys), %zu (64-bit keys)", lim_of[CLTOPK_FLOAT32],
-         lim_of[CLTOPK_FLOAT64]);
-    ok(lim_of[CLTOPK_FLOAT32] >= 1024 && lim_of[CLTOPK_FLOAT64] >= 1024,
-       "the limit comes from local memory and is at least 1024");
 
     /* every type, both directions, the distributions the issue names */
     static const char *const sdists[] = {"uniform", "increasing", "decreasing", "equal", "five",
@@ -301,16 +281,19 @@ int main(void)
                    100000, ks);
         with_knobs(ctx, "s=64,groups=37", CLTOPK_FLOAT32, 0, "bucket", 100000, ks);
         with_knobs(ctx, "s=65536,unr=1", CLTOPK_FLOAT32, 0, "uniform", 300000, ks);
-        /* a smaller final sort: its limit, and refusals above it */
-        setenv("CLTOPK_SAMPLE_FILTER", "sort=64", 1);
-        size_t l64 = limit_of(ctx, CLTOPK_FLOAT32);
-        unsetenv("CLTOPK_SAMPLE_FILTER");
-        ok(l64 == 64, "sort=64 limits k to 64 (%zu)", l64);
-        size_t saved = lim_of[CLTOPK_FLOAT32];
-        lim_of[CLTOPK_FLOAT32] = 64;
-        with_knobs(ctx, "sort=64", CLTOPK_FLOAT32, 0, "uniform", 100000,
-                   (const size_t[]){1, 63, 64, 65, 0});
-        lim_of[CLTOPK_FLOAT32] = saved;
+        /* a smaller final sort: k above it by the band, each path forced */
+        size_t kb[] = {63, 64, 65, 1000, 5000, 0};
+        with_knobs(ctx, "sort=64", CLTOPK_FLOAT32, 0, "uniform", 100000, kb);
+        with_knobs(ctx, "sort=64,check=normal", CLTOPK_INT64, 1, "five", 60000,
+                   (const size_t[]){65, 3000, 0});
+        with_knobs(ctx, "sort=64,check=normal", CLTOPK_FLOAT64, 0, "equal", 60000,
+                   (const size_t[]){100, 4097, 0});
+        with_knobs(ctx, "sort=64,force=few,check=few", CLTOPK_UINT32, 0, "bucket", 50000,
+                   (const size_t[]){65, 2000, 0});
+        with_knobs(ctx, "sort=64,cap=10,check=overflow", CLTOPK_FLOAT32, 1, "increasing",
+                   50000, (const size_t[]){65, 5000, 0});
+        with_knobs(ctx, "sort=64,lseg=1,check=spill", CLTOPK_INT32, 0, "uniform", 50000,
+                   (const size_t[]){65, 700, 0});
     }
 
     /* against the sampler: every survivor in one region, the top k at the end
@@ -331,7 +314,8 @@ int main(void)
         cltopk_dtype t = all_types[ti];
         buffers(ctx, NULL, t, ti & 1, sdists[ti], 50001, (size_t)ti, 100, WANT_BOTH);
         buffers(ctx, NULL, t, !(ti & 1), sdists[(ti + 3) % 6], 65536, 3, 1, WANT_KEYS);
-        buffers(ctx, NULL, t, ti & 1, "uniform", 40000, 1, lim_of[t], WANT_INDEX);
+        buffers(ctx, NULL, t, ti & 1, "uniform", 40000, 1, 2048, WANT_INDEX);
+        buffers(ctx, NULL, t, !(ti & 1), sdists[(ti + 1) % 6], 40000, 5, 5000, WANT_BOTH);
     }
     buffers(ctx, "force=few,check=few", CLTOPK_FLOAT32, 0, "nan", 50000, 7, 300, WANT_BOTH);
     buffers(ctx, "cap=5,check=overflow", CLTOPK_INT64, 1, "bucket", 20011, 3, 200, WANT_KEYS);

@@ -18,7 +18,7 @@ static void bench_help(void)
 {
     printf("Usage: cltopk bench [--device SPEC] [-t TYPE] [-n N] [-k LIST] [--algo LIST]\n"
            "                    [--dist LIST] [--reps R] [--seed S] [--smallest] [--keys-only]\n"
-           "                    [--json]\n"
+           "                    [--select] [--json]\n"
            "       cltopk bench --grid paper|ablation|sbp [--device SPEC] [-n N] [--algo LIST]\n"
            "                    [--reps R] [--seed S] [--smallest] [--json]\n"
            "       cltopk bench --cpu ...   (CPU algorithms beside std:: and numpy peers;\n"
@@ -47,6 +47,8 @@ static void bench_help(void)
            "      --keys-only    ask for the keys alone (default: keys and int64 positions);\n"
            "                     the kernels then carry no index where ties cannot be told\n"
            "                     apart (integers), as the paper's keys-only figures do\n"
+           "      --select       time the selection of rank k - 1 (cltopk_select_buffer)\n"
+           "                     instead of the top-k; auto shows its selection plan\n"
            "      --json         JSON lines: one object per row, with the fields device,\n"
            "                     type, n, dist, k, algo, ran (what auto chose), status\n"
            "                     (ok, unsupported or error), median_s, floor_s, ratio,\n"
@@ -120,16 +122,11 @@ static void bench_row(bench_run *b, cltopk_dtype type, const char *dist, uint64_
                 : cltopk_plan(b->ctx, type, (size_t)n, k, order, &ran);
         ran_name = cltopk_algo_name(ran);
         if (st == CLTOPK_OK && (b->flags & CLTOPK_BENCH_SELECT)) {
-            /* a selection: the device radix selection where that plan is a
-             * device algorithm, else cltopk_select on the host array, which
-             * selects on the CPU where the host plan is a CPU algorithm */
-            int cpu = ran == CLTOPK_ALGO_CPU_HEAP || ran == CLTOPK_ALGO_CPU_BITONIC ||
-                      ran == CLTOPK_ALGO_CPU_RADIX;
-            if (cpu && cl)
-                st = cltopk_plan(b->ctx, type, (size_t)n, k, order, &ran);
-            cpu = ran == CLTOPK_ALGO_CPU_HEAP || ran == CLTOPK_ALGO_CPU_BITONIC ||
-                  ran == CLTOPK_ALGO_CPU_RADIX;
-            ran_name = cpu ? "cpu-select" : "radix-select";
+            /* a selection: AUTO's selection plan (cltopk_benchmark's) */
+            unsigned ps = order | CLTOPK_PLAN_SELECT;
+            st = cl ? cltopk_plan_buffer(b->ctx, type, (size_t)n, k, ps, &ran)
+                    : cltopk_plan(b->ctx, type, (size_t)n, k, ps, &ran);
+            ran_name = cltopk_algo_name(ran);
         }
     }
     snprintf(label, sizeof label, "%s%s", a == CLTOPK_ALGO_AUTO ? "auto -> " : "",
@@ -434,13 +431,13 @@ int cmd_bench(int argc, char **argv)
         if (!strcmp(argv[i], "--cpu"))
             return cmd_bench_cpu(argc, argv);
     enum { O_DEVICE = 1, O_TYPE, O_N, O_K, O_ALGO, O_DIST, O_REPS, O_SEED, O_SMALLEST, O_JSON,
-           O_GRID, O_KEYS_ONLY, O_HELP };
+           O_GRID, O_KEYS_ONLY, O_SELECT, O_HELP };
     static const cli_option opts[] = {
         {O_DEVICE, 0, "device", 1}, {O_TYPE, 't', "type", 1}, {O_N, 'n', "count", 1},
         {O_K, 'k', "k", 1},         {O_ALGO, 'a', "algo", 1}, {O_DIST, 0, "dist", 1},
         {O_REPS, 'r', "reps", 1},   {O_SEED, 's', "seed", 1}, {O_SMALLEST, 0, "smallest", 0},
         {O_JSON, 0, "json", 0},     {O_GRID, 0, "grid", 1},   {O_HELP, 'h', "help", 0},
-        {O_KEYS_ONLY, 0, "keys-only", 0},
+        {O_KEYS_ONLY, 0, "keys-only", 0}, {O_SELECT, 0, "select", 0},
         {0, 0, NULL, 0},
     };
     cli_parser p;
@@ -517,8 +514,9 @@ int cmd_bench(int argc, char **argv)
             if (parse_u64(arg, &seed) < 0)
                 return usage_error("bench", "bad seed '%s' (a 64-bit number)", arg);
             break;
-        case O_SMALLEST: flags = (flags & CLTOPK_BENCH_KEYS_ONLY) | CLTOPK_SMALLEST; break;
+        case O_SMALLEST: flags |= CLTOPK_SMALLEST; break;
         case O_KEYS_ONLY: flags |= CLTOPK_BENCH_KEYS_ONLY; break;
+        case O_SELECT: flags |= CLTOPK_BENCH_SELECT; break;
         case O_JSON: json = 1; break;
         case O_GRID:
             if (strcmp(arg, "paper") && strcmp(arg, "ablation") && strcmp(arg, "sbp"))

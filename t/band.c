@@ -1,0 +1,234 @@
+/* band.c - selection at any rank by sample-filter's band (a sampled band of
+ * the input around the rank, one filtering read, the radix select of the band)
+ * and by radix-select, against the oracle, bit for bit, on the OpenCL test
+ * device: every type, both directions; uniform, increasing, decreasing,
+ * all-equal, five distinct values, bucket killer and the float specials; ranks
+ * 0, 1, n / 2, n - 2, n - 1 and random ones; host data (also in several chunks)
+ * and cl_mem data at odd offsets with the key, the position or both, every
+ * output poisoned first.  Each path is forced through CLTOPK_SAMPLE_FILTER and
+ * checked to have run (check=): the band served, the rank outside the band
+ * (force=few), the band overflowing its buffer (cap=, force=all), spills past
+ * full segments; inputs too small to sample.  And AUTO's selection plan. */
+#include "testlib.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SF CLTOPK_ALGO_SAMPLE_FILTER
+#define RS CLTOPK_ALGO_RADIX_SELECT
+
+static rng_t rng;
+
+/* five distinct values, shuffled */
+static void five(cltopk_dtype t, size_t n, void *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        int v = (int)rng_below(&rng, 5) - 2;
+        switch (t) {
+        case CLTOPK_FLOAT32: ((float *)out)[i] = (float)v * 1.5f; break;
+        case CLTOPK_FLOAT64: ((double *)out)[i] = (double)v * 1.5; break;
+        case CLTOPK_INT32: ((int32_t *)out)[i] = v * 1000; break;
+        case CLTOPK_UINT32: ((uint32_t *)out)[i] = (uint32_t)(v + 2) * 7u; break;
+        case CLTOPK_INT64: ((int64_t *)out)[i] = (int64_t)v << 40; break;
+        case CLTOPK_UINT64: ((uint64_t *)out)[i] = (uint64_t)(v + 2) << 50; break;
+        }
+    }
+}
+
+static void make(cltopk_dtype t, const char *dist, size_t n, int smallest, void *keys)
+{
+    if (!strcmp(dist, "five"))
+        five(t, n, keys);
+    else
+        gen_data(t, dist, n, smallest, &rng, keys);
+}
+
+/* the ranks of a set: both ends, the middle, and random ones */
+static size_t ranks_of(size_t n, size_t *r, int nrandom)
+{
+    size_t m = 0;
+    size_t fixed[] = {0, 1, n / 2, n - 2, n - 1};
+    for (size_t i = 0; i < 5; i++)
+        if (fixed[i] < n)
+            r[m++] = fixed[i];
+    for (int i = 0; i < nrandom; i++)
+        r[m++] = (size_t)rng_below(&rng, n);
+    return m;
+}
+
+/* host data: algo at every rank of the set, with `spec` in CLTOPK_SAMPLE_FILTER */
+static void host_set(cltopk_context *ctx, cltopk_algo algo, const char *spec, cltopk_dtype t,
+                     int smallest, const char *dist, size_t n, int nrandom)
+{
+    if (spec)
+        setenv("CLTOPK_SAMPLE_FILTER", spec, 1);
+    char *keys = bmalloc(n * tsize(t));
+    make(t, dist, n, smallest, keys);
+    int64_t *perm = oracle_order(t, keys, n, smallest);
+    size_t r[16];
+    size_t m = ranks_of(n, r, nrandom);
+    char msg[1024] = "";
+    int good = 1;
+    for (size_t i = 0; i < m && good; i++)
+        if (!check_select(ctx, algo, t, keys, n, r[i], smallest, perm, (int)(i % 3) + 1,
+                          CLTOPK_OK, msg, sizeof msg)) {
+            good = 0;
+            diag_after("rank %zu: %s", r[i], msg);
+        }
+    ok(good, "%s%s%s: select %s %s %s n=%zu (%zu ranks)", cltopk_algo_name(algo),
+       spec ? " " : "", spec ? spec : "", tname(t), smallest ? "smallest" : "largest", dist, n,
+       m);
+    free(keys);
+    free(perm);
+    if (spec)
+        unsetenv("CLTOPK_SAMPLE_FILTER");
+}
+
+#if CLTOPK_HAVE_OPENCL
+/* device data at an offset: cltopk_select_buffer at each rank of the set, the
+ * outputs poisoned (with guards), the done event */
+static void buffer_set(cltopk_context *ctx, cltopk_algo algo, const char *spec, cltopk_dtype t,
+                       int smallest, const char *dist, size_t n, size_t off)
+{
+    cl_context c;
+    cl_command_queue q;
+    if (cltopk_get_cl(ctx, &c, NULL, &q) != CLTOPK_OK)
+        bail("cltopk_get_cl failed on an OpenCL context");
+    if (spec)
+        setenv("CLTOPK_SAMPLE_FILTER", spec, 1);
+    size_t w = tsize(t), cap = 1 + GUARD;
+    char *keys = bmalloc((n + off) * w);
+    make(t, dist, n + off, smallest, keys);
+    int64_t *perm = oracle_order(t, keys + off * w, n, smallest);
+    cl_int err;
+    cl_mem din = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (n + off) * w, keys,
+                                &err);
+    if (!din)
+        bail("clCreateBuffer failed: %d", (int)err);
+    size_t r[16];
+    size_t m = ranks_of(n, r, 2);
+    char msg[768] = "";
+    int good = 1;
+    for (size_t i = 0; i < m && good; i++) {
+        int want = (int)(i % 3) + 1;
+        char *pk = bmalloc(cap * w), *okb = bmalloc(cap * w);
+        int64_t *pi = bmalloc(cap * 8), *oib = bmalloc(cap * 8);
+        make_poison(t, keys + off * w, perm + r[i], 1, cap, pk, pi);
+        cl_mem dk = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, cap * w, pk, &err);
+        cl_mem di = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, cap * 8, pi, &err);
+        if (!dk || !di)
+            bail("clCreateBuffer failed: %d", (int)err);
+        cl_event done = NULL;
+        int st = cltopk_select_buffer(ctx, t, din, off, n, r[i], smallest ? CLTOPK_SMALLEST : 0,
+                                      algo, (want & WANT_KEYS) ? dk : NULL,
+                                      (want & WANT_INDEX) ? di : NULL, 0, NULL, &done);
+        good = st == CLTOPK_OK && done;
+        if (good) {
+            good = clWaitForEvents(1, &done) == CL_SUCCESS &&
+                   clEnqueueReadBuffer(q, dk, CL_TRUE, 0, cap * w, okb, 0, NULL, NULL) ==
+                       CL_SUCCESS &&
+                   clEnqueueReadBuffer(q, di, CL_TRUE, 0, cap * 8, oib, 0, NULL, NULL) ==
+                       CL_SUCCESS;
+            clReleaseEvent(done);
+            /* an output not asked for stays as poisoned */
+            if (good)
+                good = compare_outputs(t, keys + off * w, n, perm + r[i],
+                                       (want & WANT_KEYS) ? 1 : 0, cap, okb, NULL, pk, pi, msg,
+                                       sizeof msg) &&
+                       compare_outputs(t, keys + off * w, n, perm + r[i],
+                                       (want & WANT_INDEX) ? 1 : 0, cap, NULL, oib, pk, pi, msg,
+                                       sizeof msg);
+        } else {
+            snprintf(msg, sizeof msg, "status %d: %s", st, cltopk_last_error(ctx));
+        }
+        if (!good)
+            diag_after("rank %zu, want %d: %s", r[i], want, msg);
+        clReleaseMemObject(dk);
+        clReleaseMemObject(di);
+        free(pk), free(pi), free(okb), free(oib);
+    }
+    ok(good, "%s buffer%s%s: select %s %s %s n=%zu offset=%zu (%zu ranks)",
+       cltopk_algo_name(algo), spec ? " " : "", spec ? spec : "", tname(t),
+       smallest ? "smallest" : "largest", dist, n, off, m);
+    clReleaseMemObject(din);
+    free(keys), free(perm);
+    if (spec)
+        unsetenv("CLTOPK_SAMPLE_FILTER");
+}
+#endif
+
+int main(void)
+{
+    plan_lazy();
+    watchdog(900);
+    rng_init(&rng, test_seed() ^ 0xBA9D);
+    unsetenv("CLTOPK_SAMPLE_FILTER");
+    cltopk_context *ctx;
+    char why[512];
+    if (!open_test_cl(&ctx, why, sizeof why))
+        skip_all("no OpenCL device: %s", why);
+
+    /* every type, both directions, the distributions of the issue, both algorithms */
+    static const char *const sdists[] = {"uniform", "increasing", "decreasing", "equal", "five",
+                                         "bucket"};
+    for (int ti = 0; ti < 6; ti++)
+        for (int s = 0; s < 2; s++)
+            for (int d = 0; d < 6; d++) {
+                size_t n = d % 2 ? 65536 : 40000 + (size_t)rng_below(&rng, 30000);
+                host_set(ctx, SF, "check=normal", all_types[ti], s, sdists[d], n, 3);
+                if ((d + s) % 3 == 0)
+                    host_set(ctx, RS, NULL, all_types[ti], s, sdists[d], n, 2);
+            }
+    static const char *const fdists[] = {"special", "nan", "denorm", "worst", "worstall"};
+    for (int d = 0; d < 5; d++) {
+        host_set(ctx, SF, NULL, CLTOPK_FLOAT32, d & 1, fdists[d], 50000, 3);
+        host_set(ctx, SF, NULL, CLTOPK_FLOAT64, !(d & 1), fdists[d], 30000, 3);
+    }
+    /* sizes: too small to sample (the radix select alone), odd, larger */
+    {
+        size_t ns[] = {1, 2, 3, 100, 127, 128, 129, 1000, 4097, 70001, 1 << 20};
+        for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
+            host_set(ctx, SF, NULL, all_types[i % 6], (int)(i & 1), sdists[i % 6], ns[i], 2);
+    }
+    /* host data in several chunks: each chunk's best rank + 1, merged */
+    setenv("CLTOPK_MAX_CHUNK", "30011", 1);
+    host_set(ctx, SF, NULL, CLTOPK_FLOAT32, 0, "uniform", 70000, 0);
+    host_set(ctx, SF, NULL, CLTOPK_INT64, 1, "five", 70000, 0);
+    unsetenv("CLTOPK_MAX_CHUNK");
+
+    /* the paths, forced and checked */
+    host_set(ctx, SF, "force=few,check=few", CLTOPK_FLOAT32, 0, "uniform", 100000, 2);
+    host_set(ctx, SF, "force=few,check=few", CLTOPK_UINT64, 1, "equal", 60000, 2);
+    host_set(ctx, SF, "force=all,check=normal", CLTOPK_INT32, 0, "bucket", 60000, 2);
+    host_set(ctx, SF, "force=all,cap=1000,check=overflow", CLTOPK_UINT32, 1, "uniform", 60000, 2);
+    host_set(ctx, SF, "force=all,cap=4294967294,check=normal", CLTOPK_FLOAT64, 1, "five", 50000,
+             2);
+    host_set(ctx, SF, "cap=10,check=overflow", CLTOPK_FLOAT32, 1, "five", 100000, 2);
+    host_set(ctx, SF, "cap=10,check=overflow", CLTOPK_INT64, 0, "uniform", 80000, 2);
+    host_set(ctx, SF, "lseg=1,check=spill", CLTOPK_FLOAT32, 0, "uniform", 100000, 2);
+    host_set(ctx, SF, "lseg=1,check=spill", CLTOPK_UINT32, 1, "equal", 100000, 2);
+    host_set(ctx, SF, "s=64,check=normal", CLTOPK_FLOAT32, 0, "decreasing", 100000, 3);
+    host_set(ctx, SF, "seed=0,groups=1,check=normal", CLTOPK_INT32, 1, "increasing", 100000, 3);
+    host_set(ctx, SF, "digit=8", CLTOPK_FLOAT64, 0, "bucket", 100000, 3);
+
+#if CLTOPK_HAVE_OPENCL
+    /* device data: both algorithms, odd offsets, every type */
+    for (int ti = 0; ti < 6; ti++) {
+        buffer_set(ctx, SF, "check=normal", all_types[ti], ti & 1, sdists[ti], 50000,
+                   (size_t)ti * 3 + 1);
+        buffer_set(ctx, RS, NULL, all_types[ti], !(ti & 1), sdists[(ti + 2) % 6], 30000,
+                   (size_t)ti);
+    }
+    buffer_set(ctx, SF, "force=few,check=few", CLTOPK_FLOAT32, 1, "uniform", 70000, 5);
+    buffer_set(ctx, SF, "cap=10,check=overflow", CLTOPK_FLOAT64, 0, "five", 70000, 3);
+    buffer_set(ctx, SF, NULL, CLTOPK_INT32, 0, "equal", 100, 7);
+    buffer_set(ctx, SF, NULL, CLTOPK_UINT64, 1, "uniform", 1, 0);
+#endif
+
+    /* AUTO: the planner's pick among the records that select */
+    host_set(ctx, CLTOPK_ALGO_AUTO, NULL, CLTOPK_FLOAT32, 0, "uniform", 300007, 4);
+    host_set(ctx, CLTOPK_ALGO_AUTO, NULL, CLTOPK_UINT64, 1, "bucket", 200003, 4);
+    cltopk_close(ctx);
+    return tap_done();
+}
