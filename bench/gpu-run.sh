@@ -6,7 +6,7 @@
 #   bench/gpu-run.sh [TARBALL]       (default: the newest .gpu/cltopk-*.tar.gz)
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
-# than one 10-minute call allows): check poclcheck onepass demo bitonic keysonly dist
+# than one 10-minute call allows): check poclcheck onepass band demo bitonic keysonly dist
 # ablation paper torch tune unpack sbp tree cpu; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
@@ -87,7 +87,7 @@ if want onepass; then
     py="python3 $src/bench/vs_torch.py --lib .libs/libcltopk.so --n 536870912 --reps 7"
     if python3 -c 'import torch, numpy; assert torch.cuda.is_available()' 2>/dev/null; then
         log "vs torch.topk: auto, f32, keys + index (k up to n/2)"
-        $py --algo auto --k 1,8,32,128,256,1024,2048,4096,16384,1048576,268435456 2>&1 |
+        $py --algo auto --k 1,8,32,128,256,1024,2048,4096,8192,16384,65536,1048576,268435456 2>&1 |
             tee -a "$OUT/summary.txt" "$OUT/onepass.txt"
         log "vs torch.topk: sample-filter, f32"
         $py --algo sample-filter --k 1,32,256,1024,4096 2>&1 | tee -a "$OUT/summary.txt" "$OUT/onepass.txt"
@@ -115,6 +115,18 @@ if want onepass; then
         --algo auto,radix-select --select \
         --dist uniform,increasing,equal,few,bucket-killer --reps 5 2>&1 |
         tee -a "$OUT/summary.txt" "$OUT/onepass.txt"
+    log "profile: sample-filter's band selection, 2^29 f32, the median and the 1024th (device times a launch)"
+    for k in 268435456 1024; do
+        CLTOPK_SAMPLE_FILTER=profile=1 tools/cltopk bench --device gpu -t f32 -n 2^29 -k $k \
+            --algo sample-filter --select --reps 1 2>&1 | grep -E "sample-filter n=|ok|error" |
+            tail -3 | tee -a "$OUT/summary.txt" "$OUT/onepass.txt"
+    done
+    log "profile: sample-filter top-k, 2^29 f32, k = 32, 256, 8192 (the band above the sort)"
+    for k in 32 256 8192; do
+        CLTOPK_SAMPLE_FILTER=profile=1 tools/cltopk bench --device gpu -t f32 -n 2^29 -k $k \
+            --algo sample-filter --reps 1 2>&1 | grep -E "sample-filter n=|ok|error" |
+            tail -3 | tee -a "$OUT/summary.txt" "$OUT/onepass.txt"
+    done
     for t in f64 u64 i32; do
         log "bench: selection, auto, 2^28 $t uniform"
         tools/cltopk bench --device gpu -t $t -n 2^28 -k 1024,134217728 --algo auto --select \
@@ -129,6 +141,34 @@ if want onepass; then
     tools/cltopk gen -t f32 -n 2^26 /tmp/ex.f32 2>/dev/null
     for k in 32 4096; do tools/cltopk topk --device gpu -k $k --explain /tmp/ex.f32 2>&1 | head -16 |
         tee -a "$OUT/summary.txt"; done
+fi
+
+# ---- the band (issue 11): selection at any rank, top-k above the final sort
+if want band; then
+    log "bench: selection (rank k - 1: first, 1024th, median, last), 2^29 f32, distributions"
+    tools/cltopk bench --device gpu -t f32 -n 2^29 -k 1,1024,268435456,536870912 \
+        --algo auto --select --dist uniform,increasing,equal,few,bucket-killer --reps 5 2>&1 |
+        tee -a "$OUT/summary.txt" "$OUT/band.txt"
+    for t in f64 u64 i32; do
+        log "bench: selection, auto, 2^28 $t uniform"
+        tools/cltopk bench --device gpu -t $t -n 2^28 -k 1024,134217728 --algo auto --select \
+            --reps 5 2>&1 | grep -E "auto|unsupp|error" | tee -a "$OUT/summary.txt" "$OUT/band.txt"
+    done
+    log "profile: the band selection (median, 1024th) and top-k (k = 32, 8192), 2^29 f32"
+    for sel in "--select -k 268435456" "--select -k 1024" "-k 32" "-k 8192"; do
+        CLTOPK_SAMPLE_FILTER=profile=1 tools/cltopk bench --device gpu -t f32 -n 2^29 $sel \
+            --algo sample-filter --reps 1 2>&1 | grep -E "sample-filter n=|error" |
+            tail -1 | tee -a "$OUT/summary.txt" "$OUT/band.txt"
+    done
+    log "bench: top-k above the final sort, 2^29 f32: sample-filter (band), radix-select, sort"
+    tools/cltopk bench --device gpu -t f32 -n 2^29 -k 8192,65536,1048576,16777216,268435456 \
+        --algo auto,sample-filter,radix-select --dist uniform,increasing,bucket-killer --reps 3 2>&1 |
+        tee -a "$OUT/summary.txt" "$OUT/band.txt"
+    for t in f64 u64; do
+        log "bench: auto, 2^28 $t uniform, k = 2048, 4096, 65536"
+        tools/cltopk bench --device gpu -t $t -n 2^28 -k 2048,4096,65536 --algo auto --reps 5 2>&1 |
+            grep -E "auto|unsupp|error" | tee -a "$OUT/summary.txt" "$OUT/band.txt"
+    done
 fi
 
 if want pocl; then

@@ -691,13 +691,21 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
     load_threshold(st, &th, &tl);
     okey_t tu = (okey_t)th;
 #if BAND
-    __local uint labove;
+    /* a band may be dense (a few % of the input, or whole tiles of sorted
+     * input): each tile's members are counted first, and a tile that does not
+     * fit the segment goes straight to the shared buffer with one global
+     * atomic; the counters are double-buffered by tile parity so that a tile
+     * needs two barriers */
+    __local uint labove, ltile[2], lfill[2], ltbase;
     ulong uh;
-    uint ul, above = 0u;
+    uint ul, above = 0u, par = 0u;
     load_bound(st, ST_ULO, &uh, &ul);
     okey_t uu = (okey_t)uh;
-    if (lid == 0u)
+    if (lid == 0u) {
         labove = 0u;
+        ltile[0] = 0u;
+        lfill[0] = 0u;
+    }
 #endif
     if (lid == 0u)
         lcnt = 0u;
@@ -734,6 +742,87 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
 
     __global const vec_t *vp = (__global const vec_t *)(in + off + head);
     uint groups = get_num_groups(0);
+#if BAND
+/* 1: (U, I) is in the band; 2: above it; 0: below */
+#define BAND_CLASS(U, I)                                                           \
+    (((U) > tu || ((U) == tu && ~(I) >= tl))                                       \
+         ? (((U) < uu || ((U) == uu && ~(I) <= ul)) ? 1u : 2u)                     \
+         : 0u)
+    for (uint t = get_group_id(0); t < ntiles; t += groups) {
+        uint tile = (uint)((pa * (ulong)t + pb) % (ulong)ntiles);
+        uint v0 = tile * (uint)(WG * UNR) + lid;
+        vec_t x[UNR];
+#pragma unroll
+        for (uint q = 0; q < UNR; q++) {
+            uint v = v0 + q * WG;
+            if (v < nvec)
+                x[q] = vp[v];
+        }
+        uint c = 0u;
+#pragma unroll
+        for (uint q = 0; q < UNR; q++) {
+            uint v = v0 + q * WG;
+            if (v < nvec) {
+                uint base = head + v * VEC;
+#define LANE(F, E)                                                                 \
+                {                                                                  \
+                    okey_t u_ = order_key(x[q].F, smallest);                       \
+                    uint k_ = BAND_CLASS(u_, base + E);                            \
+                    c += k_ == 1u;                                                 \
+                    above += k_ == 2u;                                             \
+                }
+                LANES(LANE)
+#undef LANE
+            }
+        }
+        uint w = c ? atomic_add(&ltile[par], c) : 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        uint T = ltile[par], L = lfill[par];
+        int fit = L + T <= (uint)LSEG;
+        if (lid == 0u) {
+            if (!fit && T) {
+                ltbase = atomic_add(&st[ST_TOTAL], T);
+                atomic_add(&st[ST_SPILL], T);
+            }
+            ltile[par ^ 1u] = 0u;
+            lfill[par ^ 1u] = fit ? L + T : L;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (c) {
+            w += fit ? L : ltbase;
+#pragma unroll
+            for (uint q = 0; q < UNR; q++) {
+                uint v = v0 + q * WG;
+                if (v < nvec) {
+                    uint base = head + v * VEC;
+#define LANE(F, E)                                                                 \
+                    {                                                              \
+                        okey_t u_ = order_key(x[q].F, smallest);                   \
+                        uint i_ = base + E;                                        \
+                        if (BAND_CLASS(u_, i_) == 1u) {                            \
+                            if (fit) {                                             \
+                                lu[w] = u_;                                        \
+                                li[w] = i_;                                        \
+                            } else if (w < cap) {                                  \
+                                cu[w] = u_;                                        \
+                                ci[w] = i_;                                        \
+                            }                                                      \
+                            w++;                                                   \
+                        }                                                          \
+                    }
+                    LANES(LANE)
+#undef LANE
+                }
+            }
+        }
+        par ^= 1u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0u)
+        lcnt = lfill[par];
+    barrier(CLK_LOCAL_MEM_FENCE);
+#undef BAND_CLASS
+#else
     for (uint t = get_group_id(0); t < ntiles; t += groups) {
         uint tile = (uint)((pa * (ulong)t + pb) % (ulong)ntiles);
         uint v0 = tile * (uint)(WG * UNR) + lid;
@@ -763,6 +852,7 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
             }
         }
     }
+#endif
     if (get_group_id(0) == groups - 1u) {
         uint tail0 = head + nvec * VEC;
         for (uint j = lid; j < head + (n - tail0); j += WG) {

@@ -204,8 +204,8 @@ int main(void)
     host_set(ctx, SF, "force=all,cap=1000,check=overflow", CLTOPK_UINT32, 1, "uniform", 60000, 2);
     host_set(ctx, SF, "force=all,cap=4294967294,check=normal", CLTOPK_FLOAT64, 1, "five", 50000,
              2);
-    host_set(ctx, SF, "cap=10,check=overflow", CLTOPK_FLOAT32, 1, "five", 100000, 2);
-    host_set(ctx, SF, "cap=10,check=overflow", CLTOPK_INT64, 0, "uniform", 80000, 2);
+    host_set(ctx, SF, "cap=1,check=overflow", CLTOPK_FLOAT32, 1, "five", 100000, 2);
+    host_set(ctx, SF, "cap=1,check=overflow", CLTOPK_INT64, 0, "uniform", 80000, 2);
     host_set(ctx, SF, "lseg=1,check=spill", CLTOPK_FLOAT32, 0, "uniform", 100000, 2);
     host_set(ctx, SF, "lseg=1,check=spill", CLTOPK_UINT32, 1, "equal", 100000, 2);
     host_set(ctx, SF, "s=64,check=normal", CLTOPK_FLOAT32, 0, "decreasing", 100000, 3);
@@ -221,7 +221,7 @@ int main(void)
                    (size_t)ti);
     }
     buffer_set(ctx, SF, "force=few,check=few", CLTOPK_FLOAT32, 1, "uniform", 70000, 5);
-    buffer_set(ctx, SF, "cap=10,check=overflow", CLTOPK_FLOAT64, 0, "five", 70000, 3);
+    buffer_set(ctx, SF, "cap=1,check=overflow", CLTOPK_FLOAT64, 0, "five", 70000, 3);
     buffer_set(ctx, SF, NULL, CLTOPK_INT32, 0, "equal", 100, 7);
     buffer_set(ctx, SF, NULL, CLTOPK_UINT64, 1, "uniform", 1, 0);
 #endif
