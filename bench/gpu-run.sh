@@ -160,6 +160,12 @@ if want band; then
             --algo sample-filter --reps 1 2>&1 | grep -E "sample-filter n=|error" |
             tail -1 | tee -a "$OUT/summary.txt" "$OUT/band.txt"
     done
+    for spec in bs=16384 bs=32768 dense=0 dense=1; do
+        log "bench: selection by sample-filter with CLTOPK_SAMPLE_FILTER=$spec, 2^29 f32 uniform"
+        CLTOPK_SAMPLE_FILTER=$spec tools/cltopk bench --device gpu -t f32 -n 2^29 \
+            -k 1,268435456 --algo sample-filter --select --reps 5 2>&1 |
+            grep -E "sample-filter|error" | tee -a "$OUT/summary.txt" "$OUT/band.txt"
+    done
     log "bench: top-k above the final sort, 2^29 f32: sample-filter (band), radix-select, sort"
     tools/cltopk bench --device gpu -t f32 -n 2^29 -k 8192,65536,1048576,16777216,268435456 \
         --algo auto,sample-filter,radix-select --dist uniform,increasing,bucket-killer --reps 3 2>&1 |

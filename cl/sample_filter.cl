@@ -679,8 +679,8 @@ void sf_band_sample(uint kept, uint r_up, uint has_up, uint r_lo, uint has_lo,
  * ntiles-th; group g takes t = g, g + groups, ... */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint head,
-               uint nvec, uint ntiles, ulong pa, ulong pb, uint cap, __global uint *st,
-               __global okey_t *cu, __global uint *ci)
+               uint nvec, uint ntiles, ulong pa, ulong pb, uint cap, uint dense,
+               __global uint *st, __global okey_t *cu, __global uint *ci)
 {
     __local okey_t lu[LSEG];
     __local uint li[LSEG];
@@ -691,12 +691,14 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
     load_threshold(st, &th, &tl);
     okey_t tu = (okey_t)th;
 #if BAND
-    /* a band may be dense (a few % of the input, or whole tiles of sorted
-     * input): each tile's members are counted first, and a tile that does not
-     * fit the segment goes straight to the shared buffer with one global
-     * atomic; the counters are double-buffered by tile parity so that a tile
-     * needs two barriers */
-    __local uint labove, ltile[2], lfill[2], ltbase;
+    /* a dense band (dense: more members than half the groups' segments hold;
+     * or whole tiles of sorted input): each tile's members are counted first
+     * and go to the segment together; a full segment goes to the shared
+     * buffer with one global atomic, a tile larger than the segment straight
+     * there; the tile counter is double-buffered by tile parity, so that a
+     * tile needs one barrier.  A sparse band keeps sf_filter's way (a local
+     * atomic a member, a global one a member past a full segment). */
+    __local uint labove, ltile[2], ltbase;
     ulong uh;
     uint ul, above = 0u, par = 0u;
     load_bound(st, ST_ULO, &uh, &ul);
@@ -704,7 +706,6 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
     if (lid == 0u) {
         labove = 0u;
         ltile[0] = 0u;
-        lfill[0] = 0u;
     }
 #endif
     if (lid == 0u)
@@ -738,6 +739,7 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
     } while (0)
 #else
 #define TAKE(U, I) KEEP((U), (I))
+    (void)dense;
 #endif
 
     __global const vec_t *vp = (__global const vec_t *)(in + off + head);
@@ -748,48 +750,20 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
     (((U) > tu || ((U) == tu && ~(I) >= tl))                                       \
          ? (((U) < uu || ((U) == uu && ~(I) <= ul)) ? 1u : 2u)                     \
          : 0u)
-    for (uint t = get_group_id(0); t < ntiles; t += groups) {
-        uint tile = (uint)((pa * (ulong)t + pb) % (ulong)ntiles);
-        uint v0 = tile * (uint)(WG * UNR) + lid;
-        vec_t x[UNR];
+    if (dense) {
+        /* fill: the segment's pairs (the same in every work-item) */
+        uint fill = 0u;
+        for (uint t = get_group_id(0); t < ntiles; t += groups) {
+            uint tile = (uint)((pa * (ulong)t + pb) % (ulong)ntiles);
+            uint v0 = tile * (uint)(WG * UNR) + lid;
+            vec_t x[UNR];
 #pragma unroll
-        for (uint q = 0; q < UNR; q++) {
-            uint v = v0 + q * WG;
-            if (v < nvec)
-                x[q] = vp[v];
-        }
-        uint c = 0u;
-#pragma unroll
-        for (uint q = 0; q < UNR; q++) {
-            uint v = v0 + q * WG;
-            if (v < nvec) {
-                uint base = head + v * VEC;
-#define LANE(F, E)                                                                 \
-                {                                                                  \
-                    okey_t u_ = order_key(x[q].F, smallest);                       \
-                    uint k_ = BAND_CLASS(u_, base + E);                            \
-                    c += k_ == 1u;                                                 \
-                    above += k_ == 2u;                                             \
-                }
-                LANES(LANE)
-#undef LANE
+            for (uint q = 0; q < UNR; q++) {
+                uint v = v0 + q * WG;
+                if (v < nvec)
+                    x[q] = vp[v];
             }
-        }
-        uint w = c ? atomic_add(&ltile[par], c) : 0u;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        uint T = ltile[par], L = lfill[par];
-        int fit = L + T <= (uint)LSEG;
-        if (lid == 0u) {
-            if (!fit && T) {
-                ltbase = atomic_add(&st[ST_TOTAL], T);
-                atomic_add(&st[ST_SPILL], T);
-            }
-            ltile[par ^ 1u] = 0u;
-            lfill[par ^ 1u] = fit ? L + T : L;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (c) {
-            w += fit ? L : ltbase;
+            uint c = 0u;
 #pragma unroll
             for (uint q = 0; q < UNR; q++) {
                 uint v = v0 + q * WG;
@@ -798,31 +772,80 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
 #define LANE(F, E)                                                                 \
                     {                                                              \
                         okey_t u_ = order_key(x[q].F, smallest);                   \
-                        uint i_ = base + E;                                        \
-                        if (BAND_CLASS(u_, i_) == 1u) {                            \
-                            if (fit) {                                             \
-                                lu[w] = u_;                                        \
-                                li[w] = i_;                                        \
-                            } else if (w < cap) {                                  \
-                                cu[w] = u_;                                        \
-                                ci[w] = i_;                                        \
-                            }                                                      \
-                            w++;                                                   \
-                        }                                                          \
+                        uint k_ = BAND_CLASS(u_, base + E);                        \
+                        c += k_ == 1u;                                             \
+                        above += k_ == 2u;                                         \
                     }
                     LANES(LANE)
 #undef LANE
                 }
             }
+            uint w = c ? atomic_add(&ltile[par], c) : 0u;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            uint T = ltile[par];
+            if (lid == 0u)
+                ltile[par ^ 1u] = 0u;
+            if (T && fill + T > (uint)LSEG) {
+                /* the segment to the shared buffer first */
+                if (lid == 0u) {
+                    ltbase = atomic_add(&st[ST_TOTAL], fill);
+                    atomic_add(&st[ST_SPILL], fill);
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+                for (uint j = lid; j < fill; j += WG)
+                    if (ltbase + j < cap) {
+                        cu[ltbase + j] = lu[j];
+                        ci[ltbase + j] = li[j];
+                    }
+                barrier(CLK_LOCAL_MEM_FENCE);
+                fill = 0u;
+            }
+            int direct = T > (uint)LSEG; /* a tile larger than the segment */
+            if (direct) {
+                if (lid == 0u) {
+                    ltbase = atomic_add(&st[ST_TOTAL], T);
+                    atomic_add(&st[ST_SPILL], T);
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+            if (c) {
+                w += direct ? ltbase : fill;
+#pragma unroll
+                for (uint q = 0; q < UNR; q++) {
+                    uint v = v0 + q * WG;
+                    if (v < nvec) {
+                        uint base = head + v * VEC;
+#define LANE(F, E)                                                                 \
+                        {                                                          \
+                            okey_t u_ = order_key(x[q].F, smallest);               \
+                            uint i_ = base + E;                                    \
+                            if (BAND_CLASS(u_, i_) == 1u) {                        \
+                                if (!direct) {                                     \
+                                    lu[w] = u_;                                    \
+                                    li[w] = i_;                                    \
+                                } else if (w < cap) {                              \
+                                    cu[w] = u_;                                    \
+                                    ci[w] = i_;                                    \
+                                }                                                  \
+                                w++;                                               \
+                            }                                                      \
+                        }
+                        LANES(LANE)
+#undef LANE
+                    }
+                }
+            }
+            if (!direct)
+                fill += T;
+            par ^= 1u;
         }
-        par ^= 1u;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid == 0u)
-        lcnt = lfill[par];
-    barrier(CLK_LOCAL_MEM_FENCE);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid == 0u)
+            lcnt = fill;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    } else
 #undef BAND_CLASS
-#else
+#endif
     for (uint t = get_group_id(0); t < ntiles; t += groups) {
         uint tile = (uint)((pa * (ulong)t + pb) % (ulong)ntiles);
         uint v0 = tile * (uint)(WG * UNR) + lid;
@@ -852,7 +875,6 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
             }
         }
     }
-#endif
     if (get_group_id(0) == groups - 1u) {
         uint tail0 = head + nvec * VEC;
         for (uint j = lid; j < head + (n - tail0); j += WG) {

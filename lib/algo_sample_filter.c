@@ -37,6 +37,13 @@
  *   s=N        the sample size, 64..65536 (default 65536, CPUs 4096); a call
  *              takes at most n / 2, and below 64 keeps everything (T below
  *              every element)
+ *   bs=N       the band's sample size (selections, and k above the final
+ *              sort), 64..65536 (default 65536, CPUs 4096); below 64 samples
+ *              the radix select of the input runs alone
+ *   dense=D    the band filter: 0 a local atomic a member (sparse bands), 1
+ *              members counted a tile and written to the segment together,
+ *              full segments flushed (dense bands), auto (default): 1 where
+ *              the band's buffer exceeds half of the groups' segments
  *   rank=N     the sample rank r of T, 1..the largest k (default above)
  *   cap=N      survivor buffer capacity in pairs, 1..2^32 - 2 (default the bound
  *              above): a small cap forces the "too many survivors" path
@@ -100,7 +107,8 @@ typedef struct {
     /* compile time */
     unsigned wg, unr, lseg, fwg, sortcap, db, hc;
     /* run time */
-    unsigned s, rank, force, check, groups, profile, noreduce;
+    unsigned s, rank, force, check, groups, profile, noreduce, bs;
+    int dense; /* the band filter's way: 0 sparse, 1 dense, -1 by the expected band */
     size_t cap;
     uint64_t seed;
     int seed_set, rank_set, cap_set, groups_set, wg_set;
@@ -120,8 +128,9 @@ static unsigned max_sortcap(const cltopk_context *ctx, int bytes)
  * A default of 0 is derived from the device and the key width. */
 static const char *const sf_force_words[] = {"none", "all", "few", NULL};
 static const char *const sf_check_words[] = {"none", "normal", "few", "overflow", "spill", NULL};
+static const char *const sf_dense_words[] = {"0", "1", "auto", NULL};
 enum { SP_SEED, SP_S, SP_RANK, SP_CAP, SP_LSEG, SP_FORCE, SP_WG, SP_UNR, SP_FWG, SP_GROUPS,
-       SP_SORT, SP_DIGIT, SP_REDUCE, SP_PROFILE, SP_CHECK, SP_N };
+       SP_SORT, SP_DIGIT, SP_REDUCE, SP_PROFILE, SP_CHECK, SP_BS, SP_DENSE, SP_N };
 static const cltopk_param sf_params[] = {
     [SP_SEED] = {.name = "seed", .min = 0, .max = 18446744073709551615.0, .integer = 1},
     [SP_S] = {.name = "s", .gpu = 65536, .cpu = 4096, .min = 64, .max = SF_SMAX, .integer = 1},
@@ -138,6 +147,9 @@ static const cltopk_param sf_params[] = {
     [SP_REDUCE] = {.name = "reduce", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
     [SP_PROFILE] = {.name = "profile", .min = 0, .max = 1, .integer = 1},
     [SP_CHECK] = {.name = "check", .min = 0, .max = 4, .integer = 1, .words = sf_check_words},
+    [SP_BS] = {.name = "bs", .gpu = 65536, .cpu = 4096, .min = 64, .max = SF_SMAX, .integer = 1},
+    [SP_DENSE] = {.name = "dense", .gpu = 2, .cpu = 2, .min = 0, .max = 2, .integer = 1,
+                  .words = sf_dense_words},
 };
 static const cltopk_param_table sf_table = {"CLTOPK_SAMPLE_FILTER", sf_params, SP_N, NULL};
 
@@ -174,6 +186,8 @@ static int sf_configure(const cltopk_context *ctx, const cltopk_request *rq, sf_
     c->lseg = SET(SP_LSEG) ? (unsigned)p.v[SP_LSEG] : gpu ? (bytes == 4 ? 2048u : 1024u) : 256u;
     c->sortcap = SET(SP_SORT) ? (unsigned)p.v[SP_SORT] : scmax;
     c->s = (unsigned)p.v[SP_S]; /* a CPU device reads the sample slowly */
+    c->bs = (unsigned)p.v[SP_BS];
+    c->dense = p.v[SP_DENSE] == 2 ? -1 : (int)p.v[SP_DENSE];
     c->force = (unsigned)p.v[SP_FORCE];
     c->check = (unsigned)p.v[SP_CHECK];
     c->profile = (unsigned)p.v[SP_PROFILE];
@@ -507,19 +521,21 @@ static void tiles_of(const cltopk_context *ctx, const cltopk_request *rq, const 
     }
 }
 
-/* the filtering read (the kernel of the call's program: BAND or not) */
+/* the filtering read (the kernel of the call's program: BAND or not; dense: a
+ * band expected to fill more than half of the groups' segments) */
 static int launch_filter(cltopk_context *ctx, cl_kernel kf, const sf_cfg *c, const sf_tiles *t,
-                         cl_mem in, size_t off, size_t n, int smallest, size_t cap, cl_mem state,
-                         cl_mem su, cl_mem si)
+                         cl_mem in, size_t off, size_t n, int smallest, size_t cap, int dense,
+                         cl_mem state, cl_mem su, cl_mem si)
 {
     cl_uint n32 = (cl_uint)n, sm = (cl_uint)smallest, head32 = (cl_uint)t->head;
     cl_uint nvec32 = (cl_uint)t->nvec, nt32 = (cl_uint)t->ntiles, cap32 = (cl_uint)cap;
+    cl_uint dense32 = dense != 0;
     cl_ulong off64 = off;
-    int st = cltopk_set_args(ctx, kf, 13, sizeof(cl_mem), &in, sizeof off64, &off64, sizeof n32,
+    int st = cltopk_set_args(ctx, kf, 14, sizeof(cl_mem), &in, sizeof off64, &off64, sizeof n32,
                              &n32, sizeof sm, &sm, sizeof head32, &head32, sizeof nvec32,
                              &nvec32, sizeof nt32, &nt32, sizeof t->pa, &t->pa, sizeof t->pb,
-                             &t->pb, sizeof cap32, &cap32, sizeof(cl_mem), &state,
-                             sizeof(cl_mem), &su, sizeof(cl_mem), &si);
+                             &t->pb, sizeof cap32, &cap32, sizeof dense32, &dense32,
+                             sizeof(cl_mem), &state, sizeof(cl_mem), &su, sizeof(cl_mem), &si);
     if (st == CLTOPK_OK)
         st = cltopk_launch(ctx, kf, t->groups * c->wg, c->wg, 0, NULL);
     return st;
@@ -637,8 +653,8 @@ static int sf_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg
             prof_add(ctx, pr, "init");
         }
         if (st == CLTOPK_OK)
-            st = launch_filter(ctx, kk[K_FILTER], &c, &t, in, off, n, rq->smallest, p.cap, state,
-                               su, si);
+            st = launch_filter(ctx, kk[K_FILTER], &c, &t, in, off, n, rq->smallest, p.cap, 0,
+                               state, su, si);
         prof_add(ctx, pr, "filter");
         if (st == CLTOPK_OK && rr) {
             st = cltopk_set_args(ctx, kk[K_REDUCE], 8, sizeof(cl_mem), &su, sizeof(cl_mem), &si,
@@ -687,7 +703,7 @@ typedef struct {
 static void plan_band(const sf_cfg *c, size_t n, size_t rank, int topk, sf_band *b)
 {
     memset(b, 0, sizeof *b);
-    size_t s = c->s < n / 2 ? c->s : n / 2;
+    size_t s = c->bs < n / 2 ? c->bs : n / 2;
     b->s = (unsigned)s;
     b->cap = n;
     if (s >= 64 && c->force == SF_FORCE_NONE) {
@@ -779,8 +795,9 @@ static int sf_band_device(cltopk_context *ctx, const cltopk_request *rq, const s
         prof_add(ctx, pr, "init");
     }
     if (st == CLTOPK_OK)
-        st = launch_filter(ctx, kk[K_FILTER], &c, &t, in, off, n, rq->smallest, b.cap, state,
-                           ak, ai);
+        st = launch_filter(ctx, kk[K_FILTER], &c, &t, in, off, n, rq->smallest, b.cap,
+                           c.dense >= 0 ? c.dense : b.cap > t.groups * c.lseg / 2, state, ak,
+                           ai);
     prof_add(ctx, pr, "filter");
     job.from = state;
     job.from_cap = b.cap;

@@ -341,6 +341,8 @@ int main(void)
     refused(ctx, "reduce=2");
     refused(ctx, "digit=9");
     refused(ctx, "profile=yes");
+    refused(ctx, "bs=10");
+    refused(ctx, "dense=maybe");
 
     cltopk_close(ctx);
     return tap_done();
