@@ -46,7 +46,9 @@ cat "$OUT/devices.txt"
 
 if want check; then
     log "make check (OpenCL tests on the GPU: CLTOPK_TEST_DEVICE=gpu)"
-    CLTOPK_TEST_DEVICE=gpu timeout ${CHECK_TIMEOUT:-560} make -j"$jobs" check-full >"$OUT/check.log" 2>&1
+    # CHECK_TESTS: only these tests (e.g. "t/band.t t/sample_filter.t")
+    CLTOPK_TEST_DEVICE=gpu timeout ${CHECK_TIMEOUT:-560} make -j"$jobs" check-full \
+        ${CHECK_TESTS:+TESTS="$CHECK_TESTS"} >"$OUT/check.log" 2>&1
     rc=$?
     grep -E "^(# |PASS|FAIL|ERROR|SKIP|XFAIL)" "$OUT/check.log" | tail -25 | tee -a "$OUT/summary.txt"
     for f in t/*.log; do [ -f "$f" ] && { echo "--- $f"; cat "$f"; }; done >"$OUT/test-logs.txt" 2>/dev/null
