@@ -1,0 +1,398 @@
+/* rowsdev.c - many top-k at once on the OpenCL device (cl/rows.cl): dense
+ * rows, segments and kNN queries, one work-group per row, on device data or
+ * on host data in batches of rows; and the CPU rows run on device data.
+ *
+ * Configuration (compile options of cl/rows.cl): a work-group of WG = 256
+ * work-items taking R = 4 elements a round on GPUs (64 and 2 elsewhere),
+ * capped by the device's work-group size; KTOP, the kept pairs, is the first
+ * of 16, 64, 256, 1024, 2048 at or above k (few programs to build); CAP, the
+ * candidate buffer, 2 * WG * R or KTOP, shrunk to WG * R where local memory is
+ * short.  The largest k is the largest KTOP whose arrays fit the device's
+ * local memory (2048 for 4-byte keys and 1024 for 8-byte keys in 48 KiB). */
+#include "internal.h"
+
+#if HAVE_OPENCL
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    unsigned wg, r, ktop, cap;
+} rows_cfg;
+
+static const unsigned ktops[] = {16, 64, 256, 1024, 2048};
+#define ROWS_MAXLEN 0xFFFFFFFEull /* positions are 32-bit, all ones the sentinel */
+
+static size_t local_bytes(const rows_cfg *c, int bytes)
+{
+    return ((size_t)c->ktop + c->cap) * ((size_t)bytes + 4) + 64;
+}
+
+/* the configuration for k (0 when the device cannot hold it) */
+static int rows_config(const cltopk_context *ctx, size_t k, int bytes, rows_cfg *c)
+{
+    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
+    c->wg = gpu ? 256 : 64;
+    c->r = gpu ? 4 : 2;
+    size_t maxwg = cltopk_pow2_le(ctx->caps.max_wg ? ctx->caps.max_wg : 1);
+    while (c->wg > maxwg)
+        c->wg >>= 1;
+    c->ktop = 0;
+    for (size_t i = 0; i < sizeof ktops / sizeof ktops[0]; i++)
+        if (ktops[i] >= k) {
+            c->ktop = ktops[i];
+            break;
+        }
+    if (!c->ktop)
+        return 0;
+    unsigned round = c->wg * c->r;
+    c->cap = 2 * round > c->ktop ? 2 * round : c->ktop;
+    if (local_bytes(c, bytes) > ctx->caps.local_mem)
+        c->cap = round > c->ktop ? round : c->ktop;
+    return local_bytes(c, bytes) <= ctx->caps.local_mem;
+}
+
+size_t cltopk_rows_kmax(cltopk_context *ctx, int bytes, char *why, size_t whylen)
+{
+    if (!ctx->is_cl) {
+        snprintf(why, whylen, "the device kernel needs an OpenCL context (this is \"cpu\")");
+        return 0;
+    }
+    if (!ctx->caps.int64) {
+        snprintf(why, whylen, "the device kernel needs 64-bit integers, which %s lacks",
+                 ctx->name);
+        return 0;
+    }
+    for (size_t i = sizeof ktops / sizeof ktops[0]; i-- > 0;) {
+        rows_cfg c;
+        if (rows_config(ctx, ktops[i], bytes, &c))
+            return ktops[i];
+    }
+    snprintf(why, whylen, "the device kernel's arrays do not fit the %llu bytes of local "
+             "memory of %s", (unsigned long long)ctx->caps.local_mem, ctx->name);
+    return 0;
+}
+
+int cltopk_rows_dev_can(cltopk_context *ctx, const cltopk_request *rq,
+                        const cltopk_rows_job *job, char *why, size_t whylen)
+{
+    size_t kmax = cltopk_rows_kmax(ctx, rq->bytes, why, whylen);
+    if (!kmax)
+        return 0;
+    if (rq->k > kmax) {
+        snprintf(why, whylen, "the device kernel takes k up to %zu for %d-byte keys on this "
+                 "device (k = %zu); use cpu-heap", kmax, rq->bytes, rq->k);
+        return 0;
+    }
+    size_t longest = 0;
+    if (job->mode == ROWS_DENSE)
+        longest = job->cols;
+    else if (job->mode == ROWS_KNN)
+        longest = job->np;
+    else
+        for (size_t s = 0; s < job->nrows; s++)
+            if ((size_t)(job->offsets[s + 1] - job->offsets[s]) > longest)
+                longest = (size_t)(job->offsets[s + 1] - job->offsets[s]);
+    if ((unsigned long long)longest > ROWS_MAXLEN || (job->mode == ROWS_KNN && job->d > 0xFFFFFFFFu)) {
+        snprintf(why, whylen, "the device kernel takes rows of fewer than 2^32 - 1 elements "
+                 "(32-bit positions); use cpu-heap");
+        return 0;
+    }
+    return 1;
+}
+
+/* a read-only buffer holding a copy of host memory (segment offsets): the
+ * copy is made now, so the call need not wait for the queue */
+static int host_copy(cltopk_context *ctx, const void *p, size_t bytes, cl_mem *out)
+{
+    cl_int err;
+    *out = clCreateBuffer(ctx->clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
+                          (void *)p, &err);
+    return *out ? CLTOPK_OK : cltopk_clfail(ctx, err, "clCreateBuffer (segment offsets)");
+}
+
+/* one launch over nrows rows: dense rows of `in` from in_off; segments with
+ * offsets `offs` (nrows + 1, relative to in_off); or kNN queries `q` (from
+ * q_off) against the points `in` (from in_off).  Outputs from element 0. */
+typedef struct {
+    cl_mem in, offs, q;
+    long long in_off;
+    size_t q_off, nrows;
+    cl_mem out_keys, out_index;
+} rows_launch_args;
+
+static int rows_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk_rows_job *job,
+                       const rows_launch_args *a, cl_uint num_wait, const cl_event *wait)
+{
+    rows_cfg c;
+    if (!rows_config(ctx, rq->k, rq->bytes, &c))
+        return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "rows: no configuration for k = %zu",
+                           rq->k);
+    static const char *names[3] = {"rows_dense", "rows_segments", "rows_knn"};
+    char opts[256];
+    snprintf(opts, sizeof opts,
+             "-D KEY_BITS=%d -D KEY_KIND=%d -D MODE=%d -D METRIC=%d -D WG=%u -D R=%u "
+             "-D KTOP=%u -D CAP=%u",
+             rq->bytes * 8, rq->kind, job->mode, job->mode == ROWS_KNN ? job->metric : 0, c.wg,
+             c.r, c.ktop, c.cap);
+    cl_kernel kern;
+    int st = cltopk_kernel_get(ctx, "rows.cl", opts, names[job->mode], &kern);
+    if (st != CLTOPK_OK)
+        return st;
+    cl_uint k = (cl_uint)rq->k, sm = (cl_uint)rq->smallest;
+    cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
+    cl_mem ok = a->out_keys ? a->out_keys : a->in, oi = a->out_index ? a->out_index : a->in;
+    cl_ulong ibase = job->ibase;
+    if (job->mode == ROWS_DENSE) {
+        cl_ulong off = (cl_ulong)a->in_off, ld = job->ld, cols = job->cols;
+        st = cltopk_set_args(ctx, kern, 10, sizeof(cl_mem), &a->in, sizeof off, &off,
+                             sizeof ld, &ld, sizeof cols, &cols, sizeof k, &k, sizeof sm, &sm,
+                             sizeof(cl_mem), &ok, sizeof(cl_mem), &oi, sizeof want, &want,
+                             sizeof ibase, &ibase);
+    } else if (job->mode == ROWS_SEGMENTS) {
+        cl_long off = (cl_long)a->in_off;
+        st = cltopk_set_args(ctx, kern, 9, sizeof(cl_mem), &a->in, sizeof off, &off,
+                             sizeof(cl_mem), &a->offs, sizeof k, &k, sizeof sm, &sm,
+                             sizeof(cl_mem), &ok, sizeof(cl_mem), &oi, sizeof want, &want,
+                             sizeof ibase, &ibase);
+    } else {
+        cl_ulong qo = a->q_off, po = (cl_ulong)a->in_off, np = job->np;
+        cl_uint d = (cl_uint)job->d;
+        st = cltopk_set_args(ctx, kern, 11, sizeof(cl_mem), &a->q, sizeof qo, &qo,
+                             sizeof(cl_mem), &a->in, sizeof po, &po, sizeof np, &np, sizeof d,
+                             &d, sizeof k, &k, sizeof sm, &sm, sizeof(cl_mem), &ok,
+                             sizeof(cl_mem), &oi, sizeof want, &want);
+    }
+    if (st == CLTOPK_OK)
+        st = cltopk_launch(ctx, kern, a->nrows * c.wg, c.wg, num_wait, wait);
+    clReleaseKernel(kern);
+    return st;
+}
+
+int cltopk_rows_dev_buffer(cltopk_context *ctx, const cltopk_request *rq,
+                           const cltopk_rows_job *job)
+{
+    if (job->nrows == 0 || rq->k == 0)
+        return CLTOPK_OK;
+    rows_launch_args a = {.in = rq->dkeys, .in_off = (long long)rq->doffset,
+                          .nrows = job->nrows, .out_keys = rq->dout_keys,
+                          .out_index = rq->dout_index};
+    int st;
+    if (job->mode == ROWS_SEGMENTS &&
+        (st = host_copy(ctx, job->offsets, (job->nrows + 1) * 8, &a.offs)) != CLTOPK_OK)
+        return st;
+    if (job->mode == ROWS_KNN) {
+        a.q = job->dqueries;
+        a.q_off = job->qoffset;
+    }
+    st = rows_launch(ctx, rq, job, &a, rq->num_wait, rq->wait);
+    if (a.offs)
+        clReleaseMemObject(a.offs); /* freed once the launch is done with it */
+    return st;
+}
+
+/* read n bytes of device buffer m at byte `at` into host p (blocking, after
+ * the context's work) */
+static int read_back(cltopk_context *ctx, cl_mem m, size_t bytes, void *p)
+{
+    if (!bytes)
+        return CLTOPK_OK;
+    cl_event *own;
+    cl_uint nown = cltopk_after_own(ctx, &own);
+    cl_int err = clEnqueueReadBuffer(ctx->queue, m, CL_TRUE, 0, bytes, p, nown, own, NULL);
+    return err == CL_SUCCESS ? CLTOPK_OK
+                             : cltopk_clfail(ctx, err, "reading the rows' results back");
+}
+
+/* write host p to the start of m, after the context's work; the event of the
+ * copy in *ev */
+static int write_to(cltopk_context *ctx, cl_mem m, const void *p, size_t bytes, cl_event *ev)
+{
+    cl_event *own;
+    cl_uint nown = cltopk_after_own(ctx, &own);
+    cl_int err = clEnqueueWriteBuffer(ctx->queue, m, CL_FALSE, 0, bytes ? bytes : 1, p, nown,
+                                      own, ev);
+    return err == CL_SUCCESS ? CLTOPK_OK : cltopk_clfail(ctx, err, "clEnqueueWriteBuffer (rows)");
+}
+
+/* the rows [r0, r1) of the job on host data: their input span (first element
+ * and length) */
+static void span_of(const cltopk_rows_job *job, size_t r0, size_t r1, size_t *lo, size_t *len)
+{
+    if (job->mode == ROWS_DENSE) {
+        *lo = r0 * job->ld;
+        *len = (r1 - r0 - 1) * job->ld + job->cols;
+    } else {
+        *lo = (size_t)job->offsets[r0];
+        *len = (size_t)(job->offsets[r1] - job->offsets[r0]);
+    }
+}
+
+int cltopk_rows_dev_host(cltopk_context *ctx, const cltopk_request *rq,
+                         const cltopk_rows_job *job)
+{
+    size_t kb = (size_t)rq->bytes, k = rq->k, n = job->nrows;
+    if (n == 0 || k == 0)
+        return CLTOPK_OK;
+    size_t chunk = cltopk_chunk_elems(ctx, rq->bytes);
+    size_t out_max = (size_t)(ctx->caps.max_alloc / 8) / k; /* rows of output a batch */
+    if (out_max == 0)
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                           "rows: %zu positions of one row exceed the device's largest "
+                           "allocation", k);
+    cl_mem in = NULL, q = NULL, ok = NULL, oi = NULL;
+    int st = CLTOPK_OK;
+    if (job->mode == ROWS_KNN) {
+        /* the points once, the queries in batches */
+        size_t pts = job->np * job->d;
+        if (pts > chunk || job->d > chunk)
+            return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                               "knn: %zu points of dimension %zu exceed one device allocation "
+                               "of %s; use cpu-heap", job->np, job->d, ctx->name);
+        if ((st = cltopk_scratch(ctx, SCR_INPUT, pts * 4, &in)) != CLTOPK_OK)
+            return st;
+        cl_event *own;
+        cl_uint nown = cltopk_after_own(ctx, &own);
+        cl_int err = clEnqueueWriteBuffer(ctx->queue, in, CL_TRUE, 0, pts * 4, rq->keys, nown,
+                                          own, NULL);
+        if (err != CL_SUCCESS)
+            return cltopk_clfail(ctx, err, "clEnqueueWriteBuffer (knn points)");
+    }
+    size_t r0 = 0;
+    while (r0 < n && st == CLTOPK_OK) {
+        /* the batch [r0, r1): as many rows as one chunk and the outputs hold */
+        size_t r1 = r0 + 1, lo, len;
+        if (job->mode == ROWS_KNN) {
+            size_t b = chunk / job->d;
+            r1 = r0 + (b < n - r0 ? b : n - r0);
+        } else {
+            span_of(job, r0, r1, &lo, &len);
+            if (len > chunk) {
+                st = cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                                 "rows: row %zu (%zu elements) exceeds one device chunk of %zu "
+                                 "elements; use cpu-heap", r0, len, chunk);
+                break;
+            }
+            if (job->mode == ROWS_DENSE) {
+                size_t b = job->ld ? (chunk - job->cols) / job->ld + 1 : n - r0;
+                r1 = r0 + (b < n - r0 ? b : n - r0);
+            } else {
+                while (r1 < n && (size_t)(job->offsets[r1 + 1] - job->offsets[r0]) <= chunk)
+                    r1++;
+            }
+        }
+        if (r1 - r0 > out_max)
+            r1 = r0 + out_max;
+        size_t nb = r1 - r0;
+        rows_launch_args a = {.nrows = nb};
+        cl_event ev = NULL;
+        if (job->mode == ROWS_KNN) {
+            a.in = in;
+            if ((st = cltopk_scratch(ctx, SCR_ROWS_Q, nb * job->d * 4, &q)) != CLTOPK_OK ||
+                (st = write_to(ctx, q, job->queries + r0 * job->d, nb * job->d * 4, &ev)) !=
+                    CLTOPK_OK)
+                break;
+            a.q = q;
+        } else {
+            span_of(job, r0, r1, &lo, &len);
+            if ((st = cltopk_scratch(ctx, SCR_INPUT, len * kb, &in)) != CLTOPK_OK ||
+                (st = write_to(ctx, in, (const char *)rq->keys + lo * kb, len * kb, &ev)) !=
+                    CLTOPK_OK)
+                break;
+            a.in = in;
+            if (job->mode == ROWS_SEGMENTS) {
+                a.in_off = -(long long)job->offsets[r0];
+                if ((st = host_copy(ctx, job->offsets + r0, (nb + 1) * 8, &a.offs)) !=
+                    CLTOPK_OK) {
+                    clReleaseEvent(ev);
+                    break;
+                }
+            }
+        }
+        if ((rq->want_keys && (st = cltopk_scratch(ctx, SCR_OUT_KEYS, nb * k * kb, &ok)) !=
+                                  CLTOPK_OK) ||
+            (rq->want_index &&
+             (st = cltopk_scratch(ctx, SCR_OUT_INDEX, nb * k * 8, &oi)) != CLTOPK_OK)) {
+            clReleaseEvent(ev);
+            if (a.offs)
+                clReleaseMemObject(a.offs);
+            break;
+        }
+        a.out_keys = rq->want_keys ? ok : NULL;
+        a.out_index = rq->want_index ? oi : NULL;
+        st = rows_launch(ctx, rq, job, &a, 1, &ev);
+        clReleaseEvent(ev);
+        if (a.offs)
+            clReleaseMemObject(a.offs);
+        if (st == CLTOPK_OK && rq->want_keys)
+            st = read_back(ctx, ok, nb * k * kb, (char *)rq->out_keys + r0 * k * kb);
+        if (st == CLTOPK_OK && rq->want_index)
+            st = read_back(ctx, oi, nb * k * 8, rq->out_index + r0 * k);
+        r0 = r1;
+    }
+    return st;
+}
+
+int cltopk_rows_cpu_on_buffer(cltopk_context *ctx, const cltopk_request *rq,
+                              const cltopk_rows_job *job)
+{
+    size_t kb = (size_t)rq->bytes, count = job->nrows * rq->k;
+    size_t qn = job->mode == ROWS_KNN ? job->nrows * job->d : 0;
+    char *keys = malloc(rq->n ? rq->n * kb : 1);
+    float *queries = malloc(qn ? qn * 4 : 1);
+    char *ok = malloc(count ? count * kb : 1);
+    int64_t *oi = malloc(count ? count * 8 : 1);
+    cl_event *wl = malloc((rq->num_wait + 1) * sizeof *wl);
+    int st = CLTOPK_OK;
+    cl_int err = CL_SUCCESS;
+    if (!keys || !queries || !ok || !oi || !wl) {
+        st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory staging %zu elements "
+                         "for the CPU", rq->n);
+        goto out;
+    }
+    cl_event *own;
+    cl_uint nw = cltopk_after_own(ctx, &own);
+    if (nw)
+        wl[0] = *own;
+    for (cl_uint i = 0; i < rq->num_wait; i++)
+        wl[nw++] = rq->wait[i];
+    if (rq->n)
+        err = clEnqueueReadBuffer(ctx->queue, rq->dkeys, CL_TRUE, rq->doffset * kb, rq->n * kb,
+                                  keys, nw, nw ? wl : NULL, NULL);
+    if (err == CL_SUCCESS && qn)
+        err = clEnqueueReadBuffer(ctx->queue, job->dqueries, CL_TRUE, job->qoffset * 4, qn * 4,
+                                  queries, nw, nw ? wl : NULL, NULL);
+    if (err != CL_SUCCESS) {
+        st = cltopk_clfail(ctx, err, "clEnqueueReadBuffer (rows to the host)");
+        goto out;
+    }
+    cltopk_request h = *rq;
+    h.on_device = 0;
+    h.keys = keys;
+    h.out_keys = rq->want_keys ? ok : NULL;
+    h.out_index = rq->want_index ? oi : NULL;
+    cltopk_rows_job j = *job;
+    j.queries = queries;
+    if ((st = cltopk_cpu_rows(&h, &j)) != CLTOPK_OK) {
+        st = cltopk_fail(ctx, st, "rows: out of host memory on the CPU");
+        goto out;
+    }
+    if (rq->want_keys && count)
+        err = clEnqueueWriteBuffer(ctx->queue, rq->dout_keys, CL_TRUE, 0, count * kb, ok, 0,
+                                   NULL, NULL);
+    if (err == CL_SUCCESS && rq->want_index && count)
+        err = clEnqueueWriteBuffer(ctx->queue, rq->dout_index, CL_TRUE, 0, count * 8, oi, 0,
+                                   NULL, NULL);
+    if (err != CL_SUCCESS)
+        st = cltopk_clfail(ctx, err, "writing the rows' results to the device");
+out:
+    free(keys);
+    free(queries);
+    free(ok);
+    free(oi);
+    free(wl);
+    return st;
+}
+
+#endif
