@@ -216,6 +216,10 @@ CLTOPK_INTERNAL int cltopk_hand_off(cltopk_context *ctx, cl_event *done);
 struct cltopk_algorithm;
 CLTOPK_INTERNAL int cltopk_host_on_buffer(cltopk_context *ctx, const cltopk_request *rq,
                                           const struct cltopk_algorithm *a, size_t rank);
+/* staging.c: read `bytes` of m from byte `at` into host memory, after the
+ * context's work and rq's wait list; blocks */
+CLTOPK_INTERNAL int cltopk_read_after_wait(cltopk_context *ctx, const cltopk_request *rq,
+                                           cl_mem m, size_t at, size_t bytes, void *host);
 /* a key whose bits its order key cannot restore: a float zero or NaN */
 CLTOPK_INTERNAL int cltopk_ambiguous_float(const void *keys, size_t i, int bytes);
 

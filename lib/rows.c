@@ -163,46 +163,50 @@ static int host_job(cltopk_context *ctx, const char *fn, cltopk_request *rq,
     return rows_run(ctx, fn, rq, job, how);
 }
 
-int cltopk_topk_rows(cltopk_context *ctx, cltopk_dtype type, const void *keys, size_t rows,
-                     size_t cols, size_t ld, size_t k, unsigned flags, cltopk_algo algo,
-                     void *out_keys, int64_t *out_index)
+/* the job's own arguments (dense rows or segments) and the input's extent */
+static int job_args(cltopk_context *ctx, const char *fn, const cltopk_rows_job *job, size_t k,
+                    size_t *extent)
 {
-    const char *fn = "cltopk_topk_rows";
+    if (job->mode == ROWS_DENSE)
+        return dense_args(ctx, fn, job->nrows, job->cols, job->ld, k, extent);
+    return segment_args(ctx, fn, job->nrows, job->offsets, extent);
+}
+
+/* an entry point of host data (rows or segments) */
+static int host_entry(cltopk_context *ctx, const char *fn, cltopk_dtype type, const void *keys,
+                      const cltopk_rows_job *job, size_t k, unsigned flags, cltopk_algo algo,
+                      void *out_keys, int64_t *out_index)
+{
     if (!ctx)
         return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
     cltopk_enter(ctx);
     cltopk_request rq;
     size_t extent = 0;
-    int st = dense_args(ctx, fn, rows, cols, ld, k, &extent);
+    int st = job_args(ctx, fn, job, k, &extent);
     if (st == CLTOPK_OK)
         st = cltopk_describe(ctx, fn, type, extent, k, flags, CLTOPK_SMALLEST, algo, &rq);
-    if (st == CLTOPK_OK) {
-        cltopk_rows_job job = {.mode = ROWS_DENSE, .nrows = rows, .cols = cols, .ld = ld};
-        st = host_job(ctx, fn, &rq, &job, algo, keys, out_keys, out_index);
-    }
+    if (st == CLTOPK_OK)
+        st = host_job(ctx, fn, &rq, job, algo, keys, out_keys, out_index);
     pthread_mutex_unlock(&ctx->lock);
     return st;
+}
+
+int cltopk_topk_rows(cltopk_context *ctx, cltopk_dtype type, const void *keys, size_t rows,
+                     size_t cols, size_t ld, size_t k, unsigned flags, cltopk_algo algo,
+                     void *out_keys, int64_t *out_index)
+{
+    cltopk_rows_job job = {.mode = ROWS_DENSE, .nrows = rows, .cols = cols, .ld = ld};
+    return host_entry(ctx, "cltopk_topk_rows", type, keys, &job, k, flags, algo, out_keys,
+                      out_index);
 }
 
 int cltopk_topk_segments(cltopk_context *ctx, cltopk_dtype type, const void *keys, size_t nseg,
                          const int64_t *offsets, size_t k, unsigned flags, cltopk_algo algo,
                          void *out_keys, int64_t *out_index)
 {
-    const char *fn = "cltopk_topk_segments";
-    if (!ctx)
-        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    cltopk_enter(ctx);
-    cltopk_request rq;
-    size_t extent = 0;
-    int st = segment_args(ctx, fn, nseg, offsets, &extent);
-    if (st == CLTOPK_OK)
-        st = cltopk_describe(ctx, fn, type, extent, k, flags, CLTOPK_SMALLEST, algo, &rq);
-    if (st == CLTOPK_OK) {
-        cltopk_rows_job job = {.mode = ROWS_SEGMENTS, .nrows = nseg, .offsets = offsets};
-        st = host_job(ctx, fn, &rq, &job, algo, keys, out_keys, out_index);
-    }
-    pthread_mutex_unlock(&ctx->lock);
-    return st;
+    cltopk_rows_job job = {.mode = ROWS_SEGMENTS, .nrows = nseg, .offsets = offsets};
+    return host_entry(ctx, "cltopk_topk_segments", type, keys, &job, k, flags, algo, out_keys,
+                      out_index);
 }
 
 /* kNN's arguments: the metric, sizes and the request over the points */
@@ -292,6 +296,27 @@ static int buffer_job(cltopk_context *ctx, const char *fn, cltopk_request *rq,
 }
 #endif
 
+#if HAVE_OPENCL
+/* an entry point of device data (rows or segments) */
+static int buffer_entry(cltopk_context *ctx, const char *fn, cltopk_dtype type, cl_mem keys,
+                        size_t offset, const cltopk_rows_job *job, size_t k, unsigned flags,
+                        cltopk_algo algo, cl_mem out_keys, cl_mem out_index, cl_uint num_wait,
+                        const cl_event *wait, cl_event *done)
+{
+    cltopk_enter(ctx);
+    cltopk_request rq;
+    size_t extent = 0;
+    int st = job_args(ctx, fn, job, k, &extent);
+    if (st == CLTOPK_OK)
+        st = cltopk_describe(ctx, fn, type, extent, k, flags, CLTOPK_SMALLEST, algo, &rq);
+    if (st == CLTOPK_OK)
+        st = buffer_job(ctx, fn, &rq, job, algo, keys, offset, out_keys, out_index, num_wait,
+                        wait, done);
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+#endif
+
 int cltopk_topk_rows_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem keys, size_t offset,
                             size_t rows, size_t cols, size_t ld, size_t k, unsigned flags,
                             cltopk_algo algo, cl_mem out_keys, cl_mem out_index,
@@ -301,19 +326,9 @@ int cltopk_topk_rows_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem keys,
     if (!ctx)
         return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
 #if HAVE_OPENCL
-    cltopk_enter(ctx);
-    cltopk_request rq;
-    size_t extent = 0;
-    int st = dense_args(ctx, fn, rows, cols, ld, k, &extent);
-    if (st == CLTOPK_OK)
-        st = cltopk_describe(ctx, fn, type, extent, k, flags, CLTOPK_SMALLEST, algo, &rq);
-    if (st == CLTOPK_OK) {
-        cltopk_rows_job job = {.mode = ROWS_DENSE, .nrows = rows, .cols = cols, .ld = ld};
-        st = buffer_job(ctx, fn, &rq, &job, algo, keys, offset, out_keys, out_index, num_wait,
-                        wait, done);
-    }
-    pthread_mutex_unlock(&ctx->lock);
-    return st;
+    cltopk_rows_job job = {.mode = ROWS_DENSE, .nrows = rows, .cols = cols, .ld = ld};
+    return buffer_entry(ctx, fn, type, keys, offset, &job, k, flags, algo, out_keys, out_index,
+                        num_wait, wait, done);
 #else
     (void)type, (void)keys, (void)offset, (void)rows, (void)cols, (void)ld, (void)k;
     (void)flags, (void)algo, (void)out_keys, (void)out_index, (void)num_wait, (void)wait;
@@ -332,19 +347,9 @@ int cltopk_topk_segments_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem k
     if (!ctx)
         return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
 #if HAVE_OPENCL
-    cltopk_enter(ctx);
-    cltopk_request rq;
-    size_t extent = 0;
-    int st = segment_args(ctx, fn, nseg, offsets, &extent);
-    if (st == CLTOPK_OK)
-        st = cltopk_describe(ctx, fn, type, extent, k, flags, CLTOPK_SMALLEST, algo, &rq);
-    if (st == CLTOPK_OK) {
-        cltopk_rows_job job = {.mode = ROWS_SEGMENTS, .nrows = nseg, .offsets = offsets};
-        st = buffer_job(ctx, fn, &rq, &job, algo, keys, offset, out_keys, out_index, num_wait,
-                        wait, done);
-    }
-    pthread_mutex_unlock(&ctx->lock);
-    return st;
+    cltopk_rows_job job = {.mode = ROWS_SEGMENTS, .nrows = nseg, .offsets = offsets};
+    return buffer_entry(ctx, fn, type, keys, offset, &job, k, flags, algo, out_keys, out_index,
+                        num_wait, wait, done);
 #else
     (void)type, (void)keys, (void)offset, (void)nseg, (void)offsets, (void)k, (void)flags;
     (void)algo, (void)out_keys, (void)out_index, (void)num_wait, (void)wait, (void)done;

@@ -104,7 +104,7 @@ int cltopk_rows_dev_can(cltopk_context *ctx, const cltopk_request *rq,
 
 /* a read-only buffer holding a copy of host memory (segment offsets): the
  * copy is made now, so the call need not wait for the queue */
-static int host_copy(cltopk_context *ctx, const void *p, size_t bytes, cl_mem *out)
+static int offsets_copy(cltopk_context *ctx, const void *p, size_t bytes, cl_mem *out)
 {
     cl_int err;
     *out = clCreateBuffer(ctx->clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
@@ -180,7 +180,7 @@ int cltopk_rows_dev_buffer(cltopk_context *ctx, const cltopk_request *rq,
                           .out_index = rq->dout_index};
     int st;
     if (job->mode == ROWS_SEGMENTS &&
-        (st = host_copy(ctx, job->offsets, (job->nrows + 1) * 8, &a.offs)) != CLTOPK_OK)
+        (st = offsets_copy(ctx, job->offsets, (job->nrows + 1) * 8, &a.offs)) != CLTOPK_OK)
         return st;
     if (job->mode == ROWS_KNN) {
         a.q = job->dqueries;
@@ -303,7 +303,7 @@ int cltopk_rows_dev_host(cltopk_context *ctx, const cltopk_request *rq,
             a.in = in;
             if (job->mode == ROWS_SEGMENTS) {
                 a.in_off = -(long long)job->offsets[r0];
-                if ((st = host_copy(ctx, job->offsets + r0, (nb + 1) * 8, &a.offs)) !=
+                if ((st = offsets_copy(ctx, job->offsets + r0, (nb + 1) * 8, &a.offs)) !=
                     CLTOPK_OK) {
                     clReleaseEvent(ev);
                     break;
@@ -343,30 +343,18 @@ int cltopk_rows_cpu_on_buffer(cltopk_context *ctx, const cltopk_request *rq,
     float *queries = malloc(qn ? qn * 4 : 1);
     char *ok = malloc(count ? count * kb : 1);
     int64_t *oi = malloc(count ? count * 8 : 1);
-    cl_event *wl = malloc((rq->num_wait + 1) * sizeof *wl);
     int st = CLTOPK_OK;
     cl_int err = CL_SUCCESS;
-    if (!keys || !queries || !ok || !oi || !wl) {
+    if (!keys || !queries || !ok || !oi) {
         st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory staging %zu elements "
                          "for the CPU", rq->n);
         goto out;
     }
-    cl_event *own;
-    cl_uint nw = cltopk_after_own(ctx, &own);
-    if (nw)
-        wl[0] = *own;
-    for (cl_uint i = 0; i < rq->num_wait; i++)
-        wl[nw++] = rq->wait[i];
-    if (rq->n)
-        err = clEnqueueReadBuffer(ctx->queue, rq->dkeys, CL_TRUE, rq->doffset * kb, rq->n * kb,
-                                  keys, nw, nw ? wl : NULL, NULL);
-    if (err == CL_SUCCESS && qn)
-        err = clEnqueueReadBuffer(ctx->queue, job->dqueries, CL_TRUE, job->qoffset * 4, qn * 4,
-                                  queries, nw, nw ? wl : NULL, NULL);
-    if (err != CL_SUCCESS) {
-        st = cltopk_clfail(ctx, err, "clEnqueueReadBuffer (rows to the host)");
+    if ((st = cltopk_read_after_wait(ctx, rq, rq->dkeys, rq->doffset * kb, rq->n * kb, keys)) !=
+            CLTOPK_OK ||
+        (st = cltopk_read_after_wait(ctx, rq, job->dqueries, job->qoffset * 4, qn * 4,
+                                     queries)) != CLTOPK_OK)
         goto out;
-    }
     cltopk_request h = *rq;
     h.on_device = 0;
     h.keys = keys;
@@ -391,7 +379,6 @@ out:
     free(queries);
     free(ok);
     free(oi);
-    free(wl);
     return st;
 }
 

@@ -249,8 +249,8 @@ static void benchmark(cltopk_context *ctx, const char *dev, int is_cl)
                 CLTOPK_ERR_BAD_FLAGS, "flags 2");
     bench_fails(ctx, dev, CLTOPK_FLOAT32, data, N, 5, 2, CLTOPK_ALGO_AUTO, 3, CLTOPK_ERR_BAD_FLAGS,
                 "auto, flags 2");
-    bench_fails(ctx, dev, CLTOPK_FLOAT32, data, N, 5, 0, 10, 3, CLTOPK_ERR_BAD_ALGO,
-                "algorithm 10");
+    bench_fails(ctx, dev, CLTOPK_FLOAT32, data, N, 5, 0, 11, 3, CLTOPK_ERR_BAD_ALGO,
+                "algorithm 11");
     bench_fails(ctx, dev, CLTOPK_FLOAT32, data, N, N + 1, 0, CLTOPK_ALGO_CPU_HEAP, 3,
                 CLTOPK_ERR_K_RANGE, "k = n + 1");
     if (!is_cl)
