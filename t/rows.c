@@ -220,6 +220,39 @@ static void cases(cltopk_context *ctx, const char *dev, cltopk_algo algo, int bu
     }
 }
 
+/* random shapes: rows of random length, ld and k, random segments (many
+ * merges of the device kernel's buffer on sorted input), every type */
+static void random_shapes(cltopk_context *ctx, const char *dev, cltopk_algo algo, int count)
+{
+    for (int c = 0; c < count; c++) {
+        cltopk_dtype type = all_types[rng_below(&rng, 6)];
+        int sm = (int)rng_below(&rng, 2);
+        const char *dist = mix[rng_below(&rng, sizeof mix / sizeof mix[0])];
+        size_t w = tsize(type), rows = 1 + rng_below(&rng, 12);
+        size_t cols = 1 + rng_below(&rng, 2500), ld = cols + rng_below(&rng, 4);
+        size_t kmax = cols < 300 ? cols : 300, k = 1 + rng_below(&rng, kmax);
+        size_t extent = (rows - 1) * ld + cols;
+        char *keys = bmalloc(extent * w);
+        gen_data(type, dist, extent, sm, &rng, keys);
+        check_case(ctx, dev, algo, 0, type, dist, keys, extent, rows, cols, ld, NULL, k, sm,
+                   WANT_BOTH);
+        free(keys);
+        /* segments: lengths 0 .. 3000, some empty */
+        size_t nseg = 1 + rng_below(&rng, 12);
+        int64_t *offs = bmalloc((nseg + 1) * sizeof *offs);
+        offs[0] = (int64_t)rng_below(&rng, 3);
+        for (size_t s = 0; s < nseg; s++)
+            offs[s + 1] = offs[s] + (rng_below(&rng, 4) ? (int64_t)rng_below(&rng, 3000) : 0);
+        extent = (size_t)offs[nseg];
+        keys = bmalloc(extent * w + 1);
+        gen_data(type, dist, extent, sm, &rng, keys);
+        check_case(ctx, dev, algo, 0, type, dist, keys, extent, nseg, 0, 0, offs, k, sm,
+                   WANT_BOTH);
+        free(keys);
+        free(offs);
+    }
+}
+
 /* a call that must fail with `expect`, a detail, and nothing written */
 static void refuse(cltopk_context *ctx, const char *dev, int expect, const char *what,
                    int (*call)(cltopk_context *, void *, int64_t *))
@@ -444,6 +477,7 @@ int main(void)
         bail("cltopk_open(cpu): %s", cltopk_last_error(NULL));
     cases(cpu, "cpu", CLTOPK_ALGO_AUTO, 0);
     cases(cpu, "cpu", CLTOPK_ALGO_CPU_HEAP, 0);
+    random_shapes(cpu, "cpu", CLTOPK_ALGO_CPU_HEAP, 20);
     bad_args(cpu, "cpu", 0);
     cltopk_close(cpu);
 
@@ -456,6 +490,7 @@ int main(void)
     const char *dev = "cl";
     cases(cl, dev, CLTOPK_ALGO_BITS, 0);
     cases(cl, dev, CLTOPK_ALGO_AUTO, 0);
+    random_shapes(cl, dev, CLTOPK_ALGO_BITS, 20);
     bad_args(cl, dev, 1);
 #if CLTOPK_HAVE_OPENCL
     cases(cl, dev, CLTOPK_ALGO_BITS, 1);
