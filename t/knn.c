@@ -9,7 +9,8 @@
  * against the same answer.  Cases: random points of several dimensions (not
  * multiples of 4), k = 1, 10 and np, duplicate points (ties by index), all
  * points equal, NaN and inf coordinates, queries equal to points; bad
- * arguments (negative status, a detail, outputs untouched). */
+ * arguments (negative status, a detail, outputs untouched).  t/knn_scalar.t is
+ * the same with the scalar CPU kernels (CLTOPK_CPU_ISA=scalar). */
 #include "testlib.h"
 
 #include <math.h>
@@ -172,6 +173,19 @@ static void cases(cltopk_context *ctx, const char *dev, int buffer)
     check(ctx, dev, buffer, "nan/inf", 1, qs, NQ, ps, NP, d, 60, WANT_BOTH);
     free(ps);
     free(qs);
+    /* more points than one block of the CPU kernel (2048), with duplicates
+     * across blocks, and an odd number of queries */
+    enum { NPB = 5000, NQB = 3, DB = 3 };
+    ps = bmalloc(NPB * DB * 4);
+    qs = bmalloc(NQB * DB * 4);
+    for (size_t i = 0; i < NPB * DB; i++)
+        ps[i] = (float)rng_below(&rng, 8);
+    for (size_t i = 0; i < NQB * DB; i++)
+        qs[i] = (float)rng_below(&rng, 8);
+    check(ctx, dev, buffer, "blocks, ties", 0, qs, NQB, ps, NPB, DB, 50, WANT_BOTH);
+    check(ctx, dev, buffer, "blocks, ties", 1, qs, NQB, ps, NPB, DB, 50, WANT_BOTH);
+    free(ps);
+    free(qs);
 }
 
 /* a call that must fail with `expect`, a detail, nothing written */
@@ -220,6 +234,12 @@ static void bad_args(cltopk_context *ctx, const char *dev)
 int main(void)
 {
     watchdog(600);
+#ifdef TEST_ISA
+    /* the CPU kernels of one instruction set (t/knn_scalar.t: the scalar
+     * distance kernel instead of the AVX2 + FMA one) */
+    setenv("CLTOPK_CPU_ISA", TEST_ISA, 1);
+    diag("CPU kernels: %s", cltopk_cpu_isa());
+#endif
     rng_init(&rng, test_seed());
     plan_lazy();
     cltopk_context *cpu;

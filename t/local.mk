@@ -192,4 +192,9 @@ t_rows_t_LDADD = $(T_LDADD)
 t_knn_t_SOURCES = t/knn.c
 t_knn_t_CPPFLAGS = $(T_CPPFLAGS)
 t_knn_t_LDADD = $(T_LDADD) -lm
+check_PROGRAMS += t/knn_scalar.t
+TESTS += t/knn_scalar.t
+t_knn_scalar_t_SOURCES = t/knn.c
+t_knn_scalar_t_CPPFLAGS = $(T_CPPFLAGS) -DTEST_ISA='"scalar"'
+t_knn_scalar_t_LDADD = $(T_LDADD) -lm
 # ---- end
