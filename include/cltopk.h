@@ -258,8 +258,8 @@ CLTOPK_API int cltopk_select(cltopk_context *ctx, cltopk_dtype type, const void 
  *   num_wait, wait   events the work waits for (wait NULL when num_wait == 0)
  *   done       if not NULL, receives an event (the caller releases it) that
  *              completes when both outputs are written
- * Only device algorithms (BITONIC, SBP_RADIX, SBP_TREE, RADIX_SELECT, SORT, or AUTO) are
- * accepted; the call enqueues its
+ * Only device algorithms (BITONIC, SBP_RADIX, SBP_TREE, RADIX_SELECT, SORT,
+ * SAMPLE_FILTER, BITS, or AUTO) are accepted; the call enqueues its
  * kernels on the context's queue and returns without waiting for them.  It never
  * calls clFinish on the caller's queue.  Two cases wait.  Float keys with
  * out_index NULL: the kernels run without positions, then the call reads the k

@@ -99,6 +99,15 @@ int cltopk_rows_dev_can(cltopk_context *ctx, const cltopk_request *rq,
                  "(32-bit positions); use cpu-heap");
         return 0;
     }
+    /* host data travels a batch of whole rows at a time (the kNN points at once) */
+    size_t chunk = cltopk_chunk_elems(ctx, rq->bytes);
+    size_t need = job->mode == ROWS_KNN ? job->np * job->d : longest;
+    if (!rq->on_device && need > chunk) {
+        snprintf(why, whylen, "host data goes to the device in batches of whole rows, and %s "
+                 "of %zu elements exceeds one device chunk of %zu; use cpu-heap",
+                 job->mode == ROWS_KNN ? "the points" : "a row", need, chunk);
+        return 0;
+    }
     return 1;
 }
 

@@ -256,6 +256,23 @@ int main(void)
     }
     cases(cl, "cl", 0);
     bad_args(cl, "cl");
+    {
+        /* host data in batches of queries: a device chunk of 1000 elements
+         * holds the 100 x 7 points and 142 of the 300 queries */
+        enum { P = 100, Q = 300, D = 7 };
+        float *ps = bmalloc(P * D * 4), *qs = bmalloc(Q * D * 4);
+        for (size_t i = 0; i < P * D; i++)
+            ps[i] = uniform();
+        for (size_t i = 0; i < Q * D; i++)
+            qs[i] = uniform();
+        setenv("CLTOPK_MAX_CHUNK", "1000", 1);
+        check(cl, "cl", 0, "batches of queries", 0, qs, Q, ps, P, D, 5, WANT_BOTH);
+        setenv("CLTOPK_MAX_CHUNK", "500", 1); /* the points do not fit: the CPU */
+        check(cl, "cl", 0, "points > a chunk (CPU)", 1, qs, Q, ps, P, D, 5, WANT_BOTH);
+        unsetenv("CLTOPK_MAX_CHUNK");
+        free(ps);
+        free(qs);
+    }
 #if CLTOPK_HAVE_OPENCL
     cases(cl, "cl", 1);
 #endif

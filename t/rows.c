@@ -253,6 +253,43 @@ static void random_shapes(cltopk_context *ctx, const char *dev, cltopk_algo algo
     }
 }
 
+/* host data through the device kernel in batches: CLTOPK_MAX_CHUNK makes a
+ * device chunk 1000 elements, so that rows, segments and kNN queries go in
+ * several batches; a row longer than a chunk is refused by bits and runs on
+ * the CPU under AUTO */
+static void batches(cltopk_context *ctx, const char *dev)
+{
+    setenv("CLTOPK_MAX_CHUNK", "1000", 1);
+    for (int i = 0; i < 2; i++) {
+        cltopk_dtype type = i ? CLTOPK_INT64 : CLTOPK_FLOAT32;
+        size_t w = tsize(type);
+        char *keys = bmalloc(30 * 103 * w);
+        gen_data(type, "narrow", 30 * 103, i, &rng, keys);
+        check_case(ctx, dev, CLTOPK_ALGO_BITS, 0, type, "narrow (batches)", keys, 29 * 103 + 100,
+                   30, 100, 103, NULL, 10, i, WANT_BOTH);
+        int64_t offs[41];
+        offs[0] = 0;
+        for (int s_ = 0; s_ < 40; s_++)
+            offs[s_ + 1] = offs[s_] + (int64_t)rng_below(&rng, 70);
+        check_case(ctx, dev, CLTOPK_ALGO_BITS, 0, type, "narrow (batches)", keys,
+                   (size_t)offs[40], 40, 0, 0, offs, 12, !i, WANT_BOTH);
+        free(keys);
+    }
+    float *big = bmalloc(3 * 1500 * 4);
+    gen_data(CLTOPK_FLOAT32, "uniform", 3 * 1500, 0, &rng, big);
+    char ok_[8 * 4];
+    int64_t oi[8];
+    int st = cltopk_topk_rows(ctx, CLTOPK_FLOAT32, big, 3, 1500, 1500, 2, 0, CLTOPK_ALGO_BITS,
+                              ok_, oi);
+    ok(st == CLTOPK_ERR_UNSUPPORTED && strstr(cltopk_last_error(ctx), "chunk"),
+       "%s: bits refuses a host row longer than a device chunk (%s)", dev,
+       cltopk_last_error(ctx));
+    check_case(ctx, dev, CLTOPK_ALGO_AUTO, 0, CLTOPK_FLOAT32, "uniform (row > chunk)", big, 4500,
+               3, 1500, 1500, NULL, 7, 0, WANT_BOTH);
+    free(big);
+    unsetenv("CLTOPK_MAX_CHUNK");
+}
+
 /* a call that must fail with `expect`, a detail, and nothing written */
 static void refuse(cltopk_context *ctx, const char *dev, int expect, const char *what,
                    int (*call)(cltopk_context *, void *, int64_t *))
@@ -491,6 +528,7 @@ int main(void)
     cases(cl, dev, CLTOPK_ALGO_BITS, 0);
     cases(cl, dev, CLTOPK_ALGO_AUTO, 0);
     random_shapes(cl, dev, CLTOPK_ALGO_BITS, 20);
+    batches(cl, dev);
     bad_args(cl, dev, 1);
 #if CLTOPK_HAVE_OPENCL
     cases(cl, dev, CLTOPK_ALGO_BITS, 1);
