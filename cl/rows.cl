@@ -18,7 +18,11 @@
  * with a key of zero bytes.
  *
  * Kernels (MODE picks one):
- *   MODE 0  rows_dense     row r = in[in_off + r * ld ..][0 .. cols)
+ *   MODE 0  rows_dense     row r = in[in_off + r * ld ..][0 .. cols); long rows
+ *                          also in PARTS parts a row (rows_dense_part, one group
+ *                          a part, writes each part's best k pairs) merged by
+ *                          rows_dense_merge (a group a row over the candidates,
+ *                          which carry their positions)
  *   MODE 1  rows_segments  segment s = in[in_off + offs[s] .. in_off + offs[s+1])
  *   MODE 2  rows_knn       query q against np points of dimension d: the
  *                          distance (METRIC 0: squared L2, 1: inner product) is
@@ -153,9 +157,10 @@ inline float knn_dist(__global const float *q, __global const float *p, uint d)
 }
 #endif
 
-/* The body shared by the three kernels: LOAD(j) gives the order key of the
- * row's element j; `len` elements.  Leaves the best KTOP in tu / ti. */
-#define ROW_SELECT(LOAD)                                                                      \
+/* The body shared by the kernels: LOAD(j) gives the order key of the row's
+ * element j and POS(j) its position; `len` elements.  Leaves the best KTOP in
+ * tu / ti. */
+#define ROW_SELECT(LOAD, POS)                                                                 \
     const uint lid = get_local_id(0);                                                         \
     for (uint i = lid; i < KTOP; i += WG) {                                                   \
         tu[i] = 0;                                                                            \
@@ -171,10 +176,11 @@ inline float knn_dist(__global const float *q, __global const float *p, uint d)
             ulong j = base + (ulong)(r * WG + lid);                                           \
             if (j < len) {                                                                    \
                 okey_t u = LOAD(j);                                                           \
-                if (BETTER(u, (uint)j, thu, thi)) {                                           \
+                uint pos = POS(j);                                                            \
+                if (BETTER(u, pos, thu, thi)) {                                               \
                     uint p = atomic_inc(&cnt);                                                \
                     bu[p] = u;                                                                \
-                    bi[p] = (uint)j;                                                          \
+                    bi[p] = pos;                                                              \
                 }                                                                             \
             }                                                                                 \
         }                                                                                     \
@@ -191,6 +197,9 @@ inline float knn_dist(__global const float *q, __global const float *p, uint d)
             thi = ti[k - 1];                                                                  \
         }                                                                                     \
     }
+
+/* positions are the element numbers of the row (all but the merge of parts) */
+#define POS_PLAIN(j) ((uint)(j))
 
 #define LOCALS                                                                                \
     __local okey_t tu[KTOP];                                                                  \
@@ -221,7 +230,45 @@ rows_dense(__global const key_t *in, ulong in_off, ulong ld, ulong cols, uint k,
     const ulong row = get_group_id(0);
     const ulong start = in_off + row * ld, len = cols;
 #define LOAD_DENSE(j) order_key(in[start + (j)], smallest)
-    ROW_SELECT(LOAD_DENSE)
+    ROW_SELECT(LOAD_DENSE, POS_PLAIN)
+    WRITE_KEYS_INDEX(start)
+}
+
+/* Long rows over several work-groups: group g takes part g % parts of row
+ * g / parts (plen elements of it) and writes its best k pairs (order key,
+ * position in the row; the sentinel where the part is shorter) to cand_u /
+ * cand_i at g * k ... */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+rows_dense_part(__global const key_t *in, ulong in_off, ulong ld, ulong cols, uint k,
+                uint smallest, uint parts, ulong plen, __global okey_t *cand_u,
+                __global uint *cand_i)
+{
+    LOCALS;
+    const ulong g = get_group_id(0), row = g / parts, part = g % parts;
+    const ulong first = part * plen;
+    const ulong start = in_off + row * ld + first;
+    const ulong len = first >= cols ? 0 : (cols - first < plen ? cols - first : plen);
+#define POS_PART(j) ((uint)(first + (j)))
+    ROW_SELECT(LOAD_DENSE, POS_PART)
+    for (uint i = lid; i < k; i += WG) {
+        cand_u[g * k + i] = tu[i];
+        cand_i[g * k + i] = ti[i];
+    }
+}
+
+/* ... then a group a row merges its parts * k candidates and writes the
+ * row's k first as rows_dense does */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+rows_dense_merge(__global const key_t *in, ulong in_off, ulong ld, uint k, uint parts,
+                 __global const okey_t *cand_u, __global const uint *cand_i,
+                 __global key_t *out_keys, __global long *out_index, uint want, ulong ibase)
+{
+    LOCALS;
+    const ulong row = get_group_id(0);
+    const ulong start = in_off + row * ld, len = (ulong)parts * k, c0 = row * len;
+#define LOAD_CAND(j) cand_u[c0 + (j)]
+#define POS_CAND(j) cand_i[c0 + (j)]
+    ROW_SELECT(LOAD_CAND, POS_CAND)
     WRITE_KEYS_INDEX(start)
 }
 #endif
@@ -239,7 +286,7 @@ rows_segments(__global const key_t *in, long in_off, __global const long *offs, 
     const ulong start = (ulong)(in_off + offs[row]);
     const ulong len = (ulong)(offs[row + 1] - offs[row]);
 #define LOAD_SEG(j) order_key(in[start + (j)], smallest)
-    ROW_SELECT(LOAD_SEG)
+    ROW_SELECT(LOAD_SEG, POS_PLAIN)
     WRITE_KEYS_INDEX(start)
 }
 #endif
@@ -258,7 +305,7 @@ rows_knn(__global const float *queries, ulong q_off, __global const float *point
     __global const float *q = queries + q_off + row * d;
     __global const float *pts = points + p_off;
 #define LOAD_KNN(j) order_key(as_uint(knn_dist(q, pts + (j) * d, d)), smallest)
-    ROW_SELECT(LOAD_KNN)
+    ROW_SELECT(LOAD_KNN, POS_PLAIN)
     for (uint i = lid; i < k; i += WG) {
         uint idx = ti[i];
         ulong o = row * (ulong)k + i;

@@ -71,6 +71,9 @@
  *   CLTOPK_SORT            the device sort (CLTOPK_ALGO_SORT, and radix select's
  *                          winners above k = 4096): wg, ipt, digit, lb, hc, gpc,
  *                          reg, ld, xs, tl
+ *   CLTOPK_BITS            bits (the many-rows kernel): wg and r (work-items a
+ *                          group, elements a work-item a round: powers of two),
+ *                          parts (a long dense row's work-groups; 0 = chosen)
  */
 #ifndef CLTOPK_H
 #define CLTOPK_H

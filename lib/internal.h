@@ -468,11 +468,8 @@ CLTOPK_INTERNAL int cltopk_cpu_rows(const cltopk_request *rq, const cltopk_rows_
 /* rowscpu.c: the distance of cltopk_knn (metric, the fma order of cltopk.h) */
 CLTOPK_INTERNAL float cltopk_knn_distance(const float *q, const float *p, size_t d, int metric);
 #if HAVE_OPENCL
-/* rowsdev.c (cl/rows.cl): the largest k the device kernel takes for keys of
- * `bytes` on this device (0: it cannot run here, the reason in why) */
-CLTOPK_INTERNAL size_t cltopk_rows_kmax(cltopk_context *ctx, int bytes, char *why, size_t whylen);
-/* rowsdev.c: whether the device kernel can run the job (k, sizes, int64); why
- * on no */
+/* rowsdev.c (cl/rows.cl): whether the device kernel can run the job (k
+ * against local memory, row lengths, int64, a valid CLTOPK_BITS); why on no */
 CLTOPK_INTERNAL int cltopk_rows_dev_can(cltopk_context *ctx, const cltopk_request *rq,
                                         const cltopk_rows_job *job, char *why, size_t whylen);
 /* rowsdev.c: the job on device data (rq->dkeys ..., job->dqueries), enqueued

@@ -2,13 +2,17 @@
  * rows, segments and kNN queries, one work-group per row, on device data or
  * on host data in batches of rows; and the CPU rows run on device data.
  *
- * Configuration (compile options of cl/rows.cl): a work-group of WG = 256
- * work-items taking R = 4 elements a round on GPUs (64 and 2 elsewhere),
- * capped by the device's work-group size; KTOP, the kept pairs, is the first
- * of 16, 64, 256, 1024, 2048 at or above k (few programs to build); CAP, the
- * candidate buffer, 2 * WG * R or KTOP, shrunk to WG * R where local memory is
- * short.  The largest k is the largest KTOP whose arrays fit the device's
- * local memory (2048 for 4-byte keys and 1024 for 8-byte keys in 48 KiB). */
+ * Configuration (compile options of cl/rows.cl, CLTOPK_BITS): a work-group of
+ * wg = 256 work-items taking r = 4 elements a round on GPUs (64 and 2
+ * elsewhere), capped by the device's work-group size; KTOP, the kept pairs,
+ * is the first of 32, 256, 1024, 2048 at or above k (few programs to build);
+ * CAP, the candidate buffer, 2 * wg * r or KTOP, shrunk to wg * r where local
+ * memory is short.  The largest k is the largest KTOP whose arrays fit the
+ * device's local memory (2048 for 4-byte keys and 1024 for 8-byte keys in 48
+ * KiB).  Few long dense rows are split into parts, a work-group each, whose
+ * best k are merged by a second launch (a group a row): enough groups for the
+ * device (4 a compute unit on GPUs), each part at least 4 rounds long, or
+ * CLTOPK_BITS=parts=N. */
 #include "internal.h"
 
 #if HAVE_OPENCL
@@ -19,22 +23,46 @@
 
 typedef struct {
     unsigned wg, r, ktop, cap;
+    size_t parts; /* parts of a dense row (0: chosen per launch) */
 } rows_cfg;
 
-static const unsigned ktops[] = {16, 64, 256, 1024, 2048};
+static const unsigned ktops[] = {32, 256, 1024, 2048};
 #define ROWS_MAXLEN 0xFFFFFFFEull /* positions are 32-bit, all ones the sentinel */
+
+/* CLTOPK_BITS: wg work-items a group and r elements a work-item a round (both
+ * powers of two), parts of a long dense row (0: chosen from the rows and the
+ * device's compute units) */
+enum { BP_WG, BP_R, BP_PARTS };
+static const cltopk_param bits_params[] = {
+    [BP_WG] = {.name = "wg", .gpu = 256, .cpu = 64, .min = 16, .max = 1024, .integer = 1},
+    [BP_R] = {.name = "r", .gpu = 4, .cpu = 2, .min = 1, .max = 16, .integer = 1},
+    [BP_PARTS] = {.name = "parts", .gpu = 0, .cpu = 0, .min = 0, .max = 65536, .integer = 1},
+};
+static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, 3, NULL};
 
 static size_t local_bytes(const rows_cfg *c, int bytes)
 {
     return ((size_t)c->ktop + c->cap) * ((size_t)bytes + 4) + 64;
 }
 
-/* the configuration for k (0 when the device cannot hold it) */
-static int rows_config(const cltopk_context *ctx, size_t k, int bytes, rows_cfg *c)
+/* the configuration for k: 1, or 0 with the reason in why (a bad CLTOPK_BITS,
+ * k above the kept lists, local memory too small) */
+static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size_t k, rows_cfg *c,
+                       char *why, size_t whylen)
 {
     int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
-    c->wg = gpu ? 256 : 64;
-    c->r = gpu ? 4 : 2;
+    cltopk_tune_for f = {gpu, ctx->caps.device_name, (unsigned)rq->bytes, -1, k};
+    cltopk_params p;
+    if (cltopk_params_get(rq->tune, &bits_table, &f, &p, why, whylen) != 0)
+        return 0;
+    c->wg = (unsigned)p.v[BP_WG];
+    c->r = (unsigned)p.v[BP_R];
+    c->parts = (size_t)p.v[BP_PARTS];
+    if (!cltopk_is_pow2(c->wg) || !cltopk_is_pow2(c->r)) {
+        snprintf(why, whylen, "CLTOPK_BITS: wg = %u and r = %u must be powers of two", c->wg,
+                 c->r);
+        return 0;
+    }
     size_t maxwg = cltopk_pow2_le(ctx->caps.max_wg ? ctx->caps.max_wg : 1);
     while (c->wg > maxwg)
         c->wg >>= 1;
@@ -44,16 +72,26 @@ static int rows_config(const cltopk_context *ctx, size_t k, int bytes, rows_cfg 
             c->ktop = ktops[i];
             break;
         }
-    if (!c->ktop)
+    if (!c->ktop) {
+        snprintf(why, whylen, "the device kernel keeps at most %u pairs a row (k = %zu)",
+                 ktops[sizeof ktops / sizeof ktops[0] - 1], k);
         return 0;
+    }
     unsigned round = c->wg * c->r;
     c->cap = 2 * round > c->ktop ? 2 * round : c->ktop;
-    if (local_bytes(c, bytes) > ctx->caps.local_mem)
+    if (local_bytes(c, rq->bytes) > ctx->caps.local_mem)
         c->cap = round > c->ktop ? round : c->ktop;
-    return local_bytes(c, bytes) <= ctx->caps.local_mem;
+    if (local_bytes(c, rq->bytes) > ctx->caps.local_mem) {
+        snprintf(why, whylen, "the device kernel's arrays for k = %zu (%zu bytes) do not fit "
+                 "the %llu bytes of local memory of %s", k, local_bytes(c, rq->bytes),
+                 (unsigned long long)ctx->caps.local_mem, ctx->name);
+        return 0;
+    }
+    return 1;
 }
 
-size_t cltopk_rows_kmax(cltopk_context *ctx, int bytes, char *why, size_t whylen)
+/* the largest k the device kernel takes for rq here (0: none, the reason in why) */
+static size_t rows_kmax(cltopk_context *ctx, const cltopk_request *rq, char *why, size_t whylen)
 {
     if (!ctx->is_cl) {
         snprintf(why, whylen, "the device kernel needs an OpenCL context (this is \"cpu\")");
@@ -66,18 +104,16 @@ size_t cltopk_rows_kmax(cltopk_context *ctx, int bytes, char *why, size_t whylen
     }
     for (size_t i = sizeof ktops / sizeof ktops[0]; i-- > 0;) {
         rows_cfg c;
-        if (rows_config(ctx, ktops[i], bytes, &c))
+        if (rows_config(ctx, rq, ktops[i], &c, why, whylen))
             return ktops[i];
     }
-    snprintf(why, whylen, "the device kernel's arrays do not fit the %llu bytes of local "
-             "memory of %s", (unsigned long long)ctx->caps.local_mem, ctx->name);
     return 0;
 }
 
 int cltopk_rows_dev_can(cltopk_context *ctx, const cltopk_request *rq,
                         const cltopk_rows_job *job, char *why, size_t whylen)
 {
-    size_t kmax = cltopk_rows_kmax(ctx, rq->bytes, why, whylen);
+    size_t kmax = rows_kmax(ctx, rq, why, whylen);
     if (!kmax)
         return 0;
     if (rq->k > kmax) {
@@ -131,13 +167,34 @@ typedef struct {
     cl_mem out_keys, out_index;
 } rows_launch_args;
 
+/* the parts of a dense row: CLTOPK_BITS's, else enough groups for the
+ * device (4 a compute unit on a GPU, 1 elsewhere) where rows are few and long
+ * (each part at least 4 rounds of the group) */
+static size_t dense_parts(const cltopk_context *ctx, const cltopk_rows_job *job,
+                          const rows_cfg *c)
+{
+    size_t parts = c->parts;
+    if (parts == 0) {
+        int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
+        size_t want = (size_t)(ctx->caps.compute_units ? ctx->caps.compute_units : 1) *
+                      (gpu ? 4 : 1);
+        size_t maxp = job->cols / (4 * (size_t)c->wg * c->r);
+        parts = job->nrows < want ? (want + job->nrows - 1) / job->nrows : 1;
+        if (parts > maxp)
+            parts = maxp;
+    }
+    if (parts > job->cols)
+        parts = job->cols;
+    return parts ? parts : 1;
+}
+
 static int rows_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk_rows_job *job,
                        const rows_launch_args *a, cl_uint num_wait, const cl_event *wait)
 {
     rows_cfg c;
-    if (!rows_config(ctx, rq->k, rq->bytes, &c))
-        return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "rows: no configuration for k = %zu",
-                           rq->k);
+    char why[256];
+    if (!rows_config(ctx, rq, rq->k, &c, why, sizeof why))
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "bits: %s", why);
     static const char *names[3] = {"rows_dense", "rows_segments", "rows_knn"};
     char opts[256];
     snprintf(opts, sizeof opts,
@@ -145,14 +202,44 @@ static int rows_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
              "-D KTOP=%u -D CAP=%u",
              rq->bytes * 8, rq->kind, job->mode, job->mode == ROWS_KNN ? job->metric : 0, c.wg,
              c.r, c.ktop, c.cap);
-    cl_kernel kern;
-    int st = cltopk_kernel_get(ctx, "rows.cl", opts, names[job->mode], &kern);
+    size_t parts = job->mode == ROWS_DENSE ? dense_parts(ctx, job, &c) : 1;
+    cl_kernel kern, kpart = NULL;
+    int st = cltopk_kernel_get(ctx, "rows.cl", opts, parts > 1 ? "rows_dense_merge"
+                                                                : names[job->mode], &kern);
+    if (st == CLTOPK_OK && parts > 1 &&
+        (st = cltopk_kernel_get(ctx, "rows.cl", opts, "rows_dense_part", &kpart)) != CLTOPK_OK)
+        clReleaseKernel(kern);
     if (st != CLTOPK_OK)
         return st;
     cl_uint k = (cl_uint)rq->k, sm = (cl_uint)rq->smallest;
     cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
     cl_mem ok = a->out_keys ? a->out_keys : a->in, oi = a->out_index ? a->out_index : a->in;
     cl_ulong ibase = job->ibase;
+    if (parts > 1) {
+        /* each part's best k pairs, then a group a row over them */
+        cl_ulong off = (cl_ulong)a->in_off, ld = job->ld, cols = job->cols;
+        cl_ulong plen = (job->cols + parts - 1) / parts;
+        cl_uint np = (cl_uint)parts;
+        size_t ncand = a->nrows * parts * rq->k;
+        cl_mem cu, ci;
+        if ((st = cltopk_scratch(ctx, SCR_CAND_U0, ncand * (size_t)rq->bytes, &cu)) ==
+                CLTOPK_OK &&
+            (st = cltopk_scratch(ctx, SCR_CAND_I0, ncand * 4, &ci)) == CLTOPK_OK &&
+            (st = cltopk_set_args(ctx, kpart, 10, sizeof(cl_mem), &a->in, sizeof off, &off,
+                                  sizeof ld, &ld, sizeof cols, &cols, sizeof k, &k, sizeof sm,
+                                  &sm, sizeof np, &np, sizeof plen, &plen, sizeof(cl_mem), &cu,
+                                  sizeof(cl_mem), &ci)) == CLTOPK_OK &&
+            (st = cltopk_launch(ctx, kpart, a->nrows * parts * c.wg, c.wg, num_wait, wait)) ==
+                CLTOPK_OK &&
+            (st = cltopk_set_args(ctx, kern, 11, sizeof(cl_mem), &a->in, sizeof off, &off,
+                                  sizeof ld, &ld, sizeof k, &k, sizeof np, &np, sizeof(cl_mem),
+                                  &cu, sizeof(cl_mem), &ci, sizeof(cl_mem), &ok, sizeof(cl_mem),
+                                  &oi, sizeof want, &want, sizeof ibase, &ibase)) == CLTOPK_OK)
+            st = cltopk_launch(ctx, kern, a->nrows * c.wg, c.wg, 0, NULL);
+        clReleaseKernel(kpart);
+        clReleaseKernel(kern);
+        return st;
+    }
     if (job->mode == ROWS_DENSE) {
         cl_ulong off = (cl_ulong)a->in_off, ld = job->ld, cols = job->cols;
         st = cltopk_set_args(ctx, kern, 10, sizeof(cl_mem), &a->in, sizeof off, &off,

@@ -230,7 +230,7 @@ static void random_shapes(cltopk_context *ctx, const char *dev, cltopk_algo algo
         const char *dist = mix[rng_below(&rng, sizeof mix / sizeof mix[0])];
         size_t w = tsize(type), rows = 1 + rng_below(&rng, 12);
         size_t cols = 1 + rng_below(&rng, 2500), ld = cols + rng_below(&rng, 4);
-        size_t kmax = cols < 300 ? cols : 300, k = 1 + rng_below(&rng, kmax);
+        size_t kmax = cols < 250 ? cols : 250, k = 1 + rng_below(&rng, kmax);
         size_t extent = (rows - 1) * ld + cols;
         char *keys = bmalloc(extent * w);
         gen_data(type, dist, extent, sm, &rng, keys);
@@ -529,6 +529,36 @@ int main(void)
     cases(cl, dev, CLTOPK_ALGO_AUTO, 0);
     random_shapes(cl, dev, CLTOPK_ALGO_BITS, 20);
     batches(cl, dev);
+    /* long rows over several work-groups (CLTOPK_BITS parts), and the
+     * variable's refusals */
+    setenv("CLTOPK_BITS", "parts=5", 1);
+    random_shapes(cl, "cl parts=5", CLTOPK_ALGO_BITS, 12);
+    setenv("CLTOPK_BITS", "parts=3,wg=32,r=4", 1); /* other programs: two types only */
+    for (int i = 0; i < 2; i++) {
+        cltopk_dtype type = i ? CLTOPK_INT64 : CLTOPK_FLOAT32;
+        size_t w = tsize(type);
+        char *keys = bmalloc(6 * 2000 * w);
+        gen_data(type, i ? "narrow" : "increasing", 6 * 2000, i, &rng, keys);
+        check_case(cl, "cl parts=3,wg=32,r=4", CLTOPK_ALGO_BITS, 0, type, "increasing", keys,
+                   5 * 2000 + 1999, 6, 1999, 2000, NULL, 40, i, WANT_BOTH);
+        check_case(cl, "cl parts=3,wg=32,r=4", CLTOPK_ALGO_BITS, 1, type, "increasing", keys,
+                   5 * 2000 + 1999, 6, 1999, 2000, NULL, 33, !i, WANT_BOTH);
+        static const int64_t segs[] = {0, 0, 3, 900, 950, 4000};
+        check_case(cl, "cl parts=3,wg=32,r=4", CLTOPK_ALGO_BITS, 0, type, "increasing", keys,
+                   4000, 5, 0, 0, segs, 40, i, WANT_BOTH);
+        free(keys);
+    }
+    static const char *const bad_env[] = {"wg=100", "r=3", "parts=-1", "speed=9", "wg=2048"};
+    for (size_t i = 0; i < sizeof bad_env / sizeof bad_env[0]; i++) {
+        setenv("CLTOPK_BITS", bad_env[i], 1);
+        char ok_[4 * 4];
+        int64_t oi[4];
+        int st = cltopk_topk_rows(cl, CLTOPK_FLOAT32, data16, 2, 8, 8, 2, 0, CLTOPK_ALGO_BITS,
+                                  ok_, oi);
+        ok(st == CLTOPK_ERR_UNSUPPORTED && strstr(cltopk_last_error(cl), "CLTOPK_BITS"),
+           "%s: CLTOPK_BITS=%s is refused (%s)", dev, bad_env[i], cltopk_last_error(cl));
+    }
+    unsetenv("CLTOPK_BITS");
     bad_args(cl, dev, 1);
 #if CLTOPK_HAVE_OPENCL
     cases(cl, dev, CLTOPK_ALGO_BITS, 1);
