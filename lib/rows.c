@@ -172,6 +172,18 @@ static int job_args(cltopk_context *ctx, const char *fn, const cltopk_rows_job *
     return segment_args(ctx, fn, job->nrows, job->offsets, extent);
 }
 
+/* validate the job and describe the request over its input */
+static int job_describe(cltopk_context *ctx, const char *fn, cltopk_dtype type,
+                        const cltopk_rows_job *job, size_t k, unsigned flags, cltopk_algo algo,
+                        cltopk_request *rq)
+{
+    size_t extent = 0;
+    int st = job_args(ctx, fn, job, k, &extent);
+    return st == CLTOPK_OK
+               ? cltopk_describe(ctx, fn, type, extent, k, flags, CLTOPK_SMALLEST, algo, rq)
+               : st;
+}
+
 /* an entry point of host data (rows or segments) */
 static int host_entry(cltopk_context *ctx, const char *fn, cltopk_dtype type, const void *keys,
                       const cltopk_rows_job *job, size_t k, unsigned flags, cltopk_algo algo,
@@ -181,10 +193,7 @@ static int host_entry(cltopk_context *ctx, const char *fn, cltopk_dtype type, co
         return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
     cltopk_enter(ctx);
     cltopk_request rq;
-    size_t extent = 0;
-    int st = job_args(ctx, fn, job, k, &extent);
-    if (st == CLTOPK_OK)
-        st = cltopk_describe(ctx, fn, type, extent, k, flags, CLTOPK_SMALLEST, algo, &rq);
+    int st = job_describe(ctx, fn, type, job, k, flags, algo, &rq);
     if (st == CLTOPK_OK)
         st = host_job(ctx, fn, &rq, job, algo, keys, out_keys, out_index);
     pthread_mutex_unlock(&ctx->lock);
@@ -305,10 +314,7 @@ static int buffer_entry(cltopk_context *ctx, const char *fn, cltopk_dtype type, 
 {
     cltopk_enter(ctx);
     cltopk_request rq;
-    size_t extent = 0;
-    int st = job_args(ctx, fn, job, k, &extent);
-    if (st == CLTOPK_OK)
-        st = cltopk_describe(ctx, fn, type, extent, k, flags, CLTOPK_SMALLEST, algo, &rq);
+    int st = job_describe(ctx, fn, type, job, k, flags, algo, &rq);
     if (st == CLTOPK_OK)
         st = buffer_job(ctx, fn, &rq, job, algo, keys, offset, out_keys, out_index, num_wait,
                         wait, done);

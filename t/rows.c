@@ -389,19 +389,27 @@ static int c_bitsk(cltopk_context *c, void *k, int64_t *i)
 
 static void bad_args(cltopk_context *ctx, const char *dev, int is_cl)
 {
-    refuse(ctx, dev, CLTOPK_ERR_INVALID_ARGUMENT, "rows: ld < cols", c_ld);
-    refuse(ctx, dev, CLTOPK_ERR_K_RANGE, "rows: k > cols", c_kcols);
-    refuse(ctx, dev, CLTOPK_ERR_BAD_TYPE, "rows: unknown type", c_type);
-    refuse(ctx, dev, CLTOPK_ERR_BAD_FLAGS, "rows: unknown flag", c_flags);
-    refuse(ctx, dev, CLTOPK_ERR_BAD_ALGO, "rows: unknown algorithm", c_algo);
-    refuse(ctx, dev, CLTOPK_ERR_UNSUPPORTED, "rows: bitonic", c_unsup);
-    refuse(ctx, dev, CLTOPK_ERR_INVALID_ARGUMENT, "rows: keys NULL", c_nullkeys);
-    refuse(ctx, dev, CLTOPK_ERR_INVALID_ARGUMENT, "rows: both outputs NULL", c_nullouts);
-    refuse(ctx, dev, CLTOPK_ERR_INVALID_ARGUMENT, "rows: output overlaps the input", c_overlap);
-    refuse(ctx, dev, CLTOPK_ERR_INVALID_ARGUMENT, "segments: decreasing offsets", c_decreasing);
-    refuse(ctx, dev, CLTOPK_ERR_INVALID_ARGUMENT, "segments: negative offset", c_negative);
-    refuse(ctx, dev, CLTOPK_ERR_INVALID_ARGUMENT, "segments: offsets NULL", c_nulloffs);
-    refuse(ctx, dev, CLTOPK_ERR_UNSUPPORTED, "segments: sort", c_segalgo);
+    static const struct {
+        int expect;
+        const char *what;
+        int (*call)(cltopk_context *, void *, int64_t *);
+    } bad[] = {
+        {CLTOPK_ERR_INVALID_ARGUMENT, "rows: ld < cols", c_ld},
+        {CLTOPK_ERR_K_RANGE, "rows: k > cols", c_kcols},
+        {CLTOPK_ERR_BAD_TYPE, "rows: unknown type", c_type},
+        {CLTOPK_ERR_BAD_FLAGS, "rows: unknown flag", c_flags},
+        {CLTOPK_ERR_BAD_ALGO, "rows: unknown algorithm", c_algo},
+        {CLTOPK_ERR_UNSUPPORTED, "rows: bitonic", c_unsup},
+        {CLTOPK_ERR_INVALID_ARGUMENT, "rows: keys NULL", c_nullkeys},
+        {CLTOPK_ERR_INVALID_ARGUMENT, "rows: both outputs NULL", c_nullouts},
+        {CLTOPK_ERR_INVALID_ARGUMENT, "rows: output overlaps the input", c_overlap},
+        {CLTOPK_ERR_INVALID_ARGUMENT, "segments: decreasing offsets", c_decreasing},
+        {CLTOPK_ERR_INVALID_ARGUMENT, "segments: negative offset", c_negative},
+        {CLTOPK_ERR_INVALID_ARGUMENT, "segments: offsets NULL", c_nulloffs},
+        {CLTOPK_ERR_UNSUPPORTED, "segments: sort", c_segalgo},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        refuse(ctx, dev, bad[i].expect, bad[i].what, bad[i].call);
     if (!is_cl)
         refuse(ctx, dev, CLTOPK_ERR_UNSUPPORTED, "rows: bits on the cpu context", c_bits);
     else
