@@ -666,6 +666,23 @@ CLTOPK_API int cltopk_benchmark_topk_packed(cltopk_context *ctx, cltopk_codec co
                                             const uint32_t *block_starts, size_t nstarts,
                                             size_t k, unsigned flags, cltopk_algo algo, int reps,
                                             double *packed_s, int *fused, double *plain_s);
+/* Time the many-rows calls: rows x cols dense rows (ld = cols; offsets NULL)
+ * or the nseg = rows segments of offsets, as cltopk_topk_rows /
+ * cltopk_topk_segments with keys and positions; on an OpenCL context the keys
+ * are copied to the device once and the cl_mem form is timed (enqueue to
+ * completion; with CLTOPK_ALGO_CPU_HEAP, or on the "cpu" context, the host
+ * form).  *median_s: the median of `reps` (1..64) calls after one warm-up;
+ * *floor_s (may be NULL): one read of the keys, as cltopk_benchmark.  Returns
+ * as cltopk_topk_rows. */
+CLTOPK_API int cltopk_benchmark_rows(cltopk_context *ctx, cltopk_dtype type, const void *keys,
+                                     size_t rows, size_t cols, const int64_t *offsets, size_t k,
+                                     unsigned flags, cltopk_algo algo, int reps, double *median_s,
+                                     double *floor_s);
+/* The same for cltopk_knn (cltopk_knn_buffer on an OpenCL context, the
+ * queries and points copied there once), distances and indices. */
+CLTOPK_API int cltopk_benchmark_knn(cltopk_context *ctx, cltopk_metric metric,
+                                    const float *queries, size_t nq, const float *points,
+                                    size_t np, size_t d, size_t k, int reps, double *median_s);
 /* ================================================ end benchmark and tuning */
 
 #ifdef __cplusplus

@@ -404,3 +404,168 @@ int cltopk_knn_buffer(cltopk_context *ctx, cltopk_metric metric, cl_mem queries,
     return cltopk_fail(ctx, CLTOPK_ERR_NO_OPENCL, "%s: built without OpenCL", fn);
 #endif
 }
+
+/* ------------------------------------------------------------ benchmarks */
+
+/* the median seconds of reps calls of a job (after one warm-up): the cl_mem
+ * forms on a device context (the data copied there once), else the host forms */
+typedef struct {
+    int knn;
+    cltopk_dtype type;
+    const void *keys; /* rows, segments' keys, or kNN points */
+    size_t n;         /* elements of keys */
+    size_t rows, cols;
+    const int64_t *offsets;
+    cltopk_metric metric;
+    const float *queries;
+    size_t d, k;
+    unsigned flags;
+    cltopk_algo algo;
+} bench_job;
+
+static int bench_host(cltopk_context *ctx, const bench_job *b, void *ok, int64_t *oi)
+{
+    if (b->knn)
+        return cltopk_knn(ctx, b->metric, b->queries, b->rows, b->keys, b->n / b->d, b->d, b->k,
+                          ok, oi);
+    if (b->offsets)
+        return cltopk_topk_segments(ctx, b->type, b->keys, b->rows, b->offsets, b->k, b->flags,
+                                    b->algo, ok, oi);
+    return cltopk_topk_rows(ctx, b->type, b->keys, b->rows, b->cols, b->cols, b->k, b->flags,
+                            b->algo, ok, oi);
+}
+
+static int bench_run(cltopk_context *ctx, const bench_job *b, int reps, double *median_s,
+                     double *floor_s)
+{
+    size_t kb = cltopk_dtype_size(b->type), count = b->rows * b->k;
+    double t[64];
+    int st = CLTOPK_OK;
+    if (reps > 64)
+        reps = 64;
+    void *ok = malloc(count ? count * kb : 1);
+    int64_t *oi = malloc(count ? count * 8 : 1);
+    if (!ok || !oi) {
+        free(ok);
+        free(oi);
+        return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "benchmark: out of host memory");
+    }
+    if (!ctx->is_cl || b->algo == CLTOPK_ALGO_CPU_HEAP) {
+        for (int r = -1; r < reps && st == CLTOPK_OK; r++) {
+            double t0 = cltopk_now();
+            st = bench_host(ctx, b, ok, oi);
+            if (r >= 0)
+                t[r] = cltopk_now() - t0;
+        }
+        if (st == CLTOPK_OK) {
+            *median_s = cltopk_median(t, reps);
+            if (floor_s)
+                *floor_s = cltopk_cpu_read_time(b->keys, b->n * kb, reps);
+        }
+        free(ok);
+        free(oi);
+        return st;
+    }
+#if HAVE_OPENCL
+    cl_int err = CL_SUCCESS;
+    size_t qbytes = b->knn ? b->rows * b->d * 4 : 16;
+    cl_mem m[4] = {NULL, NULL, NULL, NULL}; /* keys, queries, out keys, out index */
+    size_t sz[4] = {b->n ? b->n * kb : 16, qbytes, count ? count * kb : 16,
+                    count ? count * 8 : 16};
+    for (int i = 0; i < 4 && err == CL_SUCCESS; i++)
+        m[i] = clCreateBuffer(ctx->clctx, CL_MEM_READ_WRITE, sz[i], NULL, &err);
+    if (err == CL_SUCCESS && b->n)
+        err = clEnqueueWriteBuffer(ctx->queue, m[0], CL_TRUE, 0, b->n * kb, b->keys, 0, NULL,
+                                   NULL);
+    if (err == CL_SUCCESS && b->knn)
+        err = clEnqueueWriteBuffer(ctx->queue, m[1], CL_TRUE, 0, qbytes, b->queries, 0, NULL,
+                                   NULL);
+    if (err != CL_SUCCESS) {
+        pthread_mutex_lock(&ctx->lock);
+        st = cltopk_clfail(ctx, err, "benchmark: the device copy of the data");
+        pthread_mutex_unlock(&ctx->lock);
+    }
+    for (int r = -1; r < reps && st == CLTOPK_OK; r++) {
+        cl_event done = NULL;
+        double t0 = cltopk_now();
+        st = b->knn ? cltopk_knn_buffer(ctx, b->metric, m[1], 0, b->rows, m[0], 0, b->n / b->d,
+                                        b->d, b->k, m[2], m[3], 0, NULL, &done)
+             : b->offsets
+                 ? cltopk_topk_segments_buffer(ctx, b->type, m[0], 0, b->rows, b->offsets, b->k,
+                                               b->flags, b->algo, m[2], m[3], 0, NULL, &done)
+                 : cltopk_topk_rows_buffer(ctx, b->type, m[0], 0, b->rows, b->cols, b->cols,
+                                           b->k, b->flags, b->algo, m[2], m[3], 0, NULL, &done);
+        if (st == CLTOPK_OK && done) {
+            err = clWaitForEvents(1, &done);
+            clReleaseEvent(done);
+            if (err != CL_SUCCESS) {
+                pthread_mutex_lock(&ctx->lock);
+                st = cltopk_clfail(ctx, err, "benchmark: waiting for the kernels");
+                pthread_mutex_unlock(&ctx->lock);
+            }
+        }
+        if (r >= 0)
+            t[r] = cltopk_now() - t0;
+    }
+    if (st == CLTOPK_OK) {
+        *median_s = cltopk_median(t, reps);
+        if (floor_s) {
+            pthread_mutex_lock(&ctx->lock);
+            st = b->n ? cltopk_device_read_time(ctx, m[0], b->n * kb, reps, floor_s) : CLTOPK_OK;
+            pthread_mutex_unlock(&ctx->lock);
+        }
+    }
+    for (int i = 0; i < 4; i++)
+        if (m[i])
+            clReleaseMemObject(m[i]);
+#endif
+    free(ok);
+    free(oi);
+    return st;
+}
+
+int cltopk_benchmark_rows(cltopk_context *ctx, cltopk_dtype type, const void *keys, size_t rows,
+                          size_t cols, const int64_t *offsets, size_t k, unsigned flags,
+                          cltopk_algo algo, int reps, double *median_s, double *floor_s)
+{
+    const char *fn = "cltopk_benchmark_rows";
+    if (!ctx)
+        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    cltopk_enter(ctx);
+    cltopk_request rq;
+    cltopk_rows_job job = {.mode = offsets ? ROWS_SEGMENTS : ROWS_DENSE, .nrows = rows,
+                           .cols = cols, .ld = cols, .offsets = offsets};
+    int st = job_describe(ctx, fn, type, &job, k, flags, algo, &rq);
+    if (st == CLTOPK_OK && (!median_s || !keys || reps < 1 || rows == 0 || k == 0))
+        st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                         "%s: keys and median_s are needed, rows, k and reps >= 1", fn);
+    pthread_mutex_unlock(&ctx->lock);
+    if (st != CLTOPK_OK)
+        return st;
+    bench_job b = {.type = type, .keys = keys, .n = rq.n, .rows = rows, .cols = cols,
+                   .offsets = offsets, .k = k, .flags = flags, .algo = algo};
+    return bench_run(ctx, &b, reps, median_s, floor_s);
+}
+
+int cltopk_benchmark_knn(cltopk_context *ctx, cltopk_metric metric, const float *queries,
+                         size_t nq, const float *points, size_t np, size_t d, size_t k, int reps,
+                         double *median_s)
+{
+    const char *fn = "cltopk_benchmark_knn";
+    if (!ctx)
+        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    cltopk_enter(ctx);
+    cltopk_request rq;
+    cltopk_rows_job job;
+    int st = knn_args(ctx, fn, metric, nq, np, d, k, &rq, &job);
+    if (st == CLTOPK_OK && (!median_s || !queries || !points || reps < 1 || k == 0))
+        st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                         "%s: queries, points and median_s are needed, k and reps >= 1", fn);
+    pthread_mutex_unlock(&ctx->lock);
+    if (st != CLTOPK_OK)
+        return st;
+    bench_job b = {.knn = 1, .type = CLTOPK_FLOAT32, .keys = points, .n = np * d, .rows = nq,
+                   .metric = metric, .queries = queries, .d = d, .k = k,
+                   .algo = CLTOPK_ALGO_AUTO};
+    return bench_run(ctx, &b, reps, median_s, NULL);
+}

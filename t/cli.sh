@@ -172,6 +172,15 @@ else
     skip "knn cpu vs OpenCL: no OpenCL device"
 fi
 
+succeeds "x 300 f32 k=5  cpu-heap" "bench --rows on the cpu device" \
+    "$CLTOPK" bench --rows 4 -n 300 -k 5 --algo auto,cpu-heap --reps 2 --device cpu
+succeeds "segments (1..50, 2000 elements)" "bench --segments" \
+    "$CLTOPK" bench --segments -n 2000 --max-len 50 -k 3 --reps 2 --device cpu
+succeeds "knn l2 nq=3 np=500 d=5" "bench --knn" \
+    "$CLTOPK" bench --knn -q 3 -p 500 -d 5 -k 4 --reps 2 --device cpu
+fails 2 "one of --rows R, --segments and --knn" "bench --rows with --knn is refused" \
+    "$CLTOPK" bench --rows 4 --knn --device cpu
+
 if [ -w /dev/full ]; then
     ln -s /dev/full "$tmp/full.lnk"
     fails 1 "cannot write '.*full.lnk': No space" \

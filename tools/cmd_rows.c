@@ -251,3 +251,194 @@ int cmd_knn(int argc, char **argv)
     cltopk_close(ctx);
     return rc;
 }
+
+/* ------------------------------------------------ cltopk bench --rows / --knn */
+
+static void bench_rows_help(void)
+{
+    printf("Usage: cltopk bench --rows R [-n COLS] [-k K] [-t TYPE] [--algo LIST] [--reps N]\n"
+           "                    [--device SPEC] [--json]\n"
+           "       cltopk bench --segments [-n TOTAL] [--max-len L] [-k K] [...]\n"
+           "       cltopk bench --knn [-q NQ] [-p NP] [-d D] [-k K] [--metric l2|ip] [...]\n"
+           "\n"
+           "Time the many-rows calls (cltopk_benchmark_rows, cltopk_benchmark_knn) on\n"
+           "uniform data: R rows of COLS (default 4096), or segments of power-law lengths\n"
+           "from 1 to L (default 100000) holding TOTAL elements (default 2^26), or kNN of NQ\n"
+           "queries (1000) among NP points (2^20) of dimension D (32).  On an OpenCL\n"
+           "device the data is copied there once and the cl_mem forms are timed; the\n"
+           "rows' read floor (one read of the keys) is shown beside them.\n"
+           "\n"
+           "  -k K            per row (default 32; kNN 10)\n"
+           "  -a, --algo LIST auto, bits, cpu-heap (default: auto)\n"
+           "  -t, --type T    f32 (default), f64, i32, u32, i64, u64\n"
+           "      --reps N    timed calls, 1 to 64 (default 10), after one warm-up\n"
+           "      --seed S    data seed (default 1)\n");
+}
+
+/* segments of power-law lengths (P(len >= x) ~ 1/x) in [1, maxlen], total
+ * elements about n: offsets written to *out (malloc'd), their count - 1 */
+static size_t powerlaw_offsets(size_t n, size_t maxlen, uint64_t seed, int64_t **out)
+{
+    size_t cap = 1024, ns = 0;
+    int64_t *o = malloc(cap * sizeof *o);
+    if (!o)
+        return 0;
+    o[0] = 0;
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+    while ((size_t)o[ns] < n) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        double u = ((s >> 11) + 1.0) / 9007199254740993.0; /* (0, 1] */
+        size_t len = (size_t)(1.0 / u);
+        if (len > maxlen)
+            len = maxlen;
+        if (len > n - (size_t)o[ns])
+            len = n - (size_t)o[ns];
+        if (ns + 2 > cap) {
+            int64_t *t = realloc(o, 2 * cap * sizeof *o);
+            if (!t) {
+                free(o);
+                return 0;
+            }
+            o = t, cap *= 2;
+        }
+        o[ns + 1] = o[ns] + (int64_t)len;
+        ns++;
+    }
+    *out = o;
+    return ns;
+}
+
+int cmd_bench_rows(int argc, char **argv)
+{
+    const char *cmd = "bench";
+    enum { O_ROWS = 1, O_SEGS, O_KNN, O_N, O_MAXLEN, O_K, O_TYPE, O_ALGO, O_REPS, O_SEED,
+           O_DEVICE, O_JSON, O_NQ, O_NP, O_DIM, O_METRIC, O_HELP };
+    const cli_option opts[] = {
+        {O_ROWS, 0, "rows", 1},     {O_SEGS, 0, "segments", 0}, {O_KNN, 0, "knn", 0},
+        {O_N, 'n', "count", 1},     {O_MAXLEN, 0, "max-len", 1}, {O_K, 'k', "k", 1},
+        {O_TYPE, 't', "type", 1},   {O_ALGO, 'a', "algo", 1},   {O_REPS, 0, "reps", 1},
+        {O_SEED, 0, "seed", 1},     {O_DEVICE, 0, "device", 1}, {O_JSON, 0, "json", 0},
+        {O_NQ, 'q', "queries", 1},  {O_NP, 'p', "points", 1},   {O_DIM, 'd', "dim", 1},
+        {O_METRIC, 0, "metric", 1}, {O_HELP, 'h', "help", 0},   {0, 0, NULL, 0},
+    };
+    cli_parser p;
+    const char *arg, *device = NULL, *algos = "auto";
+    int id, json = 0, segs = 0, knn = 0, have_n = 0, have_k = 0;
+    uint64_t rows = 0, n = 4096, maxlen = 100000, k = 32, reps = 10, seed = 1;
+    uint64_t nq = 1000, np = 1u << 20, d = 32;
+    cltopk_dtype type = CLTOPK_FLOAT32;
+    cltopk_metric metric = CLTOPK_L2SQ;
+    cli_init(&p, cmd, argc, argv);
+    while ((id = cli_next(&p, opts, &arg)) != -1) {
+        uint64_t *dst = NULL;
+        switch (id) {
+        case -2: return EXIT_USAGE;
+        case 0: return usage_error(cmd, "unexpected argument '%s'", arg);
+        case O_ROWS: dst = &rows; break;
+        case O_SEGS: segs = 1; break;
+        case O_KNN: knn = 1; break;
+        case O_N: dst = &n, have_n = 1; break;
+        case O_MAXLEN: dst = &maxlen; break;
+        case O_K: dst = &k, have_k = 1; break;
+        case O_REPS: dst = &reps; break;
+        case O_SEED: dst = &seed; break;
+        case O_NQ: dst = &nq; break;
+        case O_NP: dst = &np; break;
+        case O_DIM: dst = &d; break;
+        case O_TYPE:
+            if (parse_type(cmd, arg, &type))
+                return EXIT_USAGE;
+            break;
+        case O_ALGO: algos = arg; break;
+        case O_DEVICE: device = arg; break;
+        case O_JSON: json = 1; break;
+        case O_METRIC:
+            if (strcmp(arg, "l2") && strcmp(arg, "ip"))
+                return usage_error(cmd, "unknown metric '%s' (l2 or ip)", arg);
+            metric = strcmp(arg, "l2") ? CLTOPK_INNER_PRODUCT : CLTOPK_L2SQ;
+            break;
+        case O_HELP: bench_rows_help(); return EXIT_OK;
+        }
+        if (dst && (parse_count(arg, UINT64_MAX, dst) < 0 || *dst == 0))
+            return usage_error(cmd, "bad number '%s' (1 or more, like 4096, 4K or 2^12)", arg);
+    }
+    if ((rows > 0) + segs + knn != 1)
+        return usage_error(cmd, "give one of --rows R, --segments and --knn");
+    if (reps > 64)
+        return usage_error(cmd, "--reps takes 1 to 64");
+    if (segs && !have_n)
+        n = (uint64_t)1 << 26;
+    if (knn && !have_k)
+        k = 10;
+    size_t bytes = knn ? 4 : cltopk_dtype_size(type);
+    size_t total = knn ? (size_t)(np * d) : segs ? (size_t)n : (size_t)(rows * n);
+    int64_t *offs = NULL;
+    size_t nseg = segs ? powerlaw_offsets((size_t)n, (size_t)maxlen, seed, &offs) : 0;
+    void *data = malloc(total * bytes + 1);
+    float *queries = knn ? malloc((size_t)(nq * d) * 4) : NULL;
+    if (!data || (segs && !nseg) || (knn && !queries)) {
+        free(data), free(offs), free(queries);
+        return fail(cmd, "out of memory for %zu elements", total);
+    }
+    gen_fill(knn ? CLTOPK_FLOAT32 : type, "uniform", total, seed, data);
+    if (knn)
+        gen_fill(CLTOPK_FLOAT32, "uniform", (size_t)(nq * d), seed + 1, queries);
+    cltopk_context *ctx = NULL;
+    int rc = open_device(cmd, device, &ctx);
+    if (rc) {
+        free(data), free(offs), free(queries);
+        return rc;
+    }
+    char list[256];
+    snprintf(list, sizeof list, "%s", knn ? "auto" : algos);
+    const char *names[16];
+    size_t na = 0;
+    if (split_list(list, names, 16, &na) != 0)
+        rc = usage_error(cmd, "bad algorithm list '%s'", algos);
+    if (json && !rc)
+        printf("{\"device\": \"%s\", \"results\": [", cltopk_device_name(ctx));
+    else if (!rc)
+        printf("device  %s\n", cltopk_device_name(ctx));
+    for (size_t i = 0; i < na && !rc; i++) {
+        cltopk_algo algo;
+        if (parse_algo(cmd, names[i], &algo)) {
+            rc = EXIT_USAGE;
+            break;
+        }
+        double med = 0, flo = 0;
+        int st = knn ? cltopk_benchmark_knn(ctx, metric, queries, (size_t)nq, data, (size_t)np,
+                                            (size_t)d, (size_t)k, (int)reps, &med)
+                     : cltopk_benchmark_rows(ctx, type, data, segs ? nseg : (size_t)rows,
+                                             (size_t)n, offs, (size_t)k, CLTOPK_LARGEST, algo,
+                                             (int)reps, &med, &flo);
+        if (st != CLTOPK_OK) {
+            rc = lib_fail(cmd, knn ? "cltopk_benchmark_knn" : "cltopk_benchmark_rows", st, ctx);
+            break;
+        }
+        char what[160];
+        if (knn)
+            snprintf(what, sizeof what, "knn %s nq=%" PRIu64 " np=%" PRIu64 " d=%" PRIu64,
+                     metric == CLTOPK_L2SQ ? "l2" : "ip", nq, np, d);
+        else if (segs)
+            snprintf(what, sizeof what, "%zu segments (1..%" PRIu64 ", %" PRIu64 " elements) %s",
+                     nseg, maxlen, n, cltopk_dtype_name(type));
+        else
+            snprintf(what, sizeof what, "%" PRIu64 " x %" PRIu64 " %s", rows, n,
+                     cltopk_dtype_name(type));
+        if (json)
+            printf("%s\n  {\"what\": \"%s\", \"k\": %" PRIu64 ", \"algorithm\": \"%s\", "
+                   "\"median_s\": %.9g, \"floor_s\": %.9g}", i ? "," : "", what, k,
+                   cltopk_algo_name(algo), med, knn ? 0.0 : flo);
+        else if (knn)
+            printf("%s k=%" PRIu64 "  %-8s %10.3f ms\n", what, k, cltopk_algo_name(algo),
+                   med * 1e3);
+        else
+            printf("%s k=%" PRIu64 "  %-8s %10.3f ms   floor %8.3f ms  (%.2fx)\n", what, k,
+                   cltopk_algo_name(algo), med * 1e3, flo * 1e3, flo > 0 ? med / flo : 0.0);
+    }
+    if (json && !rc)
+        printf("\n]}\n");
+    cltopk_close(ctx);
+    free(data), free(offs), free(queries);
+    return rc;
+}
