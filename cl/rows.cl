@@ -23,7 +23,9 @@
  *                          a part, writes each part's best k pairs) merged by
  *                          rows_dense_merge (a group a row over the candidates,
  *                          which carry their positions)
- *   MODE 1  rows_segments  segment s = in[in_off + offs[s] .. in_off + offs[s+1])
+ *   MODE 1  rows_segments  segment s = in[in_off + offs[s] .. in_off + offs[s+1]);
+ *                          segments of at most SHORT elements go to
+ *                          rows_segments_short, a work-item each
  *   MODE 2  rows_knn       query q against np points of dimension d: the
  *                          distance (METRIC 0: squared L2, 1: inner product) is
  *                          computed in place, acc = fma(a, b, acc) from acc =
@@ -35,7 +37,8 @@
  * -D options (defaults below, so that the file compiles on its own): KEY_BITS,
  * KEY_KIND (common.cl; MODE 2 uses 32 and 2), MODE, METRIC, WG (work-items of
  * a group, a power of two), R (elements a work-item takes a round), KTOP (a
- * power of two >= k), CAP (the buffer: a power of two >= KTOP and >= WG * R). */
+ * power of two >= k), CAP (the buffer: a power of two >= KTOP and >= WG * R),
+ * SHORT (MODE 1: the longest segment a work-item sorts alone, at most 256). */
 #ifndef CLTOPK_COMMON_CL
 #include "common.cl"
 #endif
@@ -274,20 +277,61 @@ rows_dense_merge(__global const key_t *in, ulong in_off, ulong ld, uint k, uint 
 #endif
 
 #if MODE == 1
+#ifndef SHORT
+#define SHORT 32
+#endif
 /* segment s = in[in_off + offs[s] .. in_off + offs[s + 1]) (in_off may be
- * negative: host batches pass offsets relative to their first segment) */
+ * negative: host batches pass offsets relative to their first segment); with
+ * ids (use_ids 1) group g takes segment ids[g] (the long ones, when the short
+ * ones go to rows_segments_short) */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-rows_segments(__global const key_t *in, long in_off, __global const long *offs, uint k,
-              uint smallest, __global key_t *out_keys, __global long *out_index, uint want,
-              ulong ibase)
+rows_segments(__global const key_t *in, long in_off, __global const long *offs,
+              __global const uint *ids, uint use_ids, uint k, uint smallest,
+              __global key_t *out_keys, __global long *out_index, uint want, ulong ibase)
 {
     LOCALS;
-    const ulong row = get_group_id(0);
+    const ulong row = use_ids ? (ulong)ids[get_group_id(0)] : get_group_id(0);
     const ulong start = (ulong)(in_off + offs[row]);
     const ulong len = (ulong)(offs[row + 1] - offs[row]);
 #define LOAD_SEG(j) order_key(in[start + (j)], smallest)
     ROW_SELECT(LOAD_SEG, POS_PLAIN)
     WRITE_KEYS_INDEX(start)
+}
+
+/* Segments of at most SHORT elements, a work-item each (nids of them, listed
+ * in ids from id0): the whole segment sorted into THE ORDER in private memory by
+ * insertion (equal keys stay in position order), its k first written */
+__kernel void
+rows_segments_short(__global const key_t *in, long in_off, __global const long *offs,
+                    __global const uint *ids, uint id0, uint nids, uint k, uint smallest,
+                    __global key_t *out_keys, __global long *out_index, uint want, ulong ibase)
+{
+    const uint g = get_global_id(0);
+    if (g >= nids)
+        return;
+    const ulong row = ids[id0 + g];
+    const ulong start = (ulong)(in_off + offs[row]);
+    const uint len = (uint)(offs[row + 1] - offs[row]);
+    okey_t u[SHORT];
+    uchar ix[SHORT];
+    for (uint j = 0; j < len; j++) {
+        okey_t x = order_key(in[start + j], smallest);
+        uint p = j;
+        while (p > 0 && x > u[p - 1]) { /* a later equal key stays behind */
+            u[p] = u[p - 1];
+            ix[p] = ix[p - 1];
+            p--;
+        }
+        u[p] = x;
+        ix[p] = (uchar)j;
+    }
+    for (uint i = 0; i < k; i++) {
+        ulong o = row * (ulong)k + i;
+        if (want & 1u)
+            out_keys[o] = i < len ? in[start + ix[i]] : (key_t)0;
+        if (want & 2u)
+            out_index[o] = i < len ? (long)(ix[i] + ibase) : (long)-1;
+    }
 }
 #endif
 

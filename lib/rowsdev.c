@@ -12,7 +12,8 @@
  * KiB).  Few long dense rows are split into parts, a work-group each, whose
  * best k are merged by a second launch (a group a row): enough groups for the
  * device (4 a compute unit on GPUs), each part at least 4 rounds long, or
- * CLTOPK_BITS=parts=N. */
+ * CLTOPK_BITS=parts=N.  Segments of at most 32 elements are sorted whole by
+ * one work-item each (a second launch), the others take a group each. */
 #include "internal.h"
 
 #if HAVE_OPENCL
@@ -28,6 +29,7 @@ typedef struct {
 
 static const unsigned ktops[] = {32, 256, 1024, 2048};
 #define ROWS_MAXLEN 0xFFFFFFFEull /* positions are 32-bit, all ones the sentinel */
+#define ROWS_SHORT 32             /* segments a work-item sorts alone (at most 256) */
 
 /* CLTOPK_BITS: wg work-items a group and r elements a work-item a round (both
  * powers of two), parts of a long dense row (0: chosen from the rows and the
@@ -162,6 +164,7 @@ static int offsets_copy(cltopk_context *ctx, const void *p, size_t bytes, cl_mem
  * q_off) against the points `in` (from in_off).  Outputs from element 0. */
 typedef struct {
     cl_mem in, offs, q;
+    const int64_t *hoffs; /* segments: the launch's nrows + 1 offsets on the host */
     long long in_off;
     size_t q_off, nrows;
     cl_mem out_keys, out_index;
@@ -188,6 +191,71 @@ static size_t dense_parts(const cltopk_context *ctx, const cltopk_rows_job *job,
     return parts ? parts : 1;
 }
 
+/* segments: those of at most ROWS_SHORT elements a work-item each
+ * (rows_segments_short), the others a group each (rows_segments through a list
+ * of their ids); kern is rows_segments */
+static int segments_launch(cltopk_context *ctx, const cltopk_request *rq,
+                           const rows_launch_args *a, const rows_cfg *c, const char *opts,
+                           cl_kernel kern, cl_uint num_wait, const cl_event *wait)
+{
+    size_t n = a->nrows, nshort = 0;
+    for (size_t s = 0; n <= 0xFFFFFFFFu && s < n; s++)
+        nshort += a->hoffs[s + 1] - a->hoffs[s] <= ROWS_SHORT;
+    size_t nlong = n - nshort;
+    cl_mem ids = a->in; /* unused without short segments */
+    int st = CLTOPK_OK;
+    if (nshort) {
+        /* the long segments' ids, then the short ones' */
+        cl_uint *h = malloc(n * sizeof *h);
+        if (!h)
+            return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for %zu segment "
+                               "ids", n);
+        size_t lo = 0, sh = nlong;
+        for (size_t s = 0; s < n; s++)
+            h[a->hoffs[s + 1] - a->hoffs[s] <= ROWS_SHORT ? sh++ : lo++] = (cl_uint)s;
+        cl_int err;
+        ids = clCreateBuffer(ctx->clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                             n * sizeof *h, h, &err);
+        free(h);
+        if (!ids)
+            return cltopk_clfail(ctx, err, "clCreateBuffer (segment ids)");
+    }
+    cl_uint k = (cl_uint)rq->k, sm = (cl_uint)rq->smallest, use_ids = nshort > 0;
+    cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
+    cl_mem ok = a->out_keys ? a->out_keys : a->in, oi = a->out_index ? a->out_index : a->in;
+    cl_long off = (cl_long)a->in_off;
+    cl_ulong ibase = 0;
+    if (nlong) {
+        st = cltopk_set_args(ctx, kern, 11, sizeof(cl_mem), &a->in, sizeof off, &off,
+                             sizeof(cl_mem), &a->offs, sizeof(cl_mem), &ids, sizeof use_ids,
+                             &use_ids, sizeof k, &k, sizeof sm, &sm, sizeof(cl_mem), &ok,
+                             sizeof(cl_mem), &oi, sizeof want, &want, sizeof ibase, &ibase);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kern, nlong * c->wg, c->wg, num_wait, wait);
+        num_wait = 0, wait = NULL; /* the next launch follows this one */
+    }
+    if (st == CLTOPK_OK && nshort) {
+        cl_kernel ks;
+        cl_uint id0 = (cl_uint)nlong, nids = (cl_uint)nshort;
+        size_t local = c->wg < 64 ? c->wg : 64;
+        if ((st = cltopk_kernel_get(ctx, "rows.cl", opts, "rows_segments_short", &ks)) ==
+            CLTOPK_OK) {
+            st = cltopk_set_args(ctx, ks, 12, sizeof(cl_mem), &a->in, sizeof off, &off,
+                                 sizeof(cl_mem), &a->offs, sizeof(cl_mem), &ids, sizeof id0,
+                                 &id0, sizeof nids, &nids, sizeof k, &k, sizeof sm, &sm,
+                                 sizeof(cl_mem), &ok, sizeof(cl_mem), &oi, sizeof want, &want,
+                                 sizeof ibase, &ibase);
+            if (st == CLTOPK_OK)
+                st = cltopk_launch(ctx, ks, (nshort + local - 1) / local * local, local,
+                                   num_wait, wait);
+            clReleaseKernel(ks);
+        }
+    }
+    if (nshort)
+        clReleaseMemObject(ids); /* freed once the launches are done with it */
+    return st;
+}
+
 static int rows_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk_rows_job *job,
                        const rows_launch_args *a, cl_uint num_wait, const cl_event *wait)
 {
@@ -202,6 +270,8 @@ static int rows_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
              "-D KTOP=%u -D CAP=%u",
              rq->bytes * 8, rq->kind, job->mode, job->mode == ROWS_KNN ? job->metric : 0, c.wg,
              c.r, c.ktop, c.cap);
+    if (job->mode == ROWS_SEGMENTS)
+        snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -D SHORT=%d", ROWS_SHORT);
     size_t parts = job->mode == ROWS_DENSE ? dense_parts(ctx, job, &c) : 1;
     cl_kernel kern, kpart = NULL;
     int st = cltopk_kernel_get(ctx, "rows.cl", opts, parts > 1 ? "rows_dense_merge"
@@ -247,11 +317,9 @@ static int rows_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
                              sizeof(cl_mem), &ok, sizeof(cl_mem), &oi, sizeof want, &want,
                              sizeof ibase, &ibase);
     } else if (job->mode == ROWS_SEGMENTS) {
-        cl_long off = (cl_long)a->in_off;
-        st = cltopk_set_args(ctx, kern, 9, sizeof(cl_mem), &a->in, sizeof off, &off,
-                             sizeof(cl_mem), &a->offs, sizeof k, &k, sizeof sm, &sm,
-                             sizeof(cl_mem), &ok, sizeof(cl_mem), &oi, sizeof want, &want,
-                             sizeof ibase, &ibase);
+        st = segments_launch(ctx, rq, a, &c, opts, kern, num_wait, wait);
+        clReleaseKernel(kern);
+        return st;
     } else {
         cl_ulong qo = a->q_off, po = (cl_ulong)a->in_off, np = job->np;
         cl_uint d = (cl_uint)job->d;
@@ -278,6 +346,7 @@ int cltopk_rows_dev_buffer(cltopk_context *ctx, const cltopk_request *rq,
     if (job->mode == ROWS_SEGMENTS &&
         (st = offsets_copy(ctx, job->offsets, (job->nrows + 1) * 8, &a.offs)) != CLTOPK_OK)
         return st;
+    a.hoffs = job->offsets;
     if (job->mode == ROWS_KNN) {
         a.q = job->dqueries;
         a.q_off = job->qoffset;
@@ -399,6 +468,7 @@ int cltopk_rows_dev_host(cltopk_context *ctx, const cltopk_request *rq,
             a.in = in;
             if (job->mode == ROWS_SEGMENTS) {
                 a.in_off = -(long long)job->offsets[r0];
+                a.hoffs = job->offsets + r0;
                 if ((st = offsets_copy(ctx, job->offsets + r0, (nb + 1) * 8, &a.offs)) !=
                     CLTOPK_OK) {
                     clReleaseEvent(ev);

@@ -537,6 +537,22 @@ int main(void)
     cases(cl, dev, CLTOPK_ALGO_AUTO, 0);
     random_shapes(cl, dev, CLTOPK_ALGO_BITS, 20);
     batches(cl, dev);
+    /* segments that a work-item sorts alone (at most 32 elements) only, and
+     * around the boundary (32, 33) */
+    for (int i = 0; i < 2; i++) {
+        cltopk_dtype type = i ? CLTOPK_FLOAT64 : CLTOPK_UINT32;
+        int64_t offs[52];
+        offs[0] = 0;
+        for (int s_ = 0; s_ < 51; s_++)
+            offs[s_ + 1] = offs[s_] + (s_ < 33 ? s_ : 31 + s_ % 4);
+        char *keys = bmalloc((size_t)offs[51] * tsize(type));
+        gen_data(type, i ? "special" : "narrow", (size_t)offs[51], i, &rng, keys);
+        check_case(cl, dev, CLTOPK_ALGO_BITS, 0, type, "short segments", keys, (size_t)offs[33],
+                   33, 0, 0, offs, 40, i, WANT_BOTH);
+        check_case(cl, dev, CLTOPK_ALGO_BITS, 1, type, "segments of 31 to 34", keys,
+                   (size_t)offs[51], 51, 0, 0, offs, 5, !i, i ? WANT_KEYS : WANT_INDEX);
+        free(keys);
+    }
     /* long rows over several work-groups (CLTOPK_BITS parts), and the
      * variable's refusals */
     setenv("CLTOPK_BITS", "parts=5", 1);
