@@ -396,6 +396,23 @@ CLTOPK_API int cltopk_knn(cltopk_context *ctx, cltopk_metric metric, const float
                           size_t nq, const float *points, size_t np, size_t d, size_t k,
                           float *out_dist, int64_t *out_index);
 
+/* What the many-rows calls would run, and why, without running them: a text
+ * of a few lines into buf (at most len bytes, NUL-terminated, truncated if
+ * longer): the request, cpu-heap, bits (its configuration on this device, or
+ * why it cannot run the call) and AUTO's choice (the line "-> ...").
+ * cltopk_explain_rows: rows x cols dense rows (offsets NULL) or the nseg =
+ * rows segments of offsets; cltopk_explain_knn: a kNN call.  device_data 1
+ * explains the cl_mem forms (CLTOPK_ERR_NO_OPENCL on the "cpu" context).
+ * Returns CLTOPK_OK, or what the call itself would return for these
+ * arguments (INVALID_ARGUMENT, BAD_TYPE, BAD_FLAGS, K_RANGE ...).  Thread
+ * rules as cltopk_topk. */
+CLTOPK_API int cltopk_explain_rows(cltopk_context *ctx, cltopk_dtype type, size_t rows,
+                                   size_t cols, const int64_t *offsets, size_t k, unsigned flags,
+                                   int device_data, char *buf, size_t len);
+CLTOPK_API int cltopk_explain_knn(cltopk_context *ctx, cltopk_metric metric, size_t nq,
+                                  size_t np, size_t d, size_t k, int device_data, char *buf,
+                                  size_t len);
+
 /* cl_mem forms of the three.  As cltopk_topk_buffer: `offset` (of keys),
  * q_offset and p_offset are in elements; outputs start at element 0 of their
  * buffers (rows * k elements, nq * k for kNN); num_wait / wait are the events

@@ -477,6 +477,11 @@ CLTOPK_INTERNAL int cltopk_rows_dev_can(cltopk_context *ctx, const cltopk_reques
  * last event.  Segment offsets are copied from the host by the call. */
 CLTOPK_INTERNAL int cltopk_rows_dev_buffer(cltopk_context *ctx, const cltopk_request *rq,
                                            const cltopk_rows_job *job);
+/* rowsdev.c: the device kernel's configuration for the job, a line of text
+ * into buf (for cltopk_explain_rows); the length written */
+CLTOPK_INTERNAL size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
+                                                const cltopk_rows_job *job, char *buf,
+                                                size_t len);
 /* rowsdev.c: the job on host data through the device kernel, in batches of
  * rows that fit one device chunk; blocks until the outputs are written */
 CLTOPK_INTERNAL int cltopk_rows_dev_host(cltopk_context *ctx, const cltopk_request *rq,

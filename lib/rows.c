@@ -25,7 +25,7 @@ static int rows_choose(cltopk_context *ctx, const char *fn, cltopk_algo algo,
     char why[256] = "";
     int dev = 0;
 #if HAVE_OPENCL
-    dev = ctx->is_cl && cltopk_rows_dev_can(ctx, rq, job, why, sizeof why);
+    dev = cltopk_rows_dev_can(ctx, rq, job, why, sizeof why); /* says so on "cpu" */
 #else
     snprintf(why, sizeof why, "this cltopk was built without OpenCL");
 #endif
@@ -568,4 +568,118 @@ int cltopk_benchmark_knn(cltopk_context *ctx, cltopk_metric metric, const float 
                    .metric = metric, .queries = queries, .d = d, .k = k,
                    .algo = CLTOPK_ALGO_AUTO};
     return bench_run(ctx, &b, reps, median_s, NULL);
+}
+
+/* ---------------------------------------------------------------- explain */
+
+/* the explain text of a described job: each way to run it, and AUTO's choice */
+static int explain_job(cltopk_context *ctx, const char *fn, const cltopk_request *rq,
+                       const cltopk_rows_job *job, const char *what, char *buf, size_t len)
+{
+    size_t n = 0;
+#define PUT(...)                                                                               \
+    do {                                                                                       \
+        int w_ = snprintf(buf + n, len - n, __VA_ARGS__);                                      \
+        n = w_ < 0 ? n : n + (size_t)w_ >= len ? len - 1 : n + (size_t)w_;                    \
+    } while (0)
+    PUT("request    %s, k = %zu, %s, %s data\n", what, rq->k,
+        job->mode == ROWS_KNN ? (rq->smallest ? "nearest" : "largest products")
+                              : (rq->smallest ? "smallest" : "largest"),
+        rq->on_device ? "device" : "host");
+    if (rq->on_device)
+        PUT("cpu-heap   on a host copy (AUTO where bits cannot run the call)\n");
+    else
+        PUT("cpu-heap   OpenMP over the %s, each by one thread (%s kernels)\n",
+            job->mode == ROWS_KNN ? "queries" : job->mode == ROWS_SEGMENTS ? "segments" : "rows",
+            cltopk_cpu_isa());
+    char why[256] = "";
+    int dev = 0;
+#if HAVE_OPENCL
+    dev = cltopk_rows_dev_can(ctx, rq, job, why, sizeof why);
+    if (dev) {
+        char line[256];
+        cltopk_rows_dev_describe(ctx, rq, job, line, sizeof line);
+        PUT("bits       %s\n", line);
+    } else {
+        PUT("bits       cannot run this call: %s\n", why);
+    }
+#else
+    PUT("bits       cannot run this call: built without OpenCL\n");
+#endif
+    int how = RUN_CPU;
+    int st = rows_choose(ctx, fn, CLTOPK_ALGO_AUTO, rq, job, &how);
+    if (st == CLTOPK_OK)
+        PUT("-> %s\n", how == RUN_DEVICE ? "bits" : how == RUN_CPU_STAGED
+                                                      ? "cpu-heap on a host copy"
+                                                      : "cpu-heap");
+#undef PUT
+    (void)dev;
+    return st;
+}
+
+/* the checks explain shares: buf, and device data only on an OpenCL context */
+static int explain_start(cltopk_context *ctx, const char *fn, char *buf, size_t len,
+                         int device_data)
+{
+    if (!buf || !len)
+        return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                           "%s: buf must not be NULL and len > 0", fn);
+    buf[0] = 0;
+    if (device_data && !ctx->is_cl)
+        return cltopk_fail(ctx, CLTOPK_ERR_NO_OPENCL,
+                           "%s: the \"cpu\" context has no device buffers; open an OpenCL "
+                           "device", fn);
+    return CLTOPK_OK;
+}
+
+int cltopk_explain_rows(cltopk_context *ctx, cltopk_dtype type, size_t rows, size_t cols,
+                        const int64_t *offsets, size_t k, unsigned flags, int device_data,
+                        char *buf, size_t len)
+{
+    const char *fn = "cltopk_explain_rows";
+    if (!ctx)
+        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    cltopk_enter(ctx);
+    cltopk_request rq;
+    cltopk_rows_job job = {.mode = offsets ? ROWS_SEGMENTS : ROWS_DENSE, .nrows = rows,
+                           .cols = cols, .ld = cols, .offsets = offsets};
+    int st = explain_start(ctx, fn, buf, len, device_data);
+    if (st == CLTOPK_OK)
+        st = job_describe(ctx, fn, type, &job, k, flags, CLTOPK_ALGO_AUTO, &rq);
+    if (st == CLTOPK_OK) {
+        char what[128];
+        if (offsets)
+            snprintf(what, sizeof what, "%zu segments of %s (%lld elements)", rows,
+                     cltopk_dtype_name(type), (long long)(rows ? offsets[rows] : 0));
+        else
+            snprintf(what, sizeof what, "%zu rows x %zu of %s", rows, cols,
+                     cltopk_dtype_name(type));
+        rq.on_device = device_data != 0;
+        st = explain_job(ctx, fn, &rq, &job, what, buf, len);
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
+int cltopk_explain_knn(cltopk_context *ctx, cltopk_metric metric, size_t nq, size_t np, size_t d,
+                       size_t k, int device_data, char *buf, size_t len)
+{
+    const char *fn = "cltopk_explain_knn";
+    if (!ctx)
+        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    cltopk_enter(ctx);
+    cltopk_request rq;
+    cltopk_rows_job job;
+    int st = explain_start(ctx, fn, buf, len, device_data);
+    if (st == CLTOPK_OK)
+        st = knn_args(ctx, fn, metric, nq, np, d, k, &rq, &job);
+    if (st == CLTOPK_OK) {
+        char what[128];
+        snprintf(what, sizeof what, "%zu queries, %zu points of dimension %zu (%s)", nq, np, d,
+                 metric == CLTOPK_L2SQ ? "squared L2" : "inner product");
+        rq.on_device = device_data != 0;
+        st = explain_job(ctx, fn, &rq, &job, what, buf, len);
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
 }

@@ -334,6 +334,34 @@ static int rows_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
     return st;
 }
 
+size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
+                                 const cltopk_rows_job *job, char *buf, size_t len)
+{
+    rows_cfg c;
+    char why[256];
+    if (!rows_config(ctx, rq, rq->k, &c, why, sizeof why))
+        return (size_t)snprintf(buf, len, "no configuration: %s", why);
+    int n = snprintf(buf, len, "wg %u, r %u, %u kept, a buffer of %u", c.wg, c.r, c.ktop, c.cap);
+    if (n < 0 || (size_t)n >= len)
+        return len;
+    if (job->mode == ROWS_DENSE) {
+        size_t parts = dense_parts(ctx, job, &c);
+        n += snprintf(buf + n, len - (size_t)n, "; %zu part%s a row (%zu work-groups%s)", parts,
+                      parts == 1 ? "" : "s", job->nrows * parts,
+                      parts > 1 ? ", then a merge a row" : "");
+    } else if (job->mode == ROWS_SEGMENTS) {
+        size_t nshort = 0;
+        for (size_t s = 0; s < job->nrows; s++)
+            nshort += job->offsets[s + 1] - job->offsets[s] <= ROWS_SHORT;
+        n += snprintf(buf + n, len - (size_t)n, "; %zu segments of at most %d a work-item each, "
+                      "%zu a work-group each", nshort, ROWS_SHORT, job->nrows - nshort);
+    } else {
+        n += snprintf(buf + n, len - (size_t)n, "; a work-group a query (%zu), distances "
+                      "computed in place", job->nrows);
+    }
+    return n < 0 ? 0 : (size_t)n;
+}
+
 int cltopk_rows_dev_buffer(cltopk_context *ctx, const cltopk_request *rq,
                            const cltopk_rows_job *job)
 {

@@ -153,6 +153,8 @@ fails 1 "smaller than offsets" "topk --segments with decreasing offsets" \
 fails 2 "goes with --rows" "topk --ld without --rows" \
     "$CLTOPK" topk -t i32 -k 1 --ld 4 --device cpu "$tmp/r.txt"
 succeeds "Usage: cltopk knn" "knn --help" "$CLTOPK" knn --help
+succeeds "^-> cpu-heap" "topk --rows --explain on the cpu device" \
+    "$CLTOPK" topk -t i32 -k 2 --rows 3 --explain --device cpu "$tmp/r.txt"
 printf '0\n0\n1\n1\n' > "$tmp/q.txt"
 printf '5\n5\n1\n1\n0\n0\n1\n1\n' > "$tmp/p.txt"
 run "$CLTOPK" knn -k 2 -d 2 --device cpu "$tmp/q.txt" "$tmp/p.txt"

@@ -229,6 +229,12 @@ static void bad_args(cltopk_context *ctx, const char *dev)
        "%s: knn output overlapping the points -> INVALID_ARGUMENT", dev);
     st = cltopk_knn(ctx, CLTOPK_L2SQ, q, 2, p, 8, 4, 0, NULL, NULL);
     ok(st == CLTOPK_OK, "%s: knn k = 0 is OK", dev);
+    char buf[1024];
+    st = cltopk_explain_knn(ctx, CLTOPK_INNER_PRODUCT, 10, 1000, 7, 5, 0, buf, sizeof buf);
+    ok(st == CLTOPK_OK && strstr(buf, "\n-> ") && strstr(buf, "inner product"),
+       "%s: explain_knn gives the choice", dev);
+    st = cltopk_explain_knn(ctx, CLTOPK_L2SQ, 10, 1000, 0, 5, 0, buf, sizeof buf);
+    ok(st == CLTOPK_ERR_INVALID_ARGUMENT, "%s: explain_knn d = 0 -> INVALID_ARGUMENT", dev);
 }
 
 int main(void)

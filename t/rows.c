@@ -387,6 +387,33 @@ static int c_bitsk(cltopk_context *c, void *k, int64_t *i)
                             i);
 }
 
+/* cltopk_explain_rows: a text with AUTO's choice; refusals as the calls */
+static void explain(cltopk_context *ctx, const char *dev, int is_cl)
+{
+    char buf[1024];
+    static const int64_t offs[] = {0, 3, 3, 100};
+    int st = cltopk_explain_rows(ctx, CLTOPK_FLOAT32, 4, 1000, NULL, 10, 0, 0, buf, sizeof buf);
+    ok(st == CLTOPK_OK && strstr(buf, "\n-> ") && strstr(buf, "bits") && strstr(buf, "cpu-heap"),
+       "%s: explain_rows names both ways and the choice", dev);
+    if (st != CLTOPK_OK || !strstr(buf, "\n-> "))
+        diag("%d %s: %s", st, cltopk_last_error(ctx), buf);
+    st = cltopk_explain_rows(ctx, CLTOPK_INT64, 3, 0, offs, 50, CLTOPK_SMALLEST, is_cl, buf,
+                             sizeof buf);
+    ok(st == CLTOPK_OK && strstr(buf, "segments") &&
+           (!is_cl || strstr(buf, "a work-item each")),
+       "%s: explain_rows of segments%s", dev, is_cl ? " on device data" : "");
+    st = cltopk_explain_rows(ctx, CLTOPK_FLOAT32, 4, 10, NULL, 11, 0, 0, buf, sizeof buf);
+    ok(st == CLTOPK_ERR_K_RANGE, "%s: explain_rows k > cols -> K_RANGE", dev);
+    st = cltopk_explain_rows(ctx, CLTOPK_FLOAT32, 4, 10, NULL, 1, 0, 0, NULL, 10);
+    ok(st == CLTOPK_ERR_INVALID_ARGUMENT, "%s: explain_rows buf NULL -> INVALID_ARGUMENT", dev);
+    if (!is_cl) {
+        st = cltopk_explain_rows(ctx, CLTOPK_FLOAT32, 4, 10, NULL, 1, 0, 1, buf, sizeof buf);
+        ok(st == CLTOPK_ERR_NO_OPENCL, "%s: explain_rows of device data -> NO_OPENCL", dev);
+    }
+    st = cltopk_explain_rows(ctx, CLTOPK_FLOAT32, 4, 1000, NULL, 10, 0, 0, buf, 20);
+    ok(st == CLTOPK_OK && strlen(buf) == 19, "%s: explain_rows truncates to len", dev);
+}
+
 static void bad_args(cltopk_context *ctx, const char *dev, int is_cl)
 {
     static const struct {
@@ -524,6 +551,7 @@ int main(void)
     cases(cpu, "cpu", CLTOPK_ALGO_CPU_HEAP, 0);
     random_shapes(cpu, "cpu", CLTOPK_ALGO_CPU_HEAP, 20);
     bad_args(cpu, "cpu", 0);
+    explain(cpu, "cpu", 0);
     cltopk_close(cpu);
 
     cltopk_context *cl = NULL;
@@ -584,6 +612,7 @@ int main(void)
     }
     unsetenv("CLTOPK_BITS");
     bad_args(cl, dev, 1);
+    explain(cl, dev, 1);
 #if CLTOPK_HAVE_OPENCL
     cases(cl, dev, CLTOPK_ALGO_BITS, 1);
     cases(cl, dev, CLTOPK_ALGO_AUTO, 1);

@@ -34,7 +34,8 @@ int cmd_bench_rows(int argc, char **argv);
 /* `cltopk topk --rows R [--ld L]` or `--segments OFFS` on keys already read */
 int topk_rows_file(const char *cmd, const char *path, cltopk_dtype type, const void *keys,
                    size_t n, uint64_t rows, uint64_t ld, const char *segfile, uint64_t k,
-                   unsigned flags, cltopk_algo algo, const char *device, int json);
+                   unsigned flags, cltopk_algo algo, const char *device, int json,
+                   int explain);
 int topk_packed_file(const char *path, uint64_t k, unsigned flags, cltopk_algo algo,
                      const char *device, int json, int explain);
 int cmd_bench_unpack(int argc, char **argv);

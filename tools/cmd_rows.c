@@ -39,7 +39,8 @@ static void print_rows(cltopk_dtype type, size_t rows, size_t k, const void *key
 
 int topk_rows_file(const char *cmd, const char *path, cltopk_dtype type, const void *keys,
                    size_t n, uint64_t rows, uint64_t ld, const char *segfile, uint64_t k,
-                   unsigned flags, cltopk_algo algo, const char *device, int json)
+                   unsigned flags, cltopk_algo algo, const char *device, int json,
+                   int explain)
 {
     int64_t *offsets = NULL;
     size_t nrows = 0, cols = 0, noffs = 0;
@@ -87,7 +88,19 @@ int topk_rows_file(const char *cmd, const char *path, cltopk_dtype type, const v
     size_t bytes = cltopk_dtype_size(type), count = nrows * (size_t)k;
     void *out_keys = malloc(count ? count * bytes : 1);
     int64_t *out_index = malloc(count ? count * 8 : 1);
-    int st = !out_keys || !out_index ? CLTOPK_ERR_NO_MEMORY
+    char plan[2048] = "";
+    int st = explain ? cltopk_explain_rows(ctx, type, nrows, cols, offsets, (size_t)k, flags, 0,
+                                           plan, sizeof plan)
+                     : CLTOPK_OK;
+    if (st != CLTOPK_OK) {
+        rc = lib_fail(cmd, "cltopk_explain_rows", st, ctx);
+        free(out_keys);
+        free(out_index);
+        free(offsets);
+        cltopk_close(ctx);
+        return rc;
+    }
+    st = !out_keys || !out_index ? CLTOPK_ERR_NO_MEMORY
              : segfile ? cltopk_topk_segments(ctx, type, keys, nrows, offsets, (size_t)k, flags,
                                               algo, out_keys, out_index)
                        : cltopk_topk_rows(ctx, type, keys, nrows, cols, (size_t)ld, (size_t)k,
@@ -108,10 +121,16 @@ int topk_rows_file(const char *cmd, const char *path, cltopk_dtype type, const v
             printf(", \"type\": \"%s\", \"rows\": %zu, \"cols\": %zu, \"ld\": %" PRIu64
                    ", \"k\": %" PRIu64 ", \"order\": \"%s\", ",
                    cltopk_dtype_name(type), nrows, cols, ld, k, order);
+        if (plan[0]) {
+            printf("\"plan\": ");
+            json_string(stdout, plan);
+            printf(", ");
+        }
         print_rows(type, nrows, (size_t)k, out_keys, out_index, 1);
         printf("}\n");
     } else {
         printf("device     %s\n", cltopk_device_name(ctx));
+        printf("%s", plan);
         printf("algorithm  %s\n", cltopk_algo_name(algo));
         if (segfile)
             printf("input      %zu segments of %s (offsets from '%s'), the %" PRIu64
@@ -131,7 +150,7 @@ int topk_rows_file(const char *cmd, const char *path, cltopk_dtype type, const v
 
 static void knn_help(void)
 {
-    printf("Usage: cltopk knn -k K -d D [--metric l2|ip] [--device SPEC] [--json]\n"
+    printf("Usage: cltopk knn -k K -d D [--metric l2|ip] [--device SPEC] [--json] [--explain]\n"
            "                  [--text|--binary] QUERIES POINTS\n"
            "\n"
            "For each query (a row of D float32 values in QUERIES), the K points of POINTS\n"
@@ -145,6 +164,7 @@ static void knn_help(void)
            "      --metric M    l2 (squared Euclidean) or ip (inner product)\n"
            "      --device SPEC auto (default), cpu, gpu, P:D from 'cltopk devices'\n"
            "      --json        one JSON object: the settings and a list per query\n"
+           "      --explain     what runs (the CPU or the device kernel) and why\n"
            "      --text        read text files (one number a line); default: raw\n"
            "                    little-endian float32 (a .txt or .csv name reads text)\n"
            "      --binary      read raw binary whatever the name\n"
@@ -157,15 +177,16 @@ static void knn_help(void)
 int cmd_knn(int argc, char **argv)
 {
     const char *cmd = "knn";
-    enum { O_K = 1, O_DIM, O_METRIC, O_DEVICE, O_JSON, O_TEXT, O_BINARY, O_HELP };
+    enum { O_K = 1, O_DIM, O_METRIC, O_DEVICE, O_JSON, O_TEXT, O_BINARY, O_HELP, O_EXPLAIN };
     const cli_option opts[] = {
         {O_K, 'k', "k", 1},       {O_DIM, 'd', "dim", 1},     {O_METRIC, 0, "metric", 1},
         {O_DEVICE, 0, "device", 1}, {O_JSON, 0, "json", 0},   {O_TEXT, 0, "text", 0},
-        {O_BINARY, 0, "binary", 0}, {O_HELP, 'h', "help", 0}, {0, 0, NULL, 0},
+        {O_BINARY, 0, "binary", 0}, {O_HELP, 'h', "help", 0}, {O_EXPLAIN, 0, "explain", 0},
+        {0, 0, NULL, 0},
     };
     cli_parser p;
     const char *arg, *files[2] = {NULL, NULL}, *device = NULL;
-    int id, json = 0, format = FORMAT_AUTO, nfiles = 0;
+    int id, json = 0, format = FORMAT_AUTO, nfiles = 0, explain = 0;
     uint64_t k = 0, d = 0;
     cltopk_metric metric = CLTOPK_L2SQ;
     cli_init(&p, cmd, argc, argv);
@@ -196,6 +217,7 @@ int cmd_knn(int argc, char **argv)
         case O_TEXT: format = FORMAT_TEXT; break;
         case O_BINARY: format = FORMAT_BINARY; break;
         case O_HELP: knn_help(); return EXIT_OK;
+        case O_EXPLAIN: explain = 1; break;
         }
     }
     if (nfiles != 2)
@@ -224,6 +246,14 @@ int cmd_knn(int argc, char **argv)
         size_t count = nq * (size_t)k;
         dist = malloc(count ? count * 4 : 1);
         idx = malloc(count ? count * 8 : 1);
+        char plan[2048] = "";
+        if (explain) {
+            int est = cltopk_explain_knn(ctx, metric, nq, np, (size_t)d, (size_t)k, 0, plan,
+                                         sizeof plan);
+            if (est != CLTOPK_OK)
+                plan[0] = 0, fprintf(stderr, "cltopk knn: cltopk_explain_knn: %s\n",
+                                     cltopk_last_error(ctx));
+        }
         int st = !dist || !idx ? CLTOPK_ERR_NO_MEMORY
                                : cltopk_knn(ctx, metric, qv, nq, pv, np, (size_t)d, (size_t)k,
                                             dist, idx);
@@ -234,10 +264,16 @@ int cmd_knn(int argc, char **argv)
             json_string(stdout, cltopk_device_name(ctx));
             printf(", \"metric\": \"%s\", \"queries\": %zu, \"points\": %zu, \"d\": %" PRIu64
                    ", \"k\": %" PRIu64 ", ", metric == CLTOPK_L2SQ ? "l2" : "ip", nq, np, d, k);
+            if (plan[0]) {
+                printf("\"plan\": ");
+                json_string(stdout, plan);
+                printf(", ");
+            }
             print_rows(CLTOPK_FLOAT32, nq, (size_t)k, dist, idx, 1);
             printf("}\n");
         } else {
             printf("device     %s\n", cltopk_device_name(ctx));
+            printf("%s", plan);
             printf("input      %zu queries, %zu points of dimension %" PRIu64 ", the %" PRIu64
                    " %s\n", nq, np, d, k,
                    metric == CLTOPK_L2SQ ? "nearest (squared L2)" : "largest inner products");

@@ -73,7 +73,8 @@ static void topk_help(int select)
                     "      --segments OFFS the segments keys[OFFS[s] .. OFFS[s+1]) of FILE,\n"
                     "                      OFFS a file of int64 offsets (binary, or text by\n"
                     "                      its name or --text); short segments are padded\n"
-                    "                      with index -1 (cltopk_topk_segments)\n",
+                    "                      with index -1 (cltopk_topk_segments); --explain\n"
+                    "                      works with --rows and --segments\n",
            select ? "select -r 99" : "topk -k 10", select ? "select -r 1" : "topk -k 2");
 }
 
@@ -189,8 +190,8 @@ static int run(int argc, char **argv, int select)
         return usage_error(cmd, "--ld goes with --rows");
     if (rows && segfile)
         return usage_error(cmd, "give --rows or --segments, not both");
-    if (many && (packed || explain))
-        return usage_error(cmd, "--rows and --segments take neither --packed nor --explain");
+    if (many && packed)
+        return usage_error(cmd, "--rows and --segments do not take --packed");
 
     void *keys = NULL;
     size_t n = 0, bytes = cltopk_dtype_size(type);
@@ -200,7 +201,7 @@ static int run(int argc, char **argv, int select)
         return rc;
     if (many) {
         rc = topk_rows_file(cmd, path, type, keys, n, rows, ld, segfile, k, flags, algo, device,
-                            json);
+                            json, explain);
         free(keys);
         return rc;
     }
