@@ -301,3 +301,11 @@ int cltopk_cpu_heap_topk_guarded(const cltopk_request *rq, const void *keys, siz
 {
     return heap_topk(rq, keys, n, k, out_keys, out_index, 1);
 }
+
+size_t cltopk_cpu_heap_row(const cltopk_request *rq, const void *keys, size_t n, size_t k,
+                           okey_pair *h)
+{
+    size_t m = scan_range(cltopk_cpu_ops(), rq, keys, 0, n, k, 0, 0, (size_t)-1, h);
+    sort_heap(h, m);
+    return m;
+}

@@ -71,6 +71,9 @@
  *   CLTOPK_SORT            the device sort (CLTOPK_ALGO_SORT, and radix select's
  *                          winners above k = 4096): wg, ipt, digit, lb, hc, gpc,
  *                          reg, ld, xs, tl
+ *   CLTOPK_BITS            bits (the many-rows kernel): wg and r (work-items a
+ *                          group, elements a work-item a round: powers of two),
+ *                          parts (a long dense row's work-groups; 0 = chosen)
  */
 #ifndef CLTOPK_H
 #define CLTOPK_H
@@ -131,8 +134,14 @@ typedef enum {
     CLTOPK_ALGO_CPU_HEAP = 6,     /* OpenMP per-thread heaps, merged; any context    */
     CLTOPK_ALGO_CPU_BITONIC = 7,  /* CPU SIMD bitonic top-k (paper's Appendix C)      */
     CLTOPK_ALGO_CPU_RADIX = 8,    /* CPU radix select + collect; any k, any context  */
-    CLTOPK_ALGO_SAMPLE_FILTER = 9 /* sampled threshold or band, one filtering read;
-                                     any k, any rank */
+    CLTOPK_ALGO_SAMPLE_FILTER = 9, /* sampled threshold or band, one filtering read;
+                                      any k, any rank */
+    CLTOPK_ALGO_BITS = 10         /* many rows: a work-group a row, a filtered local
+                                     buffer merged by bitonic sort; k <= 2048 (1024
+                                     for 8-byte keys with 48 KiB of local memory).
+                                     Made for cltopk_topk_rows/segments/knn; one
+                                     array is one row (one work-group: slow on large
+                                     arrays, never AUTO's choice there)            */
 } cltopk_algo;
 
 #define CLTOPK_LARGEST  0u   /* flags: descending order (the default)  */
@@ -258,7 +267,7 @@ CLTOPK_API int cltopk_select(cltopk_context *ctx, cltopk_dtype type, const void 
  *   done       if not NULL, receives an event (the caller releases it) that
  *              completes when both outputs are written
  * Only device algorithms (BITONIC, SBP_RADIX, SBP_TREE, RADIX_SELECT, SORT,
- * SAMPLE_FILTER) or AUTO are accepted; the call enqueues its
+ * SAMPLE_FILTER, BITS, or AUTO) are accepted; the call enqueues its
  * kernels on the context's queue and returns without waiting for them.  It never
  * calls clFinish on the caller's queue.  Two cases wait.  Float keys with
  * out_index NULL: the kernels run without positions, then the call reads the k
@@ -295,6 +304,151 @@ CLTOPK_API int cltopk_select_buffer(cltopk_context *ctx, cltopk_dtype type, cl_m
                                     cltopk_algo algo, cl_mem out_key, cl_mem out_index,
                                     cl_uint num_wait, const cl_event *wait, cl_event *done);
 
+/* ------------------------------------------------------- many rows at once
+ * Many independent top-k in one call: the rows of a matrix, the segments of an
+ * array, or the k nearest points of many queries.  Every row follows THE
+ * ORDER on its own (ties by smaller position within the row).  Outputs are
+ * rows x k, row r's answer at r * k, best first.  A call that fails writes
+ * nothing.  Thread rules as cltopk_topk.
+ *
+ * Algorithms (the algo argument of the row calls):
+ *   CLTOPK_ALGO_AUTO      host data: CLTOPK_ALGO_BITS on a GPU where it can run
+ *                         the call, else CLTOPK_ALGO_CPU_HEAP; cl_mem data:
+ *                         BITS where it can run the call, else the CPU heap on
+ *                         a host copy (the call then blocks)
+ *   CLTOPK_ALGO_CPU_HEAP  OpenMP over the rows, each row by one thread with the
+ *                         SIMD-filtered heap; any k, any context, host data only
+ *   CLTOPK_ALGO_BITS      the device kernel: a work-group a row keeps its best
+ *                         k in local memory and a buffer of the elements that
+ *                         beat the current k-th, merged by a bitonic sort (seed
+ *                         004's "bits"); k <= 2048 (4-byte keys) or 1024 (8-byte
+ *                         keys) where the device has 48 KiB of local memory;
+ *                         rows below 2^32 - 1 elements; OpenCL with 64-bit
+ *                         integers.  Host data travels in batches of whole rows
+ *                         that fit one device allocation.
+ * Any other algorithm is CLTOPK_ERR_UNSUPPORTED with a detail.  Every
+ * algorithm gives the same bits.
+ * ------------------------------------------------------------------------ */
+
+/* Top-k of every row of a row-major matrix.
+ *   keys       rows x cols elements of `type`, row r at keys + r * ld (elements);
+ *              may be NULL when rows == 0 or k == 0
+ *   rows       0 succeeds and writes nothing
+ *   cols       elements of a row
+ *   ld         elements between row starts, ld >= cols (INVALID_ARGUMENT else)
+ *   k          0 <= k <= cols (CLTOPK_ERR_K_RANGE else); 0 writes nothing
+ *   flags, algo  CLTOPK_LARGEST or CLTOPK_SMALLEST; algo as above
+ *   out_keys   rows * k elements of `type`, or NULL
+ *   out_index  rows * k int64: the column of each entry within its row, or
+ *              NULL (not both NULL)
+ * The outputs may not overlap the input or each other (INVALID_ARGUMENT).
+ * Blocks until the outputs are written.
+ * Returns CLTOPK_OK, CLTOPK_ERR_INVALID_ARGUMENT, CLTOPK_ERR_BAD_TYPE,
+ * CLTOPK_ERR_BAD_ALGO, CLTOPK_ERR_BAD_FLAGS, CLTOPK_ERR_K_RANGE,
+ * CLTOPK_ERR_UNSUPPORTED, CLTOPK_ERR_OPENCL, CLTOPK_ERR_BUILD,
+ * CLTOPK_ERR_NO_MEMORY, CLTOPK_ERR_DEVICE_MEMORY. */
+CLTOPK_API int cltopk_topk_rows(cltopk_context *ctx, cltopk_dtype type, const void *keys,
+                                size_t rows, size_t cols, size_t ld, size_t k, unsigned flags,
+                                cltopk_algo algo, void *out_keys, int64_t *out_index);
+
+/* Top-k of every segment of an array: segment s is keys[offsets[s] ..
+ * offsets[s + 1]).
+ *   nseg       number of segments; 0 succeeds and writes nothing (offsets may
+ *              then be NULL)
+ *   offsets    nseg + 1 int64 in host memory: offsets[0] >= 0 and never
+ *              decreasing (INVALID_ARGUMENT with the first offending entry
+ *              else); segments may be empty; keys holds offsets[nseg] elements
+ *              (keys may be NULL when that is 0)
+ *   k          any k >= 0: a segment shorter than k is padded, past its length,
+ *              with index -1 and a key of all zero bytes
+ *   out_index  nseg * k int64: the position of each entry within its segment
+ * Other arguments, blocking and returns as cltopk_topk_rows (no K_RANGE). */
+CLTOPK_API int cltopk_topk_segments(cltopk_context *ctx, cltopk_dtype type, const void *keys,
+                                    size_t nseg, const int64_t *offsets, size_t k,
+                                    unsigned flags, cltopk_algo algo, void *out_keys,
+                                    int64_t *out_index);
+
+typedef enum { CLTOPK_L2SQ = 0, CLTOPK_INNER_PRODUCT = 1 } cltopk_metric;
+
+/* Exact k nearest neighbours: for each of nq queries, the k of np points with
+ * the smallest squared L2 distance (CLTOPK_L2SQ), or the largest inner
+ * product (CLTOPK_INNER_PRODUCT), ties by smaller point index.
+ *   queries    nq x d floats, row-major (query q at queries + q * d)
+ *   points     np x d floats, row-major
+ *   d          dimension, >= 1 (d = 0 is INVALID_ARGUMENT); any d, not only
+ *              multiples of a vector width
+ *   nq         >= 1 (nq = 0 is INVALID_ARGUMENT)
+ *   k          0 <= k <= np (CLTOPK_ERR_K_RANGE else); 0 writes nothing
+ *   out_dist   nq * k floats: the distances (or products), or NULL
+ *   out_index  nq * k int64: the point indices, or NULL (not both NULL)
+ * The distance is defined so that every device returns the same bits:
+ *     acc = 0.0f; for j = 0 .. d-1 in order: acc = fma(q[j] - p[j], q[j] - p[j], acc)
+ * (the difference rounded to float first; inner product: acc = fma(q[j], p[j],
+ * acc)), each fma rounded once (devices must support denormals, as the CPU and
+ * POCL and NVIDIA's OpenCL do).  The results are ranked by THE ORDER on these
+ * floats: a NaN distance (NaN or infinite coordinates) comes after +inf for
+ * CLTOPK_L2SQ (smallest first) and, as everywhere in THE ORDER, before +inf for
+ * CLTOPK_INNER_PRODUCT (largest first).  A NaN is written as the quiet NaN
+ * 0x7FC00000 on every device.
+ * On an OpenCL context the device kernel computes the distances in place, a
+ * work-group a query (no distance matrix is stored), where it can run the
+ * call (k as CLTOPK_ALGO_BITS, np < 2^32 - 1, the points in one device
+ * allocation); else, and on the "cpu" context, OpenMP threads over the
+ * queries compute the same bits.  No algorithm argument.
+ * The outputs may not overlap the points, the queries or each other.  Blocks
+ * until the outputs are written.
+ * Returns as cltopk_topk_rows. */
+CLTOPK_API int cltopk_knn(cltopk_context *ctx, cltopk_metric metric, const float *queries,
+                          size_t nq, const float *points, size_t np, size_t d, size_t k,
+                          float *out_dist, int64_t *out_index);
+
+/* What the many-rows calls would run, and why, without running them: a text
+ * of a few lines into buf (at most len bytes, NUL-terminated, truncated if
+ * longer): the request, cpu-heap, bits (its configuration on this device, or
+ * why it cannot run the call) and AUTO's choice (the line "-> ...").
+ * cltopk_explain_rows: rows x cols dense rows (offsets NULL) or the nseg =
+ * rows segments of offsets; cltopk_explain_knn: a kNN call.  device_data 1
+ * explains the cl_mem forms (CLTOPK_ERR_NO_OPENCL on the "cpu" context).
+ * Returns CLTOPK_OK, or what the call itself would return for these
+ * arguments (INVALID_ARGUMENT, BAD_TYPE, BAD_FLAGS, K_RANGE ...).  Thread
+ * rules as cltopk_topk. */
+CLTOPK_API int cltopk_explain_rows(cltopk_context *ctx, cltopk_dtype type, size_t rows,
+                                   size_t cols, const int64_t *offsets, size_t k, unsigned flags,
+                                   int device_data, char *buf, size_t len);
+CLTOPK_API int cltopk_explain_knn(cltopk_context *ctx, cltopk_metric metric, size_t nq,
+                                  size_t np, size_t d, size_t k, int device_data, char *buf,
+                                  size_t len);
+
+/* cl_mem forms of the three.  As cltopk_topk_buffer: `offset` (of keys),
+ * q_offset and p_offset are in elements; outputs start at element 0 of their
+ * buffers (rows * k elements, nq * k for kNN); num_wait / wait are the events
+ * the work waits for; done (if not NULL) receives an event that completes when
+ * the outputs are written (the caller releases it).  The calls enqueue their
+ * kernels and return without waiting, except where they run on the CPU
+ * (AUTO when the device kernel cannot run the call: they then wait for the
+ * wait list, compute on a host copy and write the outputs before returning).
+ * Segment offsets stay in host memory (validated and copied by the call; the
+ * caller may reuse them on return); they count from `offset`.  A named host
+ * algorithm (cpu-heap) is CLTOPK_ERR_UNSUPPORTED here.  rows = 0, nseg = 0 or
+ * k = 0 enqueue nothing but still give an event after the wait list.
+ * Returns as the host forms, plus CLTOPK_ERR_BUFFER_SIZE (a cl_mem too small)
+ * and CLTOPK_ERR_NO_OPENCL (a CPU context). */
+CLTOPK_API int cltopk_topk_rows_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem keys,
+                                       size_t offset, size_t rows, size_t cols, size_t ld,
+                                       size_t k, unsigned flags, cltopk_algo algo,
+                                       cl_mem out_keys, cl_mem out_index, cl_uint num_wait,
+                                       const cl_event *wait, cl_event *done);
+CLTOPK_API int cltopk_topk_segments_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem keys,
+                                           size_t offset, size_t nseg, const int64_t *offsets,
+                                           size_t k, unsigned flags, cltopk_algo algo,
+                                           cl_mem out_keys, cl_mem out_index, cl_uint num_wait,
+                                           const cl_event *wait, cl_event *done);
+CLTOPK_API int cltopk_knn_buffer(cltopk_context *ctx, cltopk_metric metric, cl_mem queries,
+                                 size_t q_offset, size_t nq, cl_mem points, size_t p_offset,
+                                 size_t np, size_t d, size_t k, cl_mem out_dist,
+                                 cl_mem out_index, cl_uint num_wait, const cl_event *wait,
+                                 cl_event *done);
+
 /* Device scratch memory, in bytes, that a cltopk_topk / cltopk_topk_buffer call
  * with these arguments needs beyond its inputs and outputs (0 for CPU
  * algorithms, which use host memory of at most n * 16 bytes).  Fails as the call
@@ -325,7 +479,7 @@ CLTOPK_API const char *cltopk_dtype_name(cltopk_dtype type);
 /* Parse a name of cltopk_dtype_name() (also "float", "double", "int32", ...). */
 CLTOPK_API int cltopk_dtype_parse(const char *name, cltopk_dtype *type);
 /* "auto" "bitonic" "sbp-radix" "sbp-tree" "radix-select" "sort" "cpu-heap"
- * "cpu-bitonic" "cpu-radix" "sample-filter", or NULL for an unknown value. */
+ * "cpu-bitonic" "cpu-radix" "sample-filter" "bits", or NULL for an unknown value. */
 CLTOPK_API const char *cltopk_algo_name(cltopk_algo algo);
 CLTOPK_API int cltopk_algo_parse(const char *name, cltopk_algo *algo);
 
@@ -542,6 +696,23 @@ CLTOPK_API int cltopk_benchmark_topk_packed(cltopk_context *ctx, cltopk_codec co
                                             const uint32_t *block_starts, size_t nstarts,
                                             size_t k, unsigned flags, cltopk_algo algo, int reps,
                                             double *packed_s, int *fused, double *plain_s);
+/* Time the many-rows calls: rows x cols dense rows (ld = cols; offsets NULL)
+ * or the nseg = rows segments of offsets, as cltopk_topk_rows /
+ * cltopk_topk_segments with keys and positions; on an OpenCL context the keys
+ * are copied to the device once and the cl_mem form is timed (enqueue to
+ * completion; with CLTOPK_ALGO_CPU_HEAP, or on the "cpu" context, the host
+ * form).  *median_s: the median of `reps` (1..64) calls after one warm-up;
+ * *floor_s (may be NULL): one read of the keys, as cltopk_benchmark.  Returns
+ * as cltopk_topk_rows. */
+CLTOPK_API int cltopk_benchmark_rows(cltopk_context *ctx, cltopk_dtype type, const void *keys,
+                                     size_t rows, size_t cols, const int64_t *offsets, size_t k,
+                                     unsigned flags, cltopk_algo algo, int reps, double *median_s,
+                                     double *floor_s);
+/* The same for cltopk_knn (cltopk_knn_buffer on an OpenCL context, the
+ * queries and points copied there once), distances and indices. */
+CLTOPK_API int cltopk_benchmark_knn(cltopk_context *ctx, cltopk_metric metric,
+                                    const float *queries, size_t nq, const float *points,
+                                    size_t np, size_t d, size_t k, int reps, double *median_s);
 /* ================================================ end benchmark and tuning */
 
 #ifdef __cplusplus

@@ -70,7 +70,15 @@ CLTOPK_INTERNAL int cltopk_describe_host(cltopk_context *ctx, const char *fn, cl
  * says so first */
 CLTOPK_INTERNAL int cltopk_outputs_apart(cltopk_context *ctx, const char *fn,
                                          const cltopk_request *rq, size_t count);
+/* topk.c (API layer): take the context's lock and clear its detail text */
+CLTOPK_INTERNAL void cltopk_enter(cltopk_context *ctx);
 #if HAVE_OPENCL
+/* topk.c: what the cl_mem entry points share: the context is an OpenCL one,
+ * num_wait and wait agree, *done NULL; k == 0 (nothing to compute) sets
+ * *nothing and still gives an event after the wait list */
+CLTOPK_INTERNAL int cltopk_buffer_start(cltopk_context *ctx, const char *fn, size_t k,
+                                        cl_uint num_wait, const cl_event *wait, cl_event *done,
+                                        int *nothing);
 /* request.c: device arrays of a call, checked against their sizes (count
  * output elements) and for overlaps, with the event list (already checked) */
 CLTOPK_INTERNAL int cltopk_describe_buffer(cltopk_context *ctx, const char *fn,
@@ -129,6 +137,8 @@ enum { SCR_INPUT = 0, SCR_CAND_U0, SCR_CAND_I0, SCR_CAND_U1, SCR_CAND_I1, SCR_OU
        SCR_DS_K0, SCR_DS_P0, SCR_DS_K1, SCR_DS_P1, SCR_DS_HIST, SCR_DS_TOTALS,
        /* sample-filter's selection: its state beside the radix select's */
        SCR_SF_STATE,
+       /* many rows (rowsdev.c): the queries of kNN on host data */
+       SCR_ROWS_Q,
        SCR_COUNT };
 
 
@@ -211,6 +221,10 @@ CLTOPK_INTERNAL int cltopk_hand_off(cltopk_context *ctx, cl_event *done);
 struct cltopk_algorithm;
 CLTOPK_INTERNAL int cltopk_host_on_buffer(cltopk_context *ctx, const cltopk_request *rq,
                                           const struct cltopk_algorithm *a, size_t rank);
+/* staging.c: read `bytes` of m from byte `at` into host memory, after the
+ * context's work and rq's wait list; blocks */
+CLTOPK_INTERNAL int cltopk_read_after_wait(cltopk_context *ctx, const cltopk_request *rq,
+                                           cl_mem m, size_t at, size_t bytes, void *host);
 /* a key whose bits its order key cannot restore: a float zero or NaN */
 CLTOPK_INTERNAL int cltopk_ambiguous_float(const void *keys, size_t i, int bytes);
 
@@ -413,6 +427,7 @@ CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_bitonic;
 CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_cpu_radix;
 CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_sample_filter;
 CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_sort;
+CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_bits;
 
 /* plan.c: the record to run: the named one if it can (else UNSUPPORTED with
  * the reason), or AUTO's choice by predicted time */
@@ -461,6 +476,64 @@ CLTOPK_INTERNAL int cltopk_cpu_heap_topk_guarded(const cltopk_request *rq, const
 CLTOPK_INTERNAL uint64_t cltopk_cpu_kth_largest(uint64_t *v, size_t n, size_t r);
 CLTOPK_INTERNAL int cltopk_cpu_sample_floor(const cltopk_request *rq, const void *keys, size_t n,
                                             size_t k, uint64_t *floor);
+
+/* ------------------------------------------- many rows at once (issue 13) */
+
+/* A batch of independent top-k problems, described by lib/rows.c; rq says the
+ * type, the order, k, which outputs and where the data lies (rq->keys or
+ * rq->dkeys / rq->doffset are the dense rows, the segments' keys, or the kNN
+ * points; rq->n is the extent of that input in elements).  Outputs are nrows x
+ * k, row r at r * k. */
+enum { ROWS_DENSE = 0, ROWS_SEGMENTS = 1, ROWS_KNN = 2 };
+typedef struct {
+    int mode;
+    size_t nrows;            /* rows, segments or queries */
+    size_t cols, ld;         /* ROWS_DENSE: row r = keys[r * ld .. r * ld + cols) */
+    uint64_t ibase;          /* ROWS_DENSE on the device: positions written + ibase */
+    const int64_t *offsets;  /* ROWS_SEGMENTS: nrows + 1, in host memory, validated */
+    int metric;              /* ROWS_KNN: cltopk_metric; rq->smallest for L2 */
+    size_t np, d;            /* ROWS_KNN: points (np x d) and queries (nrows x d) */
+    const float *queries;    /* ROWS_KNN, host data */
+#if HAVE_OPENCL
+    cl_mem dqueries;         /* ROWS_KNN, device data, from element qoffset */
+    size_t qoffset;
+#endif
+} cltopk_rows_job;
+
+/* heap.c: the best min(k, n) of keys[0..n) on the calling thread (the SIMD
+ * filter and the heap of cltopk_cpu_heap_topk, no floor), sorted into THE
+ * ORDER in h (k pairs of room); returns how many */
+CLTOPK_INTERNAL size_t cltopk_cpu_heap_row(const cltopk_request *rq, const void *keys, size_t n,
+                                           size_t k, okey_pair *h);
+/* rowscpu.c: the job on host arrays, OpenMP over rows; CLTOPK_OK or
+ * CLTOPK_ERR_NO_MEMORY (nothing written then) */
+CLTOPK_INTERNAL int cltopk_cpu_rows(const cltopk_request *rq, const cltopk_rows_job *job);
+/* rowscpu.c: the distance of cltopk_knn (metric, the fma order of cltopk.h) */
+CLTOPK_INTERNAL float cltopk_knn_distance(const float *q, const float *p, size_t d, int metric);
+#if HAVE_OPENCL
+/* rowsdev.c (cl/rows.cl): whether the device kernel can run the job (k
+ * against local memory, row lengths, int64, a valid CLTOPK_BITS); why on no */
+CLTOPK_INTERNAL int cltopk_rows_dev_can(cltopk_context *ctx, const cltopk_request *rq,
+                                        const cltopk_rows_job *job, char *why, size_t whylen);
+/* rowsdev.c: the job on device data (rq->dkeys ..., job->dqueries), enqueued
+ * after the context's last event and rq's wait list; ends in the context's
+ * last event.  Segment offsets are copied from the host by the call. */
+CLTOPK_INTERNAL int cltopk_rows_dev_buffer(cltopk_context *ctx, const cltopk_request *rq,
+                                           const cltopk_rows_job *job);
+/* rowsdev.c: the device kernel's configuration for the job, a line of text
+ * into buf (for cltopk_explain_rows); the length written */
+CLTOPK_INTERNAL size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
+                                                const cltopk_rows_job *job, char *buf,
+                                                size_t len);
+/* rowsdev.c: the job on host data through the device kernel, in batches of
+ * rows that fit one device chunk; blocks until the outputs are written */
+CLTOPK_INTERNAL int cltopk_rows_dev_host(cltopk_context *ctx, const cltopk_request *rq,
+                                         const cltopk_rows_job *job);
+/* rowsdev.c: the CPU rows on device data: input read to the host (after the
+ * wait list), cltopk_cpu_rows, outputs written back; blocks */
+CLTOPK_INTERNAL int cltopk_rows_cpu_on_buffer(cltopk_context *ctx, const cltopk_request *rq,
+                                              const cltopk_rows_job *job);
+#endif
 
 /* ---- cachefile.c: the disk cache's files (kernel binaries, the planner's
  * constants), safe in a directory others can reach.  A cache directory is used

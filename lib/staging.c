@@ -183,6 +183,28 @@ int cltopk_hand_off(cltopk_context *ctx, cl_event *done)
     return err == CL_SUCCESS ? CLTOPK_OK : cltopk_clfail(ctx, err, "clEnqueueMarkerWithWaitList");
 }
 
+int cltopk_read_after_wait(cltopk_context *ctx, const cltopk_request *rq, cl_mem m, size_t at,
+                           size_t bytes, void *host)
+{
+    if (!bytes)
+        return CLTOPK_OK;
+    cl_event *wl = malloc((rq->num_wait + 1) * sizeof *wl);
+    if (!wl)
+        return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for an event list");
+    cl_event *own;
+    cl_uint nw = cltopk_after_own(ctx, &own);
+    if (nw)
+        wl[0] = *own;
+    for (cl_uint i = 0; i < rq->num_wait; i++)
+        wl[nw++] = rq->wait[i];
+    cl_int err = clEnqueueReadBuffer(ctx->queue, m, CL_TRUE, at, bytes, host, nw,
+                                     nw ? wl : NULL, NULL);
+    free(wl);
+    return err == CL_SUCCESS ? CLTOPK_OK
+                             : cltopk_clfail(ctx, err, "clEnqueueReadBuffer (device data to the "
+                                             "host)");
+}
+
 int cltopk_host_on_buffer(cltopk_context *ctx, const cltopk_request *rq,
                           const cltopk_algorithm *a, size_t rank)
 {
@@ -190,26 +212,16 @@ int cltopk_host_on_buffer(cltopk_context *ctx, const cltopk_request *rq,
     char *keys = malloc(rq->n ? rq->n * kb : 1);
     char *ok = malloc(count * kb);
     int64_t *oi = malloc(count * 8);
-    cl_event *wl = malloc((rq->num_wait + 1) * sizeof *wl);
     int st = CLTOPK_OK;
     cl_int err;
-    if (!keys || !ok || !oi || !wl) {
+    if (!keys || !ok || !oi) {
         st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory staging %zu elements "
                          "for %s", rq->n, a->name);
         goto out;
     }
-    cl_event *own;
-    cl_uint nw = cltopk_after_own(ctx, &own);
-    if (nw)
-        wl[0] = *own;
-    for (cl_uint i = 0; i < rq->num_wait; i++)
-        wl[nw++] = rq->wait[i];
-    err = clEnqueueReadBuffer(ctx->queue, rq->dkeys, CL_TRUE, rq->doffset * kb, rq->n * kb, keys,
-                              nw, nw ? wl : NULL, NULL);
-    if (err != CL_SUCCESS) {
-        st = cltopk_clfail(ctx, err, "clEnqueueReadBuffer (keys to the host)");
+    if ((st = cltopk_read_after_wait(ctx, rq, rq->dkeys, rq->doffset * kb, rq->n * kb, keys)) !=
+        CLTOPK_OK)
         goto out;
-    }
     cltopk_request h = *rq;
     h.on_device = 0;
     h.keys = keys;
@@ -239,7 +251,6 @@ out:
     free(keys);
     free(ok);
     free(oi);
-    free(wl);
     return st;
 }
 

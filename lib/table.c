@@ -18,12 +18,14 @@ static const cltopk_algorithm cl_sbp_tree = NO_CL(CLTOPK_ALGO_SBP_TREE, "sbp-tre
 static const cltopk_algorithm cl_radix_select = NO_CL(CLTOPK_ALGO_RADIX_SELECT, "radix-select");
 static const cltopk_algorithm cl_sample_filter = NO_CL(CLTOPK_ALGO_SAMPLE_FILTER, "sample-filter");
 static const cltopk_algorithm cl_sort = NO_CL(CLTOPK_ALGO_SORT, "sort");
+static const cltopk_algorithm cl_bits = NO_CL(CLTOPK_ALGO_BITS, "bits");
 #define cltopk_algo_bitonic cl_bitonic
 #define cltopk_algo_sbp_radix cl_sbp_radix
 #define cltopk_algo_sbp_tree cl_sbp_tree
 #define cltopk_algo_radix_select cl_radix_select
 #define cltopk_algo_sample_filter cl_sample_filter
 #define cltopk_algo_sort cl_sort
+#define cltopk_algo_bits cl_bits
 #endif
 
 
@@ -32,6 +34,7 @@ const cltopk_algorithm *const cltopk_algorithms[] = {
     &cltopk_algo_bitonic,      &cltopk_algo_sbp_radix,   &cltopk_algo_sbp_tree,
     &cltopk_algo_radix_select, &cltopk_algo_sort,                 &cltopk_algo_cpu_heap,
     &cltopk_algo_cpu_bitonic,  &cltopk_algo_cpu_radix,   &cltopk_algo_sample_filter,
+    &cltopk_algo_bits,
 };
 const size_t cltopk_algorithm_count = sizeof cltopk_algorithms / sizeof cltopk_algorithms[0];
 

@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* the context's lock, its detail text cleared */
-static void enter(cltopk_context *ctx)
+void cltopk_enter(cltopk_context *ctx)
 {
     pthread_mutex_lock(&ctx->lock);
     ctx->err[0] = 0;
@@ -32,7 +31,7 @@ int cltopk_topk(cltopk_context *ctx, cltopk_dtype type, const void *keys, size_t
     const char *fn = "cltopk_topk";
     if (!ctx)
         return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    enter(ctx);
+    cltopk_enter(ctx);
     cltopk_request rq;
     const cltopk_algorithm *a;
     int st = cltopk_describe(ctx, fn, type, n, k, flags, CLTOPK_SMALLEST, algo, &rq);
@@ -73,7 +72,7 @@ int cltopk_select(cltopk_context *ctx, cltopk_dtype type, const void *keys, size
     const char *fn = "cltopk_select";
     if (!ctx)
         return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    enter(ctx);
+    cltopk_enter(ctx);
     cltopk_request rq;
     const cltopk_algorithm *a, *s;
     char *tk = NULL;
@@ -122,9 +121,7 @@ out:
 }
 
 #if HAVE_OPENCL
-/* what the cl_mem entry points share: the context is an OpenCL one; k == 0
- * (nothing to compute) still gives an event after the wait list */
-static int buffer_start(cltopk_context *ctx, const char *fn, size_t k, cl_uint num_wait,
+int cltopk_buffer_start(cltopk_context *ctx, const char *fn, size_t k, cl_uint num_wait,
                         const cl_event *wait, cl_event *done, int *nothing)
 {
     *nothing = 0;
@@ -156,7 +153,7 @@ static int buffer_plan(cltopk_context *ctx, const char *fn, cltopk_request *rq, 
                        const cltopk_algorithm **a, int *nothing)
 {
     int st;
-    if ((st = buffer_start(ctx, fn, count, num_wait, wait, done, nothing)) != CLTOPK_OK ||
+    if ((st = cltopk_buffer_start(ctx, fn, count, num_wait, wait, done, nothing)) != CLTOPK_OK ||
         *nothing ||
         (st = cltopk_describe_buffer(ctx, fn, rq, keys, offset, out_keys, out_index, count,
                                      num_wait, wait)) != CLTOPK_OK ||
@@ -179,7 +176,7 @@ int cltopk_topk_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem keys, size
     if (!ctx)
         return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
 #if HAVE_OPENCL
-    enter(ctx);
+    cltopk_enter(ctx);
     cltopk_request rq;
     const cltopk_algorithm *a;
     int nothing;
@@ -216,7 +213,7 @@ int cltopk_select_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem keys, si
     if (!ctx)
         return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
 #if HAVE_OPENCL
-    enter(ctx);
+    cltopk_enter(ctx);
     cltopk_request rq;
     const cltopk_algorithm *a, *s;
     int nothing;
@@ -259,7 +256,7 @@ int cltopk_workspace_size(cltopk_context *ctx, cltopk_dtype type, size_t n, size
     const char *fn = "cltopk_workspace_size";
     if (!ctx)
         return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    enter(ctx);
+    cltopk_enter(ctx);
     cltopk_request rq;
     const cltopk_algorithm *a = NULL;
     int st = bytes ? cltopk_describe(ctx, fn, type, n, k, flags, CLTOPK_SMALLEST, algo, &rq)
@@ -298,7 +295,7 @@ static int plan_for(cltopk_context *ctx, const char *fn, cltopk_dtype type, size
 {
     if (!ctx)
         return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    enter(ctx);
+    cltopk_enter(ctx);
     cltopk_request rq;
     const cltopk_algorithm *a;
     int st = chosen ? plan_request(ctx, fn, type, n, k, 0, flags, device_data, &rq)
@@ -327,7 +324,7 @@ int cltopk_explain(cltopk_context *ctx, cltopk_dtype type, size_t n, size_t k, u
     const char *fn = "cltopk_explain";
     if (!ctx)
         return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    enter(ctx);
+    cltopk_enter(ctx);
     cltopk_request rq;
     int st = buf && len ? plan_request(ctx, fn, type, n, k, 1, flags, device_data, &rq)
                         : cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,

@@ -89,9 +89,9 @@ static void plan_fails(cltopk_context *ctx, const char *dev, int type, size_t n,
 /* device algorithms, UNSUPPORTED on the "cpu" context */
 static const int device_only[] = {CLTOPK_ALGO_RADIX_SELECT, CLTOPK_ALGO_SBP_RADIX,
                                   CLTOPK_ALGO_SBP_TREE, CLTOPK_ALGO_SAMPLE_FILTER,
-                                  CLTOPK_ALGO_SORT};
+                                  CLTOPK_ALGO_SORT, CLTOPK_ALGO_BITS};
 static const int bad_types[] = {6, 7, -1, 1000, INT_MIN};
-static const int bad_algos[] = {10, 11, -1, 100, INT_MAX};
+static const int bad_algos[] = {11, 12, -1, 100, INT_MAX};
 static const unsigned bad_flags[] = {2u, 3u, 4u, 0x80000000u, 0xFFFFFFFFu};
 
 /* Everything a context must reject, on ctx (named dev). */
@@ -249,8 +249,8 @@ static void benchmark(cltopk_context *ctx, const char *dev, int is_cl)
                 CLTOPK_ERR_BAD_FLAGS, "flags 2");
     bench_fails(ctx, dev, CLTOPK_FLOAT32, data, N, 5, 2, CLTOPK_ALGO_AUTO, 3, CLTOPK_ERR_BAD_FLAGS,
                 "auto, flags 2");
-    bench_fails(ctx, dev, CLTOPK_FLOAT32, data, N, 5, 0, 10, 3, CLTOPK_ERR_BAD_ALGO,
-                "algorithm 10");
+    bench_fails(ctx, dev, CLTOPK_FLOAT32, data, N, 5, 0, 11, 3, CLTOPK_ERR_BAD_ALGO,
+                "algorithm 11");
     bench_fails(ctx, dev, CLTOPK_FLOAT32, data, N, N + 1, 0, CLTOPK_ALGO_CPU_HEAP, 3,
                 CLTOPK_ERR_K_RANGE, "k = n + 1");
     if (!is_cl)
@@ -396,10 +396,11 @@ static void helpers(void)
 
     /* algorithms: the names the header lists */
     {
-        static const char *const names[10] = {"auto",         "bitonic", "sbp-radix", "sbp-tree",
+        static const char *const names[11] = {"auto",         "bitonic", "sbp-radix", "sbp-tree",
                                               "radix-select", "sort",    "cpu-heap",
-                                              "cpu-bitonic",  "cpu-radix", "sample-filter"};
-        for (int a = 0; a < 10; a++) {
+                                              "cpu-bitonic",  "cpu-radix", "sample-filter",
+                                              "bits"};
+        for (int a = 0; a < 11; a++) {
             cltopk_algo al = (cltopk_algo)a;
             is_string(names[a], cltopk_algo_name(al), "algo_name(%d)", a);
             cltopk_algo p = (cltopk_algo)99;

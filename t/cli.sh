@@ -131,6 +131,58 @@ ok $? "gen writes text for a .txt name, binary with --binary"
 # a failed write never removes a path the command did not create: the output is
 # a temporary file renamed over the target at the end; devices and FIFOs are
 # written directly
+# ------------------------------------------------------------ many rows, kNN
+printf '3\n1\n4\n1\n5\n9\n2\n6\n5\n3\n5\n8\n' > "$tmp/r.txt"
+run "$CLTOPK" topk -t i32 -k 2 --rows 3 --device cpu "$tmp/r.txt"
+[ $rc -eq 0 ] && [ "$(awk '$1 ~ /^[0-9]+$/ && NF == 4 { printf "%s:%s:%s ", $1, $3, $4 }' "$tmp/out")" = \
+    "0:2:4 0:0:3 1:1:9 1:3:6 2:3:8 2:0:5 " ]
+ok $? "topk --rows 3: the top 2 of each row"
+run "$CLTOPK" topk -t i32 -k 1 --rows 2 --ld 7 --smallest --device cpu "$tmp/r.txt"
+[ $rc -eq 0 ] && [ "$(awk '$1 ~ /^[0-9]+$/ && NF == 4 { printf "%s:%s ", $3, $4 }' "$tmp/out")" = \
+    "1:1 2:3 " ]
+ok $? "topk --rows 2 --ld 7 --smallest: rows 7 apart, 5 long"
+printf '0\n0\n1\n5\n12\n' > "$tmp/o.txt"
+run "$CLTOPK" topk -t i32 -k 2 --segments "$tmp/o.txt" --device cpu "$tmp/r.txt"
+[ $rc -eq 0 ] && [ "$(awk '$1 ~ /^[0-9]+$/ && NF == 4 { printf "%s:%s ", $3, $4 }' "$tmp/out")" = \
+    "-1:0 -1:0 0:3 -1:0 3:5 1:4 0:9 6:8 " ]
+ok $? "topk --segments: an empty and a short segment padded with -1"
+fails 1 "not a multiple of 5 rows" "topk --rows that do not divide the file" \
+    "$CLTOPK" topk -t i32 -k 1 --rows 5 --device cpu "$tmp/r.txt"
+fails 1 "smaller than offsets" "topk --segments with decreasing offsets" \
+    sh -c 'printf "0\n5\n2\n" > "$2/bad.txt"; "$1" topk -t i32 -k 1 --segments "$2/bad.txt" --device cpu "$2/r.txt"' sh "$CLTOPK" "$tmp"
+fails 2 "goes with --rows" "topk --ld without --rows" \
+    "$CLTOPK" topk -t i32 -k 1 --ld 4 --device cpu "$tmp/r.txt"
+succeeds "Usage: cltopk knn" "knn --help" "$CLTOPK" knn --help
+succeeds "^-> cpu-heap" "topk --rows --explain on the cpu device" \
+    "$CLTOPK" topk -t i32 -k 2 --rows 3 --explain --device cpu "$tmp/r.txt"
+printf '0\n0\n1\n1\n' > "$tmp/q.txt"
+printf '5\n5\n1\n1\n0\n0\n1\n1\n' > "$tmp/p.txt"
+run "$CLTOPK" knn -k 2 -d 2 --device cpu "$tmp/q.txt" "$tmp/p.txt"
+[ $rc -eq 0 ] && [ "$(awk '$1 ~ /^[0-9]+$/ && NF == 4 { printf "%s:%s ", $3, $4 }' "$tmp/out")" = \
+    "2:0 1:2 1:0 3:0 " ]
+ok $? "knn: nearest points, ties by smaller index"
+fails 1 "multiples of d" "knn with a dimension that does not divide the files" \
+    "$CLTOPK" knn -k 1 -d 3 --device cpu "$tmp/q.txt" "$tmp/p.txt"
+if [ -n "$cl_dev" ]; then
+    "$CLTOPK" gen -t f32 -n 3000 "$tmp/kp.f32" > /dev/null 2>&1 &&
+        "$CLTOPK" gen -t f32 -n 300 -s 9 "$tmp/kq.f32" > /dev/null 2>&1
+    a1=$("$CLTOPK" knn -k 7 -d 30 --json --device cpu "$tmp/kq.f32" "$tmp/kp.f32" | sed 's/"device": "[^"]*"//')
+    a2=$("$CLTOPK" knn -k 7 -d 30 --json --device "$cl_dev" "$tmp/kq.f32" "$tmp/kp.f32" | sed 's/"device": "[^"]*"//')
+    [ -n "$a1" ] && [ "$a1" = "$a2" ]
+    ok $? "knn: cpu and $cl_dev agree bit for bit"
+else
+    skip "knn cpu vs OpenCL: no OpenCL device"
+fi
+
+succeeds "x 300 f32 k=5  cpu-heap" "bench --rows on the cpu device" \
+    "$CLTOPK" bench --rows 4 -n 300 -k 5 --algo auto,cpu-heap --reps 2 --device cpu
+succeeds "segments (1..50, 2000 elements)" "bench --segments" \
+    "$CLTOPK" bench --segments -n 2000 --max-len 50 -k 3 --reps 2 --device cpu
+succeeds "knn l2 nq=3 np=500 d=5" "bench --knn" \
+    "$CLTOPK" bench --knn -q 3 -p 500 -d 5 -k 4 --reps 2 --device cpu
+fails 2 "one of --rows R, --segments and --knn" "bench --rows with --knn is refused" \
+    "$CLTOPK" bench --rows 4 --knn --device cpu
+
 if [ -w /dev/full ]; then
     ln -s /dev/full "$tmp/full.lnk"
     fails 1 "cannot write '.*full.lnk': No space" \

@@ -189,3 +189,18 @@ t_sbp_tune_t_LDADD = $(T_LDADD)
 check-full:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS="$(TESTS) $(FULL_TESTS)"
 .PHONY: check-full
+# ---- many rows at once: top-k of rows and segments, kNN (issue 13)
+check_PROGRAMS += t/rows.t t/knn.t
+TESTS += t/rows.t t/knn.t
+t_rows_t_SOURCES = t/rows.c
+t_rows_t_CPPFLAGS = $(T_CPPFLAGS)
+t_rows_t_LDADD = $(T_LDADD)
+t_knn_t_SOURCES = t/knn.c
+t_knn_t_CPPFLAGS = $(T_CPPFLAGS)
+t_knn_t_LDADD = $(T_LDADD) -lm
+check_PROGRAMS += t/knn_scalar.t
+TESTS += t/knn_scalar.t
+t_knn_scalar_t_SOURCES = t/knn.c
+t_knn_scalar_t_CPPFLAGS = $(T_CPPFLAGS) -DTEST_ISA='"scalar"'
+t_knn_scalar_t_LDADD = $(T_LDADD) -lm
+# ---- end

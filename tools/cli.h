@@ -27,6 +27,15 @@ int cmd_demo(int argc, char **argv);
 /* bit-packed columns (cmd_pack.c, cmd_unpackbench.c) */
 int cmd_pack(int argc, char **argv);
 int cmd_unpack(int argc, char **argv);
+/* cmd_rows.c: many rows at once */
+int cmd_knn(int argc, char **argv);
+/* `cltopk bench --rows R`, `--segments`, `--knn` */
+int cmd_bench_rows(int argc, char **argv);
+/* `cltopk topk --rows R [--ld L]` or `--segments OFFS` on keys already read */
+int topk_rows_file(const char *cmd, const char *path, cltopk_dtype type, const void *keys,
+                   size_t n, uint64_t rows, uint64_t ld, const char *segfile, uint64_t k,
+                   unsigned flags, cltopk_algo algo, const char *device, int json,
+                   int explain);
 int topk_packed_file(const char *path, uint64_t k, unsigned flags, cltopk_algo algo,
                      const char *device, int json, int explain);
 int cmd_bench_unpack(int argc, char **argv);

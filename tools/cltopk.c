@@ -17,6 +17,7 @@ static const command commands[] = {
     {"devices", cmd_devices, "list the OpenCL devices, the 'cpu' device and which 'auto' picks"},
     {"gen", cmd_gen, "write test data (raw little-endian binary or text)"},
     {"topk", cmd_topk, "print the k largest (or smallest) elements of a file, with positions"},
+    {"knn", cmd_knn, "the k nearest points of each query (exact; squared L2 or inner product)"},
     {"select", cmd_select, "print the element at one rank of the order (the k-th element)"},
     {"bench", cmd_bench, "time algorithms against the device's read floor"},
     {"tune", cmd_tune, "find the fastest bitonic kernel configuration for each k"},

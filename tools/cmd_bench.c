@@ -426,6 +426,11 @@ int cmd_bench(int argc, char **argv)
     for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
         if (!strcmp(argv[i], "--unpack"))
             return cmd_bench_unpack(argc, argv);
+    /* many rows at once: --rows, --segments, --knn (tools/cmd_rows.c) */
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--rows") || !strncmp(argv[i], "--rows=", 7) ||
+            !strcmp(argv[i], "--segments") || !strcmp(argv[i], "--knn"))
+            return cmd_bench_rows(argc, argv);
     /* --cpu: the CPU algorithms beside their peers (tools/cmd_bench_cpu.c) */
     for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
         if (!strcmp(argv[i], "--cpu"))

@@ -65,7 +65,16 @@ static void topk_help(int select)
            "  printf '3\\n1\\n4\\n1\\n5\\n' | cltopk %s -t i32 --text -\n",
            select ? ""
                   : "      --packed        FILE is a packed int32 column of 'cltopk pack' (with\n"
-                    "                      -t i32 or no -t, and no --text or --binary)\n",
+                    "                      -t i32 or no -t, and no --text or --binary)\n"
+                    "      --rows R        FILE holds R rows: the top K of each (K <= a row's\n"
+                    "                      length); rows of n / R elements, or with --ld\n"
+                    "      --ld L          rows start L elements apart: FILE holds\n"
+                    "                      (R - 1) * L + cols elements\n"
+                    "      --segments OFFS the segments keys[OFFS[s] .. OFFS[s+1]) of FILE,\n"
+                    "                      OFFS a file of int64 offsets (binary, or text by\n"
+                    "                      its name or --text); short segments are padded\n"
+                    "                      with index -1 (cltopk_topk_segments); --explain\n"
+                    "                      works with --rows and --segments\n",
            select ? "select -r 99" : "topk -k 10", select ? "select -r 1" : "topk -k 2");
 }
 
@@ -87,7 +96,7 @@ static int run(int argc, char **argv, int select)
 {
     const char *cmd = select ? "select" : "topk";
     enum { O_K = 1, O_TYPE, O_SMALLEST, O_LARGEST, O_ALGO, O_DEVICE, O_JSON, O_TEXT, O_BINARY,
-           O_HELP, O_PACKED, O_EXPLAIN };
+           O_HELP, O_PACKED, O_EXPLAIN, O_ROWS, O_LD, O_SEGMENTS };
     const cli_option opts[] = {
         {O_K, select ? 'r' : 'k', select ? "rank" : "k", 1},
         {O_TYPE, 't', "type", 1},
@@ -103,10 +112,15 @@ static int run(int argc, char **argv, int select)
         /* bit-packed columns, topk only: for select an entry with no name, which
          * never matches (an id of 0 would end the table here) */
         {O_PACKED, 0, select ? NULL : "packed", 0},
+        /* many rows at once, topk only */
+        {O_ROWS, 0, select ? NULL : "rows", 1},
+        {O_LD, 0, select ? NULL : "ld", 1},
+        {O_SEGMENTS, 0, select ? NULL : "segments", 1},
         {0, 0, NULL, 0},
     };
     cli_parser p;
-    const char *arg, *path = NULL, *device = NULL;
+    const char *arg, *path = NULL, *device = NULL, *segfile = NULL;
+    uint64_t rows = 0, ld = 0;
     int id, json = 0, format = FORMAT_AUTO, have_k = 0, packed = 0, explain = 0, have_type = 0;
     unsigned flags = CLTOPK_LARGEST;
     cltopk_dtype type = CLTOPK_FLOAT32;
@@ -145,6 +159,14 @@ static int run(int argc, char **argv, int select)
         case O_HELP: topk_help(select); return EXIT_OK;
         case O_PACKED: packed = 1; break;
         case O_EXPLAIN: explain = 1; break;
+        case O_ROWS:
+        case O_LD:
+            if (parse_count(arg, UINT64_MAX, id == O_ROWS ? &rows : &ld) < 0 ||
+                (id == O_LD && ld == 0))
+                return usage_error(cmd, "bad %s '%s' (a number like 64 or 1K)",
+                                   id == O_ROWS ? "--rows" : "--ld", arg);
+            break;
+        case O_SEGMENTS: segfile = arg; break;
         }
     }
     if (!have_k)
@@ -163,12 +185,26 @@ static int run(int argc, char **argv, int select)
         return topk_packed_file(path, k, flags, algo, device, json, explain);
     }
 
+    int many = rows > 0 || segfile != NULL;
+    if (ld && !rows)
+        return usage_error(cmd, "--ld goes with --rows");
+    if (rows && segfile)
+        return usage_error(cmd, "give --rows or --segments, not both");
+    if (many && packed)
+        return usage_error(cmd, "--rows and --segments do not take --packed");
+
     void *keys = NULL;
     size_t n = 0, bytes = cltopk_dtype_size(type);
     int asked = format;
     int rc = read_elements(cmd, path, type, "give the right -t, or --text for a text file", &format, &keys, &n);
     if (rc)
         return rc;
+    if (many) {
+        rc = topk_rows_file(cmd, path, type, keys, n, rows, ld, segfile, k, flags, algo, device,
+                            json, explain);
+        free(keys);
+        return rc;
+    }
     if (select ? k >= n : k > n) {
         free(keys);
         if (select)

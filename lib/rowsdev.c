@@ -1,0 +1,579 @@
+/* rowsdev.c - many top-k at once on the OpenCL device (cl/rows.cl): dense
+ * rows, segments and kNN queries, one work-group per row, on device data or
+ * on host data in batches of rows; and the CPU rows run on device data.
+ *
+ * Configuration (compile options of cl/rows.cl, CLTOPK_BITS): a work-group of
+ * wg = 256 work-items taking r = 4 elements a round on GPUs (64 and 2
+ * elsewhere), capped by the device's work-group size; KTOP, the kept pairs,
+ * is the first of 32, 256, 1024, 2048 at or above k (few programs to build);
+ * CAP, the candidate buffer, 2 * wg * r or KTOP, shrunk to wg * r where local
+ * memory is short.  The largest k is the largest KTOP whose arrays fit the
+ * device's local memory (2048 for 4-byte keys and 1024 for 8-byte keys in 48
+ * KiB).  Few long dense rows are split into parts, a work-group each, whose
+ * best k are merged by a second launch (a group a row): enough groups for the
+ * device (4 a compute unit on GPUs), each part at least 4 rounds long, or
+ * CLTOPK_BITS=parts=N.  Segments of at most 32 elements are sorted whole by
+ * one work-item each (a second launch), the others take a group each. */
+#include "internal.h"
+
+#if HAVE_OPENCL
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    unsigned wg, r, ktop, cap;
+    size_t parts; /* parts of a dense row (0: chosen per launch) */
+} rows_cfg;
+
+static const unsigned ktops[] = {32, 256, 1024, 2048};
+#define ROWS_MAXLEN 0xFFFFFFFEull /* positions are 32-bit, all ones the sentinel */
+#define ROWS_SHORT 32             /* segments a work-item sorts alone (at most 256) */
+
+/* CLTOPK_BITS: wg work-items a group and r elements a work-item a round (both
+ * powers of two), parts of a long dense row (0: chosen from the rows and the
+ * device's compute units) */
+enum { BP_WG, BP_R, BP_PARTS };
+static const cltopk_param bits_params[] = {
+    [BP_WG] = {.name = "wg", .gpu = 256, .cpu = 64, .min = 16, .max = 1024, .integer = 1},
+    [BP_R] = {.name = "r", .gpu = 4, .cpu = 2, .min = 1, .max = 16, .integer = 1},
+    [BP_PARTS] = {.name = "parts", .gpu = 0, .cpu = 0, .min = 0, .max = 65536, .integer = 1},
+};
+static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, 3, NULL};
+
+static size_t local_bytes(const rows_cfg *c, int bytes)
+{
+    return ((size_t)c->ktop + c->cap) * ((size_t)bytes + 4) + 64;
+}
+
+/* the configuration for k: 1, or 0 with the reason in why (a bad CLTOPK_BITS,
+ * k above the kept lists, local memory too small) */
+static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size_t k, rows_cfg *c,
+                       char *why, size_t whylen)
+{
+    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
+    cltopk_tune_for f = {gpu, ctx->caps.device_name, (unsigned)rq->bytes, -1, k};
+    cltopk_params p;
+    if (cltopk_params_get(rq->tune, &bits_table, &f, &p, why, whylen) != 0)
+        return 0;
+    c->wg = (unsigned)p.v[BP_WG];
+    c->r = (unsigned)p.v[BP_R];
+    c->parts = (size_t)p.v[BP_PARTS];
+    if (!cltopk_is_pow2(c->wg) || !cltopk_is_pow2(c->r)) {
+        snprintf(why, whylen, "CLTOPK_BITS: wg = %u and r = %u must be powers of two", c->wg,
+                 c->r);
+        return 0;
+    }
+    size_t maxwg = cltopk_pow2_le(ctx->caps.max_wg ? ctx->caps.max_wg : 1);
+    while (c->wg > maxwg)
+        c->wg >>= 1;
+    c->ktop = 0;
+    for (size_t i = 0; i < sizeof ktops / sizeof ktops[0]; i++)
+        if (ktops[i] >= k) {
+            c->ktop = ktops[i];
+            break;
+        }
+    if (!c->ktop) {
+        snprintf(why, whylen, "the device kernel keeps at most %u pairs a row (k = %zu)",
+                 ktops[sizeof ktops / sizeof ktops[0] - 1], k);
+        return 0;
+    }
+    unsigned round = c->wg * c->r;
+    c->cap = 2 * round > c->ktop ? 2 * round : c->ktop;
+    if (local_bytes(c, rq->bytes) > ctx->caps.local_mem)
+        c->cap = round > c->ktop ? round : c->ktop;
+    if (local_bytes(c, rq->bytes) > ctx->caps.local_mem) {
+        snprintf(why, whylen, "the device kernel's arrays for k = %zu (%zu bytes) do not fit "
+                 "the %llu bytes of local memory of %s", k, local_bytes(c, rq->bytes),
+                 (unsigned long long)ctx->caps.local_mem, ctx->name);
+        return 0;
+    }
+    return 1;
+}
+
+/* the largest k the device kernel takes for rq here (0: none, the reason in why) */
+static size_t rows_kmax(cltopk_context *ctx, const cltopk_request *rq, char *why, size_t whylen)
+{
+    if (!ctx->is_cl) {
+        snprintf(why, whylen, "the device kernel needs an OpenCL context (this is \"cpu\")");
+        return 0;
+    }
+    if (!ctx->caps.int64) {
+        snprintf(why, whylen, "the device kernel needs 64-bit integers, which %s lacks",
+                 ctx->name);
+        return 0;
+    }
+    for (size_t i = sizeof ktops / sizeof ktops[0]; i-- > 0;) {
+        rows_cfg c;
+        if (rows_config(ctx, rq, ktops[i], &c, why, whylen))
+            return ktops[i];
+    }
+    return 0;
+}
+
+int cltopk_rows_dev_can(cltopk_context *ctx, const cltopk_request *rq,
+                        const cltopk_rows_job *job, char *why, size_t whylen)
+{
+    size_t kmax = rows_kmax(ctx, rq, why, whylen);
+    if (!kmax)
+        return 0;
+    if (rq->k > kmax) {
+        snprintf(why, whylen, "the device kernel takes k up to %zu for %d-byte keys on this "
+                 "device (k = %zu); use cpu-heap", kmax, rq->bytes, rq->k);
+        return 0;
+    }
+    size_t longest = 0;
+    if (job->mode == ROWS_DENSE)
+        longest = job->cols;
+    else if (job->mode == ROWS_KNN)
+        longest = job->np;
+    else
+        for (size_t s = 0; s < job->nrows; s++)
+            if ((size_t)(job->offsets[s + 1] - job->offsets[s]) > longest)
+                longest = (size_t)(job->offsets[s + 1] - job->offsets[s]);
+    if ((unsigned long long)longest > ROWS_MAXLEN || (job->mode == ROWS_KNN && job->d > 0xFFFFFFFFu)) {
+        snprintf(why, whylen, "the device kernel takes rows of fewer than 2^32 - 1 elements "
+                 "(32-bit positions); use cpu-heap");
+        return 0;
+    }
+    /* host data travels a batch of whole rows at a time (the kNN points at once) */
+    size_t chunk = cltopk_chunk_elems(ctx, rq->bytes);
+    size_t need = job->mode == ROWS_KNN ? job->np * job->d : longest;
+    if (!rq->on_device && need > chunk) {
+        snprintf(why, whylen, "host data goes to the device in batches of whole rows, and %s "
+                 "of %zu elements exceeds one device chunk of %zu; use cpu-heap",
+                 job->mode == ROWS_KNN ? "the points" : "a row", need, chunk);
+        return 0;
+    }
+    return 1;
+}
+
+/* a read-only buffer holding a copy of host memory (segment offsets): the
+ * copy is made now, so the call need not wait for the queue */
+static int offsets_copy(cltopk_context *ctx, const void *p, size_t bytes, cl_mem *out)
+{
+    cl_int err;
+    *out = clCreateBuffer(ctx->clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
+                          (void *)p, &err);
+    return *out ? CLTOPK_OK : cltopk_clfail(ctx, err, "clCreateBuffer (segment offsets)");
+}
+
+/* one launch over nrows rows: dense rows of `in` from in_off; segments with
+ * offsets `offs` (nrows + 1, relative to in_off); or kNN queries `q` (from
+ * q_off) against the points `in` (from in_off).  Outputs from element 0. */
+typedef struct {
+    cl_mem in, offs, q;
+    const int64_t *hoffs; /* segments: the launch's nrows + 1 offsets on the host */
+    long long in_off;
+    size_t q_off, nrows;
+    cl_mem out_keys, out_index;
+} rows_launch_args;
+
+/* the parts of a dense row: CLTOPK_BITS's, else enough groups for the
+ * device (4 a compute unit on a GPU, 1 elsewhere) where rows are few and long
+ * (each part at least 4 rounds of the group) */
+static size_t dense_parts(const cltopk_context *ctx, const cltopk_rows_job *job,
+                          const rows_cfg *c)
+{
+    size_t parts = c->parts;
+    if (parts == 0) {
+        int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
+        size_t want = (size_t)(ctx->caps.compute_units ? ctx->caps.compute_units : 1) *
+                      (gpu ? 4 : 1);
+        size_t maxp = job->cols / (4 * (size_t)c->wg * c->r);
+        parts = job->nrows < want ? (want + job->nrows - 1) / job->nrows : 1;
+        if (parts > maxp)
+            parts = maxp;
+    }
+    if (parts > job->cols)
+        parts = job->cols;
+    return parts ? parts : 1;
+}
+
+/* segments: those of at most ROWS_SHORT elements a work-item each
+ * (rows_segments_short), the others a group each (rows_segments through a list
+ * of their ids); kern is rows_segments */
+static int segments_launch(cltopk_context *ctx, const cltopk_request *rq,
+                           const rows_launch_args *a, const rows_cfg *c, const char *opts,
+                           cl_kernel kern, cl_uint num_wait, const cl_event *wait)
+{
+    size_t n = a->nrows, nshort = 0;
+    for (size_t s = 0; n <= 0xFFFFFFFFu && s < n; s++)
+        nshort += a->hoffs[s + 1] - a->hoffs[s] <= ROWS_SHORT;
+    size_t nlong = n - nshort;
+    cl_mem ids = a->in; /* unused without short segments */
+    int st = CLTOPK_OK;
+    if (nshort) {
+        /* the long segments' ids, then the short ones' */
+        cl_uint *h = malloc(n * sizeof *h);
+        if (!h)
+            return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for %zu segment "
+                               "ids", n);
+        size_t lo = 0, sh = nlong;
+        for (size_t s = 0; s < n; s++)
+            h[a->hoffs[s + 1] - a->hoffs[s] <= ROWS_SHORT ? sh++ : lo++] = (cl_uint)s;
+        cl_int err;
+        ids = clCreateBuffer(ctx->clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                             n * sizeof *h, h, &err);
+        free(h);
+        if (!ids)
+            return cltopk_clfail(ctx, err, "clCreateBuffer (segment ids)");
+    }
+    cl_uint k = (cl_uint)rq->k, sm = (cl_uint)rq->smallest, use_ids = nshort > 0;
+    cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
+    cl_mem ok = a->out_keys ? a->out_keys : a->in, oi = a->out_index ? a->out_index : a->in;
+    cl_long off = (cl_long)a->in_off;
+    cl_ulong ibase = 0;
+    if (nlong) {
+        st = cltopk_set_args(ctx, kern, 11, sizeof(cl_mem), &a->in, sizeof off, &off,
+                             sizeof(cl_mem), &a->offs, sizeof(cl_mem), &ids, sizeof use_ids,
+                             &use_ids, sizeof k, &k, sizeof sm, &sm, sizeof(cl_mem), &ok,
+                             sizeof(cl_mem), &oi, sizeof want, &want, sizeof ibase, &ibase);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kern, nlong * c->wg, c->wg, num_wait, wait);
+        num_wait = 0, wait = NULL; /* the next launch follows this one */
+    }
+    if (st == CLTOPK_OK && nshort) {
+        cl_kernel ks;
+        cl_uint id0 = (cl_uint)nlong, nids = (cl_uint)nshort;
+        size_t local = c->wg < 64 ? c->wg : 64;
+        if ((st = cltopk_kernel_get(ctx, "rows.cl", opts, "rows_segments_short", &ks)) ==
+            CLTOPK_OK) {
+            st = cltopk_set_args(ctx, ks, 12, sizeof(cl_mem), &a->in, sizeof off, &off,
+                                 sizeof(cl_mem), &a->offs, sizeof(cl_mem), &ids, sizeof id0,
+                                 &id0, sizeof nids, &nids, sizeof k, &k, sizeof sm, &sm,
+                                 sizeof(cl_mem), &ok, sizeof(cl_mem), &oi, sizeof want, &want,
+                                 sizeof ibase, &ibase);
+            if (st == CLTOPK_OK)
+                st = cltopk_launch(ctx, ks, (nshort + local - 1) / local * local, local,
+                                   num_wait, wait);
+            clReleaseKernel(ks);
+        }
+    }
+    if (nshort)
+        clReleaseMemObject(ids); /* freed once the launches are done with it */
+    return st;
+}
+
+static int rows_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk_rows_job *job,
+                       const rows_launch_args *a, cl_uint num_wait, const cl_event *wait)
+{
+    rows_cfg c;
+    char why[256];
+    if (!rows_config(ctx, rq, rq->k, &c, why, sizeof why))
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "bits: %s", why);
+    static const char *names[3] = {"rows_dense", "rows_segments", "rows_knn"};
+    char opts[256];
+    snprintf(opts, sizeof opts,
+             "-D KEY_BITS=%d -D KEY_KIND=%d -D MODE=%d -D METRIC=%d -D WG=%u -D R=%u "
+             "-D KTOP=%u -D CAP=%u",
+             rq->bytes * 8, rq->kind, job->mode, job->mode == ROWS_KNN ? job->metric : 0, c.wg,
+             c.r, c.ktop, c.cap);
+    if (job->mode == ROWS_SEGMENTS)
+        snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -D SHORT=%d", ROWS_SHORT);
+    size_t parts = job->mode == ROWS_DENSE ? dense_parts(ctx, job, &c) : 1;
+    cl_kernel kern, kpart = NULL;
+    int st = cltopk_kernel_get(ctx, "rows.cl", opts, parts > 1 ? "rows_dense_merge"
+                                                                : names[job->mode], &kern);
+    if (st == CLTOPK_OK && parts > 1 &&
+        (st = cltopk_kernel_get(ctx, "rows.cl", opts, "rows_dense_part", &kpart)) != CLTOPK_OK)
+        clReleaseKernel(kern);
+    if (st != CLTOPK_OK)
+        return st;
+    cl_uint k = (cl_uint)rq->k, sm = (cl_uint)rq->smallest;
+    cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
+    cl_mem ok = a->out_keys ? a->out_keys : a->in, oi = a->out_index ? a->out_index : a->in;
+    cl_ulong ibase = job->ibase;
+    if (parts > 1) {
+        /* each part's best k pairs, then a group a row over them */
+        cl_ulong off = (cl_ulong)a->in_off, ld = job->ld, cols = job->cols;
+        cl_ulong plen = (job->cols + parts - 1) / parts;
+        cl_uint np = (cl_uint)parts;
+        size_t ncand = a->nrows * parts * rq->k;
+        cl_mem cu, ci;
+        if ((st = cltopk_scratch(ctx, SCR_CAND_U0, ncand * (size_t)rq->bytes, &cu)) ==
+                CLTOPK_OK &&
+            (st = cltopk_scratch(ctx, SCR_CAND_I0, ncand * 4, &ci)) == CLTOPK_OK &&
+            (st = cltopk_set_args(ctx, kpart, 10, sizeof(cl_mem), &a->in, sizeof off, &off,
+                                  sizeof ld, &ld, sizeof cols, &cols, sizeof k, &k, sizeof sm,
+                                  &sm, sizeof np, &np, sizeof plen, &plen, sizeof(cl_mem), &cu,
+                                  sizeof(cl_mem), &ci)) == CLTOPK_OK &&
+            (st = cltopk_launch(ctx, kpart, a->nrows * parts * c.wg, c.wg, num_wait, wait)) ==
+                CLTOPK_OK &&
+            (st = cltopk_set_args(ctx, kern, 11, sizeof(cl_mem), &a->in, sizeof off, &off,
+                                  sizeof ld, &ld, sizeof k, &k, sizeof np, &np, sizeof(cl_mem),
+                                  &cu, sizeof(cl_mem), &ci, sizeof(cl_mem), &ok, sizeof(cl_mem),
+                                  &oi, sizeof want, &want, sizeof ibase, &ibase)) == CLTOPK_OK)
+            st = cltopk_launch(ctx, kern, a->nrows * c.wg, c.wg, 0, NULL);
+        clReleaseKernel(kpart);
+        clReleaseKernel(kern);
+        return st;
+    }
+    if (job->mode == ROWS_DENSE) {
+        cl_ulong off = (cl_ulong)a->in_off, ld = job->ld, cols = job->cols;
+        st = cltopk_set_args(ctx, kern, 10, sizeof(cl_mem), &a->in, sizeof off, &off,
+                             sizeof ld, &ld, sizeof cols, &cols, sizeof k, &k, sizeof sm, &sm,
+                             sizeof(cl_mem), &ok, sizeof(cl_mem), &oi, sizeof want, &want,
+                             sizeof ibase, &ibase);
+    } else if (job->mode == ROWS_SEGMENTS) {
+        st = segments_launch(ctx, rq, a, &c, opts, kern, num_wait, wait);
+        clReleaseKernel(kern);
+        return st;
+    } else {
+        cl_ulong qo = a->q_off, po = (cl_ulong)a->in_off, np = job->np;
+        cl_uint d = (cl_uint)job->d;
+        st = cltopk_set_args(ctx, kern, 11, sizeof(cl_mem), &a->q, sizeof qo, &qo,
+                             sizeof(cl_mem), &a->in, sizeof po, &po, sizeof np, &np, sizeof d,
+                             &d, sizeof k, &k, sizeof sm, &sm, sizeof(cl_mem), &ok,
+                             sizeof(cl_mem), &oi, sizeof want, &want);
+    }
+    if (st == CLTOPK_OK)
+        st = cltopk_launch(ctx, kern, a->nrows * c.wg, c.wg, num_wait, wait);
+    clReleaseKernel(kern);
+    return st;
+}
+
+size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
+                                 const cltopk_rows_job *job, char *buf, size_t len)
+{
+    rows_cfg c;
+    char why[256];
+    if (!rows_config(ctx, rq, rq->k, &c, why, sizeof why))
+        return (size_t)snprintf(buf, len, "no configuration: %s", why);
+    int n = snprintf(buf, len, "wg %u, r %u, %u kept, a buffer of %u", c.wg, c.r, c.ktop, c.cap);
+    if (n < 0 || (size_t)n >= len)
+        return len;
+    if (job->mode == ROWS_DENSE) {
+        size_t parts = dense_parts(ctx, job, &c);
+        n += snprintf(buf + n, len - (size_t)n, "; %zu part%s a row (%zu work-groups%s)", parts,
+                      parts == 1 ? "" : "s", job->nrows * parts,
+                      parts > 1 ? ", then a merge a row" : "");
+    } else if (job->mode == ROWS_SEGMENTS) {
+        size_t nshort = 0;
+        for (size_t s = 0; s < job->nrows; s++)
+            nshort += job->offsets[s + 1] - job->offsets[s] <= ROWS_SHORT;
+        n += snprintf(buf + n, len - (size_t)n, "; %zu segments of at most %d a work-item each, "
+                      "%zu a work-group each", nshort, ROWS_SHORT, job->nrows - nshort);
+    } else {
+        n += snprintf(buf + n, len - (size_t)n, "; a work-group a query (%zu), distances "
+                      "computed in place", job->nrows);
+    }
+    return n < 0 ? 0 : (size_t)n;
+}
+
+int cltopk_rows_dev_buffer(cltopk_context *ctx, const cltopk_request *rq,
+                           const cltopk_rows_job *job)
+{
+    if (job->nrows == 0 || rq->k == 0)
+        return CLTOPK_OK;
+    rows_launch_args a = {.in = rq->dkeys, .in_off = (long long)rq->doffset,
+                          .nrows = job->nrows, .out_keys = rq->dout_keys,
+                          .out_index = rq->dout_index};
+    int st;
+    if (job->mode == ROWS_SEGMENTS &&
+        (st = offsets_copy(ctx, job->offsets, (job->nrows + 1) * 8, &a.offs)) != CLTOPK_OK)
+        return st;
+    a.hoffs = job->offsets;
+    if (job->mode == ROWS_KNN) {
+        a.q = job->dqueries;
+        a.q_off = job->qoffset;
+    }
+    st = rows_launch(ctx, rq, job, &a, rq->num_wait, rq->wait);
+    if (a.offs)
+        clReleaseMemObject(a.offs); /* freed once the launch is done with it */
+    return st;
+}
+
+/* read n bytes of device buffer m at byte `at` into host p (blocking, after
+ * the context's work) */
+static int read_back(cltopk_context *ctx, cl_mem m, size_t bytes, void *p)
+{
+    if (!bytes)
+        return CLTOPK_OK;
+    cl_event *own;
+    cl_uint nown = cltopk_after_own(ctx, &own);
+    cl_int err = clEnqueueReadBuffer(ctx->queue, m, CL_TRUE, 0, bytes, p, nown, own, NULL);
+    return err == CL_SUCCESS ? CLTOPK_OK
+                             : cltopk_clfail(ctx, err, "reading the rows' results back");
+}
+
+/* write host p to the start of m, after the context's work; the event of the
+ * copy in *ev */
+static int write_to(cltopk_context *ctx, cl_mem m, const void *p, size_t bytes, cl_event *ev)
+{
+    cl_event *own;
+    cl_uint nown = cltopk_after_own(ctx, &own);
+    cl_int err = clEnqueueWriteBuffer(ctx->queue, m, CL_FALSE, 0, bytes ? bytes : 1, p, nown,
+                                      own, ev);
+    return err == CL_SUCCESS ? CLTOPK_OK : cltopk_clfail(ctx, err, "clEnqueueWriteBuffer (rows)");
+}
+
+/* the rows [r0, r1) of the job on host data: their input span (first element
+ * and length) */
+static void span_of(const cltopk_rows_job *job, size_t r0, size_t r1, size_t *lo, size_t *len)
+{
+    if (job->mode == ROWS_DENSE) {
+        *lo = r0 * job->ld;
+        *len = (r1 - r0 - 1) * job->ld + job->cols;
+    } else {
+        *lo = (size_t)job->offsets[r0];
+        *len = (size_t)(job->offsets[r1] - job->offsets[r0]);
+    }
+}
+
+int cltopk_rows_dev_host(cltopk_context *ctx, const cltopk_request *rq,
+                         const cltopk_rows_job *job)
+{
+    size_t kb = (size_t)rq->bytes, k = rq->k, n = job->nrows;
+    if (n == 0 || k == 0)
+        return CLTOPK_OK;
+    size_t chunk = cltopk_chunk_elems(ctx, rq->bytes);
+    size_t out_max = (size_t)(ctx->caps.max_alloc / 8) / k; /* rows of output a batch */
+    if (out_max == 0)
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                           "rows: %zu positions of one row exceed the device's largest "
+                           "allocation", k);
+    cl_mem in = NULL, q = NULL, ok = NULL, oi = NULL;
+    int st = CLTOPK_OK;
+    if (job->mode == ROWS_KNN) {
+        /* the points once, the queries in batches */
+        size_t pts = job->np * job->d;
+        if (pts > chunk || job->d > chunk)
+            return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                               "knn: %zu points of dimension %zu exceed one device allocation "
+                               "of %s; use cpu-heap", job->np, job->d, ctx->name);
+        if ((st = cltopk_scratch(ctx, SCR_INPUT, pts * 4, &in)) != CLTOPK_OK)
+            return st;
+        cl_event *own;
+        cl_uint nown = cltopk_after_own(ctx, &own);
+        cl_int err = clEnqueueWriteBuffer(ctx->queue, in, CL_TRUE, 0, pts * 4, rq->keys, nown,
+                                          own, NULL);
+        if (err != CL_SUCCESS)
+            return cltopk_clfail(ctx, err, "clEnqueueWriteBuffer (knn points)");
+    }
+    size_t r0 = 0;
+    while (r0 < n && st == CLTOPK_OK) {
+        /* the batch [r0, r1): as many rows as one chunk and the outputs hold */
+        size_t r1 = r0 + 1, lo, len;
+        if (job->mode == ROWS_KNN) {
+            size_t b = chunk / job->d;
+            r1 = r0 + (b < n - r0 ? b : n - r0);
+        } else {
+            span_of(job, r0, r1, &lo, &len);
+            if (len > chunk) {
+                st = cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                                 "rows: row %zu (%zu elements) exceeds one device chunk of %zu "
+                                 "elements; use cpu-heap", r0, len, chunk);
+                break;
+            }
+            if (job->mode == ROWS_DENSE) {
+                size_t b = job->ld ? (chunk - job->cols) / job->ld + 1 : n - r0;
+                r1 = r0 + (b < n - r0 ? b : n - r0);
+            } else {
+                while (r1 < n && (size_t)(job->offsets[r1 + 1] - job->offsets[r0]) <= chunk)
+                    r1++;
+            }
+        }
+        if (r1 - r0 > out_max)
+            r1 = r0 + out_max;
+        size_t nb = r1 - r0;
+        rows_launch_args a = {.nrows = nb};
+        cl_event ev = NULL;
+        if (job->mode == ROWS_KNN) {
+            a.in = in;
+            if ((st = cltopk_scratch(ctx, SCR_ROWS_Q, nb * job->d * 4, &q)) != CLTOPK_OK ||
+                (st = write_to(ctx, q, job->queries + r0 * job->d, nb * job->d * 4, &ev)) !=
+                    CLTOPK_OK)
+                break;
+            a.q = q;
+        } else {
+            span_of(job, r0, r1, &lo, &len);
+            if ((st = cltopk_scratch(ctx, SCR_INPUT, len * kb, &in)) != CLTOPK_OK ||
+                (st = write_to(ctx, in, (const char *)rq->keys + lo * kb, len * kb, &ev)) !=
+                    CLTOPK_OK)
+                break;
+            a.in = in;
+            if (job->mode == ROWS_SEGMENTS) {
+                a.in_off = -(long long)job->offsets[r0];
+                a.hoffs = job->offsets + r0;
+                if ((st = offsets_copy(ctx, job->offsets + r0, (nb + 1) * 8, &a.offs)) !=
+                    CLTOPK_OK) {
+                    clReleaseEvent(ev);
+                    break;
+                }
+            }
+        }
+        if ((rq->want_keys && (st = cltopk_scratch(ctx, SCR_OUT_KEYS, nb * k * kb, &ok)) !=
+                                  CLTOPK_OK) ||
+            (rq->want_index &&
+             (st = cltopk_scratch(ctx, SCR_OUT_INDEX, nb * k * 8, &oi)) != CLTOPK_OK)) {
+            clReleaseEvent(ev);
+            if (a.offs)
+                clReleaseMemObject(a.offs);
+            break;
+        }
+        a.out_keys = rq->want_keys ? ok : NULL;
+        a.out_index = rq->want_index ? oi : NULL;
+        st = rows_launch(ctx, rq, job, &a, 1, &ev);
+        clReleaseEvent(ev);
+        if (a.offs)
+            clReleaseMemObject(a.offs);
+        if (st == CLTOPK_OK && rq->want_keys)
+            st = read_back(ctx, ok, nb * k * kb, (char *)rq->out_keys + r0 * k * kb);
+        if (st == CLTOPK_OK && rq->want_index)
+            st = read_back(ctx, oi, nb * k * 8, rq->out_index + r0 * k);
+        r0 = r1;
+    }
+    return st;
+}
+
+int cltopk_rows_cpu_on_buffer(cltopk_context *ctx, const cltopk_request *rq,
+                              const cltopk_rows_job *job)
+{
+    size_t kb = (size_t)rq->bytes, count = job->nrows * rq->k;
+    size_t qn = job->mode == ROWS_KNN ? job->nrows * job->d : 0;
+    char *keys = malloc(rq->n ? rq->n * kb : 1);
+    float *queries = malloc(qn ? qn * 4 : 1);
+    char *ok = malloc(count ? count * kb : 1);
+    int64_t *oi = malloc(count ? count * 8 : 1);
+    int st = CLTOPK_OK;
+    cl_int err = CL_SUCCESS;
+    if (!keys || !queries || !ok || !oi) {
+        st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory staging %zu elements "
+                         "for the CPU", rq->n);
+        goto out;
+    }
+    if ((st = cltopk_read_after_wait(ctx, rq, rq->dkeys, rq->doffset * kb, rq->n * kb, keys)) !=
+            CLTOPK_OK ||
+        (st = cltopk_read_after_wait(ctx, rq, job->dqueries, job->qoffset * 4, qn * 4,
+                                     queries)) != CLTOPK_OK)
+        goto out;
+    cltopk_request h = *rq;
+    h.on_device = 0;
+    h.keys = keys;
+    h.out_keys = rq->want_keys ? ok : NULL;
+    h.out_index = rq->want_index ? oi : NULL;
+    cltopk_rows_job j = *job;
+    j.queries = queries;
+    if ((st = cltopk_cpu_rows(&h, &j)) != CLTOPK_OK) {
+        st = cltopk_fail(ctx, st, "rows: out of host memory on the CPU");
+        goto out;
+    }
+    if (rq->want_keys && count)
+        err = clEnqueueWriteBuffer(ctx->queue, rq->dout_keys, CL_TRUE, 0, count * kb, ok, 0,
+                                   NULL, NULL);
+    if (err == CL_SUCCESS && rq->want_index && count)
+        err = clEnqueueWriteBuffer(ctx->queue, rq->dout_index, CL_TRUE, 0, count * 8, oi, 0,
+                                   NULL, NULL);
+    if (err != CL_SUCCESS)
+        st = cltopk_clfail(ctx, err, "writing the rows' results to the device");
+out:
+    free(keys);
+    free(queries);
+    free(ok);
+    free(oi);
+    return st;
+}
+
+#endif

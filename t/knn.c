@@ -1,0 +1,287 @@
+/* knn.c - cltopk_knn and cltopk_knn_buffer against an oracle of the definition.
+ *
+ * The oracle computes every distance of a query with the definition of
+ * cltopk.h written out here (fmaf in dimension order from 0.0f; a NaN as
+ * 0x7FC00000) and ranks them with oracle_order (a plain stable sort: smallest
+ * first for L2, largest first for the inner product, NaN above +inf, ties by
+ * smaller point index).  Run on the "cpu" context and on the OpenCL test
+ * device (host and cl_mem forms), so that both are checked bit for bit
+ * against the same answer.  Cases: random points of several dimensions (not
+ * multiples of 4), k = 1, 10 and np, duplicate points (ties by index), all
+ * points equal, NaN and inf coordinates, queries equal to points; bad
+ * arguments (negative status, a detail, outputs untouched).  t/knn_scalar.t is
+ * the same with the scalar CPU kernels (CLTOPK_CPU_ISA=scalar). */
+#include "testlib.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static rng_t rng;
+#define POISON 0xA5
+
+static float dist_def(const float *q, const float *p, size_t d, int ip)
+{
+    float acc = 0.0f;
+    for (size_t j = 0; j < d; j++)
+        acc = ip ? fmaf(q[j], p[j], acc) : fmaf(q[j] - p[j], q[j] - p[j], acc);
+    if (acc != acc) {
+        uint32_t n = 0x7FC00000u;
+        memcpy(&acc, &n, 4);
+    }
+    return acc;
+}
+
+static float uniform(void)
+{
+    return (float)((double)rng_below(&rng, 1u << 24) / (1u << 23) - 1.0);
+}
+
+/* one call (host or cl_mem) with poisoned outputs of `want`, against the oracle */
+static void check(cltopk_context *ctx, const char *dev, int buffer, const char *what, int ip,
+                  const float *qs, size_t nq, const float *ps, size_t np, size_t d, size_t k,
+                  int want)
+{
+    size_t count = nq * k;
+    float *ed = bmalloc(count * 4 + 4), *od = bmalloc((count + GUARD) * 4);
+    int64_t *ei = bmalloc(count * 8 + 8), *oi = bmalloc((count + GUARD) * 8);
+    float *row = bmalloc(np * 4 + 4);
+    for (size_t q = 0; q < nq; q++) {
+        for (size_t j = 0; j < np; j++)
+            row[j] = dist_def(qs + q * d, ps + j * d, d, ip);
+        int64_t *perm = oracle_order(CLTOPK_FLOAT32, row, np, !ip);
+        for (size_t i = 0; i < k; i++) {
+            ei[q * k + i] = perm[i];
+            ed[q * k + i] = row[perm[i]];
+        }
+        free(perm);
+    }
+    memset(od, POISON, (count + GUARD) * 4);
+    memset(oi, POISON, (count + GUARD) * 8);
+    float *odp = want & WANT_KEYS ? od : NULL;
+    int64_t *oip = want & WANT_INDEX ? oi : NULL;
+    cltopk_metric m = ip ? CLTOPK_INNER_PRODUCT : CLTOPK_L2SQ;
+    int st;
+#if CLTOPK_HAVE_OPENCL
+    if (buffer) {
+        cl_context c;
+        cl_device_id dv;
+        cl_command_queue cq;
+        cltopk_get_cl(ctx, &c, &dv, &cq);
+        size_t qo = 3, po = 7;
+        float *qb = bmalloc((nq * d + qo) * 4), *pb = bmalloc((np * d + po) * 4);
+        memset(qb, 0x7F, qo * 4);
+        memset(pb, 0x7F, po * 4);
+        memcpy(qb + qo, qs, nq * d * 4);
+        memcpy(pb + po, ps, np * d * 4);
+        cl_int err;
+        cl_mem mq = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                   (nq * d + qo) * 4, qb, &err);
+        cl_mem mp = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                   (np * d + po) * 4, pb, &err);
+        cl_mem md = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                   (count + GUARD) * 4, od, &err);
+        cl_mem mi = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                   (count + GUARD) * 8, oi, &err);
+        free(qb);
+        free(pb);
+        if (!mq || !mp || !md || !mi)
+            bail("clCreateBuffer: %d", (int)err);
+        cl_event done = NULL;
+        st = cltopk_knn_buffer(ctx, m, mq, qo, nq, mp, po, np, d, k, odp ? md : NULL,
+                               oip ? mi : NULL, 0, NULL, &done);
+        if (st == CLTOPK_OK) {
+            if (odp)
+                clEnqueueReadBuffer(cq, md, CL_TRUE, 0, (count + GUARD) * 4, od, 1, &done, NULL);
+            if (oip)
+                clEnqueueReadBuffer(cq, mi, CL_TRUE, 0, (count + GUARD) * 8, oi, 1, &done, NULL);
+            clReleaseEvent(done);
+        }
+        clReleaseMemObject(mq);
+        clReleaseMemObject(mp);
+        clReleaseMemObject(md);
+        clReleaseMemObject(mi);
+    } else
+#endif
+        st = cltopk_knn(ctx, m, qs, nq, ps, np, d, k, odp, oip);
+    (void)buffer;
+    char msg[200] = "";
+    int good = st == CLTOPK_OK;
+    for (size_t i = 0; good && i < count; i++) {
+        if (oip && oi[i] != ei[i])
+            snprintf(msg, sizeof msg, "index %zu: %lld, expected %lld", i, (long long)oi[i],
+                     (long long)ei[i]), good = 0;
+        else if (odp && memcmp(&od[i], &ed[i], 4))
+            snprintf(msg, sizeof msg, "distance %zu: %a, expected %a", i, od[i], ed[i]), good = 0;
+    }
+    for (size_t g = 0; good && g < GUARD * 4; g++)
+        if (((unsigned char *)(od + count))[g] != POISON ||
+            ((unsigned char *)(oi + count))[g] != POISON)
+            snprintf(msg, sizeof msg, "a guard was written"), good = 0;
+    if (!ok(good, "%s%s knn %s %s: nq %zu np %zu d %zu k %zu want %d", dev,
+            buffer ? " buffer" : "", ip ? "ip" : "l2", what, nq, np, d, k, want))
+        diag("status %d (%s): %s", st, cltopk_last_error(ctx), msg);
+    free(ed);
+    free(od);
+    free(ei);
+    free(oi);
+    free(row);
+}
+
+static void cases(cltopk_context *ctx, const char *dev, int buffer)
+{
+    enum { NP = 300, NQ = 5, DMAX = 33 };
+    float *ps = bmalloc(NP * DMAX * 4), *qs = bmalloc(NQ * DMAX * 4);
+    static const size_t dims[] = {1, 3, 7, 33};
+    int turn = 0;
+    for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
+        size_t d = dims[di];
+        for (size_t i = 0; i < NP * d; i++)
+            ps[i] = uniform();
+        for (size_t i = 0; i < NQ * d; i++)
+            qs[i] = uniform();
+        for (int ip = 0; ip <= 1; ip++) {
+            check(ctx, dev, buffer, "uniform", ip, qs, NQ, ps, NP, d, 1, 1 + turn++ % 3);
+            check(ctx, dev, buffer, "uniform", ip, qs, NQ, ps, NP, d, 10, 1 + turn++ % 3);
+        }
+    }
+    size_t d = 5;
+    for (size_t i = 0; i < NP * d; i++)
+        ps[i] = uniform();
+    for (size_t i = 0; i < NQ * d; i++)
+        qs[i] = uniform();
+    check(ctx, dev, buffer, "uniform k = np", 0, qs, NQ, ps, NP, d, NP, WANT_BOTH);
+    /* duplicates: point j and j + NP / 2 equal; a query equal to point 3 */
+    memcpy(ps + NP / 2 * d, ps, NP / 2 * d * 4);
+    memcpy(qs, ps + 3 * d, d * 4);
+    check(ctx, dev, buffer, "duplicates", 0, qs, NQ, ps, NP, d, 10, WANT_BOTH);
+    check(ctx, dev, buffer, "duplicates", 1, qs, NQ, ps, NP, d, 10, WANT_BOTH);
+    /* all points equal */
+    for (size_t j = 1; j < NP; j++)
+        memcpy(ps + j * d, ps, d * 4);
+    check(ctx, dev, buffer, "all equal", 0, qs, NQ, ps, NP, d, 20, WANT_BOTH);
+    check(ctx, dev, buffer, "all equal", 1, qs, NQ, ps, NP, d, 20, WANT_BOTH);
+    /* NaN and inf coordinates in points and a query */
+    for (size_t i = 0; i < NP * d; i++)
+        ps[i] = uniform();
+    for (size_t j = 0; j < NP; j += 7)
+        ps[j * d + j % d] = (j / 7) % 3 == 0 ? NAN : (j / 7) % 3 == 1 ? INFINITY : -INFINITY;
+    qs[2 * d + 1] = INFINITY;
+    qs[4 * d] = -NAN;
+    check(ctx, dev, buffer, "nan/inf", 0, qs, NQ, ps, NP, d, 60, WANT_BOTH);
+    check(ctx, dev, buffer, "nan/inf", 1, qs, NQ, ps, NP, d, 60, WANT_BOTH);
+    free(ps);
+    free(qs);
+    /* more points than one block of the CPU kernel (2048), with duplicates
+     * across blocks, and an odd number of queries */
+    enum { NPB = 5000, NQB = 3, DB = 3 };
+    ps = bmalloc(NPB * DB * 4);
+    qs = bmalloc(NQB * DB * 4);
+    for (size_t i = 0; i < NPB * DB; i++)
+        ps[i] = (float)rng_below(&rng, 8);
+    for (size_t i = 0; i < NQB * DB; i++)
+        qs[i] = (float)rng_below(&rng, 8);
+    check(ctx, dev, buffer, "blocks, ties", 0, qs, NQB, ps, NPB, DB, 50, WANT_BOTH);
+    check(ctx, dev, buffer, "blocks, ties", 1, qs, NQB, ps, NPB, DB, 50, WANT_BOTH);
+    free(ps);
+    free(qs);
+}
+
+/* a call that must fail with `expect`, a detail, nothing written */
+static void refuse(cltopk_context *ctx, const char *dev, int expect, const char *what,
+                   cltopk_metric m, const float *qs, size_t nq, const float *ps, size_t np,
+                   size_t d, size_t k, int outs)
+{
+    float od[64];
+    int64_t oi[64];
+    memset(od, POISON, sizeof od);
+    memset(oi, POISON, sizeof oi);
+    int st = cltopk_knn(ctx, m, qs, nq, ps, np, d, k, outs & 1 ? od : NULL, outs & 2 ? oi : NULL);
+    int untouched = 1;
+    for (size_t i = 0; i < sizeof od; i++)
+        untouched &= ((unsigned char *)od)[i] == POISON && ((unsigned char *)oi)[i] == POISON;
+    const char *det = cltopk_last_error(ctx);
+    if (!ok(st == expect && det[0] && untouched, "%s: knn %s -> %s", dev, what,
+            cltopk_strerror(expect)))
+        diag("status %d, detail \"%s\", outputs %s", st, det, untouched ? "untouched" : "written");
+}
+
+static void bad_args(cltopk_context *ctx, const char *dev)
+{
+    static float p[64], q[16];
+    refuse(ctx, dev, CLTOPK_ERR_INVALID_ARGUMENT, "d = 0", CLTOPK_L2SQ, q, 2, p, 8, 0, 2, 3);
+    refuse(ctx, dev, CLTOPK_ERR_INVALID_ARGUMENT, "nq = 0", CLTOPK_L2SQ, q, 0, p, 8, 4, 2, 3);
+    refuse(ctx, dev, CLTOPK_ERR_K_RANGE, "k > np", CLTOPK_L2SQ, q, 2, p, 8, 4, 9, 3);
+    refuse(ctx, dev, CLTOPK_ERR_INVALID_ARGUMENT, "unknown metric", (cltopk_metric)2, q, 2, p, 8,
+           4, 2, 3);
+    refuse(ctx, dev, CLTOPK_ERR_INVALID_ARGUMENT, "queries NULL", CLTOPK_L2SQ, NULL, 2, p, 8, 4,
+           2, 3);
+    refuse(ctx, dev, CLTOPK_ERR_INVALID_ARGUMENT, "points NULL", CLTOPK_L2SQ, q, 2, NULL, 8, 4,
+           2, 3);
+    refuse(ctx, dev, CLTOPK_ERR_INVALID_ARGUMENT, "both outputs NULL", CLTOPK_L2SQ, q, 2, p, 8,
+           4, 2, 0);
+    int st = cltopk_knn(ctx, CLTOPK_L2SQ, q, 2, p, 8, 4, 2, q + 1, NULL);
+    ok(st == CLTOPK_ERR_INVALID_ARGUMENT && q[1] == 0.0f,
+       "%s: knn output overlapping the queries -> INVALID_ARGUMENT", dev);
+    st = cltopk_knn(ctx, CLTOPK_L2SQ, q, 2, p, 8, 4, 2, p + 1, NULL);
+    ok(st == CLTOPK_ERR_INVALID_ARGUMENT && p[1] == 0.0f,
+       "%s: knn output overlapping the points -> INVALID_ARGUMENT", dev);
+    st = cltopk_knn(ctx, CLTOPK_L2SQ, q, 2, p, 8, 4, 0, NULL, NULL);
+    ok(st == CLTOPK_OK, "%s: knn k = 0 is OK", dev);
+    char buf[1024];
+    st = cltopk_explain_knn(ctx, CLTOPK_INNER_PRODUCT, 10, 1000, 7, 5, 0, buf, sizeof buf);
+    ok(st == CLTOPK_OK && strstr(buf, "\n-> ") && strstr(buf, "inner product"),
+       "%s: explain_knn gives the choice", dev);
+    st = cltopk_explain_knn(ctx, CLTOPK_L2SQ, 10, 1000, 0, 5, 0, buf, sizeof buf);
+    ok(st == CLTOPK_ERR_INVALID_ARGUMENT, "%s: explain_knn d = 0 -> INVALID_ARGUMENT", dev);
+}
+
+int main(void)
+{
+    watchdog(600);
+#ifdef TEST_ISA
+    /* the CPU kernels of one instruction set (t/knn_scalar.t: the scalar
+     * distance kernel instead of the AVX2 + FMA one) */
+    setenv("CLTOPK_CPU_ISA", TEST_ISA, 1);
+    diag("CPU kernels: %s", cltopk_cpu_isa());
+#endif
+    rng_init(&rng, test_seed());
+    plan_lazy();
+    cltopk_context *cpu;
+    if (cltopk_open(&cpu, "cpu") != CLTOPK_OK)
+        bail("cltopk_open(cpu): %s", cltopk_last_error(NULL));
+    cases(cpu, "cpu", 0);
+    bad_args(cpu, "cpu");
+    cltopk_close(cpu);
+    cltopk_context *cl = NULL;
+    char why[512];
+    if (!open_test_cl(&cl, why, sizeof why)) {
+        skip("OpenCL parts: %s", why);
+        return tap_done();
+    }
+    cases(cl, "cl", 0);
+    bad_args(cl, "cl");
+    {
+        /* host data in batches of queries: a device chunk of 1000 elements
+         * holds the 100 x 7 points and 142 of the 300 queries */
+        enum { P = 100, Q = 300, D = 7 };
+        float *ps = bmalloc(P * D * 4), *qs = bmalloc(Q * D * 4);
+        for (size_t i = 0; i < P * D; i++)
+            ps[i] = uniform();
+        for (size_t i = 0; i < Q * D; i++)
+            qs[i] = uniform();
+        setenv("CLTOPK_MAX_CHUNK", "1000", 1);
+        check(cl, "cl", 0, "batches of queries", 0, qs, Q, ps, P, D, 5, WANT_BOTH);
+        setenv("CLTOPK_MAX_CHUNK", "500", 1); /* the points do not fit: the CPU */
+        check(cl, "cl", 0, "points > a chunk (CPU)", 1, qs, Q, ps, P, D, 5, WANT_BOTH);
+        unsetenv("CLTOPK_MAX_CHUNK");
+        free(ps);
+        free(qs);
+    }
+#if CLTOPK_HAVE_OPENCL
+    cases(cl, "cl", 1);
+#endif
+    cltopk_close(cl);
+    return tap_done();
+}

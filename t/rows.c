@@ -1,0 +1,623 @@
+/* rows.c - cltopk_topk_rows and cltopk_topk_segments (and their cl_mem forms)
+ * against the oracle, row by row.
+ *
+ * The oracle of a row is oracle_topk (a plain stable sort with THE ORDER spelled
+ * out) over that row alone; a segment shorter than k is padded with index -1
+ * and a key of zero bytes.  Every output is poisoned before a call, and a
+ * guard past its end must stay intact.  On the "cpu" context AUTO and cpu-heap
+ * run; on the OpenCL test device (CLTOPK_TEST_DEVICE) also bits and the cl_mem
+ * forms, so that the CPU and the device are each checked against the same
+ * oracle bit for bit.  Covered: every type and direction, keys only / index
+ * only / both, ld > cols, rows = 0 and 1, cols = 1, k = cols, empty and short
+ * segments, adversarial data (all equal, sorted, ties, NaN / -0 / inf), and
+ * bad arguments (negative status, a detail, nothing written). */
+#include "testlib.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static rng_t rng;
+#define POISON 0xA5
+
+/* expected outputs of `rows` rows (row r: keys + starts[r], lens[r] elements) */
+static void expect_rows(cltopk_dtype type, const void *keys, size_t rows, const size_t *starts,
+                        const size_t *lens, size_t k, int smallest, char *ek, int64_t *ei)
+{
+    size_t w = tsize(type);
+    memset(ek, 0, rows * k * w);
+    for (size_t r = 0; r < rows; r++) {
+        size_t m = lens[r] < k ? lens[r] : k;
+        const char *row = (const char *)keys + starts[r] * w;
+        oracle_topk(type, row, lens[r], m, smallest, NULL, ek + r * k * w, ei + r * k);
+        for (size_t i = m; i < k; i++)
+            ei[r * k + i] = -1;
+    }
+}
+
+/* outputs (keys ok, positions oi; either NULL) against the expected, the
+ * guards intact */
+static int same(size_t count, size_t w, const char *ek, const int64_t *ei, const char *ok,
+                const int64_t *oi, char *msg, size_t len)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (oi && oi[i] != ei[i]) {
+            snprintf(msg, len, "index %zu: %lld, expected %lld", i, (long long)oi[i],
+                     (long long)ei[i]);
+            return 0;
+        }
+        if (ok && memcmp(ok + i * w, ek + i * w, w)) {
+            snprintf(msg, len, "key %zu differs (index %lld)", i, (long long)ei[i]);
+            return 0;
+        }
+    }
+    for (size_t g = 0; g < GUARD * w; g++)
+        if (ok && (unsigned char)ok[count * w + g] != POISON) {
+            snprintf(msg, len, "the keys' guard was written");
+            return 0;
+        }
+    for (size_t g = 0; g < GUARD; g++)
+        if (oi) {
+            int64_t p;
+            memset(&p, POISON, 8);
+            if (oi[count + g] != p) {
+                snprintf(msg, len, "the positions' guard was written");
+                return 0;
+            }
+        }
+    return 1;
+}
+
+/* one call of either form on host data: dense (offsets NULL) or segments */
+static int call_host(cltopk_context *ctx, cltopk_algo algo, cltopk_dtype type, const void *keys,
+                     size_t rows, size_t cols, size_t ld, const int64_t *offsets, size_t k,
+                     int smallest, void *ok, int64_t *oi)
+{
+    unsigned fl = smallest ? CLTOPK_SMALLEST : CLTOPK_LARGEST;
+    if (offsets)
+        return cltopk_topk_segments(ctx, type, keys, rows, offsets, k, fl, algo, ok, oi);
+    return cltopk_topk_rows(ctx, type, keys, rows, cols, ld, k, fl, algo, ok, oi);
+}
+
+#if CLTOPK_HAVE_OPENCL
+/* the same through the cl_mem forms: the keys at element `off` of a buffer */
+static int call_buffer(cltopk_context *ctx, cltopk_algo algo, cltopk_dtype type,
+                       const void *keys, size_t extent, size_t rows, size_t cols, size_t ld,
+                       const int64_t *offsets, size_t k, int smallest, void *ok, int64_t *oi)
+{
+    cl_context c;
+    cl_device_id d;
+    cl_command_queue q;
+    if (cltopk_get_cl(ctx, &c, &d, &q) != CLTOPK_OK)
+        bail("cltopk_get_cl");
+    size_t w = tsize(type), off = 5, count = rows * k;
+    char *init = bmalloc((extent + off) * w + 1);
+    memset(init, 0x7F, (extent + off) * w); /* around the slice: large keys */
+    memcpy(init + off * w, keys, extent * w);
+    cl_int err;
+    cl_mem in = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                               (extent + off) * w, init, &err);
+    cl_mem mk = clCreateBuffer(c, CL_MEM_READ_WRITE | (ok ? CL_MEM_COPY_HOST_PTR : 0),
+                               (count + GUARD) * w, ok, &err);
+    cl_mem mi = clCreateBuffer(c, CL_MEM_READ_WRITE | (oi ? CL_MEM_COPY_HOST_PTR : 0),
+                               (count + GUARD) * 8, oi, &err);
+    free(init);
+    if (!in || !mk || !mi)
+        bail("clCreateBuffer: %d", (int)err);
+    unsigned fl = smallest ? CLTOPK_SMALLEST : CLTOPK_LARGEST;
+    cl_event done = NULL;
+    int st = offsets ? cltopk_topk_segments_buffer(ctx, type, in, off, rows, offsets, k, fl, algo,
+                                                   ok ? mk : NULL, oi ? mi : NULL, 0, NULL,
+                                                   &done)
+                     : cltopk_topk_rows_buffer(ctx, type, in, off, rows, cols, ld, k, fl, algo,
+                                               ok ? mk : NULL, oi ? mi : NULL, 0, NULL, &done);
+    if (st == CLTOPK_OK) {
+        if (!done)
+            bail("no done event");
+        if (ok)
+            clEnqueueReadBuffer(q, mk, CL_TRUE, 0, (count + GUARD) * w, ok, 1, &done, NULL);
+        if (oi)
+            clEnqueueReadBuffer(q, mi, CL_TRUE, 0, (count + GUARD) * 8, oi, 1, &done, NULL);
+        clReleaseEvent(done);
+    }
+    clReleaseMemObject(in);
+    clReleaseMemObject(mk);
+    clReleaseMemObject(mi);
+    return st;
+}
+#endif
+
+/* run one case (dense when offsets is NULL) with the outputs of `want`, poisoned,
+ * and compare with the oracle; buffer: through the cl_mem form */
+static void check_case(cltopk_context *ctx, const char *dev, cltopk_algo algo, int buffer,
+                       cltopk_dtype type, const char *dist, const void *keys, size_t extent,
+                       size_t rows, size_t cols, size_t ld, const int64_t *offsets, size_t k,
+                       int smallest, int want)
+{
+    size_t w = tsize(type), count = rows * k;
+    size_t *starts = bmalloc((rows + 1) * sizeof *starts), *lens = bmalloc((rows + 1) * sizeof *lens);
+    for (size_t r = 0; r < rows; r++) {
+        starts[r] = offsets ? (size_t)offsets[r] : r * ld;
+        lens[r] = offsets ? (size_t)(offsets[r + 1] - offsets[r]) : cols;
+    }
+    char *ek = bmalloc(count * w + 1);
+    int64_t *ei = bmalloc(count * 8 + 8);
+    expect_rows(type, keys, rows, starts, lens, k, smallest, ek, ei);
+    char *ok_ = bmalloc((count + GUARD) * w);
+    int64_t *oi = bmalloc((count + GUARD) * 8);
+    memset(ok_, POISON, (count + GUARD) * w);
+    memset(oi, POISON, (count + GUARD) * 8);
+    char *okp = want & WANT_KEYS ? ok_ : NULL;
+    int64_t *oip = want & WANT_INDEX ? oi : NULL;
+    int st;
+#if CLTOPK_HAVE_OPENCL
+    if (buffer)
+        st = call_buffer(ctx, algo, type, keys, extent, rows, cols, ld, offsets, k, smallest,
+                         okp, oip);
+    else
+#endif
+        st = call_host(ctx, algo, type, keys, rows, cols, ld, offsets, k, smallest, okp, oip);
+    (void)buffer;
+    char msg[256] = "";
+    int good = st == CLTOPK_OK && same(count, w, ek, ei, okp, oip, msg, sizeof msg);
+    if (!ok(good, "%s %s%s %s %s %s: %s %zu x %zu (ld %zu) k %zu want %d", dev,
+            cltopk_algo_name(algo), buffer ? " buffer" : "", tname(type),
+            smallest ? "smallest" : "largest", dist, offsets ? "segments" : "rows", rows,
+            offsets ? (size_t)0 : cols, ld, k, want))
+        diag("status %d (%s): %s", st, cltopk_last_error(ctx), msg);
+    free(starts);
+    free(lens);
+    free(ek);
+    free(ei);
+    free(ok_);
+    free(oi);
+}
+
+/* the distributions of the cases, by turn: adversarial ones included */
+static const char *const mix[] = {"uniform", "special", "equal", "increasing", "narrow",
+                                  "nan", "decreasing", "few"};
+
+/* every type and direction: dense rows (ld > cols), a segment set with empty
+ * and short segments, small shapes */
+static void cases(cltopk_context *ctx, const char *dev, cltopk_algo algo, int buffer)
+{
+    static const int64_t segs[] = {0, 0, 1, 6, 23, 23, 323, 325, 389, 1389, 1389};
+    const size_t nseg = sizeof segs / sizeof segs[0] - 1;
+    int turn = 0;
+    for (int ti = 0; ti < 6; ti++) {
+        cltopk_dtype type = all_types[ti];
+        for (int sm = 0; sm <= 1; sm++) {
+            size_t w = tsize(type);
+            char *keys = bmalloc(4000 * w);
+            const char *dist = mix[turn++ % (sizeof mix / sizeof mix[0])];
+            int want = 1 + turn % 3;
+            /* 7 rows of 100 with ld 103, k = 10 */
+            gen_data(type, dist, 7 * 103, sm, &rng, keys);
+            check_case(ctx, dev, algo, buffer, type, dist, keys, 6 * 103 + 100, 7, 100, 103,
+                       NULL, 10, sm, want);
+            /* segments (empty, 1, 5, 17, 300, 2, 64, 1000), k = 20 */
+            gen_data(type, dist, (size_t)segs[nseg], sm, &rng, keys);
+            check_case(ctx, dev, algo, buffer, type, dist, keys, (size_t)segs[nseg], nseg, 0, 0,
+                       segs, 20, sm, WANT_BOTH);
+            /* one row, cols = 1; k = cols = 33 for 3 rows */
+            check_case(ctx, dev, algo, buffer, type, dist, keys, 1, 1, 1, 1, NULL, 1, sm, want);
+            check_case(ctx, dev, algo, buffer, type, dist, keys, 3 * 33, 3, 33, 33, NULL, 33, sm,
+                       WANT_BOTH);
+            free(keys);
+        }
+    }
+    /* k = cols = 1000 (the largest kept set of the device kernel's lists) and
+     * a longer row than one round, float32 and uint64 */
+    for (int i = 0; i < 2; i++) {
+        cltopk_dtype type = i ? CLTOPK_UINT64 : CLTOPK_FLOAT32;
+        char *keys = bmalloc(3 * 1000 * 8);
+        gen_data(type, "uniform", 3000, i, &rng, keys);
+        check_case(ctx, dev, algo, buffer, type, "uniform", keys, 3000, 3, 1000, 1000, NULL, 1000,
+                   i, WANT_BOTH);
+        check_case(ctx, dev, algo, buffer, type, "uniform", keys, 3000, 2, 1400, 1500, NULL, 50,
+                   !i, WANT_BOTH);
+        free(keys);
+    }
+}
+
+/* random shapes: rows of random length, ld and k, random segments (many
+ * merges of the device kernel's buffer on sorted input), every type */
+static void random_shapes(cltopk_context *ctx, const char *dev, cltopk_algo algo, int count)
+{
+    for (int c = 0; c < count; c++) {
+        cltopk_dtype type = all_types[rng_below(&rng, 6)];
+        int sm = (int)rng_below(&rng, 2);
+        const char *dist = mix[rng_below(&rng, sizeof mix / sizeof mix[0])];
+        size_t w = tsize(type), rows = 1 + rng_below(&rng, 12);
+        size_t cols = 1 + rng_below(&rng, 2500), ld = cols + rng_below(&rng, 4);
+        size_t kmax = cols < 250 ? cols : 250, k = 1 + rng_below(&rng, kmax);
+        size_t extent = (rows - 1) * ld + cols;
+        char *keys = bmalloc(extent * w);
+        gen_data(type, dist, extent, sm, &rng, keys);
+        check_case(ctx, dev, algo, 0, type, dist, keys, extent, rows, cols, ld, NULL, k, sm,
+                   WANT_BOTH);
+        free(keys);
+        /* segments: lengths 0 .. 3000, some empty */
+        size_t nseg = 1 + rng_below(&rng, 12);
+        int64_t *offs = bmalloc((nseg + 1) * sizeof *offs);
+        offs[0] = (int64_t)rng_below(&rng, 3);
+        for (size_t s = 0; s < nseg; s++)
+            offs[s + 1] = offs[s] + (rng_below(&rng, 4) ? (int64_t)rng_below(&rng, 3000) : 0);
+        extent = (size_t)offs[nseg];
+        keys = bmalloc(extent * w + 1);
+        gen_data(type, dist, extent, sm, &rng, keys);
+        check_case(ctx, dev, algo, 0, type, dist, keys, extent, nseg, 0, 0, offs, k, sm,
+                   WANT_BOTH);
+        free(keys);
+        free(offs);
+    }
+}
+
+/* host data through the device kernel in batches: CLTOPK_MAX_CHUNK makes a
+ * device chunk 1000 elements, so that rows, segments and kNN queries go in
+ * several batches; a row longer than a chunk is refused by bits and runs on
+ * the CPU under AUTO */
+static void batches(cltopk_context *ctx, const char *dev)
+{
+    setenv("CLTOPK_MAX_CHUNK", "1000", 1);
+    for (int i = 0; i < 2; i++) {
+        cltopk_dtype type = i ? CLTOPK_INT64 : CLTOPK_FLOAT32;
+        size_t w = tsize(type);
+        char *keys = bmalloc(30 * 103 * w);
+        gen_data(type, "narrow", 30 * 103, i, &rng, keys);
+        check_case(ctx, dev, CLTOPK_ALGO_BITS, 0, type, "narrow (batches)", keys, 29 * 103 + 100,
+                   30, 100, 103, NULL, 10, i, WANT_BOTH);
+        int64_t offs[41];
+        offs[0] = 0;
+        for (int s_ = 0; s_ < 40; s_++)
+            offs[s_ + 1] = offs[s_] + (int64_t)rng_below(&rng, 70);
+        check_case(ctx, dev, CLTOPK_ALGO_BITS, 0, type, "narrow (batches)", keys,
+                   (size_t)offs[40], 40, 0, 0, offs, 12, !i, WANT_BOTH);
+        free(keys);
+    }
+    float *big = bmalloc(3 * 1500 * 4);
+    gen_data(CLTOPK_FLOAT32, "uniform", 3 * 1500, 0, &rng, big);
+    char ok_[8 * 4];
+    int64_t oi[8];
+    int st = cltopk_topk_rows(ctx, CLTOPK_FLOAT32, big, 3, 1500, 1500, 2, 0, CLTOPK_ALGO_BITS,
+                              ok_, oi);
+    ok(st == CLTOPK_ERR_UNSUPPORTED && strstr(cltopk_last_error(ctx), "chunk"),
+       "%s: bits refuses a host row longer than a device chunk (%s)", dev,
+       cltopk_last_error(ctx));
+    check_case(ctx, dev, CLTOPK_ALGO_AUTO, 0, CLTOPK_FLOAT32, "uniform (row > chunk)", big, 4500,
+               3, 1500, 1500, NULL, 7, 0, WANT_BOTH);
+    free(big);
+    unsetenv("CLTOPK_MAX_CHUNK");
+}
+
+/* a call that must fail with `expect`, a detail, and nothing written */
+static void refuse(cltopk_context *ctx, const char *dev, int expect, const char *what,
+                   int (*call)(cltopk_context *, void *, int64_t *))
+{
+    char ok_[64 * 8];
+    int64_t oi[64];
+    memset(ok_, POISON, sizeof ok_);
+    memset(oi, POISON, sizeof oi);
+    int st = call(ctx, ok_, oi);
+    int untouched = 1;
+    for (size_t i = 0; i < sizeof ok_; i++)
+        untouched &= (unsigned char)ok_[i] == POISON;
+    for (size_t i = 0; i < sizeof oi; i++)
+        untouched &= ((unsigned char *)oi)[i] == POISON;
+    const char *d = cltopk_last_error(ctx);
+    if (!ok(st == expect && st < 0 && d && d[0] && untouched, "%s: %s -> %s", dev, what,
+            cltopk_strerror(expect)))
+        diag("status %d, detail \"%s\", outputs %s", st, d ? d : "(null)",
+             untouched ? "untouched" : "written");
+}
+
+static float data16[4 * 16];
+static const int64_t decreasing[] = {0, 5, 3, 8};
+static const int64_t negative[] = {-1, 2, 4};
+static const int64_t good_offs[] = {0, 2, 4};
+
+static int c_ld(cltopk_context *c, void *k, int64_t *i)
+{
+    return cltopk_topk_rows(c, CLTOPK_FLOAT32, data16, 2, 8, 7, 2, 0, CLTOPK_ALGO_AUTO, k, i);
+}
+static int c_kcols(cltopk_context *c, void *k, int64_t *i)
+{
+    return cltopk_topk_rows(c, CLTOPK_FLOAT32, data16, 2, 8, 8, 9, 0, CLTOPK_ALGO_AUTO, k, i);
+}
+static int c_type(cltopk_context *c, void *k, int64_t *i)
+{
+    return cltopk_topk_rows(c, (cltopk_dtype)6, data16, 2, 8, 8, 2, 0, CLTOPK_ALGO_AUTO, k, i);
+}
+static int c_flags(cltopk_context *c, void *k, int64_t *i)
+{
+    return cltopk_topk_rows(c, CLTOPK_FLOAT32, data16, 2, 8, 8, 2, 4u, CLTOPK_ALGO_AUTO, k, i);
+}
+static int c_algo(cltopk_context *c, void *k, int64_t *i)
+{
+    return cltopk_topk_rows(c, CLTOPK_FLOAT32, data16, 2, 8, 8, 2, 0, (cltopk_algo)99, k, i);
+}
+static int c_unsup(cltopk_context *c, void *k, int64_t *i)
+{
+    return cltopk_topk_rows(c, CLTOPK_FLOAT32, data16, 2, 8, 8, 2, 0, CLTOPK_ALGO_BITONIC, k, i);
+}
+static int c_nullkeys(cltopk_context *c, void *k, int64_t *i)
+{
+    return cltopk_topk_rows(c, CLTOPK_FLOAT32, NULL, 2, 8, 8, 2, 0, CLTOPK_ALGO_AUTO, k, i);
+}
+static int c_nullouts(cltopk_context *c, void *k, int64_t *i)
+{
+    (void)k, (void)i;
+    return cltopk_topk_rows(c, CLTOPK_FLOAT32, data16, 2, 8, 8, 2, 0, CLTOPK_ALGO_AUTO, NULL,
+                            NULL);
+}
+static int c_overlap(cltopk_context *c, void *k, int64_t *i)
+{
+    (void)k;
+    return cltopk_topk_rows(c, CLTOPK_FLOAT32, data16, 2, 8, 8, 2, 0, CLTOPK_ALGO_CPU_HEAP,
+                            data16 + 3, i);
+}
+static int c_decreasing(cltopk_context *c, void *k, int64_t *i)
+{
+    return cltopk_topk_segments(c, CLTOPK_FLOAT32, data16, 3, decreasing, 2, 0,
+                                CLTOPK_ALGO_AUTO, k, i);
+}
+static int c_negative(cltopk_context *c, void *k, int64_t *i)
+{
+    return cltopk_topk_segments(c, CLTOPK_FLOAT32, data16, 2, negative, 2, 0, CLTOPK_ALGO_AUTO,
+                                k, i);
+}
+static int c_nulloffs(cltopk_context *c, void *k, int64_t *i)
+{
+    return cltopk_topk_segments(c, CLTOPK_FLOAT32, data16, 2, NULL, 2, 0, CLTOPK_ALGO_AUTO, k,
+                                i);
+}
+static int c_segalgo(cltopk_context *c, void *k, int64_t *i)
+{
+    return cltopk_topk_segments(c, CLTOPK_FLOAT32, data16, 2, good_offs, 2, 0,
+                                CLTOPK_ALGO_SORT, k, i);
+}
+static int c_bits(cltopk_context *c, void *k, int64_t *i)
+{
+    return cltopk_topk_rows(c, CLTOPK_FLOAT32, data16, 2, 8, 8, 2, 0, CLTOPK_ALGO_BITS, k, i);
+}
+static int c_bitsk(cltopk_context *c, void *k, int64_t *i)
+{
+    static float big[5000];
+    return cltopk_topk_rows(c, CLTOPK_FLOAT32, big, 1, 5000, 5000, 4096, 0, CLTOPK_ALGO_BITS, k,
+                            i);
+}
+
+/* cltopk_explain_rows: a text with AUTO's choice; refusals as the calls */
+static void explain(cltopk_context *ctx, const char *dev, int is_cl)
+{
+    char buf[1024];
+    static const int64_t offs[] = {0, 3, 3, 100};
+    int st = cltopk_explain_rows(ctx, CLTOPK_FLOAT32, 4, 1000, NULL, 10, 0, 0, buf, sizeof buf);
+    ok(st == CLTOPK_OK && strstr(buf, "\n-> ") && strstr(buf, "bits") && strstr(buf, "cpu-heap"),
+       "%s: explain_rows names both ways and the choice", dev);
+    if (st != CLTOPK_OK || !strstr(buf, "\n-> "))
+        diag("%d %s: %s", st, cltopk_last_error(ctx), buf);
+    st = cltopk_explain_rows(ctx, CLTOPK_INT64, 3, 0, offs, 50, CLTOPK_SMALLEST, is_cl, buf,
+                             sizeof buf);
+    ok(st == CLTOPK_OK && strstr(buf, "segments") &&
+           (!is_cl || strstr(buf, "a work-item each")),
+       "%s: explain_rows of segments%s", dev, is_cl ? " on device data" : "");
+    st = cltopk_explain_rows(ctx, CLTOPK_FLOAT32, 4, 10, NULL, 11, 0, 0, buf, sizeof buf);
+    ok(st == CLTOPK_ERR_K_RANGE, "%s: explain_rows k > cols -> K_RANGE", dev);
+    st = cltopk_explain_rows(ctx, CLTOPK_FLOAT32, 4, 10, NULL, 1, 0, 0, NULL, 10);
+    ok(st == CLTOPK_ERR_INVALID_ARGUMENT, "%s: explain_rows buf NULL -> INVALID_ARGUMENT", dev);
+    if (!is_cl) {
+        st = cltopk_explain_rows(ctx, CLTOPK_FLOAT32, 4, 10, NULL, 1, 0, 1, buf, sizeof buf);
+        ok(st == CLTOPK_ERR_NO_OPENCL, "%s: explain_rows of device data -> NO_OPENCL", dev);
+    }
+    st = cltopk_explain_rows(ctx, CLTOPK_FLOAT32, 4, 1000, NULL, 10, 0, 0, buf, 20);
+    ok(st == CLTOPK_OK && strlen(buf) == 19, "%s: explain_rows truncates to len", dev);
+}
+
+static void bad_args(cltopk_context *ctx, const char *dev, int is_cl)
+{
+    static const struct {
+        int expect;
+        const char *what;
+        int (*call)(cltopk_context *, void *, int64_t *);
+    } bad[] = {
+        {CLTOPK_ERR_INVALID_ARGUMENT, "rows: ld < cols", c_ld},
+        {CLTOPK_ERR_K_RANGE, "rows: k > cols", c_kcols},
+        {CLTOPK_ERR_BAD_TYPE, "rows: unknown type", c_type},
+        {CLTOPK_ERR_BAD_FLAGS, "rows: unknown flag", c_flags},
+        {CLTOPK_ERR_BAD_ALGO, "rows: unknown algorithm", c_algo},
+        {CLTOPK_ERR_UNSUPPORTED, "rows: bitonic", c_unsup},
+        {CLTOPK_ERR_INVALID_ARGUMENT, "rows: keys NULL", c_nullkeys},
+        {CLTOPK_ERR_INVALID_ARGUMENT, "rows: both outputs NULL", c_nullouts},
+        {CLTOPK_ERR_INVALID_ARGUMENT, "rows: output overlaps the input", c_overlap},
+        {CLTOPK_ERR_INVALID_ARGUMENT, "segments: decreasing offsets", c_decreasing},
+        {CLTOPK_ERR_INVALID_ARGUMENT, "segments: negative offset", c_negative},
+        {CLTOPK_ERR_INVALID_ARGUMENT, "segments: offsets NULL", c_nulloffs},
+        {CLTOPK_ERR_UNSUPPORTED, "segments: sort", c_segalgo},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        refuse(ctx, dev, bad[i].expect, bad[i].what, bad[i].call);
+    if (!is_cl)
+        refuse(ctx, dev, CLTOPK_ERR_UNSUPPORTED, "rows: bits on the cpu context", c_bits);
+    else
+        refuse(ctx, dev, CLTOPK_ERR_UNSUPPORTED, "rows: bits with k = 4096", c_bitsk);
+    /* nothing to do: OK, nothing written */
+    char ok_[16];
+    int64_t oi[2];
+    memset(ok_, POISON, sizeof ok_);
+    memset(oi, POISON, sizeof oi);
+    int st = cltopk_topk_rows(ctx, CLTOPK_FLOAT32, NULL, 0, 8, 8, 2, 0, CLTOPK_ALGO_AUTO, ok_, oi);
+    int st2 = cltopk_topk_rows(ctx, CLTOPK_FLOAT32, data16, 2, 8, 8, 0, 0, CLTOPK_ALGO_AUTO, ok_,
+                               oi);
+    int st3 = cltopk_topk_segments(ctx, CLTOPK_FLOAT32, NULL, 0, NULL, 2, 0, CLTOPK_ALGO_AUTO,
+                                   ok_, oi);
+    ok(st == CLTOPK_OK && st2 == CLTOPK_OK && st3 == CLTOPK_OK && (unsigned char)ok_[0] == POISON &&
+           ((unsigned char *)oi)[0] == POISON,
+       "%s: rows = 0, k = 0, nseg = 0: OK, nothing written", dev);
+    /* all segments empty, keys NULL: padding only */
+    static const int64_t empty[] = {0, 0, 0};
+    st = cltopk_topk_segments(ctx, CLTOPK_FLOAT32, NULL, 2, empty, 1, 0, CLTOPK_ALGO_AUTO, ok_,
+                              oi);
+    ok(st == CLTOPK_OK && oi[0] == -1 && oi[1] == -1 && !memcmp(ok_, "\0\0\0\0\0\0\0\0", 8),
+       "%s: empty segments with keys NULL are padded", dev);
+}
+
+#if CLTOPK_HAVE_OPENCL
+static void bad_buffers(cltopk_context *ctx, const char *dev)
+{
+    cl_context c;
+    cl_device_id d;
+    cl_command_queue q;
+    cltopk_get_cl(ctx, &c, &d, &q);
+    cl_int err;
+    cl_mem in = clCreateBuffer(c, CL_MEM_READ_WRITE, 64 * 4, NULL, &err);
+    cl_mem out = clCreateBuffer(c, CL_MEM_READ_WRITE, 64 * 8, NULL, &err);
+    cl_mem small = clCreateBuffer(c, CL_MEM_READ_WRITE, 4, NULL, &err);
+    int st = cltopk_topk_rows_buffer(ctx, CLTOPK_FLOAT32, in, 0, 4, 16, 16, 2, 0,
+                                     CLTOPK_ALGO_AUTO, NULL, small, 0, NULL, NULL);
+    ok(st == CLTOPK_ERR_BUFFER_SIZE && cltopk_last_error(ctx)[0], "%s: rows_buffer: small output "
+       "-> BUFFER_SIZE", dev);
+    st = cltopk_topk_rows_buffer(ctx, CLTOPK_FLOAT32, in, 1, 4, 16, 16, 2, 0, CLTOPK_ALGO_AUTO,
+                                 NULL, out, 0, NULL, NULL);
+    ok(st == CLTOPK_ERR_BUFFER_SIZE, "%s: rows_buffer: offset past the input -> BUFFER_SIZE",
+       dev);
+    static const int64_t far[] = {0, 10, 70};
+    st = cltopk_topk_segments_buffer(ctx, CLTOPK_FLOAT32, in, 0, 2, far, 2, 0, CLTOPK_ALGO_AUTO,
+                                     NULL, out, 0, NULL, NULL);
+    ok(st == CLTOPK_ERR_BUFFER_SIZE, "%s: segments_buffer: offsets past the buffer -> "
+       "BUFFER_SIZE (%s)", dev, cltopk_last_error(ctx));
+    st = cltopk_topk_rows_buffer(ctx, CLTOPK_FLOAT32, in, 0, 4, 16, 16, 2, 0,
+                                 CLTOPK_ALGO_CPU_HEAP, NULL, out, 0, NULL, NULL);
+    ok(st == CLTOPK_ERR_UNSUPPORTED && cltopk_last_error(ctx)[0],
+       "%s: rows_buffer: cpu-heap -> UNSUPPORTED", dev);
+    cl_event done = NULL;
+    st = cltopk_topk_rows_buffer(ctx, CLTOPK_FLOAT32, in, 0, 0, 16, 16, 2, 0, CLTOPK_ALGO_AUTO,
+                                 NULL, out, 0, NULL, &done);
+    ok(st == CLTOPK_OK && done, "%s: rows_buffer: rows = 0 gives an event", dev);
+    if (done) {
+        clWaitForEvents(1, &done);
+        clReleaseEvent(done);
+    }
+    /* a user event gates the work */
+    cl_event gate = clCreateUserEvent(c, &err);
+    float vals[64];
+    for (int i = 0; i < 64; i++)
+        vals[i] = (float)((i * 37) % 64);
+    clEnqueueWriteBuffer(q, in, CL_TRUE, 0, sizeof vals, vals, 0, NULL, NULL);
+    done = NULL;
+    st = cltopk_topk_rows_buffer(ctx, CLTOPK_FLOAT32, in, 0, 4, 16, 16, 2, 0, CLTOPK_ALGO_BITS,
+                                 NULL, out, 1, &gate, &done);
+    cl_int es = CL_COMPLETE;
+    if (done)
+        clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof es, &es, NULL);
+    ok(st == CLTOPK_OK && done && es != CL_COMPLETE, "%s: rows_buffer waits for the wait list",
+       dev);
+    clSetUserEventStatus(gate, CL_COMPLETE);
+    int64_t idx[8];
+    if (done) {
+        clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof idx, idx, 1, &done, NULL);
+        clReleaseEvent(done);
+    }
+    int good = st == CLTOPK_OK;
+    for (int r = 0; r < 4 && good; r++)
+        for (int i = 0; i < 2; i++) {
+            float best = -1;
+            int64_t at = -1;
+            for (int j = 0; j < 16; j++)
+                if (vals[r * 16 + j] > best)
+                    best = vals[r * 16 + j], at = j;
+            if (i == 0 && idx[r * 2] != at)
+                good = 0;
+        }
+    ok(good, "%s: rows_buffer after the gate: the right answers", dev);
+    clReleaseEvent(gate);
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+    clReleaseMemObject(small);
+}
+#endif
+
+int main(void)
+{
+    watchdog(600);
+    rng_init(&rng, test_seed());
+    plan_lazy();
+    for (int i = 0; i < 64; i++)
+        data16[i] = (float)(i % 16) - 4.0f;
+    cltopk_context *cpu;
+    if (cltopk_open(&cpu, "cpu") != CLTOPK_OK)
+        bail("cltopk_open(cpu): %s", cltopk_last_error(NULL));
+    cases(cpu, "cpu", CLTOPK_ALGO_AUTO, 0);
+    cases(cpu, "cpu", CLTOPK_ALGO_CPU_HEAP, 0);
+    random_shapes(cpu, "cpu", CLTOPK_ALGO_CPU_HEAP, 20);
+    bad_args(cpu, "cpu", 0);
+    explain(cpu, "cpu", 0);
+    cltopk_close(cpu);
+
+    cltopk_context *cl = NULL;
+    char why[512];
+    if (!open_test_cl(&cl, why, sizeof why)) {
+        skip("OpenCL parts: %s", why);
+        return tap_done();
+    }
+    const char *dev = "cl";
+    cases(cl, dev, CLTOPK_ALGO_BITS, 0);
+    cases(cl, dev, CLTOPK_ALGO_AUTO, 0);
+    random_shapes(cl, dev, CLTOPK_ALGO_BITS, 20);
+    batches(cl, dev);
+    /* segments that a work-item sorts alone (at most 32 elements) only, and
+     * around the boundary (32, 33) */
+    for (int i = 0; i < 2; i++) {
+        cltopk_dtype type = i ? CLTOPK_FLOAT64 : CLTOPK_UINT32;
+        int64_t offs[52];
+        offs[0] = 0;
+        for (int s_ = 0; s_ < 51; s_++)
+            offs[s_ + 1] = offs[s_] + (s_ < 33 ? s_ : 31 + s_ % 4);
+        char *keys = bmalloc((size_t)offs[51] * tsize(type));
+        gen_data(type, i ? "special" : "narrow", (size_t)offs[51], i, &rng, keys);
+        check_case(cl, dev, CLTOPK_ALGO_BITS, 0, type, "short segments", keys, (size_t)offs[33],
+                   33, 0, 0, offs, 40, i, WANT_BOTH);
+        check_case(cl, dev, CLTOPK_ALGO_BITS, 1, type, "segments of 31 to 34", keys,
+                   (size_t)offs[51], 51, 0, 0, offs, 5, !i, i ? WANT_KEYS : WANT_INDEX);
+        free(keys);
+    }
+    /* long rows over several work-groups (CLTOPK_BITS parts), and the
+     * variable's refusals */
+    setenv("CLTOPK_BITS", "parts=5", 1);
+    random_shapes(cl, "cl parts=5", CLTOPK_ALGO_BITS, 12);
+    setenv("CLTOPK_BITS", "parts=3,wg=32,r=4", 1); /* other programs: two types only */
+    for (int i = 0; i < 2; i++) {
+        cltopk_dtype type = i ? CLTOPK_INT64 : CLTOPK_FLOAT32;
+        size_t w = tsize(type);
+        char *keys = bmalloc(6 * 2000 * w);
+        gen_data(type, i ? "narrow" : "increasing", 6 * 2000, i, &rng, keys);
+        check_case(cl, "cl parts=3,wg=32,r=4", CLTOPK_ALGO_BITS, 0, type, "increasing", keys,
+                   5 * 2000 + 1999, 6, 1999, 2000, NULL, 40, i, WANT_BOTH);
+        check_case(cl, "cl parts=3,wg=32,r=4", CLTOPK_ALGO_BITS, 1, type, "increasing", keys,
+                   5 * 2000 + 1999, 6, 1999, 2000, NULL, 33, !i, WANT_BOTH);
+        static const int64_t segs[] = {0, 0, 3, 900, 950, 4000};
+        check_case(cl, "cl parts=3,wg=32,r=4", CLTOPK_ALGO_BITS, 0, type, "increasing", keys,
+                   4000, 5, 0, 0, segs, 40, i, WANT_BOTH);
+        free(keys);
+    }
+    static const char *const bad_env[] = {"wg=100", "r=3", "parts=-1", "speed=9", "wg=2048"};
+    for (size_t i = 0; i < sizeof bad_env / sizeof bad_env[0]; i++) {
+        setenv("CLTOPK_BITS", bad_env[i], 1);
+        char ok_[4 * 4];
+        int64_t oi[4];
+        int st = cltopk_topk_rows(cl, CLTOPK_FLOAT32, data16, 2, 8, 8, 2, 0, CLTOPK_ALGO_BITS,
+                                  ok_, oi);
+        ok(st == CLTOPK_ERR_UNSUPPORTED && strstr(cltopk_last_error(cl), "CLTOPK_BITS"),
+           "%s: CLTOPK_BITS=%s is refused (%s)", dev, bad_env[i], cltopk_last_error(cl));
+    }
+    unsetenv("CLTOPK_BITS");
+    bad_args(cl, dev, 1);
+    explain(cl, dev, 1);
+#if CLTOPK_HAVE_OPENCL
+    cases(cl, dev, CLTOPK_ALGO_BITS, 1);
+    cases(cl, dev, CLTOPK_ALGO_AUTO, 1);
+    bad_buffers(cl, dev);
+#endif
+    cltopk_close(cl);
+    return tap_done();
+}
