@@ -6,7 +6,7 @@
 #   bench/gpu-run.sh [TARBALL]       (default: the newest .gpu/cltopk-*.tar.gz)
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
-# than one 10-minute call allows): check poclcheck onepass band demo bitonic keysonly dist
+# than one 10-minute call allows): check poclcheck onepass band bandx rows demo bitonic keysonly dist
 # ablation paper torch tune unpack sbp tree cpu; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
@@ -176,6 +176,35 @@ if want band; then
         log "bench: auto, 2^28 $t uniform, k = 2048, 4096, 65536"
         tools/cltopk bench --device gpu -t $t -n 2^28 -k 2048,4096,65536 --algo auto --reps 5 2>&1 |
             grep -E "auto|unsupp|error" | tee -a "$OUT/summary.txt" "$OUT/band.txt"
+    done
+fi
+
+# ---- many rows at once (issue 13): the shapes of the issue, bits beside cpu-heap
+if want rows; then
+    for shape in "16384 4096 32" "65536 1024 16" "1024 65536 256" "64 131072 50"; do
+        set -- $shape
+        log "bench: rows $1 x $2, k = $3, f32 (bits, auto)"
+        tools/cltopk bench --rows $1 -n $2 -k $3 --device gpu --algo auto,bits --reps 10 2>&1 |
+            tee -a "$OUT/summary.txt" "$OUT/rows.txt"
+    done
+    log "bench: segments, power-law lengths 1..100000, 2^26 elements, k = 32"
+    tools/cltopk bench --segments -n 2^26 -k 32 --device gpu --algo auto,bits --reps 10 2>&1 |
+        tee -a "$OUT/summary.txt" "$OUT/rows.txt"
+    for d in 32 128; do for k in 10 100; do
+        log "bench: knn nq = 1000, np = 2^20, d = $d, k = $k"
+        tools/cltopk bench --knn -q 1000 -p 1048576 -d $d -k $k --device gpu --reps 5 2>&1 |
+            tee -a "$OUT/summary.txt" "$OUT/rows.txt"
+    done; done
+fi
+
+# ---- experiments on the band filter at the median (issue 11)
+if want bandx; then
+    for spec in dense=1 dense=0,groups=16384 dense=1,groups=16384 dense=0,groups=65536 \
+                dense=1,groups=4096,lseg=2048; do
+        log "bench: median selection, sample-filter, CLTOPK_SAMPLE_FILTER=$spec"
+        CLTOPK_SAMPLE_FILTER=$spec tools/cltopk bench --device gpu -t f32 -n 2^29 \
+            -k 268435456 --algo sample-filter --select --dist uniform,increasing --reps 5 2>&1 |
+            grep -E "sample-filter|error" | tee -a "$OUT/summary.txt" "$OUT/bandx.txt"
     done
 fi
 

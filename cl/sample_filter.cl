@@ -50,6 +50,8 @@
  *                  the upper bound; then radix_select.cl searches the kept
  *                  ones for the rank less that count, or, when they do not
  *                  hold it or overflowed, the input (decided on the device)
+ *   sf_band_final  (a small band) one group instead of radix_select.cl: the
+ *                  rank among the band, or among the input where it missed
  *
  * -D options (defaults below, so that the file compiles on its own): KEY_BITS,
  * KEY_KIND (common.cl); WG (work-items of a filter or gather group), UNR
@@ -948,6 +950,47 @@ void sf_final(__global const okey_t *in, ulong off, uint n, uint smallest, uint 
             out_keys[j] = in[off + idx];
         if (want & 2u)
             out_index[j] = (long)(base + idx);
+    }
+}
+
+/* BAND, P2 of a selection whose band is small: the one group picks the rank
+ * (0-based) among the band's members, or, when the band did not hold it or
+ * overflowed the buffer, among the whole input (exact, slow, rare); the
+ * outputs as sf_final */
+__kernel __attribute__((reqd_work_group_size(FWG, 1, 1)))
+void sf_band_final(__global const okey_t *in, ulong off, uint n, uint smallest, uint rank,
+                   uint cap, __global const okey_t *cu, __global const uint *ci,
+                   __global uint *st, uint want, __global okey_t *out_keys,
+                   __global long *out_index, ulong base)
+{
+    __local uint hist[NB * HC];
+    __local okey_t su[SORTCAP];
+    __local uint si[SORTCAP];
+    __local uint sh[SH_WORDS];
+    __local ulong shl[2];
+    uint lid = get_local_id(0);
+    uint m = st[ST_TOTAL], above = st[ST_ABOVE];
+    uint mode = 1u, cnt = n, need = rank + 1u, path;
+    if (m > cap) {
+        path = 3u;
+    } else if (rank < above || rank - above >= m) {
+        path = 2u;
+    } else {
+        path = 1u;
+        mode = 0u;
+        cnt = m;
+        need = rank - above + 1u;
+    }
+    if (lid == 0u)
+        st[ST_PATH] = path;
+    wg_topr(mode, cnt, need, SORTCAP, 1u, cu, ci, in, off, smallest, 0UL, 0u, hist, su, si, sh,
+            shl);
+    if (lid == 0u) {
+        uint idx = si[sh[SH_NEED] - 1u];
+        if (want & 1u)
+            out_keys[0] = in[off + idx];
+        if (want & 2u)
+            out_index[0] = (long)(base + idx);
     }
 }
 

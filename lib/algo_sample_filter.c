@@ -40,6 +40,9 @@
  *   bs=N       the band's sample size (selections, and k above the final
  *              sort), 64..65536 (default 65536, CPUs 4096); below 64 samples
  *              the radix select of the input runs alone
+ *   small=N    a selection whose band buffer holds at most N pairs (default
+ *              131072) is finished by one group (sf_band_final) instead of
+ *              the radix select; 0: always the radix select
  *   dense=D    the band filter: 0 a local atomic a member (sparse bands), 1
  *              members counted a tile and written to the segment together,
  *              full segments flushed (dense bands), auto (default): 1 where
@@ -109,6 +112,7 @@ typedef struct {
     /* run time */
     unsigned s, rank, force, check, groups, profile, noreduce, bs;
     int dense; /* the band filter's way: 0 sparse, 1 dense, -1 by the expected band */
+    size_t small; /* a selection's band buffer up to this: one group picks the rank */
     size_t cap;
     uint64_t seed;
     int seed_set, rank_set, cap_set, groups_set, wg_set;
@@ -130,7 +134,7 @@ static const char *const sf_force_words[] = {"none", "all", "few", NULL};
 static const char *const sf_check_words[] = {"none", "normal", "few", "overflow", "spill", NULL};
 static const char *const sf_dense_words[] = {"0", "1", "auto", NULL};
 enum { SP_SEED, SP_S, SP_RANK, SP_CAP, SP_LSEG, SP_FORCE, SP_WG, SP_UNR, SP_FWG, SP_GROUPS,
-       SP_SORT, SP_DIGIT, SP_REDUCE, SP_PROFILE, SP_CHECK, SP_BS, SP_DENSE, SP_N };
+       SP_SORT, SP_DIGIT, SP_REDUCE, SP_PROFILE, SP_CHECK, SP_BS, SP_DENSE, SP_SMALL, SP_N };
 static const cltopk_param sf_params[] = {
     [SP_SEED] = {.name = "seed", .min = 0, .max = 18446744073709551615.0, .integer = 1},
     [SP_S] = {.name = "s", .gpu = 65536, .cpu = 4096, .min = 64, .max = SF_SMAX, .integer = 1},
@@ -150,6 +154,8 @@ static const cltopk_param sf_params[] = {
     [SP_BS] = {.name = "bs", .gpu = 65536, .cpu = 4096, .min = 64, .max = SF_SMAX, .integer = 1},
     [SP_DENSE] = {.name = "dense", .gpu = 2, .cpu = 2, .min = 0, .max = 2, .integer = 1,
                   .words = sf_dense_words},
+    [SP_SMALL] = {.name = "small", .gpu = 131072, .cpu = 131072, .min = 0, .max = 4294967294.0,
+                  .integer = 1},
 };
 static const cltopk_param_table sf_table = {"CLTOPK_SAMPLE_FILTER", sf_params, SP_N, NULL};
 
@@ -187,6 +193,7 @@ static int sf_configure(const cltopk_context *ctx, const cltopk_request *rq, sf_
     c->sortcap = SET(SP_SORT) ? (unsigned)p.v[SP_SORT] : scmax;
     c->s = (unsigned)p.v[SP_S]; /* a CPU device reads the sample slowly */
     c->bs = (unsigned)p.v[SP_BS];
+    c->small = (size_t)p.v[SP_SMALL];
     c->dense = p.v[SP_DENSE] == 2 ? -1 : (int)p.v[SP_DENSE];
     c->force = (unsigned)p.v[SP_FORCE];
     c->check = (unsigned)p.v[SP_CHECK];
@@ -321,10 +328,11 @@ static int sf_supports(cltopk_context *ctx, const cltopk_request *rq, char *why,
 }
 
 enum { K_INIT, K_GATHER, K_SAMPLE, K_FILTER, K_REDUCE, K_FINAL, K_BPART, K_BFINAL, K_BSAMPLE,
-       K_N };
+       K_BANDFIN, K_N };
 static const char *const knames[K_N] = {"sf_init",      "sf_gather",     "sf_sample",
                                         "sf_filter",    "sf_reduce",     "sf_final",
-                                        "sf_best_part", "sf_best_final", "sf_band_sample"};
+                                        "sf_best_part", "sf_best_final", "sf_band_sample",
+                                        "sf_band_final"};
 /* the kernels of a call: k = 1, a sampled threshold, or none; a selection's
  * band, sampled or not */
 enum { USE_BEST, USE_SAMPLE, USE_INIT, USE_BAND, USE_BAND_INIT };
@@ -340,9 +348,9 @@ static int kernel_needed(int use, int i)
     case USE_INIT:
         return i == K_INIT || i == K_FILTER || i == K_REDUCE || i == K_FINAL;
     case USE_BAND:
-        return i == K_GATHER || i == K_BSAMPLE || i == K_FILTER;
+        return i == K_GATHER || i == K_BSAMPLE || i == K_FILTER || i == K_BANDFIN;
     default:
-        return i == K_INIT || i == K_FILTER;
+        return i == K_INIT || i == K_FILTER || i == K_BANDFIN;
     }
 }
 
@@ -372,7 +380,8 @@ static int get_kernels(cltopk_context *ctx, const cltopk_request *rq, sf_cfg *c,
                                      NULL);
             if (i == K_INIT)
                 continue;
-            int one = i == K_SAMPLE || i == K_FINAL || i == K_BFINAL || i == K_BSAMPLE;
+            int one = i == K_SAMPLE || i == K_FINAL || i == K_BFINAL || i == K_BSAMPLE ||
+                      i == K_BANDFIN;
             if (kwg && kwg < (one ? c->fwg : c->wg)) {
                 if (one)
                     shrink_fwg = 1;
@@ -801,9 +810,23 @@ static int sf_band_device(cltopk_context *ctx, const cltopk_request *rq, const s
     prof_add(ctx, pr, "filter");
     job.from = state;
     job.from_cap = b.cap;
-    if (st == CLTOPK_OK)
+    if (st == CLTOPK_OK && !topk && b.cap <= c.small) {
+        /* a small band: one group picks the rank (no radix passes) */
+        cl_uint n32 = (cl_uint)n, sm = (cl_uint)rq->smallest, r32 = (cl_uint)rank;
+        cl_uint cap32 = (cl_uint)b.cap;
+        cl_ulong off64 = off, base64 = index_base;
+        st = cltopk_set_args(ctx, kk[K_BANDFIN], 13, sizeof(cl_mem), &in, sizeof off64, &off64,
+                             sizeof n32, &n32, sizeof sm, &sm, sizeof r32, &r32, sizeof cap32,
+                             &cap32, sizeof(cl_mem), &ak, sizeof(cl_mem), &ai, sizeof(cl_mem),
+                             &state, sizeof want, &want, sizeof(cl_mem), &out_keys,
+                             sizeof(cl_mem), &out_index, sizeof base64, &base64);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kk[K_BANDFIN], c.fwg, c.fwg, 0, NULL);
+        prof_add(ctx, pr, "final");
+    } else if (st == CLTOPK_OK) {
         st = cltopk_rselect(ctx, rq, &job, 0, NULL);
-    prof_add(ctx, pr, "radix");
+        prof_add(ctx, pr, "radix");
+    }
     if (st == CLTOPK_OK && pr)
         prof_print(ctx, pr, n, rank + 1, state);
     if (st == CLTOPK_OK && c.check != SF_CHECK_NONE)

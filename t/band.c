@@ -8,7 +8,9 @@
  * output poisoned first.  Each path is forced through CLTOPK_SAMPLE_FILTER and
  * checked to have run (check=): the band served, the rank outside the band
  * (force=few), the band overflowing its buffer (cap=, force=all), spills past
- * full segments; inputs too small to sample.  And AUTO's selection plan. */
+ * full segments; small bands finished by one group or (small=0) by the radix
+ * select; the dense and the sparse band filters; inputs too small to sample.
+ * And AUTO's selection plan. */
 #include "testlib.h"
 
 #include <stdio.h>
@@ -220,6 +222,14 @@ int main(void)
     host_set(ctx, SF, "dense=1,force=all,cap=4294967294,check=normal", CLTOPK_INT32, 0,
              "decreasing", 70000, 3);
     host_set(ctx, SF, "dense=0,bs=64,check=normal", CLTOPK_FLOAT32, 1, "increasing", 100000, 3);
+    /* small=0: the radix select finishes every band (the default leaves bands of
+     * up to 131072 pairs to one group, which covers the sets above) */
+    for (int ti = 0; ti < 6; ti++)
+        host_set(ctx, SF, "small=0,check=normal", all_types[ti], ti & 1, sdists[(ti + 1) % 6],
+                 60000, 3);
+    host_set(ctx, SF, "small=0,force=few,check=few", CLTOPK_FLOAT32, 0, "uniform", 60000, 2);
+    host_set(ctx, SF, "small=0,cap=1,check=overflow", CLTOPK_INT64, 1, "five", 60000, 2);
+    host_set(ctx, SF, "small=0,dense=1,lseg=3", CLTOPK_FLOAT64, 0, "bucket", 100000, 3);
 
 #if CLTOPK_HAVE_OPENCL
     /* device data: both algorithms, odd offsets, every type */
@@ -232,6 +242,7 @@ int main(void)
     buffer_set(ctx, SF, "force=few,check=few", CLTOPK_FLOAT32, 1, "uniform", 70000, 5);
     buffer_set(ctx, SF, "cap=1,check=overflow", CLTOPK_FLOAT64, 0, "five", 70000, 3);
     buffer_set(ctx, SF, NULL, CLTOPK_INT32, 0, "equal", 100, 7);
+    buffer_set(ctx, SF, "small=0,check=normal", CLTOPK_UINT32, 1, "uniform", 50000, 9);
     buffer_set(ctx, SF, NULL, CLTOPK_UINT64, 1, "uniform", 1, 0);
 #endif
 

@@ -219,13 +219,13 @@ static void planner(cltopk_context *ctx, int is_cl)
                    strstr(buf, cltopk_algo_name(cpu_pick)) &&
                    (!is_cl || (strstr(buf, "radix-select") && strstr(buf, "sbp-radix") &&
                                strstr(buf, "bitonic")));
-        /* a fast device (CLTOPK_PLAN_CONSTS): never the CPU heap; above the SBP,
-         * bitonic and sample-filter limits the radix select (or, for k near n,
-         * the sort) */
+        /* a fast device (CLTOPK_PLAN_CONSTS): never the CPU heap; above the SBP
+         * and bitonic limits sample-filter's band, the radix select or (for k
+         * near n) the sort */
         if (is_cl)
             good = good && chosen != CLTOPK_ALGO_CPU_HEAP &&
                    (ks[i] < 5000 || chosen == CLTOPK_ALGO_RADIX_SELECT ||
-                    chosen == CLTOPK_ALGO_SORT);
+                    chosen == CLTOPK_ALGO_SAMPLE_FILTER || chosen == CLTOPK_ALGO_SORT);
         else
             good = good && chosen == cpu_pick;
         if (!ok(good, "%s: explain k = %zu agrees with plan (%s)", is_cl ? "opencl" : "cpu",

@@ -343,6 +343,7 @@ int main(void)
     refused(ctx, "profile=yes");
     refused(ctx, "bs=10");
     refused(ctx, "dense=maybe");
+    refused(ctx, "small=-1");
 
     cltopk_close(ctx);
     return tap_done();
