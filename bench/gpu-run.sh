@@ -199,12 +199,24 @@ fi
 
 # ---- experiments on the band filter at the median (issue 11)
 if want bandx; then
-    for spec in dense=1 dense=0,groups=16384 dense=1,groups=16384 dense=0,groups=65536 \
-                dense=1,groups=4096,lseg=2048; do
+    for spec in dense=1 dense=0,groups=8192 dense=0,groups=16384 dense=0,groups=32768 \
+                dense=0,groups=65536 dense=1,groups=16384 dense=1,groups=4096; do
         log "bench: median selection, sample-filter, CLTOPK_SAMPLE_FILTER=$spec"
         CLTOPK_SAMPLE_FILTER=$spec tools/cltopk bench --device gpu -t f32 -n 2^29 \
             -k 268435456 --algo sample-filter --select --dist uniform,increasing --reps 5 2>&1 |
             grep -E "sample-filter|error" | tee -a "$OUT/summary.txt" "$OUT/bandx.txt"
+    done
+    log "profile: median selection with dense=0,groups=16384 and 65536"
+    for g in 16384 65536; do
+        CLTOPK_SAMPLE_FILTER=profile=1,dense=0,groups=$g tools/cltopk bench --device gpu -t f32 \
+            -n 2^29 -k 268435456 --algo sample-filter --select --reps 1 2>&1 |
+            grep -E "sample-filter n=|error" | tail -1 | tee -a "$OUT/summary.txt" "$OUT/bandx.txt"
+    done
+    log "bench: small bands by one group (small=1000000) against the radix select (small=0)"
+    for spec in small=0 small=1000000; do
+        CLTOPK_SAMPLE_FILTER=$spec tools/cltopk bench --device gpu -t f32 -n 2^29 -k 1,1024 \
+            --algo sample-filter --select --reps 5 2>&1 | grep -E "sample-filter|error" |
+            tee -a "$OUT/summary.txt" "$OUT/bandx.txt"
     done
 fi
 
