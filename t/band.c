@@ -223,7 +223,7 @@ int main(void)
              "decreasing", 70000, 3);
     host_set(ctx, SF, "dense=0,bs=64,check=normal", CLTOPK_FLOAT32, 1, "increasing", 100000, 3);
     /* small=0: the radix select finishes every band (the default leaves bands of
-     * up to 131072 pairs to one group, which covers the sets above) */
+     * up to 32768 pairs to one group, which covers most sets above) */
     for (int ti = 0; ti < 6; ti++)
         host_set(ctx, SF, "small=0,check=normal", all_types[ti], ti & 1, sdists[(ti + 1) % 6],
                  60000, 3);
