@@ -777,7 +777,11 @@ static int sf_band_device(cltopk_context *ctx, const cltopk_request *rq, const s
         if (b.cap > t.groups * c.lseg / 2 && !c.groups_set) {
             sf_cfg more = c;
             more.groups_set = 1;
-            more.groups = SF_BAND_GROUPS;
+            /* twice the groups whose segments the buffer fills, at least
+             * SF_BAND_GROUPS (the H200 measured 8192 and 16384 groups alike
+             * at the median; too few spill an atomic a member) */
+            size_t g = 2 * b.cap / c.lseg;
+            more.groups = (unsigned)(g < SF_BAND_GROUPS ? SF_BAND_GROUPS : g > 65536 ? 65536 : g);
             tiles_of(ctx, rq, &more, off, n, seed, &t);
         }
     }
