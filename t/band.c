@@ -220,7 +220,7 @@ int main(void)
     host_set(ctx, SF, "dense=1,check=normal", CLTOPK_FLOAT32, 0, "uniform", 200000, 4);
     host_set(ctx, SF, "dense=1,check=normal", CLTOPK_INT64, 1, "increasing", 100000, 4);
     host_set(ctx, SF, "dense=1,lseg=1,check=spill", CLTOPK_UINT32, 0, "five", 100000, 3);
-    host_set(ctx, SF, "dense=1,lseg=7,bs=64", CLTOPK_FLOAT64, 1, "equal", 100000, 3);
+    host_set(ctx, SF, "dense=1,lseg=1,bs=64", CLTOPK_FLOAT64, 1, "equal", 100000, 3);
     host_set(ctx, SF, "dense=1,force=all,cap=4294967294,check=normal", CLTOPK_INT32, 0,
              "decreasing", 70000, 3);
     host_set(ctx, SF, "dense=0,bs=64,check=normal", CLTOPK_FLOAT32, 1, "increasing", 100000, 3);
@@ -231,7 +231,7 @@ int main(void)
                  60000, 3);
     host_set(ctx, SF, "small=0,force=few,check=few", CLTOPK_FLOAT32, 0, "uniform", 60000, 2);
     host_set(ctx, SF, "small=0,cap=1,check=overflow", CLTOPK_INT64, 1, "five", 60000, 2);
-    host_set(ctx, SF, "small=0,dense=1,lseg=3", CLTOPK_FLOAT64, 0, "bucket", 100000, 3);
+    host_set(ctx, SF, "small=0,dense=1,lseg=1", CLTOPK_FLOAT64, 0, "bucket", 100000, 3);
 
 #if CLTOPK_HAVE_OPENCL
     /* device data: both algorithms, odd offsets, every type */
