@@ -554,6 +554,34 @@ static int launch_filter(cltopk_context *ctx, cl_kernel kf, const sf_cfg *c, con
     return st;
 }
 
+/* sf_gather: s samples of keys[off .. off+n) from seed, each group of c->wg
+ * keeping its best `keep` (sorted) at group * keep of sk / ski */
+static int launch_gather(cltopk_context *ctx, cl_kernel kg, const sf_cfg *c, cl_mem in,
+                         size_t off, size_t n, int smallest, unsigned s, uint64_t seed,
+                         unsigned keep, cl_mem sk, cl_mem ski, cl_uint num_wait,
+                         const cl_event *wait)
+{
+    cl_uint n32 = (cl_uint)n, sm = (cl_uint)smallest, s32 = s, gr = keep;
+    cl_ulong off64 = off, seed64 = seed;
+    size_t global = ((size_t)s + c->wg - 1) / c->wg * c->wg;
+    int st = cltopk_set_args(ctx, kg, 9, sizeof(cl_mem), &in, sizeof off64, &off64, sizeof n32,
+                             &n32, sizeof sm, &sm, sizeof s32, &s32, sizeof seed64, &seed64,
+                             sizeof gr, &gr, sizeof(cl_mem), &sk, sizeof(cl_mem), &ski);
+    if (st == CLTOPK_OK)
+        st = cltopk_launch(ctx, kg, global, c->wg, num_wait, wait);
+    return st;
+}
+
+/* sf_init: the state with no sample (force: F_ALL 1, F_FEW 2) */
+static int launch_init(cltopk_context *ctx, cl_kernel ki, cl_uint force, cl_mem state,
+                       cl_uint num_wait, const cl_event *wait)
+{
+    int st = cltopk_set_args(ctx, ki, 2, sizeof force, &force, sizeof(cl_mem), &state);
+    if (st == CLTOPK_OK)
+        st = cltopk_launch(ctx, ki, 32, 32, num_wait, wait);
+    return st;
+}
+
 static int sf_band_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg *cfg,
                           cl_mem in, size_t off, size_t n, size_t rank, int topk,
                           cl_mem out_keys, cl_mem out_index, cl_uint want, uint64_t index_base,
@@ -636,19 +664,14 @@ static int sf_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg
             (st = cltopk_scratch(ctx, SCR_CAND_I1, s_alloc * 4, &ski)) != CLTOPK_OK ||
             (st = cltopk_scratch(ctx, SCR_RS_STATE, SF_ST_WORDS * 4, &state)) != CLTOPK_OK)
             goto out;
-        cl_uint s32 = p.s, r32 = p.r, cap32 = (cl_uint)p.cap;
+        cl_uint r32 = p.r, cap32 = (cl_uint)p.cap;
         cl_uint force = c.force == SF_FORCE_FEW ? 2u : c.force == SF_FORCE_ALL ? 1u : 0u;
-        cl_ulong seed64 = p.seed;
         if (use == USE_SAMPLE) {
             /* each gather group keeps its best gr samples: sf_sample reads those */
             size_t sg = ((size_t)p.s + c.wg - 1) / c.wg;
             cl_uint gr = p.r < c.wg ? p.r : c.wg, kept = (cl_uint)(sg * gr);
-            st = cltopk_set_args(ctx, kk[K_GATHER], 9, sizeof(cl_mem), &in, sizeof off64, &off64,
-                                 sizeof n32, &n32, sizeof sm, &sm, sizeof s32, &s32,
-                                 sizeof seed64, &seed64, sizeof gr, &gr, sizeof(cl_mem), &sk,
-                                 sizeof(cl_mem), &ski);
-            if (st == CLTOPK_OK)
-                st = cltopk_launch(ctx, kk[K_GATHER], sg * c.wg, c.wg, num_wait, wait);
+            st = launch_gather(ctx, kk[K_GATHER], &c, in, off, n, rq->smallest, p.s, p.seed, gr,
+                               sk, ski, num_wait, wait);
             prof_add(ctx, pr, "gather");
             if (st == CLTOPK_OK)
                 st = cltopk_set_args(ctx, kk[K_SAMPLE], 9, sizeof(cl_mem), &in, sizeof off64,
@@ -659,10 +682,7 @@ static int sf_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg
                 st = cltopk_launch(ctx, kk[K_SAMPLE], c.fwg, c.fwg, 0, NULL);
             prof_add(ctx, pr, "sample");
         } else {
-            st = cltopk_set_args(ctx, kk[K_INIT], 2, sizeof force, &force, sizeof(cl_mem),
-                                 &state);
-            if (st == CLTOPK_OK)
-                st = cltopk_launch(ctx, kk[K_INIT], 32, 32, num_wait, wait);
+            st = launch_init(ctx, kk[K_INIT], force, state, num_wait, wait);
             prof_add(ctx, pr, "init");
         }
         if (st == CLTOPK_OK)
@@ -801,14 +821,10 @@ static int sf_band_device(cltopk_context *ctx, const cltopk_request *rq, const s
         (st = cltopk_scratch(ctx, SCR_SF_STATE, SF_ST_WORDS * 4, &state)) != CLTOPK_OK)
         goto out;
     if (use == USE_BAND) {
-        cl_uint n32 = (cl_uint)n, sm = (cl_uint)rq->smallest, s32 = b.s, gr = c.wg;
         cl_uint kept = (cl_uint)s_alloc, up = b.up, hu = b.has_up, lo = b.lo, hl = b.has_lo;
-        cl_ulong off64 = off, seed64 = seed;
-        st = cltopk_set_args(ctx, kk[K_GATHER], 9, sizeof(cl_mem), &in, sizeof off64, &off64,
-                             sizeof n32, &n32, sizeof sm, &sm, sizeof s32, &s32, sizeof seed64,
-                             &seed64, sizeof gr, &gr, sizeof(cl_mem), &sk, sizeof(cl_mem), &ski);
-        if (st == CLTOPK_OK)
-            st = cltopk_launch(ctx, kk[K_GATHER], s_alloc, c.wg, num_wait, wait);
+        /* every sample kept (a group keeps all of its wg) */
+        st = launch_gather(ctx, kk[K_GATHER], &c, in, off, n, rq->smallest, b.s, seed, c.wg, sk,
+                           ski, num_wait, wait);
         prof_add(ctx, pr, "gather");
         if (st == CLTOPK_OK)
             st = cltopk_set_args(ctx, kk[K_BSAMPLE], 8, sizeof kept, &kept, sizeof up, &up,
@@ -818,10 +834,8 @@ static int sf_band_device(cltopk_context *ctx, const cltopk_request *rq, const s
             st = cltopk_launch(ctx, kk[K_BSAMPLE], 2 * (size_t)c.fwg, c.fwg, 0, NULL);
         prof_add(ctx, pr, "band");
     } else {
-        cl_uint force = c.force == SF_FORCE_FEW ? 2u : 1u;
-        st = cltopk_set_args(ctx, kk[K_INIT], 2, sizeof force, &force, sizeof(cl_mem), &state);
-        if (st == CLTOPK_OK)
-            st = cltopk_launch(ctx, kk[K_INIT], 32, 32, num_wait, wait);
+        st = launch_init(ctx, kk[K_INIT], c.force == SF_FORCE_FEW ? 2u : 1u, state, num_wait,
+                         wait);
         prof_add(ctx, pr, "init");
     }
     if (st == CLTOPK_OK)

@@ -22,30 +22,6 @@
 
 static rng_t rng;
 
-/* five distinct values, shuffled */
-static void five(cltopk_dtype t, size_t n, void *out)
-{
-    for (size_t i = 0; i < n; i++) {
-        int v = (int)rng_below(&rng, 5) - 2;
-        switch (t) {
-        case CLTOPK_FLOAT32: ((float *)out)[i] = (float)v * 1.5f; break;
-        case CLTOPK_FLOAT64: ((double *)out)[i] = (double)v * 1.5; break;
-        case CLTOPK_INT32: ((int32_t *)out)[i] = v * 1000; break;
-        case CLTOPK_UINT32: ((uint32_t *)out)[i] = (uint32_t)(v + 2) * 7u; break;
-        case CLTOPK_INT64: ((int64_t *)out)[i] = (int64_t)v << 40; break;
-        case CLTOPK_UINT64: ((uint64_t *)out)[i] = (uint64_t)(v + 2) << 50; break;
-        }
-    }
-}
-
-static void make(cltopk_dtype t, const char *dist, size_t n, int smallest, void *keys)
-{
-    if (!strcmp(dist, "five"))
-        five(t, n, keys);
-    else
-        gen_data(t, dist, n, smallest, &rng, keys);
-}
-
 /* the ranks of a set: both ends, the middle, and random ones */
 static size_t ranks_of(size_t n, size_t *r, int nrandom)
 {
@@ -66,7 +42,7 @@ static void host_set(cltopk_context *ctx, cltopk_algo algo, const char *spec, cl
     if (spec)
         setenv("CLTOPK_SAMPLE_FILTER", spec, 1);
     char *keys = bmalloc(n * tsize(t));
-    make(t, dist, n, smallest, keys);
+    gen_data(t, dist, n, smallest, &rng, keys);
     int64_t *perm = oracle_order(t, keys, n, smallest);
     size_t r[16];
     size_t m = ranks_of(n, r, nrandom);
@@ -101,7 +77,7 @@ static void buffer_set(cltopk_context *ctx, cltopk_algo algo, const char *spec, 
         setenv("CLTOPK_SAMPLE_FILTER", spec, 1);
     size_t w = tsize(t), cap = 1 + GUARD;
     char *keys = bmalloc((n + off) * w);
-    make(t, dist, n + off, smallest, keys);
+    gen_data(t, dist, n + off, smallest, &rng, keys);
     int64_t *perm = oracle_order(t, keys + off * w, n, smallest);
     cl_int err;
     cl_mem din = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (n + off) * w, keys,

@@ -21,30 +21,6 @@
 
 static rng_t rng;
 
-/* five distinct values, shuffled */
-static void five(cltopk_dtype t, size_t n, void *out)
-{
-    for (size_t i = 0; i < n; i++) {
-        int v = (int)rng_below(&rng, 5) - 2;
-        switch (t) {
-        case CLTOPK_FLOAT32: ((float *)out)[i] = (float)v * 1.5f; break;
-        case CLTOPK_FLOAT64: ((double *)out)[i] = (double)v * 1.5; break;
-        case CLTOPK_INT32: ((int32_t *)out)[i] = v * 1000; break;
-        case CLTOPK_UINT32: ((uint32_t *)out)[i] = (uint32_t)(v + 2) * 7u; break;
-        case CLTOPK_INT64: ((int64_t *)out)[i] = (int64_t)v << 40; break;
-        case CLTOPK_UINT64: ((uint64_t *)out)[i] = (uint64_t)(v + 2) << 50; break;
-        }
-    }
-}
-
-static void make(cltopk_dtype t, const char *dist, size_t n, int smallest, void *keys)
-{
-    if (!strcmp(dist, "five"))
-        five(t, n, keys);
-    else
-        gen_data(t, dist, n, smallest, &rng, keys);
-}
-
 /* host data: top-k for each k of ks (0-terminated) */
 static int run_set(cltopk_context *ctx, cltopk_dtype t, int smallest, const void *keys, size_t n,
                    const int64_t *perm, const size_t *ks, char *msg, size_t msglen)
@@ -68,7 +44,7 @@ static void one_set(cltopk_context *ctx, cltopk_dtype t, int smallest, const cha
                     size_t n)
 {
     void *keys = bmalloc(n * tsize(t));
-    make(t, dist, n, smallest, keys);
+    gen_data(t, dist, n, smallest, &rng, keys);
     int64_t *perm = oracle_order(t, keys, n, smallest);
     /* around the final sort's capacity (2048 or 4096 pairs), and past it */
     size_t ks[] = {1, 2, 3, 32, 100, 256, 1 + (size_t)rng_below(&rng, 4096), 2048, 2049, 4096,
@@ -86,7 +62,7 @@ static void with_knobs(cltopk_context *ctx, const char *spec, cltopk_dtype t, in
 {
     setenv("CLTOPK_SAMPLE_FILTER", spec, 1);
     void *keys = bmalloc(n * tsize(t));
-    make(t, dist, n, smallest, keys);
+    gen_data(t, dist, n, smallest, &rng, keys);
     int64_t *perm = oracle_order(t, keys, n, smallest);
     char msg[1024] = "";
     ok(run_set(ctx, t, smallest, keys, n, perm, ks, msg, sizeof msg), "%s: %s %s %s n=%zu%s%s",
@@ -148,7 +124,7 @@ static void buffers(cltopk_context *ctx, const char *spec, cltopk_dtype t, int s
         setenv("CLTOPK_SAMPLE_FILTER", spec, 1);
     size_t w = tsize(t), cap = k + GUARD;
     char *keys = bmalloc((n + off) * w);
-    make(t, dist, n + off, smallest, keys);
+    gen_data(t, dist, n + off, smallest, &rng, keys);
     int64_t *perm = oracle_order(t, keys + off * w, n, smallest);
     char *pk = bmalloc(cap * w), *okb = bmalloc(cap * w);
     int64_t *pi = bmalloc(cap * 8), *oib = bmalloc(cap * 8);

@@ -240,6 +240,18 @@ void gen_data(cltopk_dtype type, const char *dist, size_t n, int smallest, rng_t
     if (!strcmp(dist, "uniform")) {
         for (size_t i = 0; i < n; i++)
             put(type, out, i, uniform(type, r));
+    } else if (!strcmp(dist, "five")) {
+        for (size_t i = 0; i < n; i++) {
+            int v = (int)rng_below(r, 5) - 2;
+            switch (type) {
+            case CLTOPK_FLOAT32: ((float *)out)[i] = (float)v * 1.5f; break;
+            case CLTOPK_FLOAT64: ((double *)out)[i] = (double)v * 1.5; break;
+            case CLTOPK_INT32: ((int32_t *)out)[i] = v * 1000; break;
+            case CLTOPK_UINT32: ((uint32_t *)out)[i] = (uint32_t)(v + 2) * 7u; break;
+            case CLTOPK_INT64: ((int64_t *)out)[i] = (int64_t)v << 40; break;
+            case CLTOPK_UINT64: ((uint64_t *)out)[i] = (uint64_t)(v + 2) << 50; break;
+            }
+        }
     } else if (!strcmp(dist, "bits")) {
         for (size_t i = 0; i < n; i++)
             put(type, out, i, rng_next(r));

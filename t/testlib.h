@@ -54,6 +54,9 @@ int is_float(cltopk_dtype type);
  *               LARGEST floats, NaN of any payload for SMALLEST floats, the
  *               integer type's min resp. max) except 1/64 uniform values
  *   worstall    the worst key everywhere (floats SMALLEST: NaNs, mixed payloads)
+ *   five        five distinct values (-2..2 scaled: floats x 1.5, i32 x 1000,
+ *               u32 (v + 2) x 7, i64 << 40, u64 (v + 2) << 50), shuffled; not
+ *               in dists[] (the sample-filter and band tests name it)
  * The direction matters only for worst and worstall. */
 extern const char *const dists[];
 void gen_data(cltopk_dtype type, const char *dist, size_t n, int smallest, rng_t *r, void *out);
