@@ -10,7 +10,7 @@
  * (force=few), the band overflowing its buffer (cap=, force=all), spills past
  * full segments; small bands finished by one group or (small=0) by the radix
  * select; the dense and the sparse band filters; inputs too small to sample.
- * And AUTO's selection plan. */
+ * And AUTO's selection plan, with CLTOPK_PLAN_SELECT. */
 #include "testlib.h"
 
 #include <stdio.h>
@@ -224,6 +224,40 @@ int main(void)
     buffer_set(ctx, SF, NULL, CLTOPK_UINT64, 1, "uniform", 1, 0);
 #endif
 
+    /* CLTOPK_PLAN_SELECT: the plan of a selection names a record that selects
+     * by itself, and explain says it plans a selection */
+    {
+        static const cltopk_algo selecting[] = {SF, RS, CLTOPK_ALGO_CPU_RADIX};
+        cltopk_context *cpu;
+        if (cltopk_open(&cpu, "cpu") != CLTOPK_OK)
+            bail("cannot open the cpu device: %s", cltopk_last_error(NULL));
+        cltopk_context *cs[2] = {ctx, cpu};
+        for (int i = 0; i < 2; i++) {
+            cltopk_algo a = (cltopk_algo)77, b = (cltopk_algo)77;
+            int st = cltopk_plan(cs[i], CLTOPK_FLOAT32, 1 << 20, (1 << 19) + 1,
+                                 CLTOPK_PLAN_SELECT, &a);
+            int sb = i == 0 ? cltopk_plan_buffer(cs[i], CLTOPK_FLOAT32, 1 << 20, 1024,
+                                                 CLTOPK_PLAN_SELECT | CLTOPK_SMALLEST, &b)
+                            : CLTOPK_OK;
+            int good = st == CLTOPK_OK && sb == CLTOPK_OK, sel_a = 0, sel_b = i != 0;
+            for (size_t j = 0; j < 3; j++) {
+                sel_a |= a == selecting[j];
+                sel_b |= b == selecting[j];
+            }
+            char buf[4096] = "";
+            int se = cltopk_explain(cs[i], CLTOPK_FLOAT32, 1 << 20, 7, CLTOPK_PLAN_SELECT, 0, buf,
+                                    sizeof buf);
+            int bad = cltopk_plan(cs[i], CLTOPK_FLOAT32, 100, 5, 0x800u, &a);
+            ok(good && sel_a && sel_b && (i == 0 || a == CLTOPK_ALGO_CPU_RADIX) &&
+                   se == CLTOPK_OK && strstr(buf, "the selection of rank k - 1 of") &&
+                   bad == CLTOPK_ERR_BAD_FLAGS,
+               "%s: CLTOPK_PLAN_SELECT plans a selecting record (%s, %s), explain says so, an "
+               "unknown flag is refused (%d)",
+               i == 0 ? "opencl" : "cpu", cltopk_algo_name(a) ? cltopk_algo_name(a) : "?",
+               i == 0 && cltopk_algo_name(b) ? cltopk_algo_name(b) : "-", bad);
+        }
+        cltopk_close(cpu);
+    }
     /* AUTO: the planner's pick among the records that select */
     host_set(ctx, CLTOPK_ALGO_AUTO, NULL, CLTOPK_FLOAT32, 0, "uniform", 300007, 4);
     host_set(ctx, CLTOPK_ALGO_AUTO, NULL, CLTOPK_UINT64, 1, "bucket", 200003, 4);
