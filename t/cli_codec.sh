@@ -168,19 +168,19 @@ f=$tmp/big.i32
 for codec in for dfor rfor; do
     "$CLTOPK" pack -c $codec --binary "$f" "$f.$codec" > /dev/null
     for dev in cpu $cl_dev; do
-        run "$CLTOPK" topk --packed -k 50 --device $dev "$f.$codec"
+        run cltopk_on $dev topk --packed -k 50 --device $dev "$f.$codec"
         rows "$tmp/out" > "$tmp/a"
         rows "$tmp/plain.txt" > "$tmp/b"
         [ $rc -eq 0 ] && [ -s "$tmp/a" ] && cmp -s "$tmp/a" "$tmp/b"
         ok $? "topk --packed ($codec, $dev) = topk of the plain file (ties by position)"
-        run "$CLTOPK" topk --packed -k 50 --smallest --device $dev "$f.$codec"
+        run cltopk_on $dev topk --packed -k 50 --smallest --device $dev "$f.$codec"
         rows "$tmp/out" > "$tmp/a"
         rows "$tmp/plain_s.txt" > "$tmp/b"
         [ $rc -eq 0 ] && [ -s "$tmp/a" ] && cmp -s "$tmp/a" "$tmp/b"
         ok $? "topk --packed --smallest ($codec, $dev) = topk of the plain file"
     done
     if [ -n "$cl_dev" ]; then
-        run "$CLTOPK" unpack --device "$cl_dev" "$f.$codec" "$f.$codec.cl"
+        run cltopk_on "$cl_dev" unpack --device "$cl_dev" "$f.$codec" "$f.$codec.cl"
         [ $rc -eq 0 ] && cmp -s "$f" "$f.$codec.cl"
         ok $? "unpack on the OpenCL device $cl_dev ($codec) = the input"
     else
@@ -212,7 +212,7 @@ run "$CLTOPK" topk --packed -k 5000 --json --explain --device cpu "$f.for"
     grep -q '"plan": "plan for the top-k of n = 100003, k = 5000' "$tmp/out"
 ok $? "topk --packed --json has ran and plan"
 if [ -n "$cl_dev" ]; then
-    run "$CLTOPK" topk --packed -k 50 --explain --device "$cl_dev" "$f.for"
+    run cltopk_on "$cl_dev" topk --packed -k 50 --explain --device "$cl_dev" "$f.for"
     rows "$tmp/out" > "$tmp/a"
     [ $rc -eq 0 ] && cmp -s "$tmp/a" "$tmp/b" && grep -q 'device data' "$tmp/out" &&
         grep -q '^algorithm  auto -> [a-z-]*$' "$tmp/out"
@@ -307,7 +307,7 @@ succeeds "^for " "bench --unpack on the cpu device" \
     "$CLTOPK" bench --unpack --device cpu -n 5000 --widths 1,13,32 -c for,dfor,rfor --reps 1
 if [ -n "$cl_dev" ]; then
     succeeds "^ *8 " "bench --unpack on $cl_dev with the top-k rows" \
-        "$CLTOPK" bench --unpack --device "$cl_dev" -n 70000 --widths 8,32 --reps 1
+        cltopk_on "$cl_dev" bench --unpack --device "$cl_dev" -n 70000 --widths 8,32 --reps 1
 else
     skip "no OpenCL device"
 fi
