@@ -186,10 +186,18 @@ if want rows; then
         log "bench: rows $1 x $2, k = $3, f32 (bits, auto)"
         tools/cltopk bench --rows $1 -n $2 -k $3 --device gpu --algo auto,bits --reps 10 2>&1 |
             tee -a "$OUT/summary.txt" "$OUT/rows.txt"
+        log "bench: the same with the streaming kernel (CLTOPK_BITS=tile=0)"
+        CLTOPK_BITS=tile=0 tools/cltopk bench --rows $1 -n $2 -k $3 --device gpu --algo bits \
+            --reps 10 2>&1 | tee -a "$OUT/summary.txt" "$OUT/rows.txt"
+        log "vs_torch: rows $1 x $2, k = $3 (auto)"
+        python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --algo auto --rows $1 \
+            --n $(($1 * $2)) --k $3 --reps 10 2>&1 | tee -a "$OUT/summary.txt" "$OUT/rows.txt"
     done
     log "bench: segments, power-law lengths 1..100000, 2^26 elements, k = 32"
     tools/cltopk bench --segments -n 2^26 -k 32 --device gpu --algo auto,bits --reps 10 2>&1 |
         tee -a "$OUT/summary.txt" "$OUT/rows.txt"
+    CLTOPK_BITS=tile=0 tools/cltopk bench --segments -n 2^26 -k 32 --device gpu --algo bits \
+        --reps 10 2>&1 | tee -a "$OUT/summary.txt" "$OUT/rows.txt"
     for d in 32 128; do for k in 10 100; do
         log "bench: knn nq = 1000, np = 2^20, d = $d, k = $k"
         tools/cltopk bench --knn -q 1000 -p 1048576 -d $d -k $k --device gpu --reps 5 2>&1 |

@@ -9,6 +9,12 @@ It also checks cltopk's answer: its values must equal torch's values and
 x[index] must equal the returned key, bit for bit.
 
     python3 bench/vs_torch.py --lib .libs/libcltopk.so --n 536870912 --k 1,32,256,1024
+
+With --rows R the n values are R rows of n / R (row-major): cltopk_benchmark_rows
+(cltopk_topk_rows_buffer) beside torch.topk(x.view(R, n / R), k, dim=1), and the
+answers of cltopk_topk_rows checked against torch's values row by row.
+
+    python3 bench/vs_torch.py --algo auto --rows 16384 --n 67108864 --k 32
 """
 import argparse
 import ctypes as C
@@ -34,8 +40,71 @@ def load(path):
                                      C.POINTER(C.c_double)]
     lib.cltopk_topk.argtypes = [C.c_void_p, C.c_int, C.c_void_p, C.c_size_t, C.c_size_t,
                                 C.c_uint, C.c_int, C.c_void_p, C.c_void_p]
+    lib.cltopk_benchmark_rows.argtypes = [C.c_void_p, C.c_int, C.c_void_p, C.c_size_t,
+                                          C.c_size_t, C.c_void_p, C.c_size_t, C.c_uint, C.c_int,
+                                          C.c_int, C.POINTER(C.c_double),
+                                          C.POINTER(C.c_double)]
+    lib.cltopk_topk_rows.argtypes = [C.c_void_p, C.c_int, C.c_void_p, C.c_size_t, C.c_size_t,
+                                     C.c_size_t, C.c_size_t, C.c_uint, C.c_int, C.c_void_p,
+                                     C.c_void_p]
     lib.cltopk_close.argtypes = [C.c_void_p]
     return lib
+
+
+def timed(fn, reps):
+    """median CUDA-event time of fn() in ms, after a warm-up"""
+    import torch
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        e0 = torch.cuda.Event(enable_timing=True)
+        e1 = torch.cuda.Event(enable_timing=True)
+        e0.record()
+        fn()
+        e1.record()
+        torch.cuda.synchronize()
+        times.append(e0.elapsed_time(e1))
+    return statistics.median(times)
+
+
+def rows_mode(lib, ctx, a, x, code, bits, xt, ks):
+    """--rows: many rows at once beside torch.topk(dim=1)"""
+    rows = a.rows
+    cols = a.n // rows
+    x = x[:rows * cols]
+    xv = xt[:rows * cols].view(rows, cols)
+    print("rows: %d x %d" % (rows, cols))
+    for k in ks:
+        t = C.c_double()
+        fl = C.c_double()
+        st = lib.cltopk_benchmark_rows(ctx, code, x.ctypes.data, rows, cols, None, k, 0,
+                                       ALGOS[a.algo], a.reps, C.byref(t), C.byref(fl))
+        if st != 0:
+            print("%-8s %6d unsupported or failed: %s" % (a.algo, k,
+                                                          lib.cltopk_last_error(ctx).decode()))
+            continue
+        tt = timed(lambda: torch_topk_rows(xv, k), a.reps)
+        tv = torch_topk_rows(xv, k).cpu().numpy()
+        ok_keys = np.zeros(rows * k, dtype=x.dtype)
+        ok_idx = np.zeros(rows * k, dtype=np.int64)
+        st = lib.cltopk_topk_rows(ctx, code, x.ctypes.data, rows, cols, cols, k, 0,
+                                  ALGOS[a.algo], ok_keys.ctypes.data, ok_idx.ctypes.data)
+        check = "FAIL(%d)" % st
+        if st == 0:
+            same = np.array_equal(ok_keys.view(bits), tv.reshape(-1).view(bits))
+            at = (np.arange(rows, dtype=np.int64).repeat(k) * cols) + ok_idx
+            gather = np.array_equal(x[at].view(bits), ok_keys.view(bits))
+            check = "ok" if same and gather else "MISMATCH values=%s gather=%s" % (same, gather)
+        print("%-8s %6d %12.3f %12.3f %8.2f %12.3f %9.2fx  %s" % (
+            a.algo, k, t.value * 1e3, fl.value * 1e3, t.value / fl.value, tt,
+            tt / (t.value * 1e3), check))
+        sys.stdout.flush()
+
+
+def torch_topk_rows(xv, k):
+    import torch
+    return torch.topk(xv, k, dim=1)[0]
 
 
 def main():
@@ -55,6 +124,9 @@ def main():
     ap.add_argument("--select", action="store_true",
                     help="time the selection of rank k - 1 (cltopk_select_buffer through "
                          "CLTOPK_BENCH_SELECT) beside torch.kthvalue of the same element")
+    ap.add_argument("--rows", type=int, default=0,
+                    help="R rows of n / R at once (cltopk_benchmark_rows) beside "
+                         "torch.topk(dim=1)")
     a = ap.parse_args()
     import torch
 
@@ -77,6 +149,10 @@ def main():
     ks = [int(v) for v in a.k.split(",")]
     print("%-8s %6s %12s %12s %8s %12s %10s  %s" % ("algo", "k", "cltopk ms", "floor ms",
                                                     "x floor", "torch ms", "speedup", "check"))
+    if a.rows:
+        rows_mode(lib, ctx, a, x, code, bits, xt, ks)
+        lib.cltopk_close(ctx)
+        return
     for k in ks:
         t = C.c_double()
         fl = C.c_double()

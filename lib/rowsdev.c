@@ -25,7 +25,16 @@
 typedef struct {
     unsigned wg, r, ktop, cap;
     size_t parts; /* parts of a dense row (0: chosen per launch) */
+    unsigned tile, rt; /* the register tile (cl/rows_tile.cl): on, elements a work-item */
 } rows_cfg;
+
+/* a register-tile launch (cl/rows_tile.cl): work-items, elements each,
+ * gathered pairs, position bits; dense rows: parts a row and their length */
+typedef struct {
+    unsigned wg, rt, mcap, pb;
+    size_t parts, plen;
+} tile_cfg;
+#define TILE_KMAX 1024 /* the largest k of the register tile */
 
 static const unsigned ktops[] = {32, 256, 1024, 2048};
 #define ROWS_MAXLEN 0xFFFFFFFEull /* positions are 32-bit, all ones the sentinel */
@@ -34,13 +43,15 @@ static const unsigned ktops[] = {32, 256, 1024, 2048};
 /* CLTOPK_BITS: wg work-items a group and r elements a work-item a round (both
  * powers of two), parts of a long dense row (0: chosen from the rows and the
  * device's compute units) */
-enum { BP_WG, BP_R, BP_PARTS };
+enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT };
 static const cltopk_param bits_params[] = {
     [BP_WG] = {.name = "wg", .gpu = 256, .cpu = 64, .min = 16, .max = 1024, .integer = 1},
     [BP_R] = {.name = "r", .gpu = 4, .cpu = 2, .min = 1, .max = 16, .integer = 1},
     [BP_PARTS] = {.name = "parts", .gpu = 0, .cpu = 0, .min = 0, .max = 65536, .integer = 1},
+    [BP_TILE] = {.name = "tile", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+    [BP_RT] = {.name = "rt", .gpu = 16, .cpu = 16, .min = 1, .max = 32, .integer = 1},
 };
-static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, 3, NULL};
+static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, 5, NULL};
 
 static size_t local_bytes(const rows_cfg *c, int bytes)
 {
@@ -60,9 +71,11 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     c->wg = (unsigned)p.v[BP_WG];
     c->r = (unsigned)p.v[BP_R];
     c->parts = (size_t)p.v[BP_PARTS];
-    if (!cltopk_is_pow2(c->wg) || !cltopk_is_pow2(c->r)) {
-        snprintf(why, whylen, "CLTOPK_BITS: wg = %u and r = %u must be powers of two", c->wg,
-                 c->r);
+    c->tile = (unsigned)p.v[BP_TILE];
+    c->rt = (unsigned)p.v[BP_RT];
+    if (!cltopk_is_pow2(c->wg) || !cltopk_is_pow2(c->r) || !cltopk_is_pow2(c->rt)) {
+        snprintf(why, whylen, "CLTOPK_BITS: wg = %u, r = %u and rt = %u must be powers of two",
+                 c->wg, c->r, c->rt);
         return 0;
     }
     size_t maxwg = cltopk_pow2_le(ctx->caps.max_wg ? ctx->caps.max_wg : 1);
@@ -191,28 +204,182 @@ static size_t dense_parts(const cltopk_context *ctx, const cltopk_rows_job *job,
     return parts ? parts : 1;
 }
 
-/* segments: those of at most ROWS_SHORT elements a work-item each
- * (rows_segments_short), the others a group each (rows_segments through a list
- * of their ids); kern is rows_segments */
+/* the register tile for groups holding up to `hold` elements whose positions
+ * are at most maxpos, at k: 1 with t filled (parts 1), or 0 (off, k too
+ * large, too long, local memory short).  Work-items: the fewest powers of two
+ * from 32 that hold the elements, at most c->wg. */
+static int tile_fit(const cltopk_context *ctx, const cltopk_request *rq, const rows_cfg *c,
+                    size_t k, size_t hold, size_t maxpos, tile_cfg *t)
+{
+    if (!c->tile || k == 0 || k > TILE_KMAX || c->wg < 16)
+        return 0;
+    unsigned wg = c->wg < 32 ? c->wg : 32;
+    while ((size_t)wg * c->rt < hold && wg < c->wg)
+        wg <<= 1;
+    if ((size_t)wg * c->rt < hold)
+        return 0;
+    unsigned pb = 8;
+    while (pb < 31 && ((1ull << pb) - 2) < (unsigned long long)maxpos)
+        pb = pb + 8 > 31 ? 31 : pb + 8;
+    if (((1ull << pb) - 2) < (unsigned long long)maxpos)
+        return 0;
+    unsigned mcap = 64;
+    while (mcap < 2 * k)
+        mcap <<= 1;
+    if ((size_t)mcap * ((size_t)rq->bytes + 4) + 2048 > ctx->caps.local_mem)
+        return 0;
+    *t = (tile_cfg){.wg = wg, .rt = c->rt, .mcap = mcap, .pb = pb, .parts = 1, .plen = hold};
+    return 1;
+}
+
+/* the register tile for dense rows: parts of a row the fewest that fit a
+ * group (more where rows are fewer than the device wants groups, as long as
+ * the merge's parts * k candidates fit a group), or CLTOPK_BITS's parts */
+static int tile_dense(const cltopk_context *ctx, const cltopk_request *rq,
+                      const cltopk_rows_job *job, const rows_cfg *c, tile_cfg *t)
+{
+    size_t k = rq->k, cols = job->cols, tl = (size_t)c->wg * c->rt;
+    if (!c->tile || k == 0 || cols == 0)
+        return 0;
+    size_t parts = c->parts ? c->parts : (cols + tl - 1) / tl;
+    if (!c->parts) {
+        int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
+        size_t want = (size_t)(ctx->caps.compute_units ? ctx->caps.compute_units : 1) *
+                      (gpu ? 4 : 1);
+        size_t fill = job->nrows < want ? (want + job->nrows - 1) / job->nrows : 1;
+        size_t most = tl / k < cols / (4 * k) ? tl / k : cols / (4 * k);
+        if (fill > most)
+            fill = most;
+        if (fill > parts)
+            parts = fill;
+    }
+    if (parts > cols)
+        parts = cols;
+    if (parts > 1 && parts > tl / k)
+        return 0;
+    size_t plen = (cols + parts - 1) / parts;
+    parts = (cols + plen - 1) / plen; /* no empty part */
+    size_t hold = parts > 1 && parts * k > plen ? parts * k : plen;
+    if (!tile_fit(ctx, rq, c, k, hold, cols - 1, t))
+        return 0;
+    t->parts = parts;
+    t->plen = plen;
+    return 1;
+}
+
+/* the compile options of cl/rows_tile.cl for t */
+static void tile_opts(const cltopk_request *rq, const tile_cfg *t, char *opts, size_t len)
+{
+    snprintf(opts, len, "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D RT=%u -D MCAP=%u -D PB=%u",
+             rq->bytes * 8, rq->kind, t->wg, t->rt, t->mcap, t->pb);
+}
+
+/* dense rows by the register tile: one launch, or the parts and a merge */
+static int tile_dense_launch(cltopk_context *ctx, const cltopk_request *rq,
+                             const cltopk_rows_job *job, const rows_launch_args *a,
+                             const tile_cfg *t, cl_uint num_wait, const cl_event *wait)
+{
+    char opts[256];
+    tile_opts(rq, t, opts, sizeof opts);
+    cl_kernel kt, km = NULL;
+    int st = cltopk_kernel_get(ctx, "rows_tile.cl", opts, "rows_tile", &kt);
+    if (st == CLTOPK_OK && t->parts > 1 &&
+        (st = cltopk_kernel_get(ctx, "rows_tile.cl", opts, "rows_tile_merge", &km)) != CLTOPK_OK)
+        clReleaseKernel(kt);
+    if (st != CLTOPK_OK)
+        return st;
+    cl_uint k = (cl_uint)rq->k, sm = (cl_uint)rq->smallest, np = (cl_uint)t->parts;
+    cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
+    cl_mem ok = a->out_keys ? a->out_keys : a->in, oi = a->out_index ? a->out_index : a->in;
+    cl_mem cu = a->in, ci = a->in;
+    cl_ulong off = (cl_ulong)a->in_off, ld = job->ld, cols = job->cols, plen = t->plen;
+    cl_ulong ibase = job->ibase;
+    if (t->parts > 1) {
+        size_t ncand = a->nrows * t->parts * rq->k;
+        if ((st = cltopk_scratch(ctx, SCR_CAND_U0, ncand * (size_t)rq->bytes, &cu)) ==
+                CLTOPK_OK)
+            st = cltopk_scratch(ctx, SCR_CAND_I0, ncand * 4, &ci);
+    }
+    if (st == CLTOPK_OK &&
+        (st = cltopk_set_args(ctx, kt, 14, sizeof(cl_mem), &a->in, sizeof off, &off, sizeof ld,
+                              &ld, sizeof cols, &cols, sizeof k, &k, sizeof sm, &sm, sizeof np,
+                              &np, sizeof plen, &plen, sizeof(cl_mem), &ok, sizeof(cl_mem), &oi,
+                              sizeof want, &want, sizeof ibase, &ibase, sizeof(cl_mem), &cu,
+                              sizeof(cl_mem), &ci)) == CLTOPK_OK)
+        st = cltopk_launch(ctx, kt, a->nrows * t->parts * t->wg, t->wg, num_wait, wait);
+    if (st == CLTOPK_OK && km &&
+        (st = cltopk_set_args(ctx, km, 11, sizeof(cl_mem), &a->in, sizeof off, &off, sizeof ld,
+                              &ld, sizeof k, &k, sizeof np, &np, sizeof(cl_mem), &cu,
+                              sizeof(cl_mem), &ci, sizeof(cl_mem), &ok, sizeof(cl_mem), &oi,
+                              sizeof want, &want, sizeof ibase, &ibase)) == CLTOPK_OK)
+        st = cltopk_launch(ctx, km, a->nrows * t->wg, t->wg, 0, NULL);
+    clReleaseKernel(kt);
+    if (km)
+        clReleaseKernel(km);
+    return st;
+}
+
+/* the classes of segments by length: at most ROWS_SHORT a work-item each
+ * (rows_segments_short); up to a small register tile (32 work-items) and up
+ * to a large one (c->wg), a group each by the tile; longer ones a group each
+ * by rows_segments.  A class the tile cannot take goes to the longer one. */
+enum { SEG_LONG, SEG_TBIG, SEG_TSMALL, SEG_SHORT, SEG_CLASSES };
+typedef struct {
+    size_t count[SEG_CLASSES];
+    tile_cfg tile[SEG_CLASSES]; /* SEG_TBIG, SEG_TSMALL */
+    size_t upto[SEG_CLASSES];   /* the longest segment of the class */
+} seg_plan;
+
+static int seg_class(const seg_plan *p, size_t len)
+{
+    if (len <= ROWS_SHORT)
+        return SEG_SHORT;
+    if (p->upto[SEG_TSMALL] && len <= p->upto[SEG_TSMALL])
+        return SEG_TSMALL;
+    if (p->upto[SEG_TBIG] && len <= p->upto[SEG_TBIG])
+        return SEG_TBIG;
+    return SEG_LONG;
+}
+
+static void seg_planning(const cltopk_context *ctx, const cltopk_request *rq, const rows_cfg *c,
+                         const int64_t *offs, size_t n, seg_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    size_t small = (size_t)32 * c->rt, big = (size_t)c->wg * c->rt;
+    if (small < big && tile_fit(ctx, rq, c, rq->k, small, small - 1, &p->tile[SEG_TSMALL]))
+        p->upto[SEG_TSMALL] = small;
+    if (tile_fit(ctx, rq, c, rq->k, big, big - 1, &p->tile[SEG_TBIG]))
+        p->upto[SEG_TBIG] = big;
+    for (size_t s = 0; n <= 0xFFFFFFFFu && s < n; s++)
+        p->count[seg_class(p, (size_t)(offs[s + 1] - offs[s]))]++;
+    if (n > 0xFFFFFFFFu)
+        p->count[SEG_LONG] = n;
+}
+
+/* segments by the classes above; kern is rows_segments */
 static int segments_launch(cltopk_context *ctx, const cltopk_request *rq,
                            const rows_launch_args *a, const rows_cfg *c, const char *opts,
                            cl_kernel kern, cl_uint num_wait, const cl_event *wait)
 {
-    size_t n = a->nrows, nshort = 0;
-    for (size_t s = 0; n <= 0xFFFFFFFFu && s < n; s++)
-        nshort += a->hoffs[s + 1] - a->hoffs[s] <= ROWS_SHORT;
-    size_t nlong = n - nshort;
-    cl_mem ids = a->in; /* unused without short segments */
+    size_t n = a->nrows;
+    seg_plan p;
+    seg_planning(ctx, rq, c, a->hoffs, n, &p);
+    int listed = p.count[SEG_LONG] < n; /* the ids go in a list, class by class */
+    size_t first[SEG_CLASSES];
+    first[0] = 0;
+    for (int i = 1; i < SEG_CLASSES; i++)
+        first[i] = first[i - 1] + p.count[i - 1];
+    cl_mem ids = a->in; /* unused without a list */
     int st = CLTOPK_OK;
-    if (nshort) {
-        /* the long segments' ids, then the short ones' */
+    if (listed) {
         cl_uint *h = malloc(n * sizeof *h);
         if (!h)
             return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for %zu segment "
                                "ids", n);
-        size_t lo = 0, sh = nlong;
+        size_t at[SEG_CLASSES];
+        memcpy(at, first, sizeof at);
         for (size_t s = 0; s < n; s++)
-            h[a->hoffs[s + 1] - a->hoffs[s] <= ROWS_SHORT ? sh++ : lo++] = (cl_uint)s;
+            h[at[seg_class(&p, (size_t)(a->hoffs[s + 1] - a->hoffs[s]))]++] = (cl_uint)s;
         cl_int err;
         ids = clCreateBuffer(ctx->clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                              n * sizeof *h, h, &err);
@@ -220,23 +387,43 @@ static int segments_launch(cltopk_context *ctx, const cltopk_request *rq,
         if (!ids)
             return cltopk_clfail(ctx, err, "clCreateBuffer (segment ids)");
     }
-    cl_uint k = (cl_uint)rq->k, sm = (cl_uint)rq->smallest, use_ids = nshort > 0;
+    cl_uint k = (cl_uint)rq->k, sm = (cl_uint)rq->smallest, use_ids = listed;
     cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
     cl_mem ok = a->out_keys ? a->out_keys : a->in, oi = a->out_index ? a->out_index : a->in;
     cl_long off = (cl_long)a->in_off;
     cl_ulong ibase = 0;
-    if (nlong) {
+    if (p.count[SEG_LONG]) {
         st = cltopk_set_args(ctx, kern, 11, sizeof(cl_mem), &a->in, sizeof off, &off,
                              sizeof(cl_mem), &a->offs, sizeof(cl_mem), &ids, sizeof use_ids,
                              &use_ids, sizeof k, &k, sizeof sm, &sm, sizeof(cl_mem), &ok,
                              sizeof(cl_mem), &oi, sizeof want, &want, sizeof ibase, &ibase);
         if (st == CLTOPK_OK)
-            st = cltopk_launch(ctx, kern, nlong * c->wg, c->wg, num_wait, wait);
+            st = cltopk_launch(ctx, kern, p.count[SEG_LONG] * c->wg, c->wg, num_wait, wait);
         num_wait = 0, wait = NULL; /* the next launch follows this one */
     }
-    if (st == CLTOPK_OK && nshort) {
+    for (int cl = SEG_TBIG; st == CLTOPK_OK && cl <= SEG_TSMALL; cl++) {
+        if (!p.count[cl])
+            continue;
+        const tile_cfg *t = &p.tile[cl];
+        char topts[256];
+        tile_opts(rq, t, topts, sizeof topts);
+        cl_kernel kt;
+        cl_uint id0 = (cl_uint)first[cl];
+        if ((st = cltopk_kernel_get(ctx, "rows_tile.cl", topts, "rows_tile_seg", &kt)) !=
+            CLTOPK_OK)
+            break;
+        st = cltopk_set_args(ctx, kt, 11, sizeof(cl_mem), &a->in, sizeof off, &off,
+                             sizeof(cl_mem), &a->offs, sizeof(cl_mem), &ids, sizeof id0, &id0,
+                             sizeof k, &k, sizeof sm, &sm, sizeof(cl_mem), &ok, sizeof(cl_mem),
+                             &oi, sizeof want, &want, sizeof ibase, &ibase);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kt, p.count[cl] * t->wg, t->wg, num_wait, wait);
+        num_wait = 0, wait = NULL;
+        clReleaseKernel(kt);
+    }
+    if (st == CLTOPK_OK && p.count[SEG_SHORT]) {
         cl_kernel ks;
-        cl_uint id0 = (cl_uint)nlong, nids = (cl_uint)nshort;
+        cl_uint id0 = (cl_uint)first[SEG_SHORT], nids = (cl_uint)p.count[SEG_SHORT];
         size_t local = c->wg < 64 ? c->wg : 64;
         if ((st = cltopk_kernel_get(ctx, "rows.cl", opts, "rows_segments_short", &ks)) ==
             CLTOPK_OK) {
@@ -246,12 +433,12 @@ static int segments_launch(cltopk_context *ctx, const cltopk_request *rq,
                                  sizeof(cl_mem), &ok, sizeof(cl_mem), &oi, sizeof want, &want,
                                  sizeof ibase, &ibase);
             if (st == CLTOPK_OK)
-                st = cltopk_launch(ctx, ks, (nshort + local - 1) / local * local, local,
+                st = cltopk_launch(ctx, ks, (nids + local - 1) / local * local, local,
                                    num_wait, wait);
             clReleaseKernel(ks);
         }
     }
-    if (nshort)
+    if (listed)
         clReleaseMemObject(ids); /* freed once the launches are done with it */
     return st;
 }
@@ -272,6 +459,9 @@ static int rows_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
              c.r, c.ktop, c.cap);
     if (job->mode == ROWS_SEGMENTS)
         snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -D SHORT=%d", ROWS_SHORT);
+    tile_cfg t;
+    if (job->mode == ROWS_DENSE && tile_dense(ctx, rq, job, &c, &t))
+        return tile_dense_launch(ctx, rq, job, a, &t, num_wait, wait);
     size_t parts = job->mode == ROWS_DENSE ? dense_parts(ctx, job, &c) : 1;
     cl_kernel kern, kpart = NULL;
     int st = cltopk_kernel_get(ctx, "rows.cl", opts, parts > 1 ? "rows_dense_merge"
@@ -341,25 +531,31 @@ size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
     char why[256];
     if (!rows_config(ctx, rq, rq->k, &c, why, sizeof why))
         return (size_t)snprintf(buf, len, "no configuration: %s", why);
-    int n = snprintf(buf, len, "wg %u, r %u, %u kept, a buffer of %u", c.wg, c.r, c.ktop, c.cap);
-    if (n < 0 || (size_t)n >= len)
-        return len;
-    if (job->mode == ROWS_DENSE) {
+    tile_cfg t;
+    int n;
+    if (job->mode == ROWS_DENSE && tile_dense(ctx, rq, job, &c, &t))
+        n = snprintf(buf, len, "a register tile of %u work-items x %u elements, a radix "
+                     "selection in local memory; %zu part%s a row (%zu work-groups%s)", t.wg,
+                     t.rt, t.parts, t.parts == 1 ? "" : "s", job->nrows * t.parts,
+                     t.parts > 1 ? ", then a merge a row" : "");
+    else if (job->mode == ROWS_DENSE) {
         size_t parts = dense_parts(ctx, job, &c);
-        n += snprintf(buf + n, len - (size_t)n, "; %zu part%s a row (%zu work-groups%s)", parts,
-                      parts == 1 ? "" : "s", job->nrows * parts,
-                      parts > 1 ? ", then a merge a row" : "");
+        n = snprintf(buf, len, "wg %u, r %u, %u kept, a buffer of %u; %zu part%s a row (%zu "
+                     "work-groups%s)", c.wg, c.r, c.ktop, c.cap, parts, parts == 1 ? "" : "s",
+                     job->nrows * parts, parts > 1 ? ", then a merge a row" : "");
     } else if (job->mode == ROWS_SEGMENTS) {
-        size_t nshort = 0;
-        for (size_t s = 0; s < job->nrows; s++)
-            nshort += job->offsets[s + 1] - job->offsets[s] <= ROWS_SHORT;
-        n += snprintf(buf + n, len - (size_t)n, "; %zu segments of at most %d a work-item each, "
-                      "%zu a work-group each", nshort, ROWS_SHORT, job->nrows - nshort);
+        seg_plan p;
+        seg_planning(ctx, rq, &c, job->offsets, job->nrows, &p);
+        n = snprintf(buf, len, "%zu segments of at most %d a work-item each, %zu of at most %zu "
+                     "and %zu of at most %zu a register tile each, %zu longer ones a work-group "
+                     "each (wg %u, r %u, a buffer of %u)", p.count[SEG_SHORT], ROWS_SHORT,
+                     p.count[SEG_TSMALL], p.upto[SEG_TSMALL], p.count[SEG_TBIG],
+                     p.upto[SEG_TBIG], p.count[SEG_LONG], c.wg, c.r, c.cap);
     } else {
-        n += snprintf(buf + n, len - (size_t)n, "; a work-group a query (%zu), distances "
-                      "computed in place", job->nrows);
+        n = snprintf(buf, len, "wg %u, r %u, %u kept, a buffer of %u; a work-group a query "
+                     "(%zu), distances computed in place", c.wg, c.r, c.ktop, c.cap, job->nrows);
     }
-    return n < 0 ? 0 : (size_t)n;
+    return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len;
 }
 
 int cltopk_rows_dev_buffer(cltopk_context *ctx, const cltopk_request *rq,

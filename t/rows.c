@@ -402,6 +402,18 @@ static void explain(cltopk_context *ctx, const char *dev, int is_cl)
     ok(st == CLTOPK_OK && strstr(buf, "segments") &&
            (!is_cl || strstr(buf, "a work-item each")),
        "%s: explain_rows of segments%s", dev, is_cl ? " on device data" : "");
+    if (is_cl) {
+        /* dense rows on the device: the register tile, and the kernel that
+         * streams a row where CLTOPK_BITS turns the tile off */
+        st = cltopk_explain_rows(ctx, CLTOPK_FLOAT32, 4, 1000, NULL, 10, 0, 1, buf, sizeof buf);
+        ok(st == CLTOPK_OK && strstr(buf, "register tile"),
+           "%s: explain_rows of dense rows names the register tile", dev);
+        setenv("CLTOPK_BITS", "tile=0", 1);
+        st = cltopk_explain_rows(ctx, CLTOPK_FLOAT32, 4, 1000, NULL, 10, 0, 1, buf, sizeof buf);
+        ok(st == CLTOPK_OK && !strstr(buf, "register tile") && strstr(buf, "a buffer of"),
+           "%s: explain_rows with CLTOPK_BITS=tile=0 names the streaming kernel", dev);
+        unsetenv("CLTOPK_BITS");
+    }
     st = cltopk_explain_rows(ctx, CLTOPK_FLOAT32, 4, 10, NULL, 11, 0, 0, buf, sizeof buf);
     ok(st == CLTOPK_ERR_K_RANGE, "%s: explain_rows k > cols -> K_RANGE", dev);
     st = cltopk_explain_rows(ctx, CLTOPK_FLOAT32, 4, 10, NULL, 1, 0, 0, NULL, 10);
@@ -563,7 +575,7 @@ int main(void)
     const char *dev = "cl";
     cases(cl, dev, CLTOPK_ALGO_BITS, 0);
     cases(cl, dev, CLTOPK_ALGO_AUTO, 0);
-    random_shapes(cl, dev, CLTOPK_ALGO_BITS, 20);
+    random_shapes(cl, dev, CLTOPK_ALGO_BITS, test_full() ? 20 : 8);
     batches(cl, dev);
     /* segments that a work-item sorts alone (at most 32 elements) only, and
      * around the boundary (32, 33) */
@@ -584,7 +596,7 @@ int main(void)
     /* long rows over several work-groups (CLTOPK_BITS parts), and the
      * variable's refusals */
     setenv("CLTOPK_BITS", "parts=5", 1);
-    random_shapes(cl, "cl parts=5", CLTOPK_ALGO_BITS, 12);
+    random_shapes(cl, "cl parts=5", CLTOPK_ALGO_BITS, test_full() ? 12 : 5);
     setenv("CLTOPK_BITS", "parts=3,wg=32,r=4", 1); /* other programs: two types only */
     for (int i = 0; i < 2; i++) {
         cltopk_dtype type = i ? CLTOPK_INT64 : CLTOPK_FLOAT32;
@@ -600,7 +612,36 @@ int main(void)
                    4000, 5, 0, 0, segs, 40, i, WANT_BOTH);
         free(keys);
     }
-    static const char *const bad_env[] = {"wg=100", "r=3", "parts=-1", "speed=9", "wg=2048"};
+    /* the register tile at its edges, every type: position bits 8 / 16 (255
+     * and 256 columns), a full tile and one past it (parts and a merge), one
+     * element a work-item (rt=1), all-equal rows (every key and position
+     * pass), k = 1 and k = cols; then the streaming kernel (tile=0) */
+    static const char *const tile_env[] = {"wg=64", "wg=32,rt=1", "wg=16,rt=16,parts=2"};
+    for (size_t e = 0; e < sizeof tile_env / sizeof tile_env[0]; e++) {
+        setenv("CLTOPK_BITS", tile_env[e], 1);
+        char where[64];
+        snprintf(where, sizeof where, "cl %s", tile_env[e]);
+        static const size_t tcols[] = {255, 256, 1024, 1025};
+        for (int ti = 0; ti < 6; ti++) {
+            cltopk_dtype type = all_types[ti];
+            size_t cols = tcols[(size_t)ti % 4], rows = 3;
+            char *keys = bmalloc(rows * cols * tsize(type));
+            const char *dist = ti % 2 ? "equal" : "few";
+            int sm = ti % 3 == 0;
+            gen_data(type, dist, rows * cols, sm, &rng, keys);
+            check_case(cl, where, CLTOPK_ALGO_BITS, 0, type, dist, keys, rows * cols, rows,
+                       cols, cols, NULL, 1 + rng_below(&rng, 40), sm, WANT_BOTH);
+            check_case(cl, where, CLTOPK_ALGO_BITS, 0, type, dist, keys, rows * cols, rows,
+                       cols, cols, NULL, cols < 1000 ? cols : 1000, !sm, WANT_BOTH);
+            free(keys);
+        }
+    }
+    setenv("CLTOPK_BITS", "tile=0", 1);
+    if (test_full())
+        cases(cl, "cl tile=0", CLTOPK_ALGO_BITS, 0);
+    random_shapes(cl, "cl tile=0", CLTOPK_ALGO_BITS, test_full() ? 12 : 5);
+    static const char *const bad_env[] = {"wg=100", "r=3", "parts=-1", "speed=9", "wg=2048",
+                                          "rt=3", "tile=2"};
     for (size_t i = 0; i < sizeof bad_env / sizeof bad_env[0]; i++) {
         setenv("CLTOPK_BITS", bad_env[i], 1);
         char ok_[4 * 4];
