@@ -22,7 +22,8 @@
 # Knobs a user may set: CLTOPK_TEST_DEVICE ("cpu" skips the OpenCL parts, or a
 # device string for cltopk_open), CLTOPK_TEST_SEED (repeat a run),
 # CLTOPK_TEST_TIMEOUT (seconds before a test bails out; default 600 to 900),
-# CLTOPK_TEST_GPU (a device string for t/gpu.t instead of "gpu").
+# CLTOPK_TEST_GPU (a device string for t/gpu.t instead of "gpu"), CLTOPK_TEST_FULL
+# (1: the whole sweeps, as make check-full runs them).
 
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 AM_TESTS_ENVIRONMENT = \
@@ -185,9 +186,11 @@ t_sbp_tune_t_SOURCES = t/sbp_tune.c
 t_sbp_tune_t_CPPFLAGS = $(T_CPPFLAGS)
 t_sbp_tune_t_LDADD = $(T_LDADD)
 
-# make check-full: make check plus the long sweeps (FULL_TESTS)
+# make check-full: make check plus the long sweeps (FULL_TESTS), and the
+# sweeps that make check runs a share of run whole (CLTOPK_TEST_FULL=1, see
+# test_full in t/testlib.h)
 check-full:
-	$(MAKE) $(AM_MAKEFLAGS) check TESTS="$(TESTS) $(FULL_TESTS)"
+	CLTOPK_TEST_FULL=1 $(MAKE) $(AM_MAKEFLAGS) check TESTS="$(TESTS) $(FULL_TESTS)"
 .PHONY: check-full
 # ---- many rows at once: top-k of rows and segments, kNN (issue 13)
 check_PROGRAMS += t/rows.t t/knn.t
@@ -203,4 +206,11 @@ TESTS += t/knn_scalar.t
 t_knn_scalar_t_SOURCES = t/knn.c
 t_knn_scalar_t_CPPFLAGS = $(T_CPPFLAGS) -DTEST_ISA='"scalar"'
 t_knn_scalar_t_LDADD = $(T_LDADD) -lm
+# the AVX2 + FMA distance kernel (t/knn.t runs the AVX-512 one where the
+# processor has it); a processor without AVX2 runs the scalar one here
+check_PROGRAMS += t/knn_avx2.t
+TESTS += t/knn_avx2.t
+t_knn_avx2_t_SOURCES = t/knn.c
+t_knn_avx2_t_CPPFLAGS = $(T_CPPFLAGS) -DTEST_ISA='"avx2"'
+t_knn_avx2_t_LDADD = $(T_LDADD) -lm
 # ---- end

@@ -11,6 +11,12 @@
 
 /* ------------------------------------------------------------ randomness */
 
+int test_full(void)
+{
+    const char *e = getenv("CLTOPK_TEST_FULL");
+    return e && *e && strcmp(e, "0") != 0;
+}
+
 uint64_t test_seed(void)
 {
     static int done;

@@ -21,6 +21,9 @@ typedef struct {
  * clock and pid.  Printed once as a diag line so that any failure can be
  * repeated. */
 uint64_t test_seed(void);
+/* 1 under make check-full ($CLTOPK_TEST_FULL set and not 0): the long sweeps
+ * run whole; make check runs a share of them (every path still taken) */
+int test_full(void);
 void rng_init(rng_t *r, uint64_t seed);
 uint64_t rng_next(rng_t *r);
 /* uniform in [0, bound), bound > 0 */
