@@ -74,25 +74,27 @@ static void write_row(const cltopk_request *rq, const void *row_keys, size_t r,
 }
 
 /* ---- kNN: the points in blocks of KNN_BLOCK, each block transposed once
- * (dimension-major, padded with zeros to a multiple of 32 points) and used by
- * every query; each query keeps its best k over the blocks.  The distances of
- * a block come from the AVX2 + FMA kernel where the processor has both (8
- * points a vector, each lane its own fma chain in dimension order: the same
- * bits as fmaf), else from cltopk_knn_distance. ---- */
-enum { KNN_BLOCK = 2048 };
+ * (dimension-major, padded with zeros to a multiple of 32 points; 512 KiB at
+ * d = 128, which stays in a core's L2 cache) and used by every query; each
+ * query keeps its best k over the blocks.  The distances of a block come from
+ * a vector kernel, each lane its own fma chain in dimension order (the same
+ * bits as fmaf): AVX-512, 8 queries x 32 points a step, where the CPU kernels
+ * in use are the AVX-512 ones; AVX2 + FMA, 2 queries x 32 points, where the
+ * processor has both; else cltopk_knn_distance's loop. ---- */
+enum { KNN_BLOCK = 1024, KNN_GROUP = 8 };
 
-/* the distances of queries q0 and q1 (q1 may be NULL) to the block's first
- * len points (a multiple of 32), into out0 and out1 */
-typedef void (*knn_block_fn)(const float *q0, const float *q1, const float *soa, size_t len,
-                             size_t d, int ip, float *out0, float *out1);
+/* the distances of the nw (1..KNN_GROUP) queries qs[] to the block's first
+ * len points (a multiple of 32), into outs[] */
+typedef void (*knn_block_fn)(const float *const *qs, int nw, const float *soa, size_t len,
+                             size_t d, int ip, float *const *outs);
 
-static void knn_block_scalar(const float *q0, const float *q1, const float *soa, size_t len,
-                             size_t d, int ip, float *out0, float *out1)
+static void knn_block_scalar(const float *const *qs, int nw, const float *soa, size_t len,
+                             size_t d, int ip, float *const *outs)
 {
-    for (int w = 0; w < 2; w++) {
-        const float *q = w ? q1 : q0;
-        float *out = w ? out1 : out0;
-        for (size_t i = 0; q && i < len; i++) {
+    for (int w = 0; w < nw; w++) {
+        const float *q = qs[w];
+        float *out = outs[w];
+        for (size_t i = 0; i < len; i++) {
             float acc = 0.0f;
             for (size_t j = 0; j < d; j++) {
                 float p = soa[j * KNN_BLOCK + i];
@@ -112,10 +114,10 @@ static void knn_block_scalar(const float *q0, const float *q1, const float *soa,
 #include <immintrin.h>
 #define KNN_HAVE_FMA_KERNEL 1
 /* 2 queries x 32 points: 8 independent fma chains share the loads */
-__attribute__((target("avx2,fma"))) static void knn_block_fma(const float *q0, const float *q1,
-                                                              const float *soa, size_t len,
-                                                              size_t d, int ip, float *out0,
-                                                              float *out1)
+__attribute__((target("avx2,fma"))) static void knn_pair_fma(const float *q0, const float *q1,
+                                                             const float *soa, size_t len,
+                                                             size_t d, int ip, float *out0,
+                                                             float *out1)
 {
     const float *qb = q1 ? q1 : q0;
     for (size_t i = 0; i < len; i += 32) {
@@ -144,20 +146,78 @@ __attribute__((target("avx2,fma"))) static void knn_block_fma(const float *q0, c
         }
     }
 }
+
+static void knn_block_fma(const float *const *qs, int nw, const float *soa, size_t len,
+                          size_t d, int ip, float *const *outs)
+{
+    for (int w = 0; w < nw; w += 2)
+        knn_pair_fma(qs[w], w + 1 < nw ? qs[w + 1] : NULL, soa, len, d, ip, outs[w],
+                     w + 1 < nw ? outs[w + 1] : NULL);
+}
+
+/* 8 queries x 32 points: 16 independent fma chains (of 32 registers) share
+ * two loads a dimension; IP is a constant of each copy */
+#define KNN_AVX512_STEP(IP)                                                                   \
+    for (size_t i = 0; i < len; i += 32) {                                                   \
+        __m512 a[KNN_GROUP][2];                                                              \
+        _Pragma("GCC unroll 8") for (int w = 0; w < KNN_GROUP; w++)                          \
+            a[w][0] = a[w][1] = _mm512_setzero_ps();                                         \
+        for (size_t j = 0; j < d; j++) {                                                     \
+            const float *row = soa + j * KNN_BLOCK + i;                                      \
+            __m512 p0 = _mm512_loadu_ps(row), p1 = _mm512_loadu_ps(row + 16);                \
+            _Pragma("GCC unroll 8") for (int w = 0; w < KNN_GROUP; w++) {                    \
+                __m512 x = _mm512_set1_ps(q[w][j]);                                          \
+                if (IP) {                                                                    \
+                    a[w][0] = _mm512_fmadd_ps(x, p0, a[w][0]);                               \
+                    a[w][1] = _mm512_fmadd_ps(x, p1, a[w][1]);                               \
+                } else {                                                                     \
+                    __m512 t0 = _mm512_sub_ps(x, p0), t1 = _mm512_sub_ps(x, p1);             \
+                    a[w][0] = _mm512_fmadd_ps(t0, t0, a[w][0]);                              \
+                    a[w][1] = _mm512_fmadd_ps(t1, t1, a[w][1]);                              \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+        _Pragma("GCC unroll 8") for (int w = 0; w < KNN_GROUP; w++) {                        \
+            if (w < nw) {                                                                    \
+                _mm512_storeu_ps(outs[w] + i, a[w][0]);                                      \
+                _mm512_storeu_ps(outs[w] + i + 16, a[w][1]);                                 \
+            }                                                                                \
+        }                                                                                    \
+    }
+
+__attribute__((target("avx512f"))) static void knn_block_avx512(const float *const *qs, int nw,
+                                                                const float *soa, size_t len,
+                                                                size_t d, int ip,
+                                                                float *const *outs)
+{
+    const float *q[KNN_GROUP]; /* missing queries repeat the first (not stored) */
+    for (int w = 0; w < KNN_GROUP; w++)
+        q[w] = qs[w < nw ? w : 0];
+    if (ip) {
+        KNN_AVX512_STEP(1)
+    } else {
+        KNN_AVX512_STEP(0)
+    }
+}
 #endif
 
-/* the block kernel this processor runs: the FMA kernel where it has AVX2 and
- * FMA, unless the CPU kernels in use are the scalar ones (CLTOPK_CPU_ISA =
- * scalar, which the tests use to check the scalar kernel) */
+/* the block kernel of the CPU kernels in use (CLTOPK_CPU_ISA; the tests check
+ * each): AVX-512 with the AVX-512 ones, else AVX2 + FMA where the processor
+ * has both and the kernels in use are not the scalar ones, else the scalar
+ * loop */
 static knn_block_fn knn_kernel(void)
 {
 #ifdef KNN_HAVE_FMA_KERNEL
-    static int have = -1;
+    static int have = -1, have512 = 0;
     if (have < 0) {
         __builtin_cpu_init();
         have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        have512 = __builtin_cpu_supports("avx512f");
     }
-    if (have && strcmp(cltopk_cpu_ops()->name, "scalar") != 0)
+    const char *isa = cltopk_cpu_ops()->name;
+    if (have512 && strcmp(isa, "avx512") == 0)
+        return knn_block_avx512;
+    if (have && strcmp(isa, "scalar") != 0)
         return knn_block_fma;
 #endif
     return knn_block_scalar;
@@ -187,14 +247,14 @@ static int knn_rows(const cltopk_request *rq, const cltopk_rows_job *job, int nt
     okey_pair *best = malloc(nq * k * sizeof *best);
     size_t *have = calloc(nq, sizeof *have);
     okey_pair *scratch = malloc((size_t)nt * 2 * k * sizeof *scratch);
-    float *dist = malloc((size_t)nt * 2 * KNN_BLOCK * sizeof *dist);
+    float *dist = malloc((size_t)nt * KNN_GROUP * KNN_BLOCK * sizeof *dist);
     float *soa = malloc(d * KNN_BLOCK * sizeof *soa);
     if (!best || !have || !scratch || !dist || !soa) {
         free(best), free(have), free(scratch), free(dist), free(soa);
         return CLTOPK_ERR_NO_MEMORY;
     }
     knn_block_fn kern = knn_kernel();
-    long long pairs = (long long)(nq + 1) / 2;
+    long long groups = (long long)((nq + KNN_GROUP - 1) / KNN_GROUP);
     for (size_t lo = 0; lo < job->np; lo += KNN_BLOCK) {
         size_t len = job->np - lo < KNN_BLOCK ? job->np - lo : KNN_BLOCK;
         size_t padded = (len + 31) / 32 * 32;
@@ -205,26 +265,53 @@ static int knn_rows(const cltopk_request *rq, const cltopk_rows_job *job, int nt
                 soa[j * KNN_BLOCK + i] = 0.0f;
         }
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 2) if (nt > 1)
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
 #endif
-        for (long long pq = 0; pq < pairs; pq++) {
+        for (long long g = 0; g < groups; g++) {
 #ifdef _OPENMP
             int t = omp_get_thread_num();
 #else
             int t = 0;
 #endif
-            size_t q0 = 2 * (size_t)pq, nw = q0 + 1 < nq ? 2 : 1;
-            float *dd = dist + (size_t)t * 2 * KNN_BLOCK;
+            size_t q0 = (size_t)g * KNN_GROUP;
+            int nw = nq - q0 < KNN_GROUP ? (int)(nq - q0) : KNN_GROUP;
+            const float *qs[KNN_GROUP];
+            float *outs[KNN_GROUP];
+            for (int w = 0; w < nw; w++) {
+                qs[w] = job->queries + (q0 + (size_t)w) * d;
+                outs[w] = dist + ((size_t)t * KNN_GROUP + (size_t)w) * KNN_BLOCK;
+            }
             okey_pair *h = scratch + (size_t)t * 2 * k;
-            kern(job->queries + q0 * d, nw == 2 ? job->queries + (q0 + 1) * d : NULL, soa,
-                 padded, d, job->metric == CLTOPK_INNER_PRODUCT, dd, dd + KNN_BLOCK);
-            for (size_t w = 0; w < nw; w++) {
-                float *dw = dd + w * KNN_BLOCK;
+            kern(qs, nw, soa, padded, d, job->metric == CLTOPK_INNER_PRODUCT, outs);
+            for (int w = 0; w < nw; w++) {
+                float *dw = outs[w];
+                size_t qi = q0 + (size_t)w;
+                if (have[qi] == k) {
+                    /* a query's k best so far: a point of this block enters
+                     * only by a better distance (an equal one has a larger
+                     * index); most blocks have none.  The k-th best as a
+                     * float (THE ORDER's key undone); a NaN one: no test */
+                    uint32_t u = (uint32_t)best[qi * k + k - 1].u ^ (rq->smallest ? ~0u : 0u);
+                    uint32_t x = u & 0x80000000u ? u ^ 0x80000000u : ~u;
+                    float thr;
+                    memcpy(&thr, &x, sizeof thr);
+                    int above = 0;
+                    if (isnan(thr))
+                        above = 1;
+                    else if (rq->smallest)
+                        for (size_t i = 0; i < len; i++)
+                            above |= dw[i] < thr;
+                    else
+                        for (size_t i = 0; i < len; i++)
+                            above |= (dw[i] > thr) | (dw[i] != dw[i]);
+                    if (!above)
+                        continue;
+                }
                 for (size_t i = 0; i < len; i++)
                     if (isnan(dw[i])) /* one NaN for all (the order key sees no payload) */
                         dw[i] = NAN;
                 size_t m = cltopk_cpu_heap_row(rq, dw, len, k, h);
-                knn_merge(best + (q0 + w) * k, &have[q0 + w], h, m, lo, k, h + k);
+                knn_merge(best + (q0 + (size_t)w) * k, &have[q0 + (size_t)w], h, m, lo, k, h + k);
             }
         }
     }

@@ -173,7 +173,7 @@ static void cases(cltopk_context *ctx, const char *dev, int buffer)
     check(ctx, dev, buffer, "nan/inf", 1, qs, NQ, ps, NP, d, 60, WANT_BOTH);
     free(ps);
     free(qs);
-    /* more points than one block of the CPU kernel (2048), with duplicates
+    /* more points than one block of the CPU kernel (1024), with duplicates
      * across blocks, and an odd number of queries */
     enum { NPB = 5000, NQB = 3, DB = 3 };
     ps = bmalloc(NPB * DB * 4);
@@ -184,6 +184,27 @@ static void cases(cltopk_context *ctx, const char *dev, int buffer)
         qs[i] = (float)rng_below(&rng, 8);
     check(ctx, dev, buffer, "blocks, ties", 0, qs, NQB, ps, NPB, DB, 50, WANT_BOTH);
     check(ctx, dev, buffer, "blocks, ties", 1, qs, NQB, ps, NPB, DB, 50, WANT_BOTH);
+    free(ps);
+    free(qs);
+    /* several blocks with NaN and inf coordinates, more queries than the CPU
+     * kernel's group of 8 (a part group), a query of NaN distances only: a
+     * query's k-th best so far (the test that lets a block pass) may be NaN
+     * (inner product: NaN first), inf, or a tie across blocks */
+    enum { NPN = 4500, NQN = 11, DN = 6 };
+    ps = bmalloc(NPN * DN * 4);
+    qs = bmalloc(NQN * DN * 4);
+    for (size_t i = 0; i < NPN * DN; i++)
+        ps[i] = (float)rng_below(&rng, 4) - 1.5f;
+    for (size_t j = 0; j < NPN; j += 3)
+        ps[j * DN + j % DN] = (j / 3) % 5 == 0 ? NAN : (j / 3) % 5 == 1 ? INFINITY : ps[j * DN];
+    for (size_t i = 0; i < NQN * DN; i++)
+        qs[i] = (float)rng_below(&rng, 4) - 1.5f;
+    qs[5 * DN + 2] = NAN;
+    qs[7 * DN] = -INFINITY;
+    for (int ip = 0; ip <= 1; ip++) {
+        check(ctx, dev, buffer, "blocks, nan/inf", ip, qs, NQN, ps, NPN, DN, 7, WANT_BOTH);
+        check(ctx, dev, buffer, "blocks, nan/inf", ip, qs, NQN, ps, NPN, DN, 400, WANT_BOTH);
+    }
     free(ps);
     free(qs);
 }
@@ -242,7 +263,8 @@ int main(void)
     watchdog(600);
 #ifdef TEST_ISA
     /* the CPU kernels of one instruction set (t/knn_scalar.t: the scalar
-     * distance kernel instead of the AVX2 + FMA one) */
+     * distance loop; t/knn_avx2.t: the AVX2 + FMA kernel; t/knn.t itself runs
+     * the AVX-512 kernel where the processor has it) */
     setenv("CLTOPK_CPU_ISA", TEST_ISA, 1);
     diag("CPU kernels: %s", cltopk_cpu_isa());
 #endif
