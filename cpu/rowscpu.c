@@ -246,7 +246,7 @@ static int knn_rows(const cltopk_request *rq, const cltopk_rows_job *job, int nt
     const float *pts = rq->keys;
     okey_pair *best = malloc(nq * k * sizeof *best);
     size_t *have = calloc(nq, sizeof *have);
-    okey_pair *scratch = malloc((size_t)nt * 2 * k * sizeof *scratch);
+    okey_pair *scratch = malloc((size_t)nt * (2 * k + KNN_BLOCK) * sizeof *scratch);
     float *dist = malloc((size_t)nt * KNN_GROUP * KNN_BLOCK * sizeof *dist);
     float *soa = malloc(d * KNN_BLOCK * sizeof *soa);
     if (!best || !have || !scratch || !dist || !soa) {
@@ -281,7 +281,7 @@ static int knn_rows(const cltopk_request *rq, const cltopk_rows_job *job, int nt
                 qs[w] = job->queries + (q0 + (size_t)w) * d;
                 outs[w] = dist + ((size_t)t * KNN_GROUP + (size_t)w) * KNN_BLOCK;
             }
-            okey_pair *h = scratch + (size_t)t * 2 * k;
+            okey_pair *h = scratch + (size_t)t * (2 * k + KNN_BLOCK);
             kern(qs, nw, soa, padded, d, job->metric == CLTOPK_INNER_PRODUCT, outs);
             for (int w = 0; w < nw; w++) {
                 float *dw = outs[w];
@@ -306,6 +306,23 @@ static int knn_rows(const cltopk_request *rq, const cltopk_rows_job *job, int nt
                             above |= (dw[i] > thr) | (dw[i] != dw[i]);
                     if (!above)
                         continue;
+                    if (!isnan(thr)) {
+                        /* the few that beat it, sorted, merged */
+                        okey_pair *cand = h + 2 * k;
+                        size_t c = 0;
+                        for (size_t i = 0; i < len; i++) {
+                            float v = dw[i];
+                            if (rq->smallest ? v < thr : (v > thr) | (v != v)) {
+                                uint32_t b;
+                                memcpy(&b, &v, sizeof b);
+                                cand[c++] = (okey_pair){order_key32(b, 2, rq->smallest),
+                                                        (int64_t)i};
+                            }
+                        }
+                        cltopk_sort_pairs(cand, c);
+                        knn_merge(best + qi * k, &have[qi], cand, c < k ? c : k, lo, k, h);
+                        continue;
+                    }
                 }
                 for (size_t i = 0; i < len; i++)
                     if (isnan(dw[i])) /* one NaN for all (the order key sees no payload) */

@@ -71,9 +71,12 @@
  *   CLTOPK_SORT            the device sort (CLTOPK_ALGO_SORT, and radix select's
  *                          winners above k = 4096): wg, ipt, digit, lb, hc, gpc,
  *                          reg, ld, xs, tl
- *   CLTOPK_BITS            bits (the many-rows kernel): wg and r (work-items a
+ *   CLTOPK_BITS            bits (the many-rows kernels): wg and r (work-items a
  *                          group, elements a work-item a round: powers of two),
- *                          parts (a long dense row's work-groups; 0 = chosen)
+ *                          parts (a long dense row's work-groups; 0 = chosen),
+ *                          tile (1: rows and segments that fit a group's
+ *                          registers by the register tile; 0: never) and rt
+ *                          (elements a work-item holds there, a power of two)
  */
 #ifndef CLTOPK_H
 #define CLTOPK_H
