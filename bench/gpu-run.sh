@@ -203,6 +203,11 @@ if want rows; then
         tools/cltopk bench --knn -q 1000 -p 1048576 -d $d -k $k --device gpu --reps 5 2>&1 |
             tee -a "$OUT/summary.txt" "$OUT/rows.txt"
     done; done
+    for d in 32 128; do
+        log "vs_torch: knn nq = 1000, np = 2^20, d = $d (torch.cdist + torch.topk)"
+        python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --knn 1000,1048576,$d \
+            --k 10,100 --reps 5 2>&1 | tee -a "$OUT/summary.txt" "$OUT/rows.txt"
+    done
 fi
 
 # ---- experiments on the band filter at the median (issue 11)

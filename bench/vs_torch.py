@@ -15,6 +15,12 @@ With --rows R the n values are R rows of n / R (row-major): cltopk_benchmark_row
 answers of cltopk_topk_rows checked against torch's values row by row.
 
     python3 bench/vs_torch.py --algo auto --rows 16384 --n 67108864 --k 32
+
+With --knn NQ,NP,D: cltopk_benchmark_knn (cltopk_knn_buffer, squared L2) beside
+torch.cdist(q, p) ** 2 followed by torch.topk(largest=False), U(0,1) data; the
+index sets are compared (cdist's matrix-product form can swap near ties).
+
+    python3 bench/vs_torch.py --knn 1000,1048576,128 --k 10,100
 """
 import argparse
 import ctypes as C
@@ -47,8 +53,44 @@ def load(path):
     lib.cltopk_topk_rows.argtypes = [C.c_void_p, C.c_int, C.c_void_p, C.c_size_t, C.c_size_t,
                                      C.c_size_t, C.c_size_t, C.c_uint, C.c_int, C.c_void_p,
                                      C.c_void_p]
+    lib.cltopk_benchmark_knn.argtypes = [C.c_void_p, C.c_int, C.c_void_p, C.c_size_t,
+                                         C.c_void_p, C.c_size_t, C.c_size_t, C.c_size_t,
+                                         C.c_int, C.POINTER(C.c_double)]
+    lib.cltopk_knn.argtypes = [C.c_void_p, C.c_int, C.c_void_p, C.c_size_t, C.c_void_p,
+                               C.c_size_t, C.c_size_t, C.c_size_t, C.c_void_p, C.c_void_p]
     lib.cltopk_close.argtypes = [C.c_void_p]
     return lib
+
+
+def knn_mode(lib, ctx, a, ks):
+    """--knn: cltopk_knn beside torch.cdist + torch.topk"""
+    import torch
+    nq, npts, d = [int(v) for v in a.knn.split(",")]
+    rng = np.random.default_rng(a.seed)
+    q = rng.random((nq, d), dtype=np.float32)
+    p = rng.random((npts, d), dtype=np.float32)
+    qt, pt = torch.from_numpy(q).cuda(), torch.from_numpy(p).cuda()
+    print("knn: nq %d, np %d, d %d, squared L2" % (nq, npts, d))
+    print("%6s %12s %12s %10s  %s" % ("k", "cltopk ms", "torch ms", "speedup", "index sets agree"))
+    for k in ks:
+        t = C.c_double()
+        st = lib.cltopk_benchmark_knn(ctx, 0, q.ctypes.data, nq, p.ctypes.data, npts, d, k,
+                                      a.reps, C.byref(t))
+        if st != 0:
+            print("%6d failed: %s" % (k, lib.cltopk_last_error(ctx).decode()))
+            continue
+
+        def peer():
+            return torch.topk(torch.cdist(qt, pt) ** 2, k, dim=1, largest=False)
+        tt = timed(peer, a.reps)
+        ti = peer()[1].cpu().numpy()
+        oi = np.zeros((nq, k), dtype=np.int64)
+        st = lib.cltopk_knn(ctx, 0, q.ctypes.data, nq, p.ctypes.data, npts, d, k, None,
+                            oi.ctypes.data)
+        agree = np.mean([len(set(oi[r]) & set(ti[r])) / k for r in range(nq)]) if st == 0 else 0
+        print("%6d %12.3f %12.3f %9.2fx  %.4f" % (k, t.value * 1e3, tt, tt / (t.value * 1e3),
+                                                  agree))
+        sys.stdout.flush()
 
 
 def timed(fn, reps):
@@ -127,6 +169,8 @@ def main():
     ap.add_argument("--rows", type=int, default=0,
                     help="R rows of n / R at once (cltopk_benchmark_rows) beside "
                          "torch.topk(dim=1)")
+    ap.add_argument("--knn", default="",
+                    help="NQ,NP,D: cltopk_knn beside torch.cdist + torch.topk (the k list)")
     a = ap.parse_args()
     import torch
 
@@ -138,6 +182,10 @@ def main():
                                          lib.cltopk_last_error(None).decode()))
     print("device: %s; torch %s on %s" % (lib.cltopk_device_name(ctx).decode(),
                                           torch.__version__, torch.cuda.get_device_name()))
+    if a.knn:
+        knn_mode(lib, ctx, a, [int(v) for v in a.k.split(",")])
+        lib.cltopk_close(ctx)
+        return
     rng = np.random.default_rng(a.seed)
     if a.dtype == "f32":
         x, code, bits = rng.random(a.n, dtype=np.float32), 0, np.uint32
