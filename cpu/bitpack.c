@@ -309,7 +309,7 @@ static size_t rfor_check_tile(const uint32_t *o, uint32_t L, int *what)
 }
 
 int cltopk_codec_validate(cltopk_codec codec, const uint32_t *data, size_t data_words,
-                          const uint32_t *starts, size_t nstarts, cltopk_column *col, char *err,
+                          const uint32_t *starts, size_t nstarts, cltopk_packed_column *col, char *err,
                           size_t errlen)
 {
     int rfor = codec == CLTOPK_CODEC_RFOR, dfor = codec == CLTOPK_CODEC_DFOR;
@@ -492,7 +492,7 @@ static void decode_block(const uint32_t *blk, uint32_t *out)
     }
 }
 
-void cltopk_codec_decode_cpu(const cltopk_column *c, uint32_t *out)
+void cltopk_codec_decode_cpu(const cltopk_packed_column *c, uint32_t *out)
 {
     size_t n = c->count, nb = c->nblocks;
     long long nbl = (long long)nb;

@@ -168,6 +168,7 @@ typedef enum {
 #define CLTOPK_ERR_BUFFER_SIZE      (-14) /* a cl_mem is smaller than the call needs     */
 #define CLTOPK_ERR_CORRUPT          (-15) /* packed input is malformed                   */
 #define CLTOPK_ERR_INTERNAL         (-16) /* a bug: please report it with the detail     */
+#define CLTOPK_ERR_EXPRESSION       (-17) /* a query expression is malformed (detail)    */
 
 /* ---------------------------------------------------------------- version */
 
@@ -451,6 +452,96 @@ CLTOPK_API int cltopk_knn_buffer(cltopk_context *ctx, cltopk_metric metric, cl_m
                                  size_t np, size_t d, size_t k, cl_mem out_dist,
                                  cl_mem out_index, cl_uint num_wait, const cl_event *wait,
                                  cl_event *done);
+
+/* ================================================== queries over columns
+ * The top k rows of a table by an expression, among the rows where a filter
+ * holds: SQL's SELECT ... WHERE where ORDER BY order_by [DESC] LIMIT k, the
+ * filter and the score evaluated as the columns are read (seed 000, section 5).
+ *
+ * Expressions.  order_by is a number; where a condition.  Loosest first:
+ *   or, and, not, a comparison (< <= > >= == !=: not chained), + -, * /,
+ *   unary minus; parentheses; literals (decimal or 0x hexadecimal integers up
+ *   to 2^64 - 1, a minus sign before one making a negative integer; decimals
+ *   with a point or an exponent: 1.5, .5, 2e3); column names
+ *   ([A-Za-z_][A-Za-z0-9_]*, case-sensitive); functions min(a, b), max(a, b),
+ *   abs(a), sqrt(a), log(a), exp(a), floor(a), ceil(a), if(condition, a, b).
+ *   The words and or not if min max abs sqrt log exp floor ceil are reserved.
+ *   At most 4096 bytes an expression, nesting 64 deep, 512 operations, 32
+ *   stack slots, 64 columns a call of which 8 may be used.
+ * Typing.  A comparison of two integer terms (an integer column or an integer
+ *   literal) is exact: their mathematical values, whatever their widths and
+ *   signedness (an int64 -1 is less than a uint64 2^64 - 1).  Everything else
+ *   is arithmetic in score_type (CLTOPK_FLOAT32 or CLTOPK_FLOAT64): a column
+ *   or literal is converted to it rounding to nearest (a decimal literal
+ *   rounded once from its text), and each operation rounds once, IEEE 754,
+ *   with no fused multiply-add: x / 0 is +-inf, 0 / 0 NaN, sqrt correctly
+ *   rounded (of a negative number: NaN).  log and exp are cltopk's own (a
+ *   few ulp from the exact value; log of a negative number NaN, of 0 -inf;
+ *   exp overflows to +inf): the same operations, so the same bits, on every
+ *   device.  min and max give NaN if either argument is NaN, else the first
+ *   unless the second is strictly smaller (larger).  Comparisons of numbers
+ *   are IEEE (NaN is unequal to everything: only != holds; -0 == +0).
+ *   if(c, a, b) is a where c holds, else b.
+ * Order.  Scores order as THE ORDER orders floats: a NaN score above +inf
+ *   (first with CLTOPK_LARGEST, last with CLTOPK_SMALLEST), -0 equal to +0;
+ *   ties by smaller row.  Every device (the CPU, POCL, a GPU) returns the
+ *   same rows and score bits; a NaN score is written as the quiet NaN
+ *   0x7FC00000 (0x7FF8000000000000 for float64).
+ * Errors.  A malformed expression is CLTOPK_ERR_EXPRESSION with a detail
+ *   naming the expression, the byte position (from 1) and what was expected,
+ *   e.g. "order_by: at 17: unknown column 'likes_count'; columns are: id,
+ *   retweets"; nothing is written and nothing compiled. */
+typedef struct {
+    const char *name;  /* unique in the call; not a reserved word */
+    cltopk_dtype type;
+    const void *data;  /* n elements (host memory) */
+} cltopk_column;
+
+/* The k rows with the largest (CLTOPK_LARGEST) or smallest (CLTOPK_SMALLEST)
+ * order_by among those where `where` holds (NULL: every row) of a table of n
+ * rows whose columns are cols[0 .. ncols).  out_scores (k scores of
+ * score_type) and out_index (k row numbers) are written best first, entries
+ * past the rows returned with score bytes 0 and index -1; either may be NULL,
+ * not both.  *out_count (may be NULL) receives min(k, rows passing the
+ * filter).  k = 0 or n = 0 write nothing but *out_count = 0.  Columns may be
+ * unused by the expressions (their data may then be NULL).  Runs on the
+ * context's device: an OpenCL GPU evaluates the expressions as it reads the
+ * columns (cl/query.cl), a CPU context on the host (OpenMP).  Flags:
+ * CLTOPK_SMALLEST only.  Returns CLTOPK_OK, CLTOPK_ERR_INVALID_ARGUMENT (NULL
+ * where data is needed, a bad column name, a duplicate name, too many
+ * columns), CLTOPK_ERR_BAD_TYPE (a column's or score_type), CLTOPK_ERR_BAD_FLAGS,
+ * CLTOPK_ERR_EXPRESSION, CLTOPK_ERR_NO_MEMORY, or an OpenCL status.  Blocks
+ * until the outputs are written.  Thread rules as cltopk_topk. */
+CLTOPK_API int cltopk_query_topk(cltopk_context *ctx, const cltopk_column *cols, size_t ncols,
+                                 size_t n, const char *order_by, const char *where, size_t k,
+                                 unsigned flags, cltopk_dtype score_type, void *out_scores,
+                                 int64_t *out_index, size_t *out_count);
+
+/* Check the expressions against the columns (names and types; data is not
+ * read and may be NULL) without running anything: CLTOPK_OK, or the status
+ * and detail cltopk_query_topk would give; the detail is also copied to err
+ * (errlen bytes, NUL-terminated; err may be NULL). */
+CLTOPK_API int cltopk_query_check(cltopk_context *ctx, const cltopk_column *cols, size_t ncols,
+                                  const char *order_by, const char *where, char *err,
+                                  size_t errlen);
+
+/* The cl_mem form: cols[i].data is ignored; dcols[i] holds column i from
+ * element doffsets[i] (doffsets may be NULL: all 0; an unused column's
+ * buffer may be NULL).  out_scores and out_index start at element 0 (k
+ * elements); out_count (may be NULL) receives one cl_ulong, the rows
+ * returned.  num_wait / wait / done as cltopk_topk_buffer.  On a GPU the
+ * work is enqueued and the call returns; where the device cannot run the
+ * query it runs on the CPU on host copies (after the wait list).  Returns as
+ * cltopk_query_topk, plus CLTOPK_ERR_BUFFER_SIZE and CLTOPK_ERR_NO_OPENCL
+ * (a CPU context). */
+CLTOPK_API int cltopk_query_topk_buffer(cltopk_context *ctx, const cltopk_column *cols,
+                                        const cl_mem *dcols, const size_t *doffsets,
+                                        size_t ncols, size_t n, const char *order_by,
+                                        const char *where, size_t k, unsigned flags,
+                                        cltopk_dtype score_type, cl_mem out_scores,
+                                        cl_mem out_index, cl_mem out_count, cl_uint num_wait,
+                                        const cl_event *wait, cl_event *done);
+/* ============================================== end queries over columns */
 
 /* Device scratch memory, in bytes, that a cltopk_topk / cltopk_topk_buffer call
  * with these arguments needs beyond its inputs and outputs (0 for CPU

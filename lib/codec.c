@@ -96,7 +96,7 @@ static int dev_write(cltopk_context *ctx, cl_mem m, const void *src, size_t byte
 }
 
 /* copy a validated column to the device (scratch) */
-static int dev_upload(cltopk_context *ctx, const cltopk_column *c, cl_mem *dd, cl_mem *ds)
+static int dev_upload(cltopk_context *ctx, const cltopk_packed_column *c, cl_mem *dd, cl_mem *ds)
 {
     int st = cltopk_scratch(ctx, SCR_PK_DATA, c->data_words * 4, dd);
     if (st == CLTOPK_OK)
@@ -109,7 +109,7 @@ static int dev_upload(cltopk_context *ctx, const cltopk_column *c, cl_mem *dd, c
 }
 
 /* enqueue the decoder of column c (on the device as dd, ds) into out */
-static int dev_decode(cltopk_context *ctx, const cltopk_column *c, cl_mem dd, cl_mem ds,
+static int dev_decode(cltopk_context *ctx, const cltopk_packed_column *c, cl_mem dd, cl_mem ds,
                       cl_mem out)
 {
     static const char *kname[3] = {"unpack_for", "unpack_dfor", "unpack_rfor"};
@@ -137,7 +137,7 @@ static int dev_decode(cltopk_context *ctx, const cltopk_column *c, cl_mem dd, cl
  * configuration allows it, else decode into dv and reduce that.  *fused tells
  * which ran.  CLTOPK_PACKED_FUSED=0 never fuses; =require fails with
  * CLTOPK_ERR_UNSUPPORTED instead of decoding first (testing). */
-static int dev_topk(cltopk_context *ctx, const cltopk_column *c, const cltopk_algorithm *a,
+static int dev_topk(cltopk_context *ctx, const cltopk_packed_column *c, const cltopk_algorithm *a,
                     cltopk_request *rq, cl_mem dd, cl_mem ds, cl_mem dv, int *fused)
 {
     const char *mode = cltopk_env("CLTOPK_PACKED_FUSED");
@@ -178,7 +178,7 @@ static int dev_topk(cltopk_context *ctx, const cltopk_column *c, const cltopk_al
 /* lock held; validate, decode on the context's device or CPU into out */
 static int unpack_locked(cltopk_context *ctx, const char *fn, cltopk_codec codec,
                          const uint32_t *data, size_t data_words, const uint32_t *block_starts,
-                         size_t nstarts, cltopk_column *col)
+                         size_t nstarts, cltopk_packed_column *col)
 {
     if ((unsigned)codec > CLTOPK_CODEC_RFOR)
         return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "%s: unknown codec %d", fn,
@@ -202,7 +202,7 @@ int cltopk_unpack(cltopk_context *ctx, cltopk_codec codec, const uint32_t *data,
         return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "cltopk_unpack: ctx is NULL");
     pthread_mutex_lock(&ctx->lock);
     ctx->err[0] = 0;
-    cltopk_column col;
+    cltopk_packed_column col;
     int st = unpack_locked(ctx, "cltopk_unpack", codec, data, data_words, block_starts, nstarts,
                            &col);
     if (st != CLTOPK_OK || !out)
@@ -250,7 +250,7 @@ int cltopk_topk_packed(cltopk_context *ctx, cltopk_codec codec, const uint32_t *
         return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
     pthread_mutex_lock(&ctx->lock);
     ctx->err[0] = 0;
-    cltopk_column col;
+    cltopk_packed_column col;
     uint32_t *host = NULL;
     cltopk_request rq;
     int st = cltopk_describe(ctx, fn, CLTOPK_INT32, 0, k, flags, CLTOPK_SMALLEST, algo, &rq);
@@ -386,7 +386,7 @@ int cltopk_benchmark_unpack(cltopk_context *ctx, cltopk_codec codec, const uint3
         reps = 64;
     pthread_mutex_lock(&ctx->lock);
     ctx->err[0] = 0;
-    cltopk_column col;
+    cltopk_packed_column col;
     double t[64], tc[64];
     uint32_t *a = NULL, *b = NULL;
     int st = !median_s || reps < 1
@@ -483,7 +483,7 @@ int cltopk_benchmark_topk_packed(cltopk_context *ctx, cltopk_codec codec, const 
         reps = 64;
     pthread_mutex_lock(&ctx->lock);
     ctx->err[0] = 0;
-    cltopk_column col;
+    cltopk_packed_column col;
     cltopk_request rq;
     int st = cltopk_describe(ctx, fn, CLTOPK_INT32, 0, k, flags, CLTOPK_SMALLEST, algo, &rq);
     if (st == CLTOPK_OK && (!packed_s || reps < 1))

@@ -21,17 +21,17 @@ typedef struct {
     const uint32_t *data;
     size_t data_words;       /* == block_starts[nblocks]: the decoded blocks' end */
     const uint32_t *starts;  /* nblocks + 1 entries used */
-} cltopk_column;
+} cltopk_packed_column;
 
 /* Check everything docs/FORMAT.md requires.  CLTOPK_OK and *col filled, or
  * CLTOPK_ERR_CORRUPT with what is wrong in err.  Reads only data[0..data_words)
  * and starts[0..nstarts). */
 CLTOPK_INTERNAL int cltopk_codec_validate(cltopk_codec codec, const uint32_t *data,
                                           size_t data_words, const uint32_t *starts,
-                                          size_t nstarts, cltopk_column *col, char *err,
+                                          size_t nstarts, cltopk_packed_column *col, char *err,
                                           size_t errlen);
 /* Decode a validated column into out[0..count) on OpenMP threads. */
-CLTOPK_INTERNAL void cltopk_codec_decode_cpu(const cltopk_column *col, uint32_t *out);
+CLTOPK_INTERNAL void cltopk_codec_decode_cpu(const cltopk_packed_column *col, uint32_t *out);
 /* Worst-case data words / exact starts of cltopk_pack (0: too large). */
 CLTOPK_INTERNAL size_t cltopk_codec_bound(cltopk_codec codec, size_t n);
 CLTOPK_INTERNAL size_t cltopk_codec_starts(cltopk_codec codec, size_t n);

@@ -558,4 +558,39 @@ CLTOPK_INTERNAL int cltopk_cachefile_write(const char *path, int nparts,
                                            const void *const *parts, const size_t *lens);
 /* ---- end of the cachefile.c block ---- */
 
+/* ------------------------------------------- queries over columns (issue 14) */
+#include "expr.h"
+
+/* One cltopk_query_topk call, described by lib/query.c: the compiled
+ * expressions, the columns they use (host data: data[r] for the program's
+ * column r; device data: dcols / doffs), the rows and the outputs. */
+typedef struct {
+    const expr_query *q;
+    size_t n, k;
+    int smallest;
+    int types[EXPR_MAX_REFS];    /* cltopk_dtype of each used column */
+    const void *data[EXPR_MAX_REFS];
+    void *out_scores;            /* k of them (4 or 8 bytes), or NULL */
+    int64_t *out_index;          /* k, or NULL */
+    size_t *out_count;           /* host: rows returned */
+#if HAVE_OPENCL
+    cl_mem dcols[EXPR_MAX_REFS]; /* device data, from element doffs[r] */
+    size_t doffs[EXPR_MAX_REFS];
+    cl_mem dout_scores, dout_index, dout_count;
+#endif
+} cltopk_query_job;
+
+/* querycpu.c: the query on host columns, OpenMP over row ranges; CLTOPK_OK
+ * or CLTOPK_ERR_NO_MEMORY (nothing written then) */
+CLTOPK_INTERNAL int cltopk_cpu_query(const cltopk_query_job *job);
+#if HAVE_OPENCL
+/* querydev.c (cl/query.cl): whether the device can run the job (why on no) */
+CLTOPK_INTERNAL int cltopk_query_dev_can(cltopk_context *ctx, const cltopk_query_job *job,
+                                         char *why, size_t whylen);
+/* querydev.c: the job on device columns, after the context's last event and
+ * the wait list; ends in the context's last event */
+CLTOPK_INTERNAL int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job,
+                                     cl_uint num_wait, const cl_event *wait);
+#endif
+
 #endif

@@ -320,8 +320,36 @@ int cltopk_program_get(cltopk_context *ctx, const char *file, const char *option
         free(optcopy);
         return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of memory caching a program");
     }
+    /* a kernel file's line #include "tile.h" is replaced by that embedded
+     * header (the other shared files are prepended, behind include guards) */
+    cltopk_kernel_source merged;
+    unsigned char *mbuf = NULL;
+    const char *inc = "#include \"tile.h\"\n";
+    const unsigned char *at = NULL;
+    for (size_t i = 0; !at && i + strlen(inc) <= src->size; i++)
+        if ((i == 0 || src->data[i - 1] == '\n') && !memcmp(src->data + i, inc, strlen(inc)))
+            at = src->data + i;
+    const cltopk_kernel_source *tile = at ? find_source("tile.h") : NULL;
+    if (at && tile) {
+        size_t before = (size_t)(at - src->data), il = strlen(inc);
+        merged.name = src->name;
+        merged.size = src->size - il + tile->size;
+        mbuf = malloc(merged.size + 1);
+        if (!mbuf) {
+            free(entry);
+            free(optcopy);
+            return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of memory building %s", file);
+        }
+        memcpy(mbuf, src->data, before);
+        memcpy(mbuf + before, tile->data, tile->size);
+        memcpy(mbuf + before + tile->size, at + il, src->size - before - il);
+        mbuf[merged.size] = 0;
+        merged.data = mbuf;
+        src = &merged;
+    }
     int from_disk;
     int st = build(ctx, common, sched, bp, src, file, opts, &entry->program, &from_disk);
+    free(mbuf);
     if (st != CLTOPK_OK) {
         free(entry);
         free(optcopy);

@@ -38,11 +38,11 @@ fi > "$tmp/global"
 # the layer of each file (member names are file names without the directory)
 layer_of() {
     case $1 in
-    base|tune) echo 0 ;;
-    context|device|program|cachefile|staging|chunk|winners|rselect|devsort|measure|consts|heap|isa|isa_scalar|isa_avx2|isa_avx512|radix|bitonic|bitpack|rowscpu|rowsdev) echo 1 ;;
+    base|tune|expr) echo 0 ;;
+    context|device|program|cachefile|staging|chunk|winners|rselect|devsort|measure|consts|heap|isa|isa_scalar|isa_avx2|isa_avx512|radix|bitonic|bitpack|rowscpu|rowsdev|querycpu|querydev) echo 1 ;;
     algo_*) echo 2 ;;
     table|plan) echo 3 ;;
-    request|topk|bench|codec|rows|kernels) echo 4 ;;
+    request|topk|bench|codec|rows|query|kernels) echo 4 ;;
     *) echo x ;;
     esac
 }

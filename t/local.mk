@@ -214,3 +214,9 @@ t_knn_avx2_t_SOURCES = t/knn.c
 t_knn_avx2_t_CPPFLAGS = $(T_CPPFLAGS) -DTEST_ISA='"avx2"'
 t_knn_avx2_t_LDADD = $(T_LDADD) -lm
 # ---- end
+# ---- queries over columns: expressions against a tree-walking reference
+check_PROGRAMS += t/query.t
+TESTS += t/query.t
+t_query_t_SOURCES = t/query.c
+t_query_t_CPPFLAGS = $(T_CPPFLAGS)
+t_query_t_LDADD = $(T_LDADD) -lm

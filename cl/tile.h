@@ -1,0 +1,139 @@
+/* tile.h - the register tile's selection (cl/rows_tile.cl, cl/query.cl): the
+ * k best of a work-group's elements, RT a work-item in registers, by a radix
+ * selection over the composite (order key, position) in local memory; see
+ * rows_tile.cl for the method.  Needs WG, RT, MCAP, PB (and common.cl). */
+#ifndef CLTOPK_TILE_H
+#define CLTOPK_TILE_H
+
+
+#define LOSHIFT (32 - PB)
+#define PMAXV ((1u << PB) - 1u)
+#define UPASSES (KEY_BITS / 8)
+#define NPASS (UPASSES + (PB + 7) / 8)
+
+/* the lo word of position pos */
+#define LO_OF(pos) ((PMAXV - (uint)(pos)) << LOSHIFT)
+
+typedef struct {
+    uint hist[256];
+    uint part[16];
+    uint sel[3];
+    uint cnt;
+    okey_t cu[MCAP];
+    uint ci[MCAP];
+} tile_locals;
+
+inline uint lower_of(uint c, uint j)
+{
+    return ((c & ~(j - 1u)) << 1) | (c & (j - 1u));
+}
+
+/* The k best of the group's elements (u[r], lo[r]), at least k of them real:
+ * leaves them sorted best first in L->cu / L->ci[0 .. k) (positions in ci).
+ * Every work-item calls it. */
+inline void tile_select(const okey_t *u, const uint *lo, uint k, __local tile_locals *L)
+{
+    const uint lid = get_local_id(0);
+    okey_t pu = 0, mu = 0; /* the prefix found on u, and its mask */
+    uint pl = 0, ml = 0;   /* and on lo */
+    uint need = k;         /* the rank still wanted among the prefix's elements */
+    uint above = 0;        /* elements above the prefix: all winners */
+    for (uint p = 0; p < NPASS; p++) {
+        const int onu = p < UPASSES;
+        const uint sh = onu ? KEY_BITS - 8u * (p + 1u) : 24u - 8u * (p - UPASSES);
+        for (uint i = lid; i < 256; i += WG)
+            L->hist[i] = 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        uint run_d = 0, run_n = 0;
+#pragma unroll
+        for (uint r = 0; r < RT; r++) {
+            if (((u[r] & mu) == pu) & ((lo[r] & ml) == pl)) {
+                uint d = onu ? (uint)(u[r] >> sh) & 255u : (lo[r] >> sh) & 255u;
+                if (run_n && d != run_d) {
+                    atomic_add(&L->hist[run_d], run_n);
+                    run_n = 0;
+                }
+                run_d = d;
+                run_n++;
+            }
+        }
+        if (run_n)
+            atomic_add(&L->hist[run_d], run_n);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < 16) {
+            uint s = 0;
+            for (uint i = 0; i < 16; i++)
+                s += L->hist[lid * 16u + i];
+            L->part[lid] = s;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid == 0) {
+            /* from the top bin down: the bin where the count reaches need */
+            uint acc = 0;
+            int c = 15;
+            while (c > 0 && acc + L->part[c] < need)
+                acc += L->part[c--];
+            int b = c * 16 + 15;
+            while (b > c * 16 && acc + L->hist[b] < need)
+                acc += L->hist[b--];
+            L->sel[0] = (uint)b;
+            L->sel[1] = acc;
+            L->sel[2] = L->hist[b];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const uint b = L->sel[0], acc = L->sel[1], hb = L->sel[2];
+        above += acc;
+        need -= acc;
+        if (onu) {
+            pu |= (okey_t)b << sh;
+            mu |= (okey_t)255u << sh;
+        } else {
+            pl |= b << sh;
+            ml |= 255u << sh;
+        }
+        if (above + hb <= MCAP)
+            break;
+    }
+    /* gather the elements at or above the prefix (at most MCAP) */
+    if (lid == 0)
+        L->cnt = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (uint r = 0; r < RT; r++) {
+        if ((u[r] > pu) | ((u[r] == pu) & (lo[r] >= pl))) {
+            uint q = atomic_inc(&L->cnt);
+            L->cu[q] = u[r];
+            L->ci[q] = PMAXV - (lo[r] >> LOSHIFT);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint cnt = L->cnt;
+    uint m = 2;
+    while (m < cnt)
+        m <<= 1;
+    for (uint i = cnt + lid; i < m; i += WG) {
+        L->cu[i] = 0;
+        L->ci[i] = SENTINEL_IDX;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* bitonic sort of cu / ci [0 .. m), best first */
+    for (uint size = 2; size <= m; size <<= 1) {
+        for (uint j = size >> 1; j > 0; j >>= 1) {
+            for (uint c = lid; c < m / 2; c += WG) {
+                uint a = lower_of(c, j), h = a + j;
+                okey_t ua = L->cu[a], uh = L->cu[h];
+                uint ia = L->ci[a], ih = L->ci[h];
+                int hb = pair_better(uh, ih, ua, ia);
+                if (hb == ((a & size) == 0)) {
+                    L->cu[a] = uh;
+                    L->ci[a] = ih;
+                    L->cu[h] = ua;
+                    L->ci[h] = ia;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+}
+
+#endif

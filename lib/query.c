@@ -1,0 +1,404 @@
+/* query.c - the API of queries over columns: cltopk_query_topk, its cl_mem
+ * form and cltopk_query_check.  Each validates the columns, compiles the
+ * expressions (lib/expr.c) before anything is written, describes the call
+ * once (a cltopk_query_job) and runs it: on the CPU (cpu/querycpu.c) for a CPU
+ * context or a non-GPU device, or on the device (lib/querydev.c, cl/query.cl)
+ * where the device can run it. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const reserved_words[] = {"and", "or", "not", "if", "min", "max", "abs",
+                                             "sqrt", "log", "exp", "floor", "ceil", NULL};
+
+static int name_ok(const char *s)
+{
+    if (!s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
+        return 0;
+    size_t n = 0;
+    for (; s[n]; n++)
+        if (!((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') ||
+              (s[n] >= '0' && s[n] <= '9') || s[n] == '_') || n >= 64)
+            return 0;
+    return 1;
+}
+
+/* the columns and the expressions: compiled into q, the used columns' types
+ * into job; a status with the detail */
+static int query_compile(cltopk_context *ctx, const char *fn, const cltopk_column *cols,
+                         size_t ncols, const char *order_by, const char *where,
+                         cltopk_dtype score_type, expr_query *q, cltopk_query_job *job)
+{
+    if (ncols && !cols)
+        return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "%s: cols is NULL (ncols = %zu)",
+                           fn, ncols);
+    if (ncols > EXPR_MAX_COLS)
+        return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                           "%s: %zu columns; a query takes at most %d", fn, ncols,
+                           EXPR_MAX_COLS);
+    if (score_type != CLTOPK_FLOAT32 && score_type != CLTOPK_FLOAT64)
+        return cltopk_fail(ctx, CLTOPK_ERR_BAD_TYPE,
+                           "%s: score_type %d: scores are CLTOPK_FLOAT32 or CLTOPK_FLOAT64", fn,
+                           (int)score_type);
+    expr_col ec[EXPR_MAX_COLS];
+    for (size_t i = 0; i < ncols; i++) {
+        if (!name_ok(cols[i].name))
+            return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                               "%s: column %zu's name %s%.64s%s is not [A-Za-z_][A-Za-z0-9_]* "
+                               "(at most 64 characters)", fn, i, cols[i].name ? "'" : "",
+                               cols[i].name ? cols[i].name : "NULL", cols[i].name ? "'" : "");
+        for (int r = 0; reserved_words[r]; r++)
+            if (!strcmp(cols[i].name, reserved_words[r]))
+                return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                                   "%s: column %zu may not be named '%s' (a reserved word)", fn,
+                                   i, cols[i].name);
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(cols[i].name, cols[j].name))
+                return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                                   "%s: columns %zu and %zu are both named '%s'", fn, j, i,
+                                   cols[i].name);
+        if ((unsigned)cols[i].type > CLTOPK_UINT64)
+            return cltopk_fail(ctx, CLTOPK_ERR_BAD_TYPE, "%s: column '%s' has type %d", fn,
+                               cols[i].name, (int)cols[i].type);
+        ec[i].name = cols[i].name;
+        ec[i].type = (int)cols[i].type;
+    }
+    char err[512];
+    if (cltopk_expr_compile(ec, (int)ncols, order_by, where, score_type == CLTOPK_FLOAT64, q,
+                            err, sizeof err))
+        return cltopk_fail(ctx, CLTOPK_ERR_EXPRESSION, "%s: %s", fn, err);
+    job->q = q;
+    for (int r = 0; r < q->nrefs; r++)
+        job->types[r] = (int)cols[q->refs[r]].type;
+    return CLTOPK_OK;
+}
+
+int cltopk_query_check(cltopk_context *ctx, const cltopk_column *cols, size_t ncols,
+                       const char *order_by, const char *where, char *err, size_t errlen)
+{
+    const char *fn = "cltopk_query_check";
+    if (!ctx)
+        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    cltopk_enter(ctx);
+    expr_query *q = malloc(sizeof *q);
+    cltopk_query_job job;
+    memset(&job, 0, sizeof job);
+    int st = q ? query_compile(ctx, fn, cols, ncols, order_by, where, CLTOPK_FLOAT64, q, &job)
+               : cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "%s: out of host memory", fn);
+    free(q);
+    if (err && errlen) {
+        snprintf(err, errlen, "%s", st == CLTOPK_OK ? "" : cltopk_last_error(ctx));
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
+/* the outputs and flags every form checks */
+static int query_outputs(cltopk_context *ctx, const char *fn, unsigned flags, int have_scores,
+                         int have_index, size_t k)
+{
+    if (flags & ~(unsigned)CLTOPK_SMALLEST)
+        return cltopk_fail(ctx, CLTOPK_ERR_BAD_FLAGS,
+                           "%s: flags 0x%x: a query takes CLTOPK_SMALLEST only", fn, flags);
+    if (k && !have_scores && !have_index)
+        return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                           "%s: out_scores and out_index are both NULL (one is needed)", fn);
+    if (k > SIZE_MAX / 16)
+        return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "%s: k = %zu is too large", fn, k);
+    return CLTOPK_OK;
+}
+
+#if HAVE_OPENCL
+/* the host form on the device: the used columns copied to device buffers,
+ * the job run there, the outputs read back */
+static int query_host_on_device(cltopk_context *ctx, cltopk_query_job *job, size_t *count)
+{
+    int st = CLTOPK_OK;
+    cl_int err;
+    size_t w = job->q->score64 ? 8 : 4;
+    cl_mem outs = NULL, outi = NULL, outc = NULL;
+    for (int r = 0; r < job->q->nrefs; r++)
+        job->dcols[r] = NULL;
+    for (int r = 0; r < job->q->nrefs && st == CLTOPK_OK; r++) {
+        size_t bytes = job->n * (size_t)cltopk_dtype_size((cltopk_dtype)job->types[r]);
+        job->dcols[r] = clCreateBuffer(ctx->clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                       bytes ? bytes : 1, (void *)job->data[r], &err);
+        job->doffs[r] = 0;
+        if (!job->dcols[r])
+            st = cltopk_clfail(ctx, err, "clCreateBuffer (a query column)");
+    }
+    if (st == CLTOPK_OK) {
+        outs = clCreateBuffer(ctx->clctx, CL_MEM_READ_WRITE, job->k * w, NULL, &err);
+        outi = outs ? clCreateBuffer(ctx->clctx, CL_MEM_READ_WRITE, job->k * 8, NULL, &err) : NULL;
+        outc = outi ? clCreateBuffer(ctx->clctx, CL_MEM_READ_WRITE, 8, NULL, &err) : NULL;
+        if (!outc)
+            st = cltopk_clfail(ctx, err, "clCreateBuffer (the query's outputs)");
+    }
+    if (st == CLTOPK_OK) {
+        job->dout_scores = outs;
+        job->dout_index = outi;
+        job->dout_count = outc;
+        st = cltopk_query_dev(ctx, job, 0, NULL);
+    }
+    if (st == CLTOPK_OK) {
+        cl_event *own;
+        cl_uint nown = cltopk_after_own(ctx, &own);
+        cl_ulong c = 0;
+        void *hs = job->out_scores ? job->out_scores : NULL;
+        if ((err = clEnqueueReadBuffer(ctx->queue, outc, CL_TRUE, 0, 8, &c, nown, own, NULL)) !=
+                CL_SUCCESS ||
+            (hs && (err = clEnqueueReadBuffer(ctx->queue, outs, CL_TRUE, 0, job->k * w, hs, 0,
+                                              NULL, NULL)) != CL_SUCCESS) ||
+            (job->out_index &&
+             (err = clEnqueueReadBuffer(ctx->queue, outi, CL_TRUE, 0, job->k * 8,
+                                        job->out_index, 0, NULL, NULL)) != CL_SUCCESS))
+            st = cltopk_clfail(ctx, err, "reading the query's results back");
+        *count = (size_t)c;
+    }
+    for (int r = 0; r < job->q->nrefs; r++)
+        if (job->dcols[r])
+            clReleaseMemObject(job->dcols[r]);
+    if (outs)
+        clReleaseMemObject(outs);
+    if (outi)
+        clReleaseMemObject(outi);
+    if (outc)
+        clReleaseMemObject(outc);
+    return st;
+}
+#endif
+
+int cltopk_query_topk(cltopk_context *ctx, const cltopk_column *cols, size_t ncols, size_t n,
+                      const char *order_by, const char *where, size_t k, unsigned flags,
+                      cltopk_dtype score_type, void *out_scores, int64_t *out_index,
+                      size_t *out_count)
+{
+    const char *fn = "cltopk_query_topk";
+    if (!ctx)
+        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    cltopk_enter(ctx);
+    expr_query *q = malloc(sizeof *q);
+    cltopk_query_job job;
+    memset(&job, 0, sizeof job);
+    int st = q ? query_compile(ctx, fn, cols, ncols, order_by, where, score_type, q, &job)
+               : cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "%s: out of host memory", fn);
+    if (st == CLTOPK_OK)
+        st = query_outputs(ctx, fn, flags, out_scores != NULL, out_index != NULL, k);
+    for (int r = 0; st == CLTOPK_OK && r < q->nrefs; r++)
+        if (n && !cols[q->refs[r]].data)
+            st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                             "%s: column '%s' is used but its data is NULL", fn,
+                             cols[q->refs[r]].name);
+    if (st == CLTOPK_OK && n > SIZE_MAX / 16)
+        st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "%s: n = %zu is too large", fn, n);
+    if (st == CLTOPK_OK && k && n) {
+        /* outputs apart from the used columns and from each other */
+        size_t sw = score_type == CLTOPK_FLOAT64 ? 8 : 4;
+        const char *s0 = out_scores, *i0 = (const char *)out_index;
+        if (s0 && i0 && s0 < i0 + k * 8 && i0 < s0 + k * sw)
+            st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                             "%s: out_scores and out_index overlap; give separate arrays", fn);
+        for (int r = 0; st == CLTOPK_OK && r < q->nrefs; r++) {
+            const char *c0 = cols[q->refs[r]].data;
+            size_t cb = n * (size_t)cltopk_dtype_size(cols[q->refs[r]].type);
+            if ((s0 && s0 < c0 + cb && c0 < s0 + k * sw) || (i0 && i0 < c0 + cb && c0 < i0 + k * 8))
+                st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                                 "%s: an output overlaps column '%s'; give separate arrays", fn,
+                                 cols[q->refs[r]].name);
+        }
+    }
+    if (st == CLTOPK_OK && (k == 0 || n == 0)) {
+        if (out_count)
+            *out_count = 0;
+    } else if (st == CLTOPK_OK) {
+        job.n = n;
+        job.k = k;
+        job.smallest = (flags & CLTOPK_SMALLEST) != 0;
+        for (int r = 0; r < q->nrefs; r++)
+            job.data[r] = cols[q->refs[r]].data;
+        job.out_scores = out_scores;
+        job.out_index = out_index;
+        size_t count = 0;
+        job.out_count = &count;
+        int on_device = 0;
+#if HAVE_OPENCL
+        char why[256];
+        on_device = ctx->is_cl && (ctx->caps.type & CL_DEVICE_TYPE_GPU) &&
+                    cltopk_query_dev_can(ctx, &job, why, sizeof why);
+        if (on_device)
+            st = query_host_on_device(ctx, &job, &count);
+#endif
+        if (!on_device) {
+            st = cltopk_cpu_query(&job);
+            if (st != CLTOPK_OK)
+                st = cltopk_fail(ctx, st, "%s: out of host memory for the CPU query (fewer "
+                                 "threads help: cltopk_set_threads)", fn);
+        }
+        if (st == CLTOPK_OK && out_count)
+            *out_count = count;
+    }
+    free(q);
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
+#if HAVE_OPENCL
+/* the size of m in bytes (0 when it cannot be read) */
+static size_t mem_size(cl_mem m)
+{
+    size_t size = 0;
+    if (!m || clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof size, &size, NULL) != CL_SUCCESS)
+        return 0;
+    return size;
+}
+
+/* the buffer form on the CPU: the used columns read to the host (after the
+ * wait list), the query run there, the outputs written back; blocks */
+static int query_buffer_on_cpu(cltopk_context *ctx, cltopk_query_job *job, cl_uint num_wait,
+                               const cl_event *wait)
+{
+    int st = CLTOPK_OK;
+    void *host[EXPR_MAX_REFS] = {NULL};
+    size_t w = job->q->score64 ? 8 : 4;
+    void *hs = malloc(job->k * w + 1);
+    int64_t *hi = malloc(job->k * 8 + 8);
+    size_t count = 0;
+    if (!hs || !hi)
+        st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for the query");
+    for (int r = 0; r < job->q->nrefs && st == CLTOPK_OK; r++) {
+        size_t es = (size_t)cltopk_dtype_size((cltopk_dtype)job->types[r]);
+        host[r] = malloc(job->n * es);
+        if (!host[r]) {
+            st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for a column copy");
+            break;
+        }
+        /* the first read waits for the caller's list (the queue keeps order) */
+        cl_int err = clEnqueueReadBuffer(ctx->queue, job->dcols[r], CL_TRUE,
+                                         job->doffs[r] * es, job->n * es, host[r],
+                                         r == 0 ? num_wait : 0, r == 0 ? wait : NULL, NULL);
+        if (err != CL_SUCCESS)
+            st = cltopk_clfail(ctx, err, "reading a query column to the host");
+        job->data[r] = host[r];
+    }
+    if (st == CLTOPK_OK) {
+        cltopk_query_job hj = *job;
+        hj.out_scores = hs;
+        hj.out_index = hi;
+        hj.out_count = &count;
+        st = cltopk_cpu_query(&hj);
+        if (st != CLTOPK_OK)
+            st = cltopk_fail(ctx, st, "out of host memory for the CPU query");
+    }
+    if (st == CLTOPK_OK) {
+        cl_ulong c = count;
+        cl_int err = CL_SUCCESS;
+        if (job->dout_scores)
+            err = clEnqueueWriteBuffer(ctx->queue, job->dout_scores, CL_TRUE, 0, job->k * w, hs,
+                                       0, NULL, NULL);
+        if (err == CL_SUCCESS && job->dout_index)
+            err = clEnqueueWriteBuffer(ctx->queue, job->dout_index, CL_TRUE, 0, job->k * 8, hi,
+                                       0, NULL, NULL);
+        if (err == CL_SUCCESS && job->dout_count)
+            err = clEnqueueWriteBuffer(ctx->queue, job->dout_count, CL_TRUE, 0, 8, &c, 0, NULL,
+                                       NULL);
+        if (err != CL_SUCCESS)
+            st = cltopk_clfail(ctx, err, "writing the query's results");
+    }
+    for (int r = 0; r < job->q->nrefs; r++)
+        free(host[r]);
+    free(hs);
+    free(hi);
+    return st;
+}
+#endif
+
+int cltopk_query_topk_buffer(cltopk_context *ctx, const cltopk_column *cols,
+                             const cl_mem *dcols, const size_t *doffsets, size_t ncols, size_t n,
+                             const char *order_by, const char *where, size_t k, unsigned flags,
+                             cltopk_dtype score_type, cl_mem out_scores, cl_mem out_index,
+                             cl_mem out_count, cl_uint num_wait, const cl_event *wait,
+                             cl_event *done)
+{
+    const char *fn = "cltopk_query_topk_buffer";
+    if (!ctx)
+        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+#if HAVE_OPENCL
+    cltopk_enter(ctx);
+    expr_query *q = malloc(sizeof *q);
+    cltopk_query_job job;
+    memset(&job, 0, sizeof job);
+    int st = q ? query_compile(ctx, fn, cols, ncols, order_by, where, score_type, q, &job)
+               : cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "%s: out of host memory", fn);
+    if (st == CLTOPK_OK)
+        st = query_outputs(ctx, fn, flags, out_scores != NULL, out_index != NULL, k);
+    if (st == CLTOPK_OK && n > SIZE_MAX / 16)
+        st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "%s: n = %zu is too large", fn, n);
+    if (st == CLTOPK_OK && q->nrefs && !dcols)
+        st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "%s: dcols is NULL", fn);
+    size_t sw = score_type == CLTOPK_FLOAT64 ? 8 : 4;
+    for (int r = 0; st == CLTOPK_OK && r < q->nrefs; r++) {
+        int c = q->refs[r];
+        size_t es = (size_t)cltopk_dtype_size(cols[c].type), off = doffsets ? doffsets[c] : 0;
+        if (!dcols[c])
+            st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                             "%s: column '%s' is used but dcols[%d] is NULL", fn, cols[c].name, c);
+        else if (n && (off > SIZE_MAX / es - n || mem_size(dcols[c]) < (off + n) * es))
+            st = cltopk_fail(ctx, CLTOPK_ERR_BUFFER_SIZE,
+                             "%s: column '%s' needs %zu elements from element %zu: its buffer "
+                             "holds %zu bytes", fn, cols[c].name, n, off, mem_size(dcols[c]));
+        job.dcols[r] = dcols[c];
+        job.doffs[r] = off;
+    }
+    if (st == CLTOPK_OK && k &&
+        ((out_scores && mem_size(out_scores) < k * sw) || (out_index && mem_size(out_index) < k * 8)))
+        st = cltopk_fail(ctx, CLTOPK_ERR_BUFFER_SIZE,
+                         "%s: out_scores needs %zu bytes and out_index %zu", fn, k * sw, k * 8);
+    if (st == CLTOPK_OK && out_count && mem_size(out_count) < 8)
+        st = cltopk_fail(ctx, CLTOPK_ERR_BUFFER_SIZE, "%s: out_count needs 8 bytes", fn);
+    if (st == CLTOPK_OK && ((out_scores && (out_scores == out_index || out_scores == out_count)) ||
+                            (out_index && out_index == out_count)))
+        st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                         "%s: the outputs must be separate buffers", fn);
+    for (int r = 0; st == CLTOPK_OK && r < q->nrefs; r++)
+        if (job.dcols[r] == out_scores || job.dcols[r] == out_index || job.dcols[r] == out_count)
+            st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                             "%s: an output is the buffer of column '%s'", fn,
+                             cols[q->refs[r]].name);
+    int nothing = 0;
+    if (st == CLTOPK_OK)
+        st = cltopk_buffer_start(ctx, fn, k && n ? 1 : 0, num_wait, wait, done, &nothing);
+    if (st == CLTOPK_OK && nothing && out_count) {
+        /* k = 0 or n = 0: the count 0, after the wait list */
+        cl_ulong zero = 0;
+        cl_int err = clEnqueueWriteBuffer(ctx->queue, out_count, CL_TRUE, 0, 8, &zero, num_wait,
+                                          wait, NULL);
+        if (err != CL_SUCCESS)
+            st = cltopk_clfail(ctx, err, "writing the query's count");
+    }
+    if (st == CLTOPK_OK && !nothing) {
+        job.n = n;
+        job.k = k;
+        job.smallest = (flags & CLTOPK_SMALLEST) != 0;
+        job.dout_scores = out_scores;
+        job.dout_index = out_index;
+        job.dout_count = out_count;
+        char why[256];
+        if (cltopk_query_dev_can(ctx, &job, why, sizeof why))
+            st = cltopk_query_dev(ctx, &job, num_wait, wait);
+        else
+            st = query_buffer_on_cpu(ctx, &job, num_wait, wait);
+        if (st == CLTOPK_OK)
+            st = cltopk_hand_off(ctx, done);
+    }
+    free(q);
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+#else
+    (void)cols, (void)dcols, (void)doffsets, (void)ncols, (void)n, (void)order_by, (void)where;
+    (void)k, (void)flags, (void)score_type, (void)out_scores, (void)out_index, (void)out_count;
+    (void)num_wait, (void)wait, (void)done;
+    return cltopk_fail(ctx, CLTOPK_ERR_NO_OPENCL, "%s: built without OpenCL", fn);
+#endif
+}

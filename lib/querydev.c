@@ -1,0 +1,227 @@
+/* querydev.c - cltopk_query_topk on the OpenCL device (cl/query.cl): the
+ * programs copied to small buffers, a tile launch over the rows (the filter
+ * and the score evaluated as the columns are read; a group's best k
+ * candidates written), then merge launches of tile-sized groups of candidates
+ * until one group writes the outputs.
+ *
+ * Configuration: work-groups of 256 work-items on GPUs, 64 elsewhere (capped
+ * by the device), 16 rows a work-item: a tile of 4096 rows (1024).  k up to
+ * 1024 and at most half a tile; rows fewer than 2^31 - 1 (their numbers are
+ * the merge's tie-break); float64 scores or columns need fp64; float32
+ * division and sqrt must round correctly (the build option
+ * -cl-fp32-correctly-rounded-divide-sqrt where the device offers it, else
+ * computed in float64 and rounded once). */
+#include "internal.h"
+
+#if HAVE_OPENCL
+
+#include <stdio.h>
+#include <string.h>
+
+#define QDEV_RT 16
+#define QDEV_KMAX 1024
+
+typedef struct {
+    unsigned wg, mcap;
+    int crdiv; /* the device rounds float32 division and sqrt correctly by option */
+    int div64; /* else: float64 */
+} qdev_cfg;
+
+static int qdev_config(cltopk_context *ctx, const cltopk_query_job *job, qdev_cfg *c, char *why,
+                       size_t whylen)
+{
+    if (!ctx->is_cl) {
+        snprintf(why, whylen, "a CPU context");
+        return 0;
+    }
+    if (!ctx->caps.int64) {
+        snprintf(why, whylen, "%s lacks 64-bit integers", ctx->name);
+        return 0;
+    }
+    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
+    unsigned wg = gpu ? 256 : 64;
+    size_t maxwg = cltopk_pow2_le(ctx->caps.max_wg ? ctx->caps.max_wg : 1);
+    while (wg > maxwg)
+        wg >>= 1;
+    if (wg < 16) {
+        snprintf(why, whylen, "work-groups of %zu work-items are too small", maxwg);
+        return 0;
+    }
+    size_t tl = (size_t)wg * QDEV_RT;
+    if (job->k > QDEV_KMAX || 2 * job->k > tl) {
+        snprintf(why, whylen, "the device query takes k up to %zu here (k = %zu)",
+                 tl / 2 < QDEV_KMAX ? tl / 2 : (size_t)QDEV_KMAX, job->k);
+        return 0;
+    }
+    if (job->n > 0x7FFFFFFEu) {
+        snprintf(why, whylen, "the device query takes fewer than 2^31 - 1 rows (n = %zu)",
+                 job->n);
+        return 0;
+    }
+    int need64 = job->q->score64;
+    for (int r = 0; r < job->q->nrefs; r++)
+        need64 |= job->types[r] == CLTOPK_FLOAT64;
+    cl_device_fp_config fpc = 0;
+    clGetDeviceInfo(ctx->caps.device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fpc, &fpc, NULL);
+    c->crdiv = (fpc & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
+    c->div64 = !job->q->score64 && !c->crdiv;
+    if ((need64 || c->div64) && !ctx->caps.fp64) {
+        snprintf(why, whylen, "%s lacks fp64, which %s needs", ctx->name,
+                 need64 ? "float64 scores or columns" : "correctly rounded float32 division");
+        return 0;
+    }
+    unsigned mcap = 64;
+    while (mcap < 2 * job->k)
+        mcap <<= 1;
+    size_t local = (size_t)mcap * ((job->q->score64 ? 8 : 4) + 4) + 1200;
+    if (local > ctx->caps.local_mem) {
+        snprintf(why, whylen, "k = %zu needs %zu bytes of local memory", job->k, local);
+        return 0;
+    }
+    c->wg = wg;
+    c->mcap = mcap;
+    return 1;
+}
+
+int cltopk_query_dev_can(cltopk_context *ctx, const cltopk_query_job *job, char *why,
+                         size_t whylen)
+{
+    qdev_cfg c;
+    return qdev_config(ctx, job, &c, why, whylen);
+}
+
+static void qdev_opts(const cltopk_query_job *job, const qdev_cfg *c, int pb, char *o, size_t len)
+{
+    int n = snprintf(o, len, "-D KEY_BITS=%d -D WG=%u -D RT=%d -D MCAP=%u -D PB=%d -D NREF=%d "
+                     "-D STACK=%d -D DIV64=%d",
+                     job->q->score64 ? 64 : 32, c->wg, QDEV_RT, c->mcap, pb, job->q->nrefs,
+                     job->q->order.depth > job->q->where.depth ? job->q->order.depth
+                                                               : job->q->where.depth,
+                     c->div64);
+    for (int r = 0; r < job->q->nrefs && n > 0 && (size_t)n < len; r++)
+        n += snprintf(o + n, len - (size_t)n, " -D T%d=%d", r, job->types[r]);
+    if (c->crdiv && n > 0 && (size_t)n < len)
+        snprintf(o + n, len - (size_t)n, " -cl-fp32-correctly-rounded-divide-sqrt");
+}
+
+/* a read-only buffer holding bytes of host memory (at least 8 bytes) */
+static cl_mem qdev_copy(cltopk_context *ctx, const void *p, size_t bytes, int *st)
+{
+    uint64_t zero = 0;
+    cl_int err;
+    cl_mem m = clCreateBuffer(ctx->clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                              bytes ? bytes : 8, bytes ? (void *)p : &zero, &err);
+    if (!m)
+        *st = cltopk_clfail(ctx, err, "clCreateBuffer (a query program)");
+    return m;
+}
+
+int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint num_wait,
+                     const cl_event *wait)
+{
+    qdev_cfg c;
+    char why[256];
+    if (!qdev_config(ctx, job, &c, why, sizeof why))
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "the device query: %s", why);
+    const expr_query *q = job->q;
+    char opts[512], mopts[512];
+    qdev_opts(job, &c, 16, opts, sizeof opts);
+    qdev_opts(job, &c, 31, mopts, sizeof mopts);
+    cl_kernel kt = NULL, km = NULL;
+    int st = cltopk_kernel_get(ctx, "query.cl", opts, "query_tile", &kt);
+    if (st == CLTOPK_OK)
+        st = cltopk_kernel_get(ctx, "query.cl", mopts, "query_merge", &km);
+    /* the programs: order then where in one buffer, their constants apart */
+    uint32_t ops[2 * EXPR_MAX_OPS];
+    memcpy(ops, q->order.ops, (size_t)q->order.nops * 4);
+    if (q->has_where)
+        memcpy(ops + q->order.nops, q->where.ops, (size_t)q->where.nops * 4);
+    cl_uint nord = (cl_uint)q->order.nops, nwhere = q->has_where ? (cl_uint)q->where.nops : 0;
+    cl_ulong offs[8] = {0};
+    for (int r = 0; r < q->nrefs; r++)
+        offs[r] = job->doffs[r] * cltopk_dtype_size((cltopk_dtype)job->types[r]);
+    cl_uint zero = 0;
+    cl_mem mops = NULL, mcon = NULL, mwcon = NULL, moffs = NULL, mcount = NULL;
+    if (st == CLTOPK_OK)
+        mops = qdev_copy(ctx, ops, (size_t)(nord + nwhere) * 4, &st);
+    if (st == CLTOPK_OK)
+        mcon = qdev_copy(ctx, q->order.consts, (size_t)q->order.nconsts * 8, &st);
+    if (st == CLTOPK_OK)
+        mwcon = qdev_copy(ctx, q->where.consts, (size_t)(q->has_where ? q->where.nconsts : 0) * 8,
+                          &st);
+    if (st == CLTOPK_OK)
+        moffs = qdev_copy(ctx, offs, sizeof offs, &st);
+    if (st == CLTOPK_OK) {
+        cl_int err;
+        mcount = clCreateBuffer(ctx->clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4, &zero,
+                                &err);
+        if (!mcount)
+            st = cltopk_clfail(ctx, err, "clCreateBuffer (the query's count)");
+    }
+    cl_mem cols[8];
+    for (int r = 0; r < 8; r++)
+        cols[r] = r < q->nrefs ? job->dcols[r] : mops; /* unused: any buffer */
+    size_t tl = (size_t)c.wg * QDEV_RT, groups = (job->n + tl - 1) / tl;
+    size_t kb = q->score64 ? 8 : 4;
+    cl_mem cu[2] = {NULL, NULL}, ci[2] = {NULL, NULL};
+    if (st == CLTOPK_OK &&
+        (st = cltopk_scratch(ctx, SCR_CAND_U0, groups * job->k * kb, &cu[0])) == CLTOPK_OK &&
+        (st = cltopk_scratch(ctx, SCR_CAND_I0, groups * job->k * 4, &ci[0])) == CLTOPK_OK) {
+        size_t g1 = (groups + tl / job->k - 1) / (tl / job->k);
+        if ((st = cltopk_scratch(ctx, SCR_CAND_U1, g1 * job->k * kb, &cu[1])) == CLTOPK_OK)
+            st = cltopk_scratch(ctx, SCR_CAND_I1, g1 * job->k * 4, &ci[1]);
+    }
+    cl_ulong n = job->n;
+    cl_uint k = (cl_uint)job->k, sm = (cl_uint)job->smallest;
+    if (st == CLTOPK_OK &&
+        (st = cltopk_set_args(ctx, kt, 20, sizeof(cl_mem), &cols[0], sizeof(cl_mem), &cols[1],
+                              sizeof(cl_mem), &cols[2], sizeof(cl_mem), &cols[3], sizeof(cl_mem),
+                              &cols[4], sizeof(cl_mem), &cols[5], sizeof(cl_mem), &cols[6],
+                              sizeof(cl_mem), &cols[7], sizeof(cl_mem), &moffs, sizeof(cl_mem),
+                              &mops, sizeof nord, &nord, sizeof nwhere, &nwhere,
+                              sizeof(cl_mem), &mcon, sizeof(cl_mem), &mwcon, sizeof n, &n,
+                              sizeof k, &k, sizeof sm, &sm, sizeof(cl_mem), &cu[0],
+                              sizeof(cl_mem), &ci[0], sizeof(cl_mem), &mcount)) == CLTOPK_OK)
+        st = cltopk_launch(ctx, kt, groups * c.wg, c.wg, num_wait, wait);
+    /* merge levels: parts groups' candidates a group, until one group */
+    cl_uint parts = (cl_uint)(tl / job->k);
+    cl_uint want = (job->dout_scores ? 1u : 0u) | (job->dout_index ? 2u : 0u) |
+                   (job->dout_count ? 4u : 0u);
+    cl_mem os = job->dout_scores ? job->dout_scores : mcount;
+    cl_mem oi = job->dout_index ? job->dout_index : mcount;
+    cl_mem oc = job->dout_count ? job->dout_count : mcount;
+    int cur = 0;
+    while (st == CLTOPK_OK) {
+        size_t next = (groups + parts - 1) / parts;
+        cl_ulong ncand = (cl_ulong)groups * job->k;
+        cl_uint fin = next == 1;
+        st = cltopk_set_args(ctx, km, 27, sizeof(cl_mem), &cols[0], sizeof(cl_mem), &cols[1],
+                             sizeof(cl_mem), &cols[2], sizeof(cl_mem), &cols[3], sizeof(cl_mem),
+                             &cols[4], sizeof(cl_mem), &cols[5], sizeof(cl_mem), &cols[6],
+                             sizeof(cl_mem), &cols[7], sizeof(cl_mem), &moffs, sizeof(cl_mem),
+                             &mops, sizeof nord, &nord, sizeof nwhere, &nwhere, sizeof(cl_mem),
+                             &mcon, sizeof(cl_mem), &mwcon, sizeof k, &k, sizeof parts, &parts,
+                             sizeof ncand, &ncand, sizeof(cl_mem), &cu[cur], sizeof(cl_mem),
+                             &ci[cur], sizeof(cl_mem), &cu[!cur], sizeof(cl_mem), &ci[!cur],
+                             sizeof fin, &fin, sizeof(cl_mem), &mcount, sizeof(cl_mem), &os,
+                             sizeof(cl_mem), &oi, sizeof(cl_mem), &oc, sizeof want, &want);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, km, next * c.wg, c.wg, 0, NULL);
+        if (fin)
+            break;
+        groups = next;
+        cur = !cur;
+    }
+    /* buffers released now are freed once the launches are done with them */
+    cl_mem mine[] = {mops, mcon, mwcon, moffs, mcount};
+    for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++)
+        if (mine[i])
+            clReleaseMemObject(mine[i]);
+    if (kt)
+        clReleaseKernel(kt);
+    if (km)
+        clReleaseKernel(km);
+    return st;
+}
+
+#endif

@@ -1,0 +1,1015 @@
+/* query.c - TAP test of cltopk_query_topk, cltopk_query_topk_buffer and
+ * cltopk_query_check.
+ *
+ * The reference is this file's own: random expression trees (a bounded
+ * generator; the seed is printed) are rendered to text for the library and
+ * evaluated here by walking the tree with the typing rules of cltopk.h (exact
+ * comparisons of integer terms, everything else one rounding an operation in
+ * the score type), then the rows that pass are ordered by (score in THE ORDER,
+ * row) with a plain sort.  log and exp, whose bits are cltopk's own, are
+ * checked against the C library within a tolerance and for the same bits on
+ * every device.  Every column type, NaN, infinities, -0, the integer extremes;
+ * the paper's three queries on a tweet-like table; filters passing no row,
+ * one row, fewer than k, every row; k = 0, n = 0; the CPU context, the host
+ * form on the OpenCL context and the cl_mem form (the device interpreter)
+ * give the same rows and score bits.  Malformed expressions and arguments: a
+ * negative status with a detail naming the position, nothing written. */
+#include "tap.h"
+#include "testlib.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+static rng_t rng;
+
+/* ------------------------------------------------------------ the table */
+
+#define NCOL 8
+typedef struct {
+    cltopk_column cols[NCOL];
+    int ncols;
+    size_t n;
+    void *data[NCOL];
+} table;
+
+static const char *const colnames[NCOL] = {"f", "d", "i", "u", "l", "ul", "x_2", "Y"};
+
+/* a value of type t: specials one time in eight */
+static void gen_value(cltopk_dtype t, void *p)
+{
+    int special = rng_below(&rng, 8) == 0;
+    uint64_t r = rng_next(&rng);
+    switch (t) {
+    case CLTOPK_FLOAT32: {
+        static const float sp[] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 1e-40f, 3.4e38f, -1.0f};
+        float v = special ? sp[r % 8] : (float)((int)(r % 2001) - 1000) / 8.0f;
+        memcpy(p, &v, 4);
+        return;
+    }
+    case CLTOPK_FLOAT64: {
+        static const double sp[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1e-310, 1e300, 0.1};
+        double v = special ? sp[r % 8] : (double)((int64_t)(r % 200001) - 100000) / 64.0;
+        memcpy(p, &v, 8);
+        return;
+    }
+    case CLTOPK_INT32: {
+        static const int32_t sp[] = {INT32_MIN, INT32_MAX, 0, -1, 1, 16777217, -16777217, 7};
+        int32_t v = special ? sp[r % 8] : (int32_t)(r % 201) - 100;
+        memcpy(p, &v, 4);
+        return;
+    }
+    case CLTOPK_UINT32: {
+        static const uint32_t sp[] = {0, UINT32_MAX, 1, 16777217, 2147483648u, 5, 6, 7};
+        uint32_t v = special ? sp[r % 8] : (uint32_t)(r % 201);
+        memcpy(p, &v, 4);
+        return;
+    }
+    case CLTOPK_INT64: {
+        static const int64_t sp[] = {INT64_MIN, INT64_MAX, 0, -1, 9007199254740993LL,
+                                     -9007199254740993LL, 4294967296LL, 3};
+        int64_t v = special ? sp[r % 8] : (int64_t)(r % 201) - 100;
+        memcpy(p, &v, 8);
+        return;
+    }
+    default: {
+        static const uint64_t sp[] = {0, UINT64_MAX, 1, 9007199254740993ULL,
+                                      9223372036854775808ULL, 18446744073709551615ULL - 1, 2, 3};
+        uint64_t v = special ? sp[r % 8] : r % 201;
+        memcpy(p, &v, 8);
+        return;
+    }
+    }
+}
+
+static void table_make(table *tb, size_t n)
+{
+    static const cltopk_dtype types[NCOL] = {CLTOPK_FLOAT32, CLTOPK_FLOAT64, CLTOPK_INT32,
+                                             CLTOPK_UINT32,  CLTOPK_INT64,   CLTOPK_UINT64,
+                                             CLTOPK_INT32,   CLTOPK_FLOAT32};
+    tb->n = n;
+    tb->ncols = NCOL;
+    for (int c = 0; c < NCOL; c++) {
+        size_t w = tsize(types[c]);
+        tb->data[c] = bmalloc(n * w + 8);
+        for (size_t i = 0; i < n; i++)
+            gen_value(types[c], (char *)tb->data[c] + i * w);
+        tb->cols[c] = (cltopk_column){colnames[c], types[c], tb->data[c]};
+    }
+}
+
+static void table_free(table *tb)
+{
+    for (int c = 0; c < tb->ncols; c++)
+        free(tb->data[c]);
+}
+
+/* ------------------------------------------------------------ expression trees */
+
+enum { E_COL, E_LITI, E_LITF, E_BIN, E_NEG, E_FN1, E_FN2, E_IF, E_CMP, E_AND, E_OR, E_NOT };
+typedef struct enode {
+    int kind, op, col;
+    uint64_t bits; /* E_LITI: two's complement */
+    int neg;
+    char text[32]; /* E_LITF */
+    struct enode *a[3];
+} enode;
+
+static enode pool[4096];
+static int npool;
+
+static enode *en(int kind)
+{
+    if (npool >= 4096)
+        bail("expression pool exhausted");
+    enode *x = &pool[npool++];
+    memset(x, 0, sizeof *x);
+    x->kind = kind;
+    return x;
+}
+
+static int col_int(const table *tb, int c)
+{
+    return !is_float(tb->cols[c].type);
+}
+
+static enode *gen_num(const table *tb, int depth, int allow_logexp);
+
+static enode *gen_int_term(const table *tb)
+{
+    if (rng_below(&rng, 2)) {
+        int c;
+        do
+            c = (int)rng_below(&rng, NCOL);
+        while (!col_int(tb, c));
+        enode *x = en(E_COL);
+        x->col = c;
+        return x;
+    }
+    enode *x = en(E_LITI);
+    static const uint64_t mags[] = {0, 1, 7, 100, 16777217, 9007199254740993ULL,
+                                    9223372036854775808ULL, UINT64_MAX};
+    uint64_t m = mags[rng_below(&rng, 8)];
+    if (m && m <= 9223372036854775808ULL && rng_below(&rng, 2)) {
+        x->neg = 1;
+        x->bits = (uint64_t)0 - m;
+    } else {
+        x->bits = m;
+    }
+    x->op = (int)rng_below(&rng, 2); /* 1: hexadecimal text */
+    return x;
+}
+
+static enode *gen_cond(const table *tb, int depth, int allow_logexp)
+{
+    int r = depth <= 0 ? 0 : (int)rng_below(&rng, 6);
+    if (r <= 2) {
+        enode *x = en(E_CMP);
+        x->op = (int)rng_below(&rng, 6);
+        if (rng_below(&rng, 2)) {
+            x->a[0] = gen_int_term(tb);
+            x->a[1] = gen_int_term(tb);
+        } else {
+            x->a[0] = gen_num(tb, depth - 1, allow_logexp);
+            x->a[1] = gen_num(tb, depth - 1, allow_logexp);
+        }
+        return x;
+    }
+    if (r == 3) {
+        enode *x = en(E_NOT);
+        x->a[0] = gen_cond(tb, depth - 1, allow_logexp);
+        return x;
+    }
+    enode *x = en(r == 4 ? E_AND : E_OR);
+    x->a[0] = gen_cond(tb, depth - 1, allow_logexp);
+    x->a[1] = gen_cond(tb, depth - 1, allow_logexp);
+    return x;
+}
+
+static enode *gen_num(const table *tb, int depth, int allow_logexp)
+{
+    int r = depth <= 0 ? (int)rng_below(&rng, 3) : (int)rng_below(&rng, 10);
+    if (r == 0) {
+        enode *x = en(E_COL);
+        x->col = (int)rng_below(&rng, NCOL);
+        return x;
+    }
+    if (r == 1)
+        return gen_int_term(tb);
+    if (r == 2) {
+        enode *x = en(E_LITF);
+        static const char *const lits[] = {"0.5", "1.5", "2e3", ".25", "0.1", "3.4e38",
+                                           "1e-3", "0.0", "7.", "1E+2"};
+        snprintf(x->text, sizeof x->text, "%s", lits[rng_below(&rng, 10)]);
+        x->neg = rng_below(&rng, 4) == 0;
+        return x;
+    }
+    if (r <= 5) {
+        enode *x = en(E_BIN);
+        x->op = (int)rng_below(&rng, 4);
+        x->a[0] = gen_num(tb, depth - 1, allow_logexp);
+        x->a[1] = gen_num(tb, depth - 1, allow_logexp);
+        return x;
+    }
+    if (r == 6) {
+        enode *x = en(E_NEG);
+        x->a[0] = gen_num(tb, depth - 1, allow_logexp);
+        return x;
+    }
+    if (r == 7) {
+        enode *x = en(E_FN1);
+        x->op = (int)rng_below(&rng, allow_logexp ? 6 : 4); /* abs sqrt floor ceil [log exp] */
+        x->a[0] = gen_num(tb, depth - 1, allow_logexp);
+        return x;
+    }
+    if (r == 8) {
+        enode *x = en(E_FN2);
+        x->op = (int)rng_below(&rng, 2);
+        x->a[0] = gen_num(tb, depth - 1, allow_logexp);
+        x->a[1] = gen_num(tb, depth - 1, allow_logexp);
+        return x;
+    }
+    enode *x = en(E_IF);
+    x->a[0] = gen_cond(tb, depth - 1, allow_logexp);
+    x->a[1] = gen_num(tb, depth - 1, allow_logexp);
+    x->a[2] = gen_num(tb, depth - 1, allow_logexp);
+    return x;
+}
+
+/* the text of a tree, fully parenthesised where it matters, with spacing
+ * varied */
+static void render(const enode *x, char *buf, size_t len, size_t *at)
+{
+#define PUT(...)                                                                              \
+    do {                                                                                      \
+        int w_ = snprintf(buf + *at, *at < len ? len - *at : 0, __VA_ARGS__);                 \
+        if (w_ > 0)                                                                           \
+            *at += (size_t)w_;                                                                \
+    } while (0)
+    static const char *const bins[] = {"+", "-", "*", "/"};
+    static const char *const cmps[] = {"<", "<=", ">", ">=", "==", "!="};
+    static const char *const fn1[] = {"abs", "sqrt", "floor", "ceil", "log", "exp"};
+    const char *sp = rng_below(&rng, 2) ? " " : "";
+    switch (x->kind) {
+    case E_COL: PUT("%s", colnames[x->col]); break;
+    case E_LITI:
+        if (x->neg)
+            PUT("(-%s%llu)", sp, (unsigned long long)((uint64_t)0 - x->bits));
+        else if (x->op)
+            PUT("0x%llX", (unsigned long long)x->bits);
+        else
+            PUT("%llu", (unsigned long long)x->bits);
+        break;
+    case E_LITF: PUT(x->neg ? "(-%s)" : "%s", x->text); break;
+    case E_BIN:
+        PUT("(");
+        render(x->a[0], buf, len, at);
+        PUT("%s%s%s", sp, bins[x->op], sp);
+        render(x->a[1], buf, len, at);
+        PUT(")");
+        break;
+    case E_NEG:
+        PUT("-(");
+        render(x->a[0], buf, len, at);
+        PUT(")");
+        break;
+    case E_FN1:
+        PUT("%s(", fn1[x->op]);
+        render(x->a[0], buf, len, at);
+        PUT(")");
+        break;
+    case E_FN2:
+        PUT("%s(", x->op ? "max" : "min");
+        render(x->a[0], buf, len, at);
+        PUT(",%s", sp);
+        render(x->a[1], buf, len, at);
+        PUT(")");
+        break;
+    case E_IF:
+        PUT("if(");
+        render(x->a[0], buf, len, at);
+        PUT(", ");
+        render(x->a[1], buf, len, at);
+        PUT(", ");
+        render(x->a[2], buf, len, at);
+        PUT(")");
+        break;
+    case E_CMP:
+        PUT("(");
+        render(x->a[0], buf, len, at);
+        PUT(" %s ", cmps[x->op]);
+        render(x->a[1], buf, len, at);
+        PUT(")");
+        break;
+    case E_AND:
+    case E_OR:
+        PUT("(");
+        render(x->a[0], buf, len, at);
+        PUT(" %s ", x->kind == E_AND ? "and" : "or");
+        render(x->a[1], buf, len, at);
+        PUT(")");
+        break;
+    case E_NOT:
+        PUT("not ");
+        render(x->a[0], buf, len, at);
+        break;
+    }
+#undef PUT
+}
+
+/* ------------------------------------------------------------ the reference */
+
+/* a column value as an exact integer: (negative, 64 bits) */
+static void ref_exact(const table *tb, int c, size_t i, int *neg, uint64_t *v)
+{
+    const void *d = tb->data[c];
+    switch (tb->cols[c].type) {
+    case CLTOPK_INT32: {
+        int32_t x = ((const int32_t *)d)[i];
+        *neg = x < 0, *v = (uint64_t)(int64_t)x;
+        return;
+    }
+    case CLTOPK_UINT32: *neg = 0, *v = ((const uint32_t *)d)[i]; return;
+    case CLTOPK_INT64: {
+        int64_t x = ((const int64_t *)d)[i];
+        *neg = x < 0, *v = (uint64_t)x;
+        return;
+    }
+    default: *neg = 0, *v = ((const uint64_t *)d)[i]; return;
+    }
+}
+
+static double ref_col64(const table *tb, int c, size_t i)
+{
+    const void *d = tb->data[c];
+    switch (tb->cols[c].type) {
+    case CLTOPK_FLOAT32: return ((const float *)d)[i];
+    case CLTOPK_FLOAT64: return ((const double *)d)[i];
+    case CLTOPK_INT32: return ((const int32_t *)d)[i];
+    case CLTOPK_UINT32: return ((const uint32_t *)d)[i];
+    case CLTOPK_INT64: return (double)((const int64_t *)d)[i];
+    default: return (double)((const uint64_t *)d)[i];
+    }
+}
+
+static float ref_col32(const table *tb, int c, size_t i)
+{
+    const void *d = tb->data[c];
+    switch (tb->cols[c].type) {
+    case CLTOPK_FLOAT32: return ((const float *)d)[i];
+    case CLTOPK_FLOAT64: return (float)((const double *)d)[i];
+    case CLTOPK_INT32: return (float)((const int32_t *)d)[i];
+    case CLTOPK_UINT32: return (float)((const uint32_t *)d)[i];
+    case CLTOPK_INT64: return (float)((const int64_t *)d)[i];
+    default: return (float)((const uint64_t *)d)[i];
+    }
+}
+
+static int is_int_term(const table *tb, const enode *x)
+{
+    return x->kind == E_LITI || (x->kind == E_COL && col_int(tb, x->col));
+}
+
+static int ref_cond(const table *tb, const enode *x, size_t i, int f64);
+
+static double ref_num(const table *tb, const enode *x, size_t i, int f64)
+{
+#define R(v) (f64 ? (double)(v) : (double)(float)(v))
+    switch (x->kind) {
+    case E_COL: return f64 ? ref_col64(tb, x->col, i) : ref_col32(tb, x->col, i);
+    case E_LITI:
+        if (f64)
+            return x->neg ? (double)(int64_t)x->bits : (double)x->bits;
+        return x->neg ? (float)(int64_t)x->bits : (float)x->bits;
+    case E_LITF: {
+        char t[40];
+        snprintf(t, sizeof t, "%s%s", x->neg ? "-" : "", x->text);
+        return f64 ? strtod(t, NULL) : strtof(t, NULL);
+    }
+    case E_BIN: {
+        double a = ref_num(tb, x->a[0], i, f64), b = ref_num(tb, x->a[1], i, f64);
+        if (f64) {
+            switch (x->op) {
+            case 0: return a + b;
+            case 1: return a - b;
+            case 2: return a * b;
+            default: return a / b;
+            }
+        }
+        float fa = (float)a, fb = (float)b;
+        switch (x->op) {
+        case 0: return fa + fb;
+        case 1: return fa - fb;
+        case 2: return fa * fb;
+        default: return fa / fb;
+        }
+    }
+    case E_NEG: return -ref_num(tb, x->a[0], i, f64);
+    case E_FN1: {
+        double a = ref_num(tb, x->a[0], i, f64);
+        switch (x->op) {
+        case 0: return fabs(a);
+        case 1: return f64 ? sqrt(a) : sqrtf((float)a);
+        case 2: return floor(a);
+        default: return ceil(a);
+        }
+    }
+    case E_FN2: {
+        double a = ref_num(tb, x->a[0], i, f64), b = ref_num(tb, x->a[1], i, f64);
+        if (isnan(a) || isnan(b))
+            return NAN;
+        return x->op ? (b > a ? b : a) : (b < a ? b : a);
+    }
+    case E_IF:
+        return ref_cond(tb, x->a[0], i, f64) ? ref_num(tb, x->a[1], i, f64)
+                                              : ref_num(tb, x->a[2], i, f64);
+    }
+    return 0;
+#undef R
+}
+
+static int ref_cond(const table *tb, const enode *x, size_t i, int f64)
+{
+    switch (x->kind) {
+    case E_CMP: {
+        if (is_int_term(tb, x->a[0]) && is_int_term(tb, x->a[1])) {
+            int an, bn;
+            uint64_t av, bv;
+            if (x->a[0]->kind == E_COL)
+                ref_exact(tb, x->a[0]->col, i, &an, &av);
+            else
+                an = x->a[0]->neg, av = x->a[0]->bits;
+            if (x->a[1]->kind == E_COL)
+                ref_exact(tb, x->a[1]->col, i, &bn, &bv);
+            else
+                bn = x->a[1]->neg, bv = x->a[1]->bits;
+            /* mathematical values: a negative one is below every other */
+            int lt = an != bn ? an : av < bv, eq = an == bn && av == bv;
+            switch (x->op) {
+            case 0: return lt;
+            case 1: return lt || eq;
+            case 2: return !lt && !eq;
+            case 3: return !lt;
+            case 4: return eq;
+            default: return !eq;
+            }
+        }
+        double a = ref_num(tb, x->a[0], i, f64), b = ref_num(tb, x->a[1], i, f64);
+        switch (x->op) {
+        case 0: return a < b;
+        case 1: return a <= b;
+        case 2: return a > b;
+        case 3: return a >= b;
+        case 4: return a == b;
+        default: return a != b;
+        }
+    }
+    case E_AND: return ref_cond(tb, x->a[0], i, f64) & ref_cond(tb, x->a[1], i, f64);
+    case E_OR: return ref_cond(tb, x->a[0], i, f64) | ref_cond(tb, x->a[1], i, f64);
+    case E_NOT: return !ref_cond(tb, x->a[0], i, f64);
+    }
+    return 0;
+}
+
+/* the score's bits in THE ORDER (a NaN the quiet one) */
+static uint64_t score_bits(double v, int f64)
+{
+    if (isnan(v))
+        return f64 ? 0x7FF8000000000000ull : 0x7FC00000u;
+    if (f64) {
+        uint64_t b;
+        memcpy(&b, &v, 8);
+        return b;
+    }
+    float f = (float)v;
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return b;
+}
+
+/* order key: larger first */
+static uint64_t key_of(uint64_t bits, int f64, int smallest)
+{
+    uint64_t sign = f64 ? 1ull << 63 : 1ull << 31, ones = f64 ? ~0ull : 0xFFFFFFFFull;
+    uint64_t u;
+    uint64_t mag = bits & ~sign;
+    if (mag > (f64 ? 0x7FF0000000000000ull : 0x7F800000ull))
+        u = ones;
+    else {
+        if (bits == sign)
+            bits = 0;
+        u = (bits & sign) ? (~bits & ones) : (bits | sign);
+    }
+    return smallest ? (~u & ones) : u;
+}
+
+typedef struct {
+    uint64_t key, bits;
+    size_t row;
+} refrow;
+
+static int cmp_ref(const void *a, const void *b)
+{
+    const refrow *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key > y->key ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/* the expected outputs: k rows and score bits, the count */
+static size_t expect(const table *tb, const enode *order, const enode *where, size_t k, int f64,
+                     int smallest, int64_t *eidx, uint64_t *ebits)
+{
+    refrow *rr = bmalloc(tb->n * sizeof *rr + 1);
+    size_t m = 0;
+    for (size_t i = 0; i < tb->n; i++) {
+        if (where && !ref_cond(tb, where, i, f64))
+            continue;
+        uint64_t b = score_bits(ref_num(tb, order, i, f64), f64);
+        rr[m++] = (refrow){key_of(b, f64, smallest), b, i};
+    }
+    qsort(rr, m, sizeof *rr, cmp_ref);
+    size_t count = m < k ? m : k;
+    for (size_t i = 0; i < k; i++) {
+        eidx[i] = i < count ? (int64_t)rr[i].row : -1;
+        ebits[i] = i < count ? rr[i].bits : 0;
+    }
+    free(rr);
+    return count;
+}
+
+/* ------------------------------------------------------------ running */
+
+enum { VIA_HOST = 0, VIA_BUFFER = 1 };
+
+/* run one query on ctx (host form, or the cl_mem form) with poisoned outputs;
+ * status, outputs, count */
+static int run_query(cltopk_context *ctx, int via, const table *tb, const char *order,
+                     const char *where, size_t k, int f64, int smallest, int64_t *oidx,
+                     uint64_t *obits, size_t *count)
+{
+    size_t w = f64 ? 8 : 4;
+    unsigned char *os = bmalloc(k * w + 8);
+    memset(os, 0xA5, k * w + 8);
+    for (size_t i = 0; i < k; i++)
+        oidx[i] = -77;
+    *count = 12345;
+    cltopk_dtype st_ = f64 ? CLTOPK_FLOAT64 : CLTOPK_FLOAT32;
+    unsigned flags = smallest ? CLTOPK_SMALLEST : 0;
+    int st;
+#if CLTOPK_HAVE_OPENCL
+    if (via == VIA_BUFFER) {
+        cl_context cctx;
+        cl_device_id dev;
+        cl_command_queue q;
+        if (cltopk_get_cl(ctx, &cctx, &dev, &q) != CLTOPK_OK)
+            bail("cltopk_get_cl: %s", cltopk_last_error(ctx));
+        cl_mem dc[NCOL];
+        size_t offs[NCOL];
+        cl_int err;
+        for (int c = 0; c < tb->ncols; c++) {
+            size_t es = tsize(tb->cols[c].type);
+            offs[c] = (size_t)c % 3; /* columns from element 0, 1 or 2 */
+            unsigned char *h = bmalloc((tb->n + 3) * es);
+            memset(h, 0x5A, (tb->n + 3) * es);
+            memcpy(h + offs[c] * es, tb->data[c], tb->n * es);
+            dc[c] = clCreateBuffer(cctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                   (tb->n + 3) * es, h, &err);
+            free(h);
+        }
+        cl_mem ms = clCreateBuffer(cctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, k * w + 8, os,
+                                   &err);
+        cl_mem mi = clCreateBuffer(cctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, k * 8 + 8,
+                                   oidx, &err);
+        cl_ulong c0 = 12345;
+        cl_mem mc = clCreateBuffer(cctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 8, &c0, &err);
+        cl_event done = NULL;
+        st = cltopk_query_topk_buffer(ctx, tb->cols, dc, offs, (size_t)tb->ncols, tb->n, order,
+                                      where, k, flags, st_, ms, mi, mc, 0, NULL, &done);
+        if (st == CLTOPK_OK) {
+            clWaitForEvents(1, &done);
+            clReleaseEvent(done);
+            clEnqueueReadBuffer(q, ms, CL_TRUE, 0, k * w, os, 0, NULL, NULL);
+            clEnqueueReadBuffer(q, mi, CL_TRUE, 0, k * 8, oidx, 0, NULL, NULL);
+            clEnqueueReadBuffer(q, mc, CL_TRUE, 0, 8, &c0, 0, NULL, NULL);
+            *count = (size_t)c0;
+        }
+        for (int c = 0; c < tb->ncols; c++)
+            clReleaseMemObject(dc[c]);
+        clReleaseMemObject(ms);
+        clReleaseMemObject(mi);
+        clReleaseMemObject(mc);
+    } else
+#endif
+        st = cltopk_query_topk(ctx, tb->cols, (size_t)tb->ncols, tb->n, order, where, k, flags,
+                               st_, os, oidx, count);
+    (void)via;
+    for (size_t i = 0; i < k; i++) {
+        if (f64) {
+            memcpy(&obits[i], os + i * 8, 8);
+        } else {
+            uint32_t b;
+            memcpy(&b, os + i * 4, 4);
+            obits[i] = b;
+        }
+    }
+    free(os);
+    return st;
+}
+
+static const char *via_name(int via)
+{
+    return via == VIA_BUFFER ? "buffer" : "host";
+}
+
+/* one query against the reference on ctx */
+static void check_query(cltopk_context *ctx, const char *dev, int via, const table *tb,
+                        const enode *ordt, const enode *wheret, const char *order,
+                        const char *where, size_t k, int f64, int smallest, const char *what)
+{
+    int64_t *eidx = bmalloc(k * 8 + 8), *oidx = bmalloc(k * 8 + 8);
+    uint64_t *ebits = bmalloc(k * 8 + 8), *obits = bmalloc(k * 8 + 8);
+    size_t ecount = expect(tb, ordt, wheret, k, f64, smallest, eidx, ebits), count;
+    int st = run_query(ctx, via, tb, order, where, k, f64, smallest, oidx, obits, &count);
+    char msg[256] = "";
+    int good = st == CLTOPK_OK && count == ecount;
+    for (size_t i = 0; good && i < k; i++)
+        if (oidx[i] != eidx[i] || obits[i] != ebits[i]) {
+            snprintf(msg, sizeof msg, "at %zu: row %lld (want %lld), score 0x%llx (want 0x%llx)",
+                     i, (long long)oidx[i], (long long)eidx[i], (unsigned long long)obits[i],
+                     (unsigned long long)ebits[i]);
+            good = 0;
+        }
+    if (!ok(good, "%s %s: %s, %s scores, %s, k %zu, n %zu (%zu returned)", dev, via_name(via),
+            what, f64 ? "float64" : "float32", smallest ? "smallest" : "largest", k, tb->n,
+            ecount)) {
+        diag("order_by: %s", order);
+        diag("where: %s", where ? where : "(none)");
+        diag("status %d (%s), count %zu (want %zu) %s", st, cltopk_last_error(ctx), count, ecount,
+             msg);
+    }
+    free(eidx), free(oidx), free(ebits), free(obits);
+}
+
+/* ------------------------------------------------------------ the parts */
+
+static void random_queries(cltopk_context *const *ctxs, const char *const *devs, int nctx,
+                           int count)
+{
+    table tb;
+    table_make(&tb, 3000 + (size_t)rng_below(&rng, 3000));
+    for (int t = 0; t < count; t++) {
+        npool = 0;
+        int f64 = t & 1, smallest = (t >> 1) & 1;
+        enode *ordt = gen_num(&tb, 1 + (int)rng_below(&rng, 4), 0);
+        enode *wheret = rng_below(&rng, 3) ? gen_cond(&tb, 1 + (int)rng_below(&rng, 3), 0) : NULL;
+        char order[2048], where[2048];
+        size_t at = 0;
+        render(ordt, order, sizeof order, &at);
+        at = 0;
+        if (wheret)
+            render(wheret, where, sizeof where, &at);
+        size_t k = 1 + rng_below(&rng, t % 5 == 0 ? 600 : 60);
+        for (int c = 0; c < nctx; c++)
+            for (int via = 0; via <= (c > 0); via++)
+                check_query(ctxs[c], devs[c], via, &tb, ordt, wheret, order,
+                            wheret ? where : NULL, k, f64, smallest, "random tree");
+    }
+    table_free(&tb);
+}
+
+/* the paper's three queries on a tweet-like table */
+static void tweets(cltopk_context *const *ctxs, const char *const *devs, int nctx)
+{
+    size_t n = 20000;
+    int32_t *retweets = bmalloc(n * 4), *likes = bmalloc(n * 4);
+    int64_t *ts = bmalloc(n * 8);
+    uint32_t *lang = bmalloc(n * 4);
+    for (size_t i = 0; i < n; i++) {
+        double u = (double)(rng_next(&rng) >> 11) / 9007199254740992.0;
+        retweets[i] = (int32_t)(1.0 / (1.0 - 0.999 * u)) - 1; /* power law, many ties */
+        likes[i] = (int32_t)rng_below(&rng, 5000);
+        ts[i] = 1493596800 + (int64_t)rng_below(&rng, 2678400);
+        lang[i] = (uint32_t)rng_below(&rng, 10);
+    }
+    table tb = {.n = n, .ncols = 4};
+    tb.cols[0] = (cltopk_column){"retweet_count", CLTOPK_INT32, retweets};
+    tb.cols[1] = (cltopk_column){"likes_count", CLTOPK_INT32, likes};
+    tb.cols[2] = (cltopk_column){"tweet_time", CLTOPK_INT64, ts};
+    tb.cols[3] = (cltopk_column){"lang", CLTOPK_UINT32, lang};
+    for (int c = 0; c < 4; c++)
+        tb.data[c] = (void *)tb.cols[c].data;
+    /* the reference trees, built by hand */
+    npool = 0;
+    enode *rc = en(E_COL), *lc = en(E_COL), *tc = en(E_COL), *la = en(E_COL);
+    rc->col = 0, lc->col = 1, tc->col = 2, la->col = 3;
+    enode *half = en(E_LITF);
+    snprintf(half->text, sizeof half->text, "0.5");
+    enode *mul = en(E_BIN);
+    mul->op = 2, mul->a[0] = half, mul->a[1] = lc;
+    enode *sum = en(E_BIN);
+    sum->op = 0, sum->a[0] = rc, sum->a[1] = mul;
+    for (int sel = 0; sel <= 10; sel += 5) {
+        /* tweet_time < X at selectivity sel / 10 */
+        enode *x = en(E_LITI);
+        x->bits = (uint64_t)(1493596800 + 267840 * (int64_t)sel);
+        enode *cmp = en(E_CMP);
+        cmp->op = 0, cmp->a[0] = tc, cmp->a[1] = x;
+        char where[128];
+        snprintf(where, sizeof where, "tweet_time < %llu", (unsigned long long)x->bits);
+        for (int c = 0; c < nctx; c++)
+            for (int via = 0; via <= (c > 0); via++)
+                check_query(ctxs[c], devs[c], via, &tb, rc, cmp, "retweet_count", where, 50,
+                            0, 0, "Q1 filter on time");
+    }
+    for (int c = 0; c < nctx; c++)
+        for (int via = 0; via <= (c > 0); via++) {
+            check_query(ctxs[c], devs[c], via, &tb, sum, NULL, "retweet_count + 0.5 * likes_count",
+                        NULL, 50, 0, 0, "Q2 weighted sum");
+            check_query(ctxs[c], devs[c], via, &tb, sum, NULL, "retweet_count+0.5*likes_count",
+                        NULL, 1000, 1, 1, "Q2 weighted sum");
+        }
+    enode *one = en(E_LITI), *two = en(E_LITI);
+    one->bits = 1, two->bits = 2;
+    enode *e1 = en(E_CMP), *e2 = en(E_CMP), *orr = en(E_OR);
+    e1->op = 4, e1->a[0] = la, e1->a[1] = one;
+    e2->op = 4, e2->a[0] = la, e2->a[1] = two;
+    orr->a[0] = e1, orr->a[1] = e2;
+    for (int c = 0; c < nctx; c++)
+        for (int via = 0; via <= (c > 0); via++)
+            check_query(ctxs[c], devs[c], via, &tb, rc, orr, "retweet_count",
+                        "lang == 1 or lang == 2", 50, 0, 0, "Q3 an or of equalities");
+    /* filters passing no row, one row, fewer than k, every row */
+    static const struct {
+        uint64_t bound;
+        const char *text;
+    } fs[] = {{0, "tweet_time < 0"},
+              {1493596801, "tweet_time < 1493596801"},
+              {1493596800 + 300, "tweet_time < 1493597100"},
+              {UINT64_MAX, "tweet_time < 0xFFFFFFFFFFFFFFFF"}};
+    for (size_t f = 0; f < 4; f++) {
+        enode *x = en(E_LITI);
+        x->bits = fs[f].bound;
+        enode *cmp = en(E_CMP);
+        cmp->op = 0, cmp->a[0] = tc, cmp->a[1] = x;
+        for (int c = 0; c < nctx; c++)
+            for (int via = 0; via <= (c > 0); via++)
+                check_query(ctxs[c], devs[c], via, &tb, sum, cmp,
+                            "retweet_count + 0.5 * likes_count", fs[f].text, 100, (int)f & 1,
+                            0, "few passing");
+    }
+    free(retweets), free(likes), free(ts), free(lang);
+}
+
+/* log and exp: near the C library's, the same bits on every device */
+static void logexp(cltopk_context *const *ctxs, const char *const *devs, int nctx)
+{
+    size_t n = 4000;
+    float *x = bmalloc(n * 4);
+    double *y = bmalloc(n * 8);
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (float)((double)(rng_next(&rng) >> 40) / 16777216.0 * 200.0 - 100.0);
+        y[i] = (double)(rng_next(&rng) >> 11) / 9007199254740992.0 * 1400.0 - 700.0;
+    }
+    x[0] = 0.0f, x[1] = -1.0f, x[2] = NAN, x[3] = INFINITY, x[4] = 1e-45f, x[5] = 88.7f;
+    y[0] = 0.0, y[1] = -0.5, y[2] = INFINITY, y[3] = 1e-320, y[4] = 709.0, y[5] = -745.0;
+    cltopk_column cols[2] = {{"x", CLTOPK_FLOAT32, x}, {"y", CLTOPK_FLOAT64, y}};
+    static const char *const exprs[4] = {"exp(x)", "log(abs(x))", "exp(y)", "log(abs(y))"};
+    for (int e = 0; e < 4; e++) {
+        int f64 = e >= 2;
+        size_t w = f64 ? 8 : 4, k = 1000;
+        unsigned char *first = bmalloc(k * w), *got = bmalloc(k * w);
+        int64_t *fi = bmalloc(k * 8), *gi = bmalloc(k * 8);
+        int good = 1, same = 1;
+        for (int c = 0; c < nctx; c++) {
+            unsigned char *o = c ? got : first;
+            int64_t *oi = c ? gi : fi;
+            size_t count;
+            int st = cltopk_query_topk(ctxs[c], cols, 2, n, exprs[e], NULL, k, 0,
+                                       f64 ? CLTOPK_FLOAT64 : CLTOPK_FLOAT32, o, oi, &count);
+            good &= st == CLTOPK_OK && count == k;
+            if (c)
+                same &= !memcmp(first, got, k * w) && !memcmp(fi, gi, k * 8);
+        }
+        /* within a few ulp of the C library */
+        double worst = 0;
+        for (size_t i = 0; good && i < k; i++) {
+            double v, ref;
+            if (f64) {
+                memcpy(&v, first + i * 8, 8);
+                double a = y[fi[i]];
+                ref = e == 2 ? exp(a) : log(fabs(a));
+            } else {
+                float fv;
+                memcpy(&fv, first + i * 4, 4);
+                v = fv;
+                float a = x[fi[i]];
+                ref = e == 0 ? (double)expf(a) : (double)logf(fabsf(a));
+            }
+            if (isnan(ref) ? !isnan(v) : (isinf(ref) ? v != ref : 0))
+                good = 0;
+            if (!isnan(ref) && !isinf(ref) && ref != 0) {
+                double ulp = f64 ? nextafter(fabs(ref), INFINITY) - fabs(ref)
+                                 : (double)(nextafterf((float)fabs(ref), INFINITY) -
+                                            (float)fabs(ref));
+                double d = fabs(v - ref) / ulp;
+                if (d > worst)
+                    worst = d;
+            }
+        }
+        ok(good && same && worst <= 4.0,
+           "%s: within %.1f ulp of the C library (at most 4), the same bits on %s", exprs[e],
+           worst, nctx > 1 ? devs[1] : "the cpu only");
+        free(first), free(got), free(fi), free(gi);
+    }
+    free(x), free(y);
+}
+
+/* malformed expressions and arguments: a status, a detail, nothing written */
+static void refusals(cltopk_context *ctx, const char *dev)
+{
+    float a[4] = {1, 2, 3, 4};
+    int64_t b[4] = {5, 6, 7, 8};
+    cltopk_column cols[2] = {{"a", CLTOPK_FLOAT32, a}, {"b", CLTOPK_INT64, b}};
+    static const struct {
+        const char *order, *where, *want;
+    } bad[] = {
+        {"a +", NULL, "order_by: at 4: expected a number"},
+        {"(a + b", NULL, "at 7: expected ')'"},
+        {"a + likes", NULL, "at 5: unknown column 'likes'; columns are: a, b"},
+        {"min(a)", NULL, "min takes 2 arguments"},
+        {"sqrt(a, b)", NULL, "sqrt takes 1 argument"},
+        {"a < b", NULL, "order_by must be a number"},
+        {"a", "a + 1", "where must be a condition"},
+        {"a", "a = 1", "'=' is not an operator"},
+        {"a", "a < b < 3", "a comparison cannot follow a comparison"},
+        {"a and b", NULL, "expected a condition"},
+        {"a", "not a", "expected a condition"},
+        {"if(a, a, b)", NULL, "expected a condition"},
+        {"a", "b < 18446744073709551616", "larger than 2^64 - 1"},
+        {"a", "b < -9223372036854775809", "smaller than -2^63"},
+        {"a } __kernel void x() { ", NULL, "at 3: expected an operator or the end, found '}'"},
+        {"a\n#pragma OPENCL EXTENSION all : enable", NULL, "found '#'"},
+        {"a; b", NULL, "found ';'"},
+        {"0x", NULL, "needs digits after 0x"},
+        {"1e", NULL, "an exponent needs digits"},
+        {"1.2.3", NULL, "after a number"},
+        {"", NULL, "the expression is empty"},
+        {"   ", NULL, "the expression is empty"},
+        {"a", "", "where: the expression is empty"},
+        {"and", NULL, "found the word 'and'"},
+        {"a @ b", NULL, "found '@'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        float os[4] = {-9, -9, -9, -9};
+        int64_t oi[4] = {-9, -9, -9, -9};
+        size_t count = 77;
+        int st = cltopk_query_topk(ctx, cols, 2, 4, bad[i].order, bad[i].where, 2, 0,
+                                   CLTOPK_FLOAT32, os, oi, &count);
+        const char *e = cltopk_last_error(ctx);
+        int untouched = count == 77 && os[0] == -9 && os[1] == -9 && oi[0] == -9 && oi[1] == -9;
+        char err[256];
+        int cst = cltopk_query_check(ctx, cols, 2, bad[i].order, bad[i].where, err, sizeof err);
+        if (!ok(st == CLTOPK_ERR_EXPRESSION && strstr(e, bad[i].want) && untouched &&
+                    cst == CLTOPK_ERR_EXPRESSION && strstr(err, bad[i].want),
+                "%s: refused: order_by \"%s\" where \"%s\"", dev, bad[i].order,
+                bad[i].where ? bad[i].where : "(none)"))
+            diag("status %d / %d, detail \"%s\", check's \"%s\", untouched %d (want \"%s\")", st,
+                 cst, e, err, untouched, bad[i].want);
+    }
+    /* too long, too deep */
+    {
+        char *s = bmalloc(5000);
+        memset(s, 'a', 4999);
+        s[4999] = 0;
+        int st = cltopk_query_check(ctx, cols, 2, s, NULL, NULL, 0);
+        ok(st == CLTOPK_ERR_EXPRESSION && strstr(cltopk_last_error(ctx), "longer than 4096"),
+           "%s: an expression of 4999 bytes is refused", dev);
+        size_t at = 0;
+        for (int d = 0; d < 70; d++)
+            s[at++] = '(';
+        s[at++] = 'a';
+        for (int d = 0; d < 70; d++)
+            s[at++] = ')';
+        s[at] = 0;
+        st = cltopk_query_check(ctx, cols, 2, s, NULL, NULL, 0);
+        ok(st == CLTOPK_ERR_EXPRESSION && strstr(cltopk_last_error(ctx), "deeper than 64"),
+           "%s: nesting 70 deep is refused", dev);
+        at = 0;
+        for (int d = 0; d < 40; d++)
+            at += (size_t)snprintf(s + at, 5000 - at, "(a+");
+        s[at++] = 'a';
+        for (int d = 0; d < 40; d++)
+            s[at++] = ')';
+        s[at] = 0;
+        st = cltopk_query_check(ctx, cols, 2, s, NULL, NULL, 0);
+        ok(st == CLTOPK_ERR_EXPRESSION && strstr(cltopk_last_error(ctx), "stack slots"),
+           "%s: an expression needing 41 stack slots is refused", dev);
+        free(s);
+    }
+    /* arguments */
+    float os[4] = {-9, -9, -9, -9};
+    int64_t oi[4] = {-9, -9, -9, -9};
+    size_t count = 77;
+    cltopk_column dup[2] = {{"a", CLTOPK_FLOAT32, a}, {"a", CLTOPK_INT64, b}};
+    cltopk_column badname[1] = {{"2a", CLTOPK_FLOAT32, a}};
+    cltopk_column word[1] = {{"max", CLTOPK_FLOAT32, a}};
+    cltopk_column badtype[1] = {{"a", (cltopk_dtype)9, a}};
+    cltopk_column nodata[2] = {{"a", CLTOPK_FLOAT32, NULL}, {"b", CLTOPK_INT64, b}};
+    struct {
+        int st;
+        const char *what;
+    } r[] = {
+        {cltopk_query_topk(ctx, dup, 2, 4, "a", NULL, 2, 0, CLTOPK_FLOAT32, os, oi, &count),
+         "duplicate names"},
+        {cltopk_query_topk(ctx, badname, 1, 4, "a", NULL, 2, 0, CLTOPK_FLOAT32, os, oi, &count),
+         "a bad name"},
+        {cltopk_query_topk(ctx, word, 1, 4, "a", NULL, 2, 0, CLTOPK_FLOAT32, os, oi, &count),
+         "a reserved word as a name"},
+        {cltopk_query_topk(ctx, cols, 2, 4, NULL, NULL, 2, 0, CLTOPK_FLOAT32, os, oi, &count),
+         "order_by NULL"},
+        {cltopk_query_topk(ctx, cols, 2, 4, "a", NULL, 2, 0, CLTOPK_FLOAT32, NULL, NULL, &count),
+         "both outputs NULL"},
+        {cltopk_query_topk(ctx, nodata, 2, 4, "a + b", NULL, 2, 0, CLTOPK_FLOAT32, os, oi,
+                           &count),
+         "a used column without data"},
+        {cltopk_query_topk(ctx, NULL, 2, 4, "a", NULL, 2, 0, CLTOPK_FLOAT32, os, oi, &count),
+         "cols NULL"},
+        {cltopk_query_topk(ctx, cols, 2, 4, "a", NULL, 2, 0, CLTOPK_INT32, os, oi, &count),
+         "an integer score type"},
+        {cltopk_query_topk(ctx, badtype, 1, 4, "a", NULL, 2, 0, CLTOPK_FLOAT32, os, oi, &count),
+         "a bad column type"},
+        {cltopk_query_topk(ctx, cols, 2, 4, "a", NULL, 2, 0x40, CLTOPK_FLOAT32, os, oi, &count),
+         "an unknown flag"},
+        {cltopk_query_topk(ctx, cols, 2, 4, "a", NULL, 2, 0, CLTOPK_FLOAT32, (void *)a, oi,
+                           &count),
+         "out_scores over a column"},
+    };
+    static const int want[] = {CLTOPK_ERR_INVALID_ARGUMENT, CLTOPK_ERR_INVALID_ARGUMENT,
+                               CLTOPK_ERR_INVALID_ARGUMENT, CLTOPK_ERR_EXPRESSION,
+                               CLTOPK_ERR_INVALID_ARGUMENT, CLTOPK_ERR_INVALID_ARGUMENT,
+                               CLTOPK_ERR_INVALID_ARGUMENT, CLTOPK_ERR_BAD_TYPE,
+                               CLTOPK_ERR_BAD_TYPE,         CLTOPK_ERR_BAD_FLAGS,
+                               CLTOPK_ERR_INVALID_ARGUMENT};
+    int good = count == 77 && os[0] == -9 && oi[0] == -9 && a[0] == 1 && a[1] == 2;
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+        if (r[i].st != want[i]) {
+            diag("%s: status %d, want %d", r[i].what, r[i].st, want[i]);
+            good = 0;
+        }
+    ok(good, "%s: bad arguments are refused with their statuses, nothing written", dev);
+    ok(cltopk_query_topk(NULL, cols, 2, 4, "a", NULL, 2, 0, CLTOPK_FLOAT32, os, oi, &count) ==
+           CLTOPK_ERR_INVALID_ARGUMENT,
+       "%s: ctx NULL is refused", dev);
+    /* k = 0 and n = 0: nothing written but the count */
+    count = 77;
+    int st = cltopk_query_topk(ctx, cols, 2, 4, "a", NULL, 0, 0, CLTOPK_FLOAT32, os, oi, &count);
+    int st2 = cltopk_query_topk(ctx, cols, 2, 0, "a", "b > 1", 3, 0, CLTOPK_FLOAT32, os, oi,
+                                NULL);
+    ok(st == CLTOPK_OK && st2 == CLTOPK_OK && count == 0 && os[0] == -9 && oi[0] == -9,
+       "%s: k = 0 and n = 0 write nothing but the count 0", dev);
+    /* an unused column may have no data; a column with an odd name */
+    cltopk_column spare[3] = {{"unused", CLTOPK_FLOAT64, NULL}, {"a", CLTOPK_FLOAT32, a},
+                              {"_B9", CLTOPK_INT64, b}};
+    st = cltopk_query_topk(ctx, spare, 3, 4, "a * _B9", "_B9 != 6", 2, CLTOPK_SMALLEST,
+                           CLTOPK_FLOAT32, os, oi, &count);
+    ok(st == CLTOPK_OK && count == 2 && oi[0] == 0 && os[0] == 5.0f && oi[1] == 2 &&
+           os[1] == 21.0f,
+       "%s: an unused column without data; the smallest two of a * _B9 where _B9 != 6", dev);
+}
+
+int main(void)
+{
+    plan_lazy();
+    watchdog(600);
+    rng_init(&rng, test_seed() ^ 0x9E77);
+    cltopk_context *ctxs[2];
+    const char *devs[2] = {"cpu", "opencl"};
+    if (cltopk_open(&ctxs[0], "cpu") != CLTOPK_OK)
+        bail("cltopk_open(cpu): %s", cltopk_last_error(NULL));
+    int nctx = 1;
+    char why[512];
+    if (open_test_cl(&ctxs[1], why, sizeof why))
+        nctx = 2;
+    else
+        diag("no OpenCL device: %s", why);
+
+    refusals(ctxs[0], "cpu");
+    if (nctx > 1)
+        refusals(ctxs[1], "opencl");
+    tweets(ctxs, devs, nctx);
+    random_queries(ctxs, devs, nctx, test_full() ? 300 : 60);
+    logexp(ctxs, devs, nctx);
+    if (nctx < 2)
+        skip("the OpenCL parts: %s", why);
+    for (int c = 0; c < nctx; c++)
+        cltopk_close(ctxs[c]);
+    return tap_done();
+}
