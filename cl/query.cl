@@ -18,9 +18,10 @@
  *
  * -D options (defaults below, so that the file compiles on its own): KEY_BITS
  * (32: float32 scores, 64: float64), WG, RT, MCAP, PB (tile.h: 16 for
- * query_tile's positions in a tile, 31 for query_merge's rows), NREF (columns
- * used, 1..8) and T0 .. T7 (their cltopk_dtype: 0 float32, 1 float64, 2 int32,
- * 3 uint32, 4 int64, 5 uint64), STACK (slots), DIV64 (1: float32 division and
+ * query_tile's positions in a tile, 31 for query_merge's rows), F64 (1: the
+ * device has fp64, so float64 columns can be read; their types come at run
+ * time, offs[8 ..]: 0 float32, 1 float64, 2 int32, 3 uint32, 4 int64, 5
+ * uint64, so that one program serves every query), DIV64 (1: float32 division and
  * square root computed in float64 and rounded once, which is the correctly
  * rounded result, where the device does not round them correctly). */
 #pragma OPENCL FP_CONTRACT OFF
@@ -41,42 +42,15 @@
 #ifndef PB
 #define PB 16
 #endif
-#ifndef NREF
-#define NREF 1
-#endif
-#ifndef STACK
-#define STACK 8
-#endif
+#define STACK 32 /* lib/expr.h: EXPR_MAX_STACK */
 #ifndef DIV64
 #define DIV64 0
 #endif
-#ifndef T0
-#define T0 0
-#endif
-#ifndef T1
-#define T1 0
-#endif
-#ifndef T2
-#define T2 0
-#endif
-#ifndef T3
-#define T3 0
-#endif
-#ifndef T4
-#define T4 0
-#endif
-#ifndef T5
-#define T5 0
-#endif
-#ifndef T6
-#define T6 0
-#endif
-#ifndef T7
-#define T7 0
-#endif
 
-#if KEY_BITS == 64 || DIV64 || T0 == 1 || T1 == 1 || T2 == 1 || T3 == 1 || T4 == 1 ||           \
-    T5 == 1 || T6 == 1 || T7 == 1
+#ifndef F64
+#define F64 0
+#endif
+#if KEY_BITS == 64 || DIV64 || F64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #define HAVE_F64 1
 #else
@@ -273,7 +247,7 @@ inline score_t num_of_1(__global const uchar *p, ulong i)
 #else
 inline score_t num_of_1(__global const uchar *p, ulong i)
 {
-    return 0; /* never built: the host requires fp64 for float64 columns */
+    return 0; /* never reached: the host requires fp64 for float64 columns */
 }
 #endif
 inline score_t num_of_2(__global const uchar *p, ulong i)
@@ -293,16 +267,6 @@ inline score_t num_of_5(__global const uchar *p, ulong i)
     return TO_SCORE_I(((__global const ulong *)p)[i]);
 }
 /* exact integers: the 64 bits (sign-extended) and whether negative */
-inline ulong exact_of_0(__global const uchar *p, ulong i, uchar *neg)
-{
-    *neg = 0;
-    return 0; /* never emitted for float columns */
-}
-inline ulong exact_of_1(__global const uchar *p, ulong i, uchar *neg)
-{
-    *neg = 0;
-    return 0;
-}
 inline ulong exact_of_2(__global const uchar *p, ulong i, uchar *neg)
 {
     int v = ((__global const int *)p)[i];
@@ -325,17 +289,13 @@ inline ulong exact_of_5(__global const uchar *p, ulong i, uchar *neg)
     *neg = 0;
     return ((__global const ulong *)p)[i];
 }
-#define NUM_OF(T, p, i) NUM_OF_(T, p, i)
-#define NUM_OF_(T, p, i) num_of_##T(p, i)
-#define EXACT_OF(T, p, i, n) EXACT_OF_(T, p, i, n)
-#define EXACT_OF_(T, p, i, n) exact_of_##T(p, i, n)
-
 #define COLS_ARGS                                                                             \
     __global const uchar *c0, __global const uchar *c1, __global const uchar *c2,             \
         __global const uchar *c3, __global const uchar *c4, __global const uchar *c5,         \
-        __global const uchar *c6, __global const uchar *c7
-#define COLS_PASS c0, c1, c2, c3, c4, c5, c6, c7
-/* a kernel's column buffers b0 .. b7 and their byte offsets offs[0 .. 8) */
+        __global const uchar *c6, __global const uchar *c7, __global const ulong *ctype
+#define COLS_PASS c0, c1, c2, c3, c4, c5, c6, c7, ctype
+/* a kernel's column buffers b0 .. b7, their byte offsets offs[0 .. 8) and
+ * their types offs[8 .. 16) */
 #define KCOLS_ARGS                                                                            \
     __global const uchar *b0, __global const uchar *b1, __global const uchar *b2,             \
         __global const uchar *b3, __global const uchar *b4, __global const uchar *b5,         \
@@ -343,33 +303,45 @@ inline ulong exact_of_5(__global const uchar *p, ulong i, uchar *neg)
 #define KCOLS_START                                                                           \
     __global const uchar *c0 = b0 + offs[0], *c1 = b1 + offs[1], *c2 = b2 + offs[2];           \
     __global const uchar *c3 = b3 + offs[3], *c4 = b4 + offs[4], *c5 = b5 + offs[5];           \
-    __global const uchar *c6 = b6 + offs[6], *c7 = b7 + offs[7]
+    __global const uchar *c6 = b6 + offs[6], *c7 = b7 + offs[7];                               \
+    __global const ulong *ctype = offs + 8
+
+inline __global const uchar *col_ptr(COLS_ARGS, uint r)
+{
+    switch (r) {
+    case 0: return c0;
+    case 1: return c1;
+    case 2: return c2;
+    case 3: return c3;
+    case 4: return c4;
+    case 5: return c5;
+    case 6: return c6;
+    default: return c7;
+    }
+}
 
 inline score_t col_number(COLS_ARGS, uint r, ulong i)
 {
-    switch (r) {
-    case 0: return NUM_OF(T0, c0, i);
-    case 1: return NUM_OF(T1, c1, i);
-    case 2: return NUM_OF(T2, c2, i);
-    case 3: return NUM_OF(T3, c3, i);
-    case 4: return NUM_OF(T4, c4, i);
-    case 5: return NUM_OF(T5, c5, i);
-    case 6: return NUM_OF(T6, c6, i);
-    default: return NUM_OF(T7, c7, i);
+    __global const uchar *p = col_ptr(COLS_PASS, r);
+    switch (ctype[r]) {
+    case 0: return num_of_0(p, i);
+    case 1: return num_of_1(p, i);
+    case 2: return num_of_2(p, i);
+    case 3: return num_of_3(p, i);
+    case 4: return num_of_4(p, i);
+    default: return num_of_5(p, i);
     }
 }
 
 inline ulong col_exact(COLS_ARGS, uint r, ulong i, uchar *neg)
 {
-    switch (r) {
-    case 0: return EXACT_OF(T0, c0, i, neg);
-    case 1: return EXACT_OF(T1, c1, i, neg);
-    case 2: return EXACT_OF(T2, c2, i, neg);
-    case 3: return EXACT_OF(T3, c3, i, neg);
-    case 4: return EXACT_OF(T4, c4, i, neg);
-    case 5: return EXACT_OF(T5, c5, i, neg);
-    case 6: return EXACT_OF(T6, c6, i, neg);
-    default: return EXACT_OF(T7, c7, i, neg);
+    __global const uchar *p = col_ptr(COLS_PASS, r);
+    switch (ctype[r]) {
+    case 2: return exact_of_2(p, i, neg);
+    case 3: return exact_of_3(p, i, neg);
+    case 4: return exact_of_4(p, i, neg);
+    case 5: return exact_of_5(p, i, neg);
+    default: *neg = 0; return 0; /* never emitted for float columns */
     }
 }
 

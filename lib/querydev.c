@@ -70,9 +70,8 @@ static int qdev_config(cltopk_context *ctx, const cltopk_query_job *job, qdev_cf
                  need64 ? "float64 scores or columns" : "correctly rounded float32 division");
         return 0;
     }
-    unsigned mcap = 64;
-    while (mcap < 2 * job->k)
-        mcap <<= 1;
+    /* two sizes of the gathered pairs, so that few programs serve every k */
+    unsigned mcap = job->k <= 128 ? 256 : 2048;
     size_t local = (size_t)mcap * ((job->q->score64 ? 8 : 4) + 4) + 1200;
     if (local > ctx->caps.local_mem) {
         snprintf(why, whylen, "k = %zu needs %zu bytes of local memory", job->k, local);
@@ -90,18 +89,13 @@ int cltopk_query_dev_can(cltopk_context *ctx, const cltopk_query_job *job, char 
     return qdev_config(ctx, job, &c, why, whylen);
 }
 
-static void qdev_opts(const cltopk_query_job *job, const qdev_cfg *c, int pb, char *o, size_t len)
+static void qdev_opts(cltopk_context *ctx, const cltopk_query_job *job, const qdev_cfg *c,
+                      int pb, char *o, size_t len)
 {
-    int n = snprintf(o, len, "-D KEY_BITS=%d -D WG=%u -D RT=%d -D MCAP=%u -D PB=%d -D NREF=%d "
-                     "-D STACK=%d -D DIV64=%d",
-                     job->q->score64 ? 64 : 32, c->wg, QDEV_RT, c->mcap, pb, job->q->nrefs,
-                     job->q->order.depth > job->q->where.depth ? job->q->order.depth
-                                                               : job->q->where.depth,
-                     c->div64);
-    for (int r = 0; r < job->q->nrefs && n > 0 && (size_t)n < len; r++)
-        n += snprintf(o + n, len - (size_t)n, " -D T%d=%d", r, job->types[r]);
-    if (c->crdiv && n > 0 && (size_t)n < len)
-        snprintf(o + n, len - (size_t)n, " -cl-fp32-correctly-rounded-divide-sqrt");
+    snprintf(o, len, "-D KEY_BITS=%d -D KEY_KIND=2 -D WG=%u -D RT=%d -D MCAP=%u -D PB=%d "
+             "-D F64=%d -D DIV64=%d%s",
+             job->q->score64 ? 64 : 32, c->wg, QDEV_RT, c->mcap, pb, ctx->caps.fp64 ? 1 : 0,
+             c->div64, c->crdiv ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
 }
 
 /* a read-only buffer holding bytes of host memory (at least 8 bytes) */
@@ -125,8 +119,8 @@ int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint n
         return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "the device query: %s", why);
     const expr_query *q = job->q;
     char opts[512], mopts[512];
-    qdev_opts(job, &c, 16, opts, sizeof opts);
-    qdev_opts(job, &c, 31, mopts, sizeof mopts);
+    qdev_opts(ctx, job, &c, 16, opts, sizeof opts);
+    qdev_opts(ctx, job, &c, 31, mopts, sizeof mopts);
     cl_kernel kt = NULL, km = NULL;
     int st = cltopk_kernel_get(ctx, "query.cl", opts, "query_tile", &kt);
     if (st == CLTOPK_OK)
@@ -137,9 +131,11 @@ int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint n
     if (q->has_where)
         memcpy(ops + q->order.nops, q->where.ops, (size_t)q->where.nops * 4);
     cl_uint nord = (cl_uint)q->order.nops, nwhere = q->has_where ? (cl_uint)q->where.nops : 0;
-    cl_ulong offs[8] = {0};
-    for (int r = 0; r < q->nrefs; r++)
+    cl_ulong offs[16] = {0}; /* byte offsets, then types */
+    for (int r = 0; r < q->nrefs; r++) {
         offs[r] = job->doffs[r] * cltopk_dtype_size((cltopk_dtype)job->types[r]);
+        offs[8 + r] = (cl_ulong)job->types[r];
+    }
     cl_uint zero = 0;
     cl_mem mops = NULL, mcon = NULL, mwcon = NULL, moffs = NULL, mcount = NULL;
     if (st == CLTOPK_OK)

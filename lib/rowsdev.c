@@ -218,14 +218,12 @@ static int tile_fit(const cltopk_context *ctx, const cltopk_request *rq, const r
         wg <<= 1;
     if ((size_t)wg * c->rt < hold)
         return 0;
-    unsigned pb = 8;
-    while (pb < 31 && ((1ull << pb) - 2) < (unsigned long long)maxpos)
-        pb = pb + 8 > 31 ? 31 : pb + 8;
+    /* two position widths and two gathered sizes: few programs serve every
+     * row length and k (a program build is seconds on a CPU device) */
+    unsigned pb = (unsigned long long)maxpos <= 65534 ? 16 : 31;
     if (((1ull << pb) - 2) < (unsigned long long)maxpos)
         return 0;
-    unsigned mcap = 64;
-    while (mcap < 2 * k)
-        mcap <<= 1;
+    unsigned mcap = k <= 128 ? 256 : 2048;
     if ((size_t)mcap * ((size_t)rq->bytes + 4) + 2048 > ctx->caps.local_mem)
         return 0;
     *t = (tile_cfg){.wg = wg, .rt = c->rt, .mcap = mcap, .pb = pb, .parts = 1, .plen = hold};

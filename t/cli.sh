@@ -507,6 +507,40 @@ else
     skip "no POCL with POCL_DEVICES: the matches listed"
     skip "no POCL with POCL_DEVICES: a device by P:D"
 fi
+# ---- query: the top rows of column files by an expression
+"$CLTOPK" gen -t i32 -n 5000 -d powerlaw -s 11 "$tmp/rt.bin" 2> /dev/null
+"$CLTOPK" gen -t i32 -n 5000 -d powerlaw -s 12 "$tmp/lk.bin" 2> /dev/null
+"$CLTOPK" gen -t i64 -n 5000 -d timestamps -s 13 "$tmp/tm.bin" 2> /dev/null
+"$CLTOPK" gen -t u32 -n 5000 -d codes -s 14 "$tmp/lg.bin" 2> /dev/null
+qcols="--col retweets:i32:$tmp/rt.bin --col likes:i32:$tmp/lk.bin --col time:i64:$tmp/tm.bin --col lang:u32:$tmp/lg.bin"
+succeeds '^returned   5$' "query: a weighted sum where a time and a language" \
+    "$CLTOPK" query -k 5 $qcols --order 'retweets + 0.5 * likes' \
+    --where 'time < 1495000000 and (lang == 0 or lang == 1)' --device cpu
+run "$CLTOPK" query -k 5 $qcols --order 'retweets + 0.5 * likes' --where 'time < 1495000000' \
+    --device cpu --json
+[ $rc -eq 0 ] && grep -q '"count": 5, "results": \[{"row": ' "$tmp/out"
+ok $? "query --json: the count and the rows"
+fails 1 "at 12: unknown column 'likez'; columns are: retweets, likes, time, lang" \
+    "query: an unknown column is named with its position" \
+    "$CLTOPK" query -k 5 $qcols --order 'retweets + likez' --device cpu
+succeeds '^ok: the expressions are valid' "query --check reads no file" \
+    "$CLTOPK" query --check --col a:f32:/nonexistent --order 'sqrt(a) * 2' --where 'a > 0'
+fails 2 "bad --col" "query: a malformed --col" "$CLTOPK" query -k 1 --col a:f32 --order a
+fails 1 "every column needs the same number" "query: columns of different lengths" \
+    "$CLTOPK" query -k 1 --col a:i32:"$tmp/rt.bin" --col b:i64:"$tmp/lg.bin" --order a \
+    --device cpu
+if [ -n "$cl_dev" ]; then
+    "$CLTOPK" query -k 40 $qcols --order 'likes / (retweets + 1)' --where 'lang != 3' \
+        --device cpu --json > "$tmp/q1" 2>&1
+    "$CLTOPK" query -k 40 $qcols --order 'likes / (retweets + 1)' --where 'lang != 3' \
+        --device "$cl_dev" --json | sed "s/\"device\": \"[^\"]*\"/\"device\": \"cpu\"/" \
+        > "$tmp/q2" 2>&1
+    cmp -s "$tmp/q1" "$tmp/q2"
+    ok $? "query: cpu and $cl_dev agree bit for bit"
+else
+    skip "no OpenCL device: query on both"
+fi
+
 if [ -w /dev/full ]; then
     fails 1 "cannot write" "output to a full disk" \
         sh -c '"$1" topk -k 3 --binary "$2" > /dev/full' sh "$CLTOPK" "$a"

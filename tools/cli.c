@@ -392,6 +392,9 @@ int known_dist(const char *s)
     for (int i = 0; gen_dists[i]; i++)
         if (!strcmp(s, gen_dists[i]))
             return 1;
+    for (int i = 0; gen_table_dists[i]; i++)
+        if (!strcmp(s, gen_table_dists[i]))
+            return 1;
     return 0;
 }
 

@@ -29,6 +29,8 @@ int cmd_pack(int argc, char **argv);
 int cmd_unpack(int argc, char **argv);
 /* cmd_rows.c: many rows at once */
 int cmd_knn(int argc, char **argv);
+/* cmd_query.c: the top k rows of column files by an expression */
+int cmd_query(int argc, char **argv);
 /* `cltopk bench --rows R`, `--segments`, `--knn` */
 int cmd_bench_rows(int argc, char **argv);
 /* `cltopk topk --rows R [--ld L]` or `--segments OFFS` on keys already read */

@@ -33,6 +33,10 @@ static void gen_help(void)
            "                      special        NaNs (several payloads, both signs), +-inf,\n"
            "                                     +-0, denormals, +-max (floats); min, max, 0,\n"
            "                                     +-1 (integers); mixed with uniform values\n"
+           "                      powerlaw       counts with a long tail and many ties\n"
+           "                      timestamps     seconds of May 2017 (from 1493596800)\n"
+           "                      codes          0 (40%%), 1 (20%%), 2..9 (5%% each)\n"
+           "                    (the last three make a tweet-like table for cltopk query)\n"
            "  -s, --seed SEED   64-bit seed, decimal or 0x-hex (default 1)\n"
            "      --text        one number per line instead of raw binary (the default\n"
            "                    for an OUT ending in .txt or .csv); floats are printed\n"
@@ -84,7 +88,7 @@ int cmd_gen(int argc, char **argv)
             if (!known_dist(arg))
                 return usage_error("gen", "unknown distribution '%s' (uniform, normal, "
                                    "increasing, decreasing, equal, few, bucket-killer, "
-                                   "special)", arg);
+                                   "special, powerlaw, timestamps, codes)", arg);
             dist = arg;
             break;
         case O_SEED:

@@ -32,6 +32,9 @@
 
 const char *const gen_dists[] = {"uniform", "normal", "increasing", "decreasing", "equal",
                                  "few", "bucket-killer", "special", NULL};
+/* the columns of a tweet-like table (cltopk query), apart from gen_dists,
+ * which the tests sweep */
+const char *const gen_table_dists[] = {"powerlaw", "timestamps", "codes", NULL};
 
 /* ------------------------------------------------------------------ PRNG */
 
@@ -305,10 +308,46 @@ int gen_fill(cltopk_dtype type, const char *dist, size_t n, uint64_t seed, void 
     for (int i = 0; gen_dists[i]; i++)
         if (!strcmp(dist, gen_dists[i]))
             d = i;
+    for (int i = 0; gen_table_dists[i]; i++)
+        if (!strcmp(dist, gen_table_dists[i]))
+            d = 100 + i;
     if (d < 0)
         return -1;
     rng r;
     rng_seed(&r, seed);
+    if (d >= 100) {
+        /* powerlaw: floor(1 / (1 - 0.9999 u)^1.25) - 1, counts with a long tail
+         * and many ties (retweets, likes); timestamps: seconds of May 2017
+         * (from 1493596800), uniform; codes: 0 (40%), 1 (20%), 2 .. 9 (5% each),
+         * a language.  Integer types; floats get the same values converted. */
+        for (size_t i = 0; i < n; i++) {
+            double v;
+            if (d == 100)
+                v = floor(1.0 / pow(1.0 - 0.9999 * unit53(&r), 1.25)) - 1.0;
+            else if (d == 101)
+                v = 1493596800.0 + (double)below(&r, 31u * 86400u);
+            else {
+                uint64_t c = below(&r, 20);
+                v = c < 8 ? 0.0 : c < 12 ? 1.0 : (double)(2 + (c - 12));
+            }
+            uint64_t bits;
+            switch (type) {
+            case CLTOPK_FLOAT32: {
+                float f = (float)v;
+                uint32_t b;
+                memcpy(&b, &f, 4);
+                bits = b;
+                break;
+            }
+            case CLTOPK_FLOAT64: memcpy(&bits, &v, 8); break;
+            case CLTOPK_INT32:
+            case CLTOPK_UINT32: bits = (uint32_t)(v > 2147483647.0 ? 2147483647.0 : v); break;
+            default: bits = (uint64_t)v; break;
+            }
+            put_bits(out, bytes, i, bits);
+        }
+        return 0;
+    }
     switch (d) {
     case 0: /* uniform */
         for (size_t i = 0; i < n; i++)

@@ -23,7 +23,11 @@
  *   special        floats: NaN (several payloads, both signs), +-inf, +-0,
  *                  denormals, +-max, mixed with uniform values; integers: the
  *                  type's min and max, 0, +-1, mixed with uniform values
+ * The columns of a tweet-like table (gen_table_dists; integers, floats get the
+ * same values): powerlaw (counts: a long tail, many ties), timestamps (seconds
+ * of May 2017), codes (0 40%, 1 20%, 2 .. 9 5% each: a language).
  * Returns 0, or -1 for an unknown distribution or type (nothing written). */
+extern const char *const gen_table_dists[];
 int gen_fill(cltopk_dtype type, const char *dist, size_t n, uint64_t seed, void *out);
 
 /* The raw bits of element i of an array of 4- or 8-byte elements, widened. */
