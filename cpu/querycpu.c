@@ -84,37 +84,6 @@ static void col_exact(int type, const void *d, size_t i, uint64_t *v, uint8_t *n
     }
 }
 
-/* column value i converted to the score type (round to nearest even) */
-static uint64_t col_number(int type, const void *d, size_t i, int f64)
-{
-    switch (type) {
-    case CLTOPK_FLOAT32: {
-        float x = ((const float *)d)[i];
-        return f64 ? of_f64((double)x) : of_f32(x);
-    }
-    case CLTOPK_FLOAT64: {
-        double x = ((const double *)d)[i];
-        return f64 ? of_f64(x) : of_f32((float)x);
-    }
-    case CLTOPK_INT32: {
-        int32_t x = ((const int32_t *)d)[i];
-        return f64 ? of_f64((double)x) : of_f32((float)x);
-    }
-    case CLTOPK_UINT32: {
-        uint32_t x = ((const uint32_t *)d)[i];
-        return f64 ? of_f64((double)x) : of_f32((float)x);
-    }
-    case CLTOPK_INT64: {
-        int64_t x = ((const int64_t *)d)[i];
-        return f64 ? of_f64((double)x) : of_f32((float)x);
-    }
-    default: {
-        uint64_t x = ((const uint64_t *)d)[i];
-        return f64 ? of_f64((double)x) : of_f32((float)x);
-    }
-    }
-}
-
 /* min and max: NaN if either is; else the first unless the second is
  * strictly smaller (larger) */
 static inline float minf_(float x, float y) { return isnan(x) || isnan(y) ? NAN : y < x ? y : x; }
@@ -131,19 +100,6 @@ static inline int cmp_num(int c, double x, double y)
     case XCMP_GE: return x >= y;
     case XCMP_EQ: return x == y;
     default: return x != y;
-    }
-}
-
-static inline int cmp_exact(int c, uint64_t x, int xn, uint64_t y, int yn)
-{
-    int lt = xn != yn ? xn : x < y, eq = xn == yn && x == y;
-    switch (c) {
-    case XCMP_LT: return lt;
-    case XCMP_LE: return lt || eq;
-    case XCMP_GT: return !lt && !eq;
-    case XCMP_GE: return !lt;
-    case XCMP_EQ: return eq;
-    default: return !eq;
     }
 }
 
@@ -188,16 +144,57 @@ static void eval_block(const expr_prog *pr, const cltopk_query_job *job, size_t 
         const int op = (int)(pr->ops[o] & 255u);
         const uint32_t a = pr->ops[o] >> 8;
         switch (op) {
-        case XOP_COLF:
-            for (size_t i = 0; i < m; i++)
-                st->v[sp][i] = col_number(job->types[a], job->data[a], r0 + i, f64);
+        case XOP_COLF: {
+            /* one loop a type and width (the conversion inlined) */
+            uint64_t *X = st->v[sp];
+            const void *d = job->data[a];
+#define COLF_LOOP(T, CT)                                                                      \
+    do {                                                                                      \
+        const CT *s_ = (const CT *)d + r0;                                                    \
+        if (f64)                                                                              \
+            for (size_t i = 0; i < m; i++)                                                    \
+                X[i] = of_f64((double)s_[i]);                                                 \
+        else                                                                                  \
+            for (size_t i = 0; i < m; i++)                                                    \
+                X[i] = of_f32((float)s_[i]);                                                  \
+    } while (0)
+            switch (job->types[a]) {
+            case CLTOPK_FLOAT32: COLF_LOOP(0, float); break;
+            case CLTOPK_FLOAT64: COLF_LOOP(1, double); break;
+            case CLTOPK_INT32: COLF_LOOP(2, int32_t); break;
+            case CLTOPK_UINT32: COLF_LOOP(3, uint32_t); break;
+            case CLTOPK_INT64: COLF_LOOP(4, int64_t); break;
+            default: COLF_LOOP(5, uint64_t); break;
+            }
+#undef COLF_LOOP
             sp++;
             break;
-        case XOP_COLI:
-            for (size_t i = 0; i < m; i++)
-                col_exact(job->types[a], job->data[a], r0 + i, &st->v[sp][i], &st->neg[sp][i]);
+        }
+        case XOP_COLI: {
+            uint64_t *X = st->v[sp];
+            uint8_t *N = st->neg[sp];
+            const void *d = job->data[a];
+            switch (job->types[a]) {
+            case CLTOPK_INT32:
+                for (size_t i = 0; i < m; i++) {
+                    int32_t x = ((const int32_t *)d)[r0 + i];
+                    X[i] = (uint64_t)(int64_t)x, N[i] = x < 0;
+                }
+                break;
+            case CLTOPK_INT64:
+                for (size_t i = 0; i < m; i++) {
+                    int64_t x = ((const int64_t *)d)[r0 + i];
+                    X[i] = (uint64_t)x, N[i] = x < 0;
+                }
+                break;
+            default:
+                for (size_t i = 0; i < m; i++)
+                    col_exact(job->types[a], d, r0 + i, &X[i], &N[i]);
+                break;
+            }
             sp++;
             break;
+        }
         case XOP_CONF:
             for (size_t i = 0; i < m; i++)
                 st->v[sp][i] = pr->consts[a];
@@ -235,8 +232,23 @@ static void eval_block(const expr_prog *pr, const cltopk_query_job *job, size_t 
             sp--;
             uint64_t *X = st->v[sp - 1], *Y = st->v[sp];
             uint8_t *XN = st->neg[sp - 1], *YN = st->neg[sp];
-            for (size_t i = 0; i < m; i++)
-                X[i] = (uint64_t)cmp_exact((int)a, X[i], XN[i], Y[i], YN[i]);
+            /* one loop a comparison (lt: a negative one is below any other) */
+#define CMPI_LOOP(E)                                                                          \
+    for (size_t i = 0; i < m; i++) {                                                          \
+        uint64_t lt = XN[i] != YN[i] ? XN[i] : X[i] < Y[i];                                   \
+        uint64_t eq = (XN[i] == YN[i]) & (X[i] == Y[i]);                                      \
+        (void)lt, (void)eq;                                                                   \
+        X[i] = (E);                                                                           \
+    }
+            switch (a) {
+            case XCMP_LT: CMPI_LOOP(lt); break;
+            case XCMP_LE: CMPI_LOOP(lt | eq); break;
+            case XCMP_GT: CMPI_LOOP(!lt & !eq); break;
+            case XCMP_GE: CMPI_LOOP(!lt); break;
+            case XCMP_EQ: CMPI_LOOP(eq); break;
+            default: CMPI_LOOP(!eq); break;
+            }
+#undef CMPI_LOOP
             break;
         }
         case XOP_AND:

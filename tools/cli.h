@@ -31,6 +31,8 @@ int cmd_unpack(int argc, char **argv);
 int cmd_knn(int argc, char **argv);
 /* cmd_query.c: the top k rows of column files by an expression */
 int cmd_query(int argc, char **argv);
+/* `cltopk bench --query`: the paper's three queries, fused against the peer */
+int cmd_bench_query(int argc, char **argv);
 /* `cltopk bench --rows R`, `--segments`, `--knn` */
 int cmd_bench_rows(int argc, char **argv);
 /* `cltopk topk --rows R [--ld L]` or `--segments OFFS` on keys already read */

@@ -431,6 +431,8 @@ int cmd_bench(int argc, char **argv)
         if (!strcmp(argv[i], "--rows") || !strncmp(argv[i], "--rows=", 7) ||
             !strcmp(argv[i], "--segments") || !strcmp(argv[i], "--knn"))
             return cmd_bench_rows(argc, argv);
+        else if (!strcmp(argv[i], "--query"))
+            return cmd_bench_query(argc, argv);
     /* --cpu: the CPU algorithms beside their peers (tools/cmd_bench_cpu.c) */
     for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
         if (!strcmp(argv[i], "--cpu"))

@@ -1,6 +1,7 @@
 /* cmd_query.c - `cltopk query`: the top k rows of a table of column files by
  * an expression, among the rows where a filter holds (cltopk_query_topk). */
 #include "cli.h"
+#include "gen.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -199,5 +200,238 @@ int cmd_query(int argc, char **argv)
     for (int c = 0; c < nspec; c++)
         free(data[c]);
     cltopk_close(ctx);
+    return rc;
+}
+
+/* ------------------------------------------------ cltopk bench --query */
+
+#include <time.h>
+
+static double q_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void bench_query_help(void)
+{
+    printf("Usage: cltopk bench --query [-n ROWS] [-k K] [--reps R] [--device DEV]\n"
+           "The paper's three queries (seed 000, section 5) on a tweet-like table of ROWS\n"
+           "(default 2^24) rows: retweets and likes (i32, power-law), time (i64), lang (u32):\n"
+           "  Q1  the top K retweets where time < T, selectivity 0, 0.1, ..., 1\n"
+           "  Q2  the top K of retweets + 0.5 * likes\n"
+           "  Q3  the top K retweets where lang == 0 or lang == 1\n"
+           "Each line: the fused cltopk_query_topk (host data on the cpu device; on an OpenCL\n"
+           "device the cl_mem form on columns copied there once), the read floor of the\n"
+           "columns it references (cltopk_benchmark's floor for that many bytes), and the\n"
+           "peer it replaces: the score column computed and filtered on the host, then\n"
+           "cltopk_topk of it on the same device (on an OpenCL device the top-k of the\n"
+           "precomputed column alone, on device data: a lower bound for that peer).\n"
+           "Medians of R runs (default 5) after a warm-up.\n");
+}
+
+int cmd_bench_query(int argc, char **argv)
+{
+    const char *cmd = "bench";
+    enum { O_QUERY = 1, O_N, O_K, O_REPS, O_DEVICE, O_HELP };
+    const cli_option opts[] = {
+        {O_QUERY, 0, "query", 0}, {O_N, 'n', "count", 1},   {O_K, 'k', "k", 1},
+        {O_REPS, 0, "reps", 1},   {O_DEVICE, 0, "device", 1}, {O_HELP, 'h', "help", 0},
+        {0, 0, NULL, 0},
+    };
+    cli_parser p;
+    const char *arg, *device = NULL;
+    uint64_t n = (uint64_t)1 << 24, k = 50, reps = 5;
+    int id;
+    cli_init(&p, cmd, argc, argv);
+    while ((id = cli_next(&p, opts, &arg)) != -1) {
+        switch (id) {
+        case -2: return EXIT_USAGE;
+        case 0: return usage_error(cmd, "unexpected operand '%s'", arg);
+        case O_QUERY: break;
+        case O_N:
+            if (parse_count(arg, (uint64_t)1 << 31, &n) < 0 || n == 0)
+                return usage_error(cmd, "bad row count '%s'", arg);
+            break;
+        case O_K:
+            if (parse_count(arg, 1u << 20, &k) < 0 || k == 0)
+                return usage_error(cmd, "bad k '%s'", arg);
+            break;
+        case O_REPS:
+            if (parse_count(arg, 64, &reps) < 0 || reps == 0)
+                return usage_error(cmd, "bad --reps '%s' (1 to 64)", arg);
+            break;
+        case O_DEVICE: device = arg; break;
+        case O_HELP: bench_query_help(); return EXIT_OK;
+        }
+    }
+    size_t rows = (size_t)n;
+    int32_t *rt = malloc(rows * 4), *lk = malloc(rows * 4);
+    int64_t *tm = malloc(rows * 8);
+    uint32_t *lg = malloc(rows * 4);
+    float *score = malloc(rows * 4);
+    uint32_t *words = malloc(rows * 12);
+    if (!rt || !lk || !tm || !lg || !score || !words) {
+        free(rt), free(lk), free(tm), free(lg), free(score), free(words);
+        return fail(cmd, "out of memory for %zu rows", rows);
+    }
+    gen_fill(CLTOPK_INT32, "powerlaw", rows, 11, rt);
+    gen_fill(CLTOPK_INT32, "powerlaw", rows, 12, lk);
+    gen_fill(CLTOPK_INT64, "timestamps", rows, 13, tm);
+    gen_fill(CLTOPK_UINT32, "codes", rows, 14, lg);
+    cltopk_column cols[4] = {{"retweets", CLTOPK_INT32, rt}, {"likes", CLTOPK_INT32, lk},
+                             {"time", CLTOPK_INT64, tm}, {"lang", CLTOPK_UINT32, lg}};
+    cltopk_context *ctx = NULL;
+    int rc = open_device(cmd, device, &ctx);
+    if (rc) {
+        free(rt), free(lk), free(tm), free(lg), free(score), free(words);
+        return rc;
+    }
+    int is_cl = 0;
+#if CLTOPK_HAVE_OPENCL
+    cl_context cctx = NULL;
+    cl_device_id dev;
+    cl_command_queue q = NULL;
+    is_cl = cltopk_get_cl(ctx, &cctx, &dev, &q) == CLTOPK_OK;
+    cl_mem dcols[4] = {NULL, NULL, NULL, NULL}, ds = NULL, di = NULL, dsc = NULL;
+    if (is_cl) {
+        cl_int err;
+        for (int c = 0; c < 4; c++)
+            dcols[c] = clCreateBuffer(cctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                      rows * cltopk_dtype_size(cols[c].type),
+                                      (void *)cols[c].data, &err);
+        ds = clCreateBuffer(cctx, CL_MEM_READ_WRITE, k * 4, NULL, &err);
+        di = clCreateBuffer(cctx, CL_MEM_READ_WRITE, k * 8, NULL, &err);
+        dsc = clCreateBuffer(cctx, CL_MEM_READ_WRITE, rows * 4, NULL, &err);
+    }
+#endif
+    printf("device  %s\n", cltopk_device_name(ctx));
+    printf("table   %zu rows: retweets i32, likes i32, time i64, lang u32; k = %" PRIu64 "\n",
+           rows, k);
+    printf("%-34s %10s %10s %7s %12s %8s\n", "query", "fused ms", "floor ms", "x floor",
+           "peer ms", "speedup");
+    float *os = malloc(k * 4);
+    int64_t *oi = malloc(k * 8);
+    for (int qn = 0; qn < 13 && !rc; qn++) {
+        char where[128] = "";
+        const char *order = "retweets";
+        size_t bytes;
+        if (qn <= 10) {
+            snprintf(where, sizeof where, "time < %lld",
+                     (long long)(1493596800LL + (long long)(31LL * 86400 * qn / 10)));
+            bytes = rows * 12;
+        } else if (qn == 11) {
+            order = "retweets + 0.5 * likes";
+            bytes = rows * 8;
+        } else {
+            snprintf(where, sizeof where, "lang == 0 or lang == 1");
+            bytes = rows * 8;
+        }
+        const char *wp = where[0] ? where : NULL;
+        double t[64], tp[64];
+        int st = CLTOPK_OK;
+        for (uint64_t r = 0; r <= reps && st == CLTOPK_OK; r++) {
+            double t0 = q_now();
+#if CLTOPK_HAVE_OPENCL
+            if (is_cl) {
+                cl_event done = NULL;
+                st = cltopk_query_topk_buffer(ctx, cols, dcols, NULL, 4, rows, order, wp,
+                                              (size_t)k, 0, CLTOPK_FLOAT32, ds, di, NULL, 0,
+                                              NULL, &done);
+                if (st == CLTOPK_OK) {
+                    clWaitForEvents(1, &done);
+                    clReleaseEvent(done);
+                }
+            } else
+#endif
+            {
+                size_t count;
+                st = cltopk_query_topk(ctx, cols, 4, rows, order, wp, (size_t)k, 0,
+                                       CLTOPK_FLOAT32, os, oi, &count);
+            }
+            if (r)
+                t[r - 1] = q_now() - t0;
+            /* the peer: the score column computed and filtered on the host,
+             * then its top k */
+            double p0 = q_now();
+            size_t m = 0;
+            for (size_t i = 0; i < rows; i++) {
+                int pass = qn <= 10 ? tm[i] < 1493596800LL + 31LL * 86400 * qn / 10
+                           : qn == 11 ? 1
+                                      : lg[i] == 0 || lg[i] == 1;
+                if (pass)
+                    score[m++] = qn == 11 ? (float)rt[i] + 0.5f * (float)lk[i] : (float)rt[i];
+            }
+            double p1 = q_now();
+            (void)p1;
+#if CLTOPK_HAVE_OPENCL
+            if (is_cl) {
+                cl_event done = NULL;
+                clEnqueueWriteBuffer(q, dsc, CL_TRUE, 0, m * 4 + 4, score, 0, NULL, NULL);
+                p1 = q_now();
+                int ps = m < k ? CLTOPK_OK
+                               : cltopk_topk_buffer(ctx, CLTOPK_FLOAT32, dsc, 0, m, (size_t)k, 0,
+                                                    CLTOPK_ALGO_AUTO, ds, di, 0, NULL, &done);
+                if (ps == CLTOPK_OK && done) {
+                    clWaitForEvents(1, &done);
+                    clReleaseEvent(done);
+                }
+                if (r)
+                    tp[r - 1] = q_now() - p1; /* the top-k step alone */
+            } else
+#endif
+            {
+                if (m >= k)
+                    cltopk_topk(ctx, CLTOPK_FLOAT32, score, m, (size_t)k, 0, CLTOPK_ALGO_AUTO, os,
+                                oi);
+                if (r)
+                    tp[r - 1] = q_now() - p0;
+            }
+        }
+        if (st != CLTOPK_OK) {
+            rc = lib_fail(cmd, "cltopk_query_topk", st, ctx);
+            break;
+        }
+        qsort(t, (size_t)reps, sizeof t[0], cmp_double);
+        qsort(tp, (size_t)reps, sizeof tp[0], cmp_double);
+        double tm_ = t[reps / 2], tpm = tp[reps / 2], fl = 0, tb;
+        size_t nw = bytes / 4;
+        for (size_t i = 0; i < nw && i < rows * 3; i++)
+            words[i] = (uint32_t)i;
+        if (nw <= rows * 3 &&
+            cltopk_benchmark(ctx, CLTOPK_UINT32, words, nw, 1, 0, CLTOPK_ALGO_AUTO, 3, &tb, &fl) !=
+                CLTOPK_OK)
+            fl = 0;
+        char label[96];
+        if (qn <= 10)
+            snprintf(label, sizeof label, "Q1 where time, selectivity %.1f", qn / 10.0);
+        else
+            snprintf(label, sizeof label, "%s", qn == 11 ? "Q2 retweets + 0.5 * likes"
+                                                          : "Q3 lang == 0 or lang == 1");
+        printf("%-34s %10.3f %10.3f %7.2f %12.3f %7.2fx\n", label, tm_ * 1e3, fl * 1e3,
+               fl > 0 ? tm_ / fl : 0.0, tpm * 1e3, tpm / tm_);
+        fflush(stdout);
+    }
+    free(os), free(oi);
+#if CLTOPK_HAVE_OPENCL
+    for (int c = 0; c < 4; c++)
+        if (dcols[c])
+            clReleaseMemObject(dcols[c]);
+    if (ds)
+        clReleaseMemObject(ds);
+    if (di)
+        clReleaseMemObject(di);
+    if (dsc)
+        clReleaseMemObject(dsc);
+#endif
+    cltopk_close(ctx);
+    free(rt), free(lk), free(tm), free(lg), free(score), free(words);
     return rc;
 }
