@@ -6,7 +6,7 @@
 #   bench/gpu-run.sh [TARBALL]       (default: the newest .gpu/cltopk-*.tar.gz)
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
-# than one 10-minute call allows): check poclcheck onepass band bandx rows demo bitonic keysonly dist
+# than one 10-minute call allows): check poclcheck onepass band bandx rows query demo bitonic keysonly dist
 # ablation paper torch tune unpack sbp tree cpu; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
@@ -176,6 +176,15 @@ if want band; then
         log "bench: auto, 2^28 $t uniform, k = 2048, 4096, 65536"
         tools/cltopk bench --device gpu -t $t -n 2^28 -k 2048,4096,65536 --algo auto --reps 5 2>&1 |
             grep -E "auto|unsupp|error" | tee -a "$OUT/summary.txt" "$OUT/band.txt"
+    done
+fi
+
+# ---- queries over columns (issue 14): the paper's three queries, fused and the peer
+if want query; then
+    for n in 2^24 2^28; do
+        log "bench: query, the paper's three queries, $n rows, k = 50"
+        tools/cltopk bench --query -n $n -k 50 --device gpu --reps 5 2>&1 |
+            tee -a "$OUT/summary.txt" "$OUT/query.txt"
     done
 fi
 
