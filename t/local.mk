@@ -220,3 +220,6 @@ TESTS += t/query.t
 t_query_t_SOURCES = t/query.c
 t_query_t_CPPFLAGS = $(T_CPPFLAGS)
 t_query_t_LDADD = $(T_LDADD) -lm
+# ... and `cltopk query` against a numpy evaluation of the same rules
+TESTS += t/query_numpy.sh
+EXTRA_DIST += t/query_numpy.sh t/query_ref.py
