@@ -186,6 +186,9 @@ if want query; then
         tools/cltopk bench --query -n $n -k 50 --device gpu --reps 5 2>&1 |
             tee -a "$OUT/summary.txt" "$OUT/query.txt"
     done
+    log "vs_torch: the paper's three queries, 2^28 rows, k = 50"
+    python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --query --n 268435456 --k 50 \
+        --reps 5 2>&1 | tee -a "$OUT/summary.txt" "$OUT/query.txt"
 fi
 
 # ---- many rows at once (issue 13): the shapes of the issue, bits beside cpu-heap

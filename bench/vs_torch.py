@@ -21,6 +21,13 @@ torch.cdist(q, p) ** 2 followed by torch.topk(largest=False), U(0,1) data; the
 index sets are compared (cdist's matrix-product form can swap near ties).
 
     python3 bench/vs_torch.py --knn 1000,1048576,128 --k 10,100
+
+With --query: the paper's three queries on a tweet-like table of n rows (as
+`cltopk bench --query` makes it): cltopk_query_topk beside torch doing the same
+(masking + torch.topk) on the same columns already on the GPU; the rows
+returned are compared.
+
+    python3 bench/vs_torch.py --query --n 268435456 --k 50
 """
 import argparse
 import ctypes as C
@@ -58,8 +65,74 @@ def load(path):
                                          C.c_int, C.POINTER(C.c_double)]
     lib.cltopk_knn.argtypes = [C.c_void_p, C.c_int, C.c_void_p, C.c_size_t, C.c_void_p,
                                C.c_size_t, C.c_size_t, C.c_size_t, C.c_void_p, C.c_void_p]
+    lib.cltopk_query_topk.argtypes = [C.c_void_p, C.c_void_p, C.c_size_t, C.c_size_t,
+                                      C.c_char_p, C.c_char_p, C.c_size_t, C.c_uint, C.c_int,
+                                      C.c_void_p, C.c_void_p, C.POINTER(C.c_size_t)]
+    lib.cltopk_benchmark_query.argtypes = [C.c_void_p, C.c_void_p, C.c_size_t, C.c_size_t,
+                                           C.c_char_p, C.c_char_p, C.c_size_t, C.c_uint,
+                                           C.c_int, C.c_int, C.POINTER(C.c_double),
+                                           C.POINTER(C.c_double)]
     lib.cltopk_close.argtypes = [C.c_void_p]
     return lib
+
+
+class Column(C.Structure):
+    _fields_ = [("name", C.c_char_p), ("type", C.c_int), ("data", C.c_void_p)]
+
+
+def query_mode(lib, ctx, a, k):
+    """--query: cltopk_benchmark_query (the cl_mem form, columns already on the
+    device) beside torch masking + topk on columns already on the GPU; the
+    read floor of the referenced columns beside"""
+    import torch
+    n = a.n
+    rng = np.random.default_rng(a.seed)
+    u = rng.random(n)
+    rt = (np.floor(1.0 / (1.0 - 0.9999 * u) ** 1.25) - 1).astype(np.int32)
+    lk = (np.floor(1.0 / (1.0 - 0.9999 * rng.random(n)) ** 1.25) - 1).astype(np.int32)
+    tm = (1493596800 + rng.integers(0, 31 * 86400, n)).astype(np.int64)
+    c = rng.integers(0, 20, n)
+    lg = np.where(c < 8, 0, np.where(c < 12, 1, 2 + (c - 12))).astype(np.uint32)
+    cols = (Column * 4)((b"retweets", 2, rt.ctypes.data), (b"likes", 2, lk.ctypes.data),
+                        (b"time", 4, tm.ctypes.data), (b"lang", 3, lg.ctypes.data))
+    pcols = C.cast(cols, C.c_void_p)
+    trt, tlk = torch.from_numpy(rt).cuda(), torch.from_numpy(lk).cuda()
+    ttm, tlg = torch.from_numpy(tm).cuda(), torch.from_numpy(lg.astype(np.int64)).cuda()
+    print("query: %d rows, k = %d" % (n, k))
+    print("%-30s %12s %10s %12s %10s  %s" % ("query", "cltopk ms", "x floor", "torch ms",
+                                            "speedup", "check"))
+    qs = []
+    for sel in (0.1, 0.5, 1.0):
+        t_ = 1493596800 + int(31 * 86400 * sel)
+        qs.append(("Q1 time, selectivity %.1f" % sel, b"retweets", b"time < %d" % t_,
+                   lambda t_=t_: torch.where(ttm < t_, trt.float(),
+                                             torch.tensor(float("-inf"), device="cuda"))))
+    qs.append(("Q2 retweets + 0.5 * likes", b"retweets + 0.5 * likes", None,
+               lambda: trt.float() + 0.5 * tlk.float()))
+    qs.append(("Q3 lang == 0 or lang == 1", b"retweets", b"lang == 0 or lang == 1",
+               lambda: torch.where((tlg == 0) | (tlg == 1), trt.float(),
+                                   torch.tensor(float("-inf"), device="cuda"))))
+    for name, order, where, score in qs:
+        os_ = np.zeros(k, dtype=np.float32)
+        oi = np.zeros(k, dtype=np.int64)
+        cnt = C.c_size_t()
+
+        tq = C.c_double()
+        fl = C.c_double()
+        st = lib.cltopk_benchmark_query(ctx, pcols, 4, n, order, where, k, 0, 0, a.reps,
+                                        C.byref(tq), C.byref(fl))
+        if st != 0:
+            sys.exit("cltopk_benchmark_query: %s" % lib.cltopk_last_error(ctx).decode())
+        st = lib.cltopk_query_topk(ctx, pcols, 4, n, order, where, k, 0, 0, os_.ctypes.data,
+                                   oi.ctypes.data, C.byref(cnt))
+        tc = tq.value * 1e3
+        tt = timed(lambda: torch.topk(score(), k), a.reps)
+        tv = torch.topk(score(), k)[0].cpu().numpy()
+        same = np.array_equal(tv[:cnt.value], os_[:cnt.value])
+        print("%-30s %12.3f %10.2f %12.3f %9.2fx  %s" % (
+            name, tc, tq.value / fl.value if fl.value > 0 else 0, tt, tt / tc,
+            "same scores" if same and st == 0 else "DIFFER"))
+        sys.stdout.flush()
 
 
 def knn_mode(lib, ctx, a, ks):
@@ -169,6 +242,8 @@ def main():
     ap.add_argument("--rows", type=int, default=0,
                     help="R rows of n / R at once (cltopk_benchmark_rows) beside "
                          "torch.topk(dim=1)")
+    ap.add_argument("--query", action="store_true",
+                    help="the paper's three queries: cltopk_query_topk beside torch")
     ap.add_argument("--knn", default="",
                     help="NQ,NP,D: cltopk_knn beside torch.cdist + torch.topk (the k list)")
     a = ap.parse_args()
@@ -182,6 +257,10 @@ def main():
                                          lib.cltopk_last_error(None).decode()))
     print("device: %s; torch %s on %s" % (lib.cltopk_device_name(ctx).decode(),
                                           torch.__version__, torch.cuda.get_device_name()))
+    if a.query:
+        query_mode(lib, ctx, a, int(a.k.split(",")[0]))
+        lib.cltopk_close(ctx)
+        return
     if a.knn:
         knn_mode(lib, ctx, a, [int(v) for v in a.k.split(",")])
         lib.cltopk_close(ctx)

@@ -541,6 +541,17 @@ CLTOPK_API int cltopk_query_topk_buffer(cltopk_context *ctx, const cltopk_column
                                         cltopk_dtype score_type, cl_mem out_scores,
                                         cl_mem out_index, cl_mem out_count, cl_uint num_wait,
                                         const cl_event *wait, cl_event *done);
+/* Time cltopk_query_topk: on an OpenCL context the used columns are copied to
+ * the device once and the cl_mem form is timed (enqueue to completion); on
+ * the "cpu" context the host form.  *median_s: the median of reps (1..64)
+ * calls after one warm-up; *floor_s (may be NULL): one read of the columns the
+ * expressions use, measured in the same call (as cltopk_benchmark's floor).
+ * n and k at least 1.  Returns as cltopk_query_topk. */
+CLTOPK_API int cltopk_benchmark_query(cltopk_context *ctx, const cltopk_column *cols,
+                                      size_t ncols, size_t n, const char *order_by,
+                                      const char *where, size_t k, unsigned flags,
+                                      cltopk_dtype score_type, int reps, double *median_s,
+                                      double *floor_s);
 /* ============================================== end queries over columns */
 
 /* Device scratch memory, in bytes, that a cltopk_topk / cltopk_topk_buffer call

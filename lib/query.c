@@ -402,3 +402,122 @@ int cltopk_query_topk_buffer(cltopk_context *ctx, const cltopk_column *cols,
     return cltopk_fail(ctx, CLTOPK_ERR_NO_OPENCL, "%s: built without OpenCL", fn);
 #endif
 }
+
+/* ------------------------------------------------------------ benchmark */
+
+int cltopk_benchmark_query(cltopk_context *ctx, const cltopk_column *cols, size_t ncols,
+                           size_t n, const char *order_by, const char *where, size_t k,
+                           unsigned flags, cltopk_dtype score_type, int reps, double *median_s,
+                           double *floor_s)
+{
+    const char *fn = "cltopk_benchmark_query";
+    if (!ctx)
+        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    cltopk_enter(ctx);
+    expr_query *q = malloc(sizeof *q);
+    cltopk_query_job job;
+    memset(&job, 0, sizeof job);
+    int st = q ? query_compile(ctx, fn, cols, ncols, order_by, where, score_type, q, &job)
+               : cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "%s: out of host memory", fn);
+    if (st == CLTOPK_OK && (!median_s || reps < 1 || reps > 64 || n == 0 || k == 0))
+        st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                         "%s: median_s is needed, n and k >= 1, reps 1 to 64", fn);
+    for (int r = 0; st == CLTOPK_OK && r < q->nrefs; r++)
+        if (!cols[q->refs[r]].data)
+            st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                             "%s: column '%s' is used but its data is NULL", fn,
+                             cols[q->refs[r]].name);
+    pthread_mutex_unlock(&ctx->lock);
+    double t[64];
+    size_t sw = score_type == CLTOPK_FLOAT64 ? 8 : 4;
+    void *os = st == CLTOPK_OK ? malloc(k * sw) : NULL;
+    int64_t *oi = st == CLTOPK_OK ? malloc(k * 8) : NULL;
+    if (st == CLTOPK_OK && (!os || !oi))
+        st = CLTOPK_ERR_NO_MEMORY;
+    if (st == CLTOPK_OK && !ctx->is_cl) {
+        /* host data: the call itself; the floor, one read of the used columns */
+        for (int r = -1; r < reps && st == CLTOPK_OK; r++) {
+            double t0 = cltopk_now();
+            size_t count;
+            st = cltopk_query_topk(ctx, cols, ncols, n, order_by, where, k, flags, score_type,
+                                   os, oi, &count);
+            if (r >= 0)
+                t[r] = cltopk_now() - t0;
+        }
+        if (st == CLTOPK_OK) {
+            *median_s = cltopk_median(t, reps);
+            if (floor_s) {
+                *floor_s = 0;
+                for (int r = 0; r < q->nrefs; r++)
+                    *floor_s += cltopk_cpu_read_time(cols[q->refs[r]].data,
+                                                     n * cltopk_dtype_size(cols[q->refs[r]].type),
+                                                     reps);
+            }
+        }
+    }
+#if HAVE_OPENCL
+    else if (st == CLTOPK_OK) {
+        /* device data: the used columns copied once, the cl_mem form timed */
+        cl_mem dcols[EXPR_MAX_COLS] = {NULL}, ms = NULL, mi = NULL;
+        cl_int err = CL_SUCCESS;
+        for (int r = 0; r < q->nrefs && err == CL_SUCCESS; r++) {
+            int c = q->refs[r];
+            dcols[c] = clCreateBuffer(ctx->clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                      n * cltopk_dtype_size(cols[c].type), (void *)cols[c].data,
+                                      &err);
+        }
+        if (err == CL_SUCCESS)
+            ms = clCreateBuffer(ctx->clctx, CL_MEM_READ_WRITE, k * sw, NULL, &err);
+        if (err == CL_SUCCESS)
+            mi = clCreateBuffer(ctx->clctx, CL_MEM_READ_WRITE, k * 8, NULL, &err);
+        if (err != CL_SUCCESS) {
+            pthread_mutex_lock(&ctx->lock);
+            st = cltopk_clfail(ctx, err, "benchmark: the device copy of the columns");
+            pthread_mutex_unlock(&ctx->lock);
+        }
+        for (int r = -1; r < reps && st == CLTOPK_OK; r++) {
+            cl_event done = NULL;
+            double t0 = cltopk_now();
+            st = cltopk_query_topk_buffer(ctx, cols, dcols, NULL, ncols, n, order_by, where, k,
+                                          flags, score_type, ms, mi, NULL, 0, NULL, &done);
+            if (st == CLTOPK_OK && done) {
+                err = clWaitForEvents(1, &done);
+                clReleaseEvent(done);
+                if (err != CL_SUCCESS) {
+                    pthread_mutex_lock(&ctx->lock);
+                    st = cltopk_clfail(ctx, err, "benchmark: waiting for the kernels");
+                    pthread_mutex_unlock(&ctx->lock);
+                }
+            }
+            if (r >= 0)
+                t[r] = cltopk_now() - t0;
+        }
+        if (st == CLTOPK_OK) {
+            *median_s = cltopk_median(t, reps);
+            if (floor_s) {
+                *floor_s = 0;
+                pthread_mutex_lock(&ctx->lock);
+                for (int r = 0; r < q->nrefs && st == CLTOPK_OK; r++) {
+                    double ft = 0;
+                    int c = q->refs[r];
+                    st = cltopk_device_read_time(ctx, dcols[c], n * cltopk_dtype_size(cols[c].type),
+                                                 reps, &ft);
+                    *floor_s += ft;
+                }
+                pthread_mutex_unlock(&ctx->lock);
+            }
+        }
+        for (size_t c = 0; c < ncols && c < EXPR_MAX_COLS; c++)
+            if (dcols[c])
+                clReleaseMemObject(dcols[c]);
+        if (ms)
+            clReleaseMemObject(ms);
+        if (mi)
+            clReleaseMemObject(mi);
+    }
+#endif
+    free(os);
+    free(oi);
+    free(q);
+    return st;
+}

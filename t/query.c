@@ -975,6 +975,22 @@ static void refusals(cltopk_context *ctx, const char *dev)
                                 NULL);
     ok(st == CLTOPK_OK && st2 == CLTOPK_OK && count == 0 && os[0] == -9 && oi[0] == -9,
        "%s: k = 0 and n = 0 write nothing but the count 0", dev);
+    /* the benchmark: a run, and its refusals */
+    {
+        double tq = -1, fl = -1;
+        int bs = cltopk_benchmark_query(ctx, cols, 2, 4, "a * b", "b > 5", 2, 0, CLTOPK_FLOAT32,
+                                        2, &tq, &fl);
+        int b0 = cltopk_benchmark_query(ctx, cols, 2, 4, "a", NULL, 2, 0, CLTOPK_FLOAT32, 0,
+                                        &tq, NULL);
+        int b1 = cltopk_benchmark_query(ctx, cols, 2, 4, "a +", NULL, 2, 0, CLTOPK_FLOAT32, 1,
+                                        &tq, NULL);
+        int b2 = cltopk_benchmark_query(ctx, cols, 2, 4, "a", NULL, 2, 0, CLTOPK_FLOAT32, 1,
+                                        NULL, NULL);
+        ok(bs == CLTOPK_OK && tq > 0 && fl >= 0 && b0 == CLTOPK_ERR_INVALID_ARGUMENT &&
+               b1 == CLTOPK_ERR_EXPRESSION && b2 == CLTOPK_ERR_INVALID_ARGUMENT,
+           "%s: cltopk_benchmark_query times a query; reps 0, a bad expression, no median_s "
+           "are refused (%d %d %d %d)", dev, bs, b0, b1, b2);
+    }
     /* an unused column may have no data; a column with an odd name */
     cltopk_column spare[3] = {{"unused", CLTOPK_FLOAT64, NULL}, {"a", CLTOPK_FLOAT32, a},
                               {"_B9", CLTOPK_INT64, b}};

@@ -228,9 +228,9 @@ static void bench_query_help(void)
            "  Q1  the top K retweets where time < T, selectivity 0, 0.1, ..., 1\n"
            "  Q2  the top K of retweets + 0.5 * likes\n"
            "  Q3  the top K retweets where lang == 0 or lang == 1\n"
-           "Each line: the fused cltopk_query_topk (host data on the cpu device; on an OpenCL\n"
-           "device the cl_mem form on columns copied there once), the read floor of the\n"
-           "columns it references (cltopk_benchmark's floor for that many bytes), and the\n"
+           "Each line: the fused query (cltopk_benchmark_query: host data on the cpu device;\n"
+           "on an OpenCL device the cl_mem form on columns copied there once), the read\n"
+           "floor of the columns it references (measured in the same call), and the\n"
            "peer it replaces: the score column computed and filtered on the host, then\n"
            "cltopk_topk of it on the same device (on an OpenCL device the top-k of the\n"
            "precomputed column alone, on device data: a lower bound for that peer).\n"
@@ -277,7 +277,7 @@ int cmd_bench_query(int argc, char **argv)
     int64_t *tm = malloc(rows * 8);
     uint32_t *lg = malloc(rows * 4);
     float *score = malloc(rows * 4);
-    uint32_t *words = malloc(rows * 12);
+    uint32_t *words = malloc(8);
     if (!rt || !lk || !tm || !lg || !score || !words) {
         free(rt), free(lk), free(tm), free(lg), free(score), free(words);
         return fail(cmd, "out of memory for %zu rows", rows);
@@ -294,74 +294,38 @@ int cmd_bench_query(int argc, char **argv)
         free(rt), free(lk), free(tm), free(lg), free(score), free(words);
         return rc;
     }
-    int is_cl = 0;
-#if CLTOPK_HAVE_OPENCL
-    cl_context cctx = NULL;
-    cl_device_id dev;
-    cl_command_queue q = NULL;
-    is_cl = cltopk_get_cl(ctx, &cctx, &dev, &q) == CLTOPK_OK;
-    cl_mem dcols[4] = {NULL, NULL, NULL, NULL}, ds = NULL, di = NULL, dsc = NULL;
-    if (is_cl) {
-        cl_int err;
-        for (int c = 0; c < 4; c++)
-            dcols[c] = clCreateBuffer(cctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                      rows * cltopk_dtype_size(cols[c].type),
-                                      (void *)cols[c].data, &err);
-        ds = clCreateBuffer(cctx, CL_MEM_READ_WRITE, k * 4, NULL, &err);
-        di = clCreateBuffer(cctx, CL_MEM_READ_WRITE, k * 8, NULL, &err);
-        dsc = clCreateBuffer(cctx, CL_MEM_READ_WRITE, rows * 4, NULL, &err);
-    }
-#endif
+    int is_cpu = !strcmp(cltopk_device_name(ctx), "cpu");
     printf("device  %s\n", cltopk_device_name(ctx));
     printf("table   %zu rows: retweets i32, likes i32, time i64, lang u32; k = %" PRIu64 "\n",
            rows, k);
+    printf("peer    the score column computed and filtered on the host, then cltopk_topk of it%s\n",
+           is_cpu ? "" : " on device data (its time: the top-k alone, a lower bound)");
     printf("%-34s %10s %10s %7s %12s %8s\n", "query", "fused ms", "floor ms", "x floor",
            "peer ms", "speedup");
-    float *os = malloc(k * 4);
-    int64_t *oi = malloc(k * 8);
     for (int qn = 0; qn < 13 && !rc; qn++) {
         char where[128] = "";
         const char *order = "retweets";
-        size_t bytes;
-        if (qn <= 10) {
+        if (qn <= 10)
             snprintf(where, sizeof where, "time < %lld",
                      (long long)(1493596800LL + (long long)(31LL * 86400 * qn / 10)));
-            bytes = rows * 12;
-        } else if (qn == 11) {
-            order = "retweets + 0.5 * likes";
-            bytes = rows * 8;
-        } else {
+        else if (qn == 12)
             snprintf(where, sizeof where, "lang == 0 or lang == 1");
-            bytes = rows * 8;
-        }
+        if (qn == 11)
+            order = "retweets + 0.5 * likes";
         const char *wp = where[0] ? where : NULL;
-        double t[64], tp[64];
-        int st = CLTOPK_OK;
-        for (uint64_t r = 0; r <= reps && st == CLTOPK_OK; r++) {
-            double t0 = q_now();
-#if CLTOPK_HAVE_OPENCL
-            if (is_cl) {
-                cl_event done = NULL;
-                st = cltopk_query_topk_buffer(ctx, cols, dcols, NULL, 4, rows, order, wp,
-                                              (size_t)k, 0, CLTOPK_FLOAT32, ds, di, NULL, 0,
-                                              NULL, &done);
-                if (st == CLTOPK_OK) {
-                    clWaitForEvents(1, &done);
-                    clReleaseEvent(done);
-                }
-            } else
-#endif
-            {
-                size_t count;
-                st = cltopk_query_topk(ctx, cols, 4, rows, order, wp, (size_t)k, 0,
-                                       CLTOPK_FLOAT32, os, oi, &count);
-            }
-            if (r)
-                t[r - 1] = q_now() - t0;
-            /* the peer: the score column computed and filtered on the host,
-             * then its top k */
+        double tf = 0, fl = 0;
+        int st = cltopk_benchmark_query(ctx, cols, 4, rows, order, wp, (size_t)k, 0,
+                                        CLTOPK_FLOAT32, (int)reps, &tf, &fl);
+        if (st != CLTOPK_OK) {
+            rc = lib_fail(cmd, "cltopk_benchmark_query", st, ctx);
+            break;
+        }
+        /* the peer: materialise (timed on the host), then the top k */
+        double tmat[64];
+        size_t m = 0;
+        for (uint64_t r = 0; r < reps; r++) {
             double p0 = q_now();
-            size_t m = 0;
+            m = 0;
             for (size_t i = 0; i < rows; i++) {
                 int pass = qn <= 10 ? tm[i] < 1493596800LL + 31LL * 86400 * qn / 10
                            : qn == 11 ? 1
@@ -369,68 +333,24 @@ int cmd_bench_query(int argc, char **argv)
                 if (pass)
                     score[m++] = qn == 11 ? (float)rt[i] + 0.5f * (float)lk[i] : (float)rt[i];
             }
-            double p1 = q_now();
-            (void)p1;
-#if CLTOPK_HAVE_OPENCL
-            if (is_cl) {
-                cl_event done = NULL;
-                clEnqueueWriteBuffer(q, dsc, CL_TRUE, 0, m * 4 + 4, score, 0, NULL, NULL);
-                p1 = q_now();
-                int ps = m < k ? CLTOPK_OK
-                               : cltopk_topk_buffer(ctx, CLTOPK_FLOAT32, dsc, 0, m, (size_t)k, 0,
-                                                    CLTOPK_ALGO_AUTO, ds, di, 0, NULL, &done);
-                if (ps == CLTOPK_OK && done) {
-                    clWaitForEvents(1, &done);
-                    clReleaseEvent(done);
-                }
-                if (r)
-                    tp[r - 1] = q_now() - p1; /* the top-k step alone */
-            } else
-#endif
-            {
-                if (m >= k)
-                    cltopk_topk(ctx, CLTOPK_FLOAT32, score, m, (size_t)k, 0, CLTOPK_ALGO_AUTO, os,
-                                oi);
-                if (r)
-                    tp[r - 1] = q_now() - p0;
-            }
+            tmat[r] = q_now() - p0;
         }
-        if (st != CLTOPK_OK) {
-            rc = lib_fail(cmd, "cltopk_query_topk", st, ctx);
-            break;
-        }
-        qsort(t, (size_t)reps, sizeof t[0], cmp_double);
-        qsort(tp, (size_t)reps, sizeof tp[0], cmp_double);
-        double tm_ = t[reps / 2], tpm = tp[reps / 2], fl = 0, tb;
-        size_t nw = bytes / 4;
-        for (size_t i = 0; i < nw && i < rows * 3; i++)
-            words[i] = (uint32_t)i;
-        if (nw <= rows * 3 &&
-            cltopk_benchmark(ctx, CLTOPK_UINT32, words, nw, 1, 0, CLTOPK_ALGO_AUTO, 3, &tb, &fl) !=
-                CLTOPK_OK)
-            fl = 0;
+        qsort(tmat, (size_t)reps, sizeof tmat[0], cmp_double);
+        double tk = 0, tkf;
+        if (m >= k && cltopk_benchmark(ctx, CLTOPK_FLOAT32, score, m, (size_t)k, 0,
+                                       CLTOPK_ALGO_AUTO, (int)reps, &tk, &tkf) != CLTOPK_OK)
+            tk = 0;
+        double tp = tk + (is_cpu ? tmat[reps / 2] : 0.0);
         char label[96];
         if (qn <= 10)
             snprintf(label, sizeof label, "Q1 where time, selectivity %.1f", qn / 10.0);
         else
             snprintf(label, sizeof label, "%s", qn == 11 ? "Q2 retweets + 0.5 * likes"
                                                           : "Q3 lang == 0 or lang == 1");
-        printf("%-34s %10.3f %10.3f %7.2f %12.3f %7.2fx\n", label, tm_ * 1e3, fl * 1e3,
-               fl > 0 ? tm_ / fl : 0.0, tpm * 1e3, tpm / tm_);
+        printf("%-34s %10.3f %10.3f %7.2f %12.3f %7.2fx\n", label, tf * 1e3, fl * 1e3,
+               fl > 0 ? tf / fl : 0.0, tp * 1e3, tf > 0 ? tp / tf : 0.0);
         fflush(stdout);
     }
-    free(os), free(oi);
-#if CLTOPK_HAVE_OPENCL
-    for (int c = 0; c < 4; c++)
-        if (dcols[c])
-            clReleaseMemObject(dcols[c]);
-    if (ds)
-        clReleaseMemObject(ds);
-    if (di)
-        clReleaseMemObject(di);
-    if (dsc)
-        clReleaseMemObject(dsc);
-#endif
     cltopk_close(ctx);
     free(rt), free(lk), free(tm), free(lg), free(score), free(words);
     return rc;

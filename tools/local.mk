@@ -13,7 +13,7 @@ tools_cltopk_SOURCES += tools/cmd_pack.c tools/container.c tools/container.h \
 # The public headers only (no lib/): the command is built on the public API.
 tools_cltopk_CPPFLAGS = -I$(top_srcdir)/include -I$(top_builddir)/include
 tools_cltopk_CFLAGS = $(AM_CFLAGS)
-tools_cltopk_LDADD = libcltopk.la $(OPENCL_LIBS)
+tools_cltopk_LDADD = libcltopk.la
 
 man1_MANS = tools/cltopk.1
 
