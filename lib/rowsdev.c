@@ -13,7 +13,13 @@
  * best k are merged by a second launch (a group a row): enough groups for the
  * device (4 a compute unit on GPUs), each part at least 4 rounds long, or
  * CLTOPK_BITS=parts=N.  Segments of at most 32 elements are sorted whole by
- * one work-item each (a second launch), the others take a group each. */
+ * one work-item each (a second launch), the others take a group each.
+ *
+ * The register tile (cl/rows_tile.cl; CLTOPK_BITS tile=0 turns it off) takes
+ * dense rows, parts of rows and segments of up to wg x rt elements (rt = 16 on
+ * GPUs, 4 elsewhere, where a program of 16 unrolled slots takes half as long
+ * again to build): k up to 1024, gathered sizes of 256 or 2048 pairs and
+ * position widths of 16 or 31 bits, so that few programs serve every call. */
 #include "internal.h"
 
 #if HAVE_OPENCL
@@ -49,7 +55,7 @@ static const cltopk_param bits_params[] = {
     [BP_R] = {.name = "r", .gpu = 4, .cpu = 2, .min = 1, .max = 16, .integer = 1},
     [BP_PARTS] = {.name = "parts", .gpu = 0, .cpu = 0, .min = 0, .max = 65536, .integer = 1},
     [BP_TILE] = {.name = "tile", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
-    [BP_RT] = {.name = "rt", .gpu = 16, .cpu = 16, .min = 1, .max = 32, .integer = 1},
+    [BP_RT] = {.name = "rt", .gpu = 16, .cpu = 4, .min = 1, .max = 32, .integer = 1},
 };
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, 5, NULL};
 

@@ -84,7 +84,8 @@ int open_test_cl(cltopk_context **ctx, char *why, size_t whylen);
 size_t bitonic_limit(cltopk_context *ctx, cltopk_dtype type);
 
 /* Sorted, deduplicated list of the k values worth testing up to n: 0..3,
- * 2^i - 1, 2^i, 2^i + 1 up to limit (and limit + 1), plus n - 1 and n.
+ * 2^i - 1, 2^i, 2^i + 1 up to limit (every other i under make check; all
+ * under check-full) and limit, limit + 1, plus n - 1 and n.
  * Returns the count (out must hold 128). */
 size_t k_list(size_t limit, size_t n, size_t *out);
 
