@@ -22,6 +22,9 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' HUP INT TERM
 CLTOPK_CACHE_DIR=$tmp/cache
 export CLTOPK_CACHE_DIR
+# the binary cache on (make check turns it off for the test programs): each of
+# the many commands would otherwise measure the planner's constants again
+unset CLTOPK_CACHE
 unset CLTOPK_DEVICE
 
 # cltopk_on DEV ARGS...: the command with ARGS (which name --device DEV).  On an OpenCL device

@@ -7,6 +7,13 @@
 #
 # Environment of the tests (AM_TESTS_ENVIRONMENT):
 #   CLTOPK_CACHE_DIR    the kernel binary cache, in the build tree (never $HOME)
+#   CLTOPK_CACHE        0 unless set: the binary cache off (t/cache.t turns it
+#                       on for itself).  Writing a binary makes POCL compile
+#                       every kernel of a program for any work-group size
+#                       besides the sizes launched: a cold make check took
+#                       twice as long with it (t/band.t: 126 s of CPU against
+#                       61); POCL's own cache (POCL_CACHE_DIR) still keeps
+#                       what the processes built
 #   CLTOPK_TEST_TMPDIR  temporary files of the tests, in the build tree
 #   POCL_CACHE_DIR      POCL's own kernel cache, there too (unless already set)
 #   OMP_WAIT_POLICY     passive unless set: test programs run side by side on few
@@ -29,6 +36,7 @@ LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver
 AM_TESTS_ENVIRONMENT = \
 	CLTOPK_TEST_TMPDIR='$(abs_top_builddir)/t/tmp'; export CLTOPK_TEST_TMPDIR; \
 	CLTOPK_CACHE_DIR='$(abs_top_builddir)/t/tmp/cache'; export CLTOPK_CACHE_DIR; \
+	CLTOPK_CACHE="$${CLTOPK_CACHE-0}"; export CLTOPK_CACHE; \
 	POCL_CACHE_DIR="$${POCL_CACHE_DIR:-$(abs_top_builddir)/t/tmp/pocl}"; export POCL_CACHE_DIR; \
 	OMP_WAIT_POLICY="$${OMP_WAIT_POLICY:-passive}"; export OMP_WAIT_POLICY; \
 	$(MKDIR_P) "$$CLTOPK_TEST_TMPDIR"; \
