@@ -229,10 +229,9 @@ def expected(order, where, cols, k, f64, smallest):
 
 
 def parsed_bits(v, f64):
-    if isinstance(v, str):
-        if "nan" in v:
-            return "nan"
-        v = float(v)
+    if "nan" in v:
+        return "nan"
+    v = float(v)
     if f64:
         return int(np.array([v], dtype=np.float64).view(np.uint64)[0])
     return int(np.array([v], dtype=np.float32).view(np.uint32)[0])
@@ -274,20 +273,21 @@ def main():
             good = r.returncode == 0
             why = ""
             if good:
-                got = json.loads(r.stdout)
+                # numbers as their text: "-0" must stay a negative zero
+                got = json.loads(r.stdout, parse_int=str, parse_float=str)
                 res = got["results"]
-                good = got["count"] == len(want) and len(res) == len(want)
+                good = int(got["count"]) == len(want) and len(res) == len(want)
                 for (wi, wb), g in zip(want, res):
                     gb = parsed_bits(g["score"], f64)
                     wnan = (wb & 0x7FFFFFFFFFFFFFFF if f64 else wb & 0x7FFFFFFF) > \
                         (0x7FF0000000000000 if f64 else 0x7F800000)
-                    if g["row"] != wi or (gb != "nan" if wnan else gb != wb):
+                    if int(g["row"]) != wi or (gb != "nan" if wnan else gb != wb):
                         good = False
-                        why = "row %d score %s, want row %d bits 0x%x" % (g["row"], g["score"],
+                        why = "row %s score %s, want row %d bits 0x%x" % (g["row"], g["score"],
                                                                          wi, wb)
                         break
                 if not why and not good:
-                    why = "count %d, want %d" % (got["count"], len(want))
+                    why = "count %s, want %d" % (got["count"], len(want))
             else:
                 why = r.stderr.strip()
             n_ok += 1
