@@ -30,6 +30,10 @@
  *   rows_tile_seg    group g: segment ids[g] = in[in_off + offs[s] ..
  *                    in_off + offs[s + 1]), at most WG * RT elements; short
  *                    segments (fewer than k) padded with index -1, key 0
+ *   rows_tile_segpart, rows_tile_segmerge
+ *                    longer segments in parts of WG * RT elements, a group a
+ *                    part, merged by a group a segment (as rows_tile and
+ *                    rows_tile_merge do for dense rows)
  *
  * -D options (defaults below, so that the file compiles on its own): KEY_BITS,
  * KEY_KIND (common.cl), WG (work-items, at least 16), RT (elements a
@@ -162,4 +166,68 @@ rows_tile_seg(__global const key_t *in, long in_off, __global const long *offs,
     if (kk)
         tile_select(u, lo, kk, &L);
     TILE_WRITE(start, kk)
+}
+
+/* Long segments in parts: group g takes part g of the list (plist[g]: its
+ * segment, plist[nparts + g]: its first element), at most WG * RT elements,
+ * and writes its best k pairs (order key, position in the segment; the
+ * sentinel past a part shorter than k) to cand_u / cand_i at g * k ... */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+rows_tile_segpart(__global const key_t *in, long in_off, __global const long *offs,
+                  __global const uint *plist, uint nparts, uint k, uint smallest,
+                  __global okey_t *cand_u, __global uint *cand_i)
+{
+    __local tile_locals L;
+    const uint lid = get_local_id(0);
+    const ulong g = get_group_id(0), s = plist[g];
+    const uint first = plist[nparts + g];
+    const ulong seglen = (ulong)(offs[s + 1] - offs[s]);
+    const uint len = (uint)(seglen - first < (ulong)(WG * RT) ? seglen - first : (ulong)(WG * RT));
+    const ulong start = (ulong)(in_off + offs[s]) + first;
+    okey_t u[RT];
+    uint lo[RT];
+#pragma unroll
+    for (uint r = 0; r < RT; r++) {
+        uint j = r * WG + lid;
+        int real = j < len;
+        u[r] = real ? order_key(in[start + j], smallest) : (okey_t)0;
+        lo[r] = real ? LO_OF(first + j) : 0u;
+    }
+    const uint kk = k < len ? k : len;
+    if (kk)
+        tile_select(u, lo, kk, &L);
+    for (uint i = lid; i < k; i += WG) {
+        cand_u[g * k + i] = i < kk ? L.cu[i] : (okey_t)0;
+        cand_i[g * k + i] = i < kk ? L.ci[i] : SENTINEL_IDX;
+    }
+}
+
+/* ... then group h takes segment mlist[h] (after the parts' 2 * nparts
+ * entries: the segments, their first candidates, their parts) and writes its
+ * k first as rows_tile_seg does */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+rows_tile_segmerge(__global const key_t *in, long in_off, __global const long *offs,
+                   __global const uint *plist, uint nparts, uint nseg, uint k,
+                   __global const okey_t *cand_u, __global const uint *cand_i,
+                   __global key_t *out_keys, __global long *out_index, uint want)
+{
+    __local tile_locals L;
+    const uint lid = get_local_id(0);
+    __global const uint *mlist = plist + 2 * (ulong)nparts;
+    const ulong h = get_group_id(0), row = mlist[h];
+    const ulong c0 = mlist[nseg + h];
+    const uint len = mlist[2 * nseg + h] * k;
+    const ulong ibase = 0;
+    okey_t u[RT];
+    uint lo[RT];
+#pragma unroll
+    for (uint r = 0; r < RT; r++) {
+        uint j = r * WG + lid;
+        uint pos = j < len ? cand_i[c0 + j] : SENTINEL_IDX;
+        int real = pos != SENTINEL_IDX;
+        u[r] = real ? cand_u[c0 + j] : (okey_t)0;
+        lo[r] = real ? LO_OF(pos) : 0u;
+    }
+    tile_select(u, lo, k, &L);
+    TILE_WRITE((ulong)(in_off + offs[row]), k)
 }

@@ -325,13 +325,17 @@ static int tile_dense_launch(cltopk_context *ctx, const cltopk_request *rq,
 
 /* the classes of segments by length: at most ROWS_SHORT a work-item each
  * (rows_segments_short); up to a small register tile (32 work-items) and up
- * to a large one (c->wg), a group each by the tile; longer ones a group each
- * by rows_segments.  A class the tile cannot take goes to the longer one. */
-enum { SEG_LONG, SEG_TBIG, SEG_TSMALL, SEG_SHORT, SEG_CLASSES };
+ * to a large one (c->wg), a group each by the tile; longer ones split into
+ * parts of a large tile, a group each, whose best k are merged by a group a
+ * segment (where the parts' candidates fit a tile: SEG_SPLIT); the rest a
+ * group each by rows_segments.  A class the tile cannot take goes to the
+ * longer one. */
+enum { SEG_LONG, SEG_SPLIT, SEG_TBIG, SEG_TSMALL, SEG_SHORT, SEG_CLASSES };
 typedef struct {
     size_t count[SEG_CLASSES];
-    tile_cfg tile[SEG_CLASSES]; /* SEG_TBIG, SEG_TSMALL */
+    tile_cfg tile[SEG_CLASSES]; /* SEG_SPLIT, SEG_TBIG, SEG_TSMALL */
     size_t upto[SEG_CLASSES];   /* the longest segment of the class */
+    size_t parts;               /* SEG_SPLIT: the parts of all its segments */
 } seg_plan;
 
 static int seg_class(const seg_plan *p, size_t len)
@@ -342,6 +346,8 @@ static int seg_class(const seg_plan *p, size_t len)
         return SEG_TSMALL;
     if (p->upto[SEG_TBIG] && len <= p->upto[SEG_TBIG])
         return SEG_TBIG;
+    if (p->upto[SEG_SPLIT] && len <= p->upto[SEG_SPLIT])
+        return SEG_SPLIT;
     return SEG_LONG;
 }
 
@@ -354,10 +360,97 @@ static void seg_planning(const cltopk_context *ctx, const cltopk_request *rq, co
         p->upto[SEG_TSMALL] = small;
     if (tile_fit(ctx, rq, c, rq->k, big, big - 1, &p->tile[SEG_TBIG]))
         p->upto[SEG_TBIG] = big;
-    for (size_t s = 0; n <= 0xFFFFFFFFu && s < n; s++)
-        p->count[seg_class(p, (size_t)(offs[s + 1] - offs[s]))]++;
-    if (n > 0xFFFFFFFFu)
+    /* split: at most big / k parts of big elements (the merge holds them),
+     * positions within the segment up to 2^31 - 2 */
+    size_t most = p->upto[SEG_TBIG] && rq->k ? big / rq->k * big : 0;
+    if (most > 0x7FFFFFFEu)
+        most = 0x7FFFFFFEu;
+    if (most > big && tile_fit(ctx, rq, c, rq->k, big, most - 1, &p->tile[SEG_SPLIT]))
+        p->upto[SEG_SPLIT] = most;
+    for (size_t s = 0; n <= 0xFFFFFFFFu && s < n; s++) {
+        size_t len = (size_t)(offs[s + 1] - offs[s]);
+        int cl = seg_class(p, len);
+        p->count[cl]++;
+        if (cl == SEG_SPLIT)
+            p->parts += (len + big - 1) / big;
+    }
+    if (n > 0xFFFFFFFFu) {
+        memset(p->count, 0, sizeof p->count);
         p->count[SEG_LONG] = n;
+        p->parts = 0;
+    }
+}
+
+/* the split segments: parts of wg x rt elements a group each (their best k
+ * to the candidates), then a group a segment over its parts' candidates */
+static int split_launch(cltopk_context *ctx, const cltopk_request *rq,
+                        const rows_launch_args *a, const seg_plan *p, cl_uint num_wait,
+                        const cl_event *wait)
+{
+    const tile_cfg *t = &p->tile[SEG_SPLIT];
+    size_t big = (size_t)t->wg * t->rt, P = p->parts, H = p->count[SEG_SPLIT], n = a->nrows;
+    /* one list: the parts' segments and first elements, then the segments,
+     * their first candidate and their parts */
+    cl_uint *h = malloc((2 * P + 3 * H) * sizeof *h);
+    if (!h)
+        return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for %zu parts", P);
+    size_t pi = 0, hi = 0;
+    for (size_t s = 0; s < n; s++) {
+        size_t len = (size_t)(a->hoffs[s + 1] - a->hoffs[s]);
+        if (seg_class(p, len) != SEG_SPLIT)
+            continue;
+        size_t np = (len + big - 1) / big;
+        h[2 * P + hi] = (cl_uint)s;
+        h[2 * P + H + hi] = (cl_uint)(pi * rq->k);
+        h[2 * P + 2 * H + hi] = (cl_uint)np;
+        hi++;
+        for (size_t q = 0; q < np; q++, pi++) {
+            h[pi] = (cl_uint)s;
+            h[P + pi] = (cl_uint)(q * big);
+        }
+    }
+    cl_int err;
+    cl_mem list = clCreateBuffer(ctx->clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                 (2 * P + 3 * H) * sizeof *h, h, &err);
+    free(h);
+    if (!list)
+        return cltopk_clfail(ctx, err, "clCreateBuffer (the parts of long segments)");
+    char topts[256];
+    tile_opts(rq, t, topts, sizeof topts);
+    cl_kernel kp = NULL, km = NULL;
+    cl_mem cu, ci;
+    int st = cltopk_kernel_get(ctx, "rows_tile.cl", topts, "rows_tile_segpart", &kp);
+    if (st == CLTOPK_OK)
+        st = cltopk_kernel_get(ctx, "rows_tile.cl", topts, "rows_tile_segmerge", &km);
+    if (st == CLTOPK_OK &&
+        (st = cltopk_scratch(ctx, SCR_CAND_U0, P * rq->k * (size_t)rq->bytes, &cu)) ==
+            CLTOPK_OK)
+        st = cltopk_scratch(ctx, SCR_CAND_I0, P * rq->k * 4, &ci);
+    cl_uint k = (cl_uint)rq->k, sm = (cl_uint)rq->smallest, cP = (cl_uint)P, cH = (cl_uint)H;
+    cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
+    cl_mem ok = a->out_keys ? a->out_keys : a->in, oi = a->out_index ? a->out_index : a->in;
+    cl_long off = (cl_long)a->in_off;
+    cl_ulong ibase = 0;
+    if (st == CLTOPK_OK &&
+        (st = cltopk_set_args(ctx, kp, 9, sizeof(cl_mem), &a->in, sizeof off, &off,
+                              sizeof(cl_mem), &a->offs, sizeof(cl_mem), &list, sizeof cP, &cP,
+                              sizeof k, &k, sizeof sm, &sm, sizeof(cl_mem), &cu,
+                              sizeof(cl_mem), &ci)) == CLTOPK_OK)
+        st = cltopk_launch(ctx, kp, P * t->wg, t->wg, num_wait, wait);
+    if (st == CLTOPK_OK &&
+        (st = cltopk_set_args(ctx, km, 12, sizeof(cl_mem), &a->in, sizeof off, &off,
+                              sizeof(cl_mem), &a->offs, sizeof(cl_mem), &list, sizeof cP, &cP,
+                              sizeof cH, &cH, sizeof k, &k, sizeof(cl_mem), &cu, sizeof(cl_mem),
+                              &ci, sizeof(cl_mem), &ok, sizeof(cl_mem), &oi, sizeof want,
+                              &want)) == CLTOPK_OK)
+        st = cltopk_launch(ctx, km, H * t->wg, t->wg, 0, NULL);
+    (void)ibase;
+    if (kp)
+        clReleaseKernel(kp);
+    if (km)
+        clReleaseKernel(km);
+    clReleaseMemObject(list); /* freed once the launches are done with it */
+    return st;
 }
 
 /* segments by the classes above; kern is rows_segments */
@@ -404,6 +497,10 @@ static int segments_launch(cltopk_context *ctx, const cltopk_request *rq,
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, kern, p.count[SEG_LONG] * c->wg, c->wg, num_wait, wait);
         num_wait = 0, wait = NULL; /* the next launch follows this one */
+    }
+    if (st == CLTOPK_OK && p.count[SEG_SPLIT]) {
+        st = split_launch(ctx, rq, a, &p, num_wait, wait);
+        num_wait = 0, wait = NULL;
     }
     for (int cl = SEG_TBIG; st == CLTOPK_OK && cl <= SEG_TSMALL; cl++) {
         if (!p.count[cl])
@@ -551,10 +648,12 @@ size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
         seg_plan p;
         seg_planning(ctx, rq, &c, job->offsets, job->nrows, &p);
         n = snprintf(buf, len, "%zu segments of at most %d a work-item each, %zu of at most %zu "
-                     "and %zu of at most %zu a register tile each, %zu longer ones a work-group "
-                     "each (wg %u, r %u, a buffer of %u)", p.count[SEG_SHORT], ROWS_SHORT,
+                     "and %zu of at most %zu a register tile each, %zu of at most %zu in %zu "
+                     "tiles merged a segment at a time, %zu longer ones a work-group each (wg "
+                     "%u, r %u, a buffer of %u)", p.count[SEG_SHORT], ROWS_SHORT,
                      p.count[SEG_TSMALL], p.upto[SEG_TSMALL], p.count[SEG_TBIG],
-                     p.upto[SEG_TBIG], p.count[SEG_LONG], c.wg, c.r, c.cap);
+                     p.upto[SEG_TBIG], p.count[SEG_SPLIT], p.upto[SEG_SPLIT], p.parts,
+                     p.count[SEG_LONG], c.wg, c.r, c.cap);
     } else {
         n = snprintf(buf, len, "wg %u, r %u, %u kept, a buffer of %u; a work-group a query "
                      "(%zu), distances computed in place", c.wg, c.r, c.ktop, c.cap, job->nrows);

@@ -636,6 +636,36 @@ int main(void)
             free(keys);
         }
     }
+    unsetenv("CLTOPK_BITS");
+    /* long segments split into tiles and merged a segment at a time: lengths
+     * around the tile (wg x rt: 256 on a CPU device), several tiles, one past
+     * what the merge holds (the streaming kernel then), every type */
+    {
+        static const int64_t lens[] = {0, 257, 3, 512, 513, 1000, 5000, 100, 7000, 40, 2049};
+        const size_t nseg = sizeof lens / sizeof lens[0];
+        int64_t offs[sizeof lens / sizeof lens[0] + 1];
+        offs[0] = 0;
+        for (size_t i = 0; i < nseg; i++)
+            offs[i + 1] = offs[i] + lens[i];
+        for (int ti = 0; ti < 6; ti++) {
+            cltopk_dtype type = all_types[ti];
+            char *keys = bmalloc((size_t)offs[nseg] * tsize(type));
+            const char *dist = ti % 3 == 0 ? "equal" : ti % 3 == 1 ? "uniform" : "increasing";
+            gen_data(type, dist, (size_t)offs[nseg], ti & 1, &rng, keys);
+            check_case(cl, "cl split", CLTOPK_ALGO_BITS, 0, type, dist, keys, (size_t)offs[nseg],
+                       nseg, 0, 0, offs, ti < 3 ? 10 : 33, ti & 1, WANT_BOTH);
+            check_case(cl, "cl split", CLTOPK_ALGO_BITS, 1, type, dist, keys, (size_t)offs[nseg],
+                       nseg, 0, 0, offs, 1, !(ti & 1), ti % 2 ? WANT_KEYS : WANT_INDEX);
+            free(keys);
+        }
+        char buf[1024];
+        int est = cltopk_explain_rows(cl, CLTOPK_FLOAT32, nseg, 0, offs, 10, 0, 1, buf, sizeof buf);
+        ok(est == CLTOPK_OK && strstr(buf, "tiles merged a segment at a time") &&
+               !strstr(buf, " in 0 tiles"),
+           "cl: explain_rows names the split of long segments (some split)");
+        if (est != CLTOPK_OK || !strstr(buf, "tiles merged"))
+            diag("%s", buf);
+    }
     setenv("CLTOPK_BITS", "tile=0", 1);
     if (test_full())
         cases(cl, "cl tile=0", CLTOPK_ALGO_BITS, 0);
