@@ -108,9 +108,12 @@ static inline int bcfg_default(bitonic_cfg *c, unsigned K, unsigned key_bytes, u
  * defaults of B, WG, OUT, MAXM): derived by bcfg_default(). */
 enum { BP_B, BP_WG, BP_OUT, BP_MAXM, BP_SWZ, BP_BASIC, BP_N };
 static const cltopk_param bcfg_params[] = {
-    [BP_B] = {"B", 0, 0, 4, 16, 1},       [BP_WG] = {"WG", 0, 0, 1, 1024, 1},
-    [BP_OUT] = {"OUT", 0, 0, 1, 1u << 20, 1}, [BP_MAXM] = {"MAXM", 0, 0, 2, 16, 1},
-    [BP_SWZ] = {"SWZ", 1, 1, 0, 1, 1},    [BP_BASIC] = {"basic", 0, 0, 0, 1, 1},
+    [BP_B] = {"B", 0, 0, 4, 16, 1, NULL},
+    [BP_WG] = {"WG", 0, 0, 1, 1024, 1, NULL},
+    [BP_OUT] = {"OUT", 0, 0, 1, 1u << 20, 1, NULL},
+    [BP_MAXM] = {"MAXM", 0, 0, 2, 16, 1, NULL},
+    [BP_SWZ] = {"SWZ", 1, 1, 0, 1, 1, NULL},
+    [BP_BASIC] = {"basic", 0, 0, 0, 1, 1, NULL},
 };
 
 /* Tuned rows (device name substring, key bytes, index, K range) measured by
