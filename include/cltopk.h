@@ -541,6 +541,18 @@ CLTOPK_API int cltopk_query_topk_buffer(cltopk_context *ctx, const cltopk_column
                                         cltopk_dtype score_type, cl_mem out_scores,
                                         cl_mem out_index, cl_mem out_count, cl_uint num_wait,
                                         const cl_event *wait, cl_event *done);
+/* What cltopk_query_topk (device_data 0) or its cl_mem form (1) would run,
+ * without running it: a text of a few lines into buf (len bytes,
+ * NUL-terminated, truncated if longer): the request, the columns used, each
+ * program's operations, whether the device interpreter can run it (or why
+ * not) and the choice (the line "-> ...").  Column data is not read.  Returns
+ * CLTOPK_OK, or what the call would return for these arguments
+ * (CLTOPK_ERR_EXPRESSION ...), CLTOPK_ERR_NO_OPENCL for device data on the
+ * "cpu" context.  Thread rules as cltopk_topk. */
+CLTOPK_API int cltopk_query_explain(cltopk_context *ctx, const cltopk_column *cols, size_t ncols,
+                                    size_t n, const char *order_by, const char *where, size_t k,
+                                    unsigned flags, cltopk_dtype score_type, int device_data,
+                                    char *buf, size_t len);
 /* Time cltopk_query_topk: on an OpenCL context the used columns are copied to
  * the device once and the cl_mem form is timed (enqueue to completion); on
  * the "cpu" context the host form.  *median_s: the median of reps (1..64)

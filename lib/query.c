@@ -521,3 +521,103 @@ int cltopk_benchmark_query(cltopk_context *ctx, const cltopk_column *cols, size_
     free(q);
     return st;
 }
+
+/* ------------------------------------------------------------ explain */
+
+static const char *const op_names[] = {
+    "?", "col", "col-exact", "const", "const-exact", "+", "-", "*", "/", "neg", "min", "max",
+    "abs", "sqrt", "log", "exp", "floor", "ceil", "cmp", "cmp-exact", "and", "or", "not", "if"};
+
+/* a program as text: its operations in order */
+static size_t prog_text(const expr_prog *pr, const cltopk_column *cols, const expr_query *q,
+                        char *buf, size_t len)
+{
+    static const char *const cmps[] = {"<", "<=", ">", ">=", "==", "!="};
+    size_t n = 0;
+    for (int o = 0; o < pr->nops && n + 1 < len; o++) {
+        int op = (int)(pr->ops[o] & 255u);
+        unsigned a = pr->ops[o] >> 8;
+        int w;
+        if (op == XOP_COLF || op == XOP_COLI)
+            w = snprintf(buf + n, len - n, "%s%s %s", o ? ", " : "", op_names[op],
+                         cols[q->refs[a]].name);
+        else if (op == XOP_CMPF || op == XOP_CMPI)
+            w = snprintf(buf + n, len - n, "%s%s %s", o ? ", " : "", op_names[op], cmps[a % 6]);
+        else
+            w = snprintf(buf + n, len - n, "%s%s", o ? ", " : "",
+                         op >= 0 && op < (int)(sizeof op_names / sizeof op_names[0])
+                             ? op_names[op] : "?");
+        if (w < 0)
+            break;
+        n = n + (size_t)w >= len ? len - 1 : n + (size_t)w;
+    }
+    return n;
+}
+
+int cltopk_query_explain(cltopk_context *ctx, const cltopk_column *cols, size_t ncols, size_t n,
+                         const char *order_by, const char *where, size_t k, unsigned flags,
+                         cltopk_dtype score_type, int device_data, char *buf, size_t len)
+{
+    const char *fn = "cltopk_query_explain";
+    if (!ctx)
+        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    cltopk_enter(ctx);
+    expr_query *q = malloc(sizeof *q);
+    cltopk_query_job job;
+    memset(&job, 0, sizeof job);
+    int st = q ? query_compile(ctx, fn, cols, ncols, order_by, where, score_type, q, &job)
+               : cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "%s: out of host memory", fn);
+    if (st == CLTOPK_OK && (flags & ~(unsigned)CLTOPK_SMALLEST))
+        st = cltopk_fail(ctx, CLTOPK_ERR_BAD_FLAGS, "%s: flags 0x%x: CLTOPK_SMALLEST only", fn,
+                         flags);
+    if (st == CLTOPK_OK && (!buf || len == 0))
+        st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "%s: buf is NULL or len 0", fn);
+    if (st == CLTOPK_OK && device_data && !ctx->is_cl)
+        st = cltopk_fail(ctx, CLTOPK_ERR_NO_OPENCL, "%s: device data on a CPU context", fn);
+    if (st == CLTOPK_OK) {
+        size_t at = 0;
+#define PUT(...)                                                                               \
+    do {                                                                                       \
+        int w_ = snprintf(buf + at, len - at, __VA_ARGS__);                                    \
+        at = w_ < 0 ? at : at + (size_t)w_ >= len ? len - 1 : at + (size_t)w_;                \
+    } while (0)
+        PUT("request    the %s %zu of %zu rows by a %s score, %s data\n",
+            flags & CLTOPK_SMALLEST ? "smallest" : "largest", k, n,
+            score_type == CLTOPK_FLOAT64 ? "float64" : "float32", device_data ? "device" : "host");
+        PUT("columns    ");
+        for (int r = 0; r < q->nrefs; r++)
+            PUT("%s%s (%s)", r ? ", " : "", cols[q->refs[r]].name,
+                cltopk_dtype_name(cols[q->refs[r]].type));
+        PUT("%s\n", q->nrefs ? "" : "(none)");
+        PUT("order_by   %d operations, %d stack slots: ", q->order.nops, q->order.depth);
+        at += prog_text(&q->order, cols, q, buf + at, len - at);
+        PUT("\n");
+        if (q->has_where) {
+            PUT("where      %d operations, %d stack slots: ", q->where.nops, q->where.depth);
+            at += prog_text(&q->where, cols, q, buf + at, len - at);
+            PUT("\n");
+        }
+        job.n = n;
+        job.k = k;
+        int dev = 0;
+        char why[256] = "a CPU context";
+#if HAVE_OPENCL
+        dev = ctx->is_cl && cltopk_query_dev_can(ctx, &job, why, sizeof why);
+        int gpu = ctx->is_cl && (ctx->caps.type & CL_DEVICE_TYPE_GPU);
+#else
+        int gpu = 0;
+#endif
+        if (dev)
+            PUT("device     the interpreter of cl/query.cl: the filter and score evaluated as "
+                "the columns are read, a register tile a work-group, merges of tiles\n");
+        else
+            PUT("device     cannot run it: %s\n", why);
+        PUT("cpu        the interpreter of cpu/querycpu.c over blocks of 256 rows, OpenMP\n");
+        PUT("-> %s\n", dev && (device_data || gpu) ? "device"
+                       : device_data ? "cpu on host copies" : "cpu");
+#undef PUT
+    }
+    free(q);
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}

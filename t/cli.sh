@@ -523,6 +523,10 @@ ok $? "query --json: the count and the rows"
 fails 1 "at 12: unknown column 'likez'; columns are: retweets, likes, time, lang" \
     "query: an unknown column is named with its position" \
     "$CLTOPK" query -k 5 $qcols --order 'retweets + likez' --device cpu
+run "$CLTOPK" query -k 5 $qcols --order 'retweets + 0.5 * likes' --where 'lang == 1' \
+    --device cpu --explain
+[ $rc -eq 0 ] && grep -q '^order_by   5 operations' "$tmp/out" && grep -q '^-> cpu$' "$tmp/out"
+ok $? "query --explain prints the programs and the choice"
 succeeds '^ok: the expressions are valid' "query --check reads no file" \
     "$CLTOPK" query --check --col a:f32:/nonexistent --order 'sqrt(a) * 2' --where 'a > 0'
 fails 2 "bad --col" "query: a malformed --col" "$CLTOPK" query -k 1 --col a:f32 --order a

@@ -991,6 +991,28 @@ static void refusals(cltopk_context *ctx, const char *dev)
            "%s: cltopk_benchmark_query times a query; reps 0, a bad expression, no median_s "
            "are refused (%d %d %d %d)", dev, bs, b0, b1, b2);
     }
+    /* explain: the programs and the choice, or the refusals of the call */
+    {
+        char buf[2048] = "";
+        int is_cl = strcmp(dev, "cpu") != 0;
+        int e0 = cltopk_query_explain(ctx, cols, 2, 4, "a * b", "b > 5", 2, 0, CLTOPK_FLOAT32,
+                                      is_cl, buf, sizeof buf);
+        int fine = e0 == CLTOPK_OK && strstr(buf, "columns    a (f32), b (i64)") &&
+                   strstr(buf, "order_by   3 operations") && strstr(buf, "col-exact b") &&
+                   strstr(buf, is_cl ? "-> device" : "-> cpu");
+        if (!fine)
+            diag("%d: %s", e0, buf);
+        int e1 = cltopk_query_explain(ctx, cols, 2, 4, "a +", NULL, 2, 0, CLTOPK_FLOAT32, 0, buf,
+                                      sizeof buf);
+        int e2 = cltopk_query_explain(ctx, cols, 2, 4, "a", NULL, 2, 0, CLTOPK_FLOAT32, 0, NULL,
+                                      10);
+        int e3 = cltopk_query_explain(ctx, cols, 2, 4, "a", NULL, 2, 0, CLTOPK_FLOAT32, 1, buf,
+                                      sizeof buf);
+        ok(fine && e1 == CLTOPK_ERR_EXPRESSION && e2 == CLTOPK_ERR_INVALID_ARGUMENT &&
+               (is_cl ? e3 == CLTOPK_OK : e3 == CLTOPK_ERR_NO_OPENCL),
+           "%s: cltopk_query_explain names the columns, the programs and the choice; refuses "
+           "as the call does (%d %d %d %d)", dev, e0, e1, e2, e3);
+    }
     /* an unused column may have no data; a column with an odd name */
     cltopk_column spare[3] = {{"unused", CLTOPK_FLOAT64, NULL}, {"a", CLTOPK_FLOAT32, a},
                               {"_B9", CLTOPK_INT64, b}};

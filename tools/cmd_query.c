@@ -26,7 +26,7 @@ static void query_help(void)
 {
     printf("Usage: cltopk query -k K --col NAME:TYPE:FILE ... --order EXPR [--where COND]\n"
            "                    [--smallest] [--f64] [--device DEV] [--text|--binary] [--json]\n"
-           "                    [--check]\n"
+           "                    [--check] [--explain]\n"
            "The k rows with the largest (--smallest: smallest) score EXPR among the rows where\n"
            "COND holds (SQL: SELECT ... WHERE COND ORDER BY EXPR [DESC] LIMIT K), evaluated\n"
            "as the columns are read.  Each --col names a column: NAME ([A-Za-z_][A-Za-z0-9_]*),\n"
@@ -38,6 +38,8 @@ static void query_help(void)
            "float64), one rounding an operation (cltopk.h states every rule).\n"
            "Prints the rows (rank, row, score) best first, or with --json an object.\n"
            "  --check   only check the expressions against the columns (no files are read)\n"
+           "  --explain also print the plan: the columns used, each program's operations,\n"
+           "            where it runs and why (cltopk_query_explain)\n"
            "Example:\n"
            "  cltopk query -k 50 --col retweets:i32:rt.bin --col likes:i32:likes.bin \\\n"
            "      --col time:i64:time.bin --order 'retweets + 0.5 * likes' \\\n"
@@ -49,19 +51,20 @@ int cmd_query(int argc, char **argv)
     const char *cmd = "query";
     enum {
         O_K = 1, O_COL, O_ORDER, O_WHERE, O_SMALLEST, O_F64, O_DEVICE, O_TEXT, O_BINARY,
-        O_JSON, O_CHECK, O_HELP
+        O_JSON, O_CHECK, O_HELP, O_EXPLAIN
     };
     const cli_option opts[] = {
         {O_K, 'k', "k", 1},           {O_COL, 0, "col", 1},         {O_ORDER, 0, "order", 1},
         {O_WHERE, 0, "where", 1},     {O_SMALLEST, 0, "smallest", 0}, {O_F64, 0, "f64", 0},
         {O_DEVICE, 0, "device", 1},   {O_TEXT, 0, "text", 0},       {O_BINARY, 0, "binary", 0},
         {O_JSON, 0, "json", 0},       {O_CHECK, 0, "check", 0},     {O_HELP, 'h', "help", 0},
-        {0, 0, NULL, 0},
+        {O_EXPLAIN, 0, "explain", 0}, {0, 0, NULL, 0},
     };
     cli_parser p;
     const char *arg, *order = NULL, *where = NULL, *device = NULL;
     const char *specs[QUERY_MAX_COLS];
     int id, nspec = 0, smallest = 0, f64 = 0, format = FORMAT_AUTO, json = 0, check = 0;
+    int explain = 0;
     uint64_t k = 0;
     int have_k = 0;
     cli_init(&p, cmd, argc, argv);
@@ -88,6 +91,7 @@ int cmd_query(int argc, char **argv)
         case O_BINARY: format = FORMAT_BINARY; break;
         case O_JSON: json = 1; break;
         case O_CHECK: check = 1; break;
+        case O_EXPLAIN: explain = 1; break;
         case O_HELP: query_help(); return EXIT_OK;
         }
     }
@@ -162,6 +166,13 @@ int cmd_query(int argc, char **argv)
         if (st != CLTOPK_OK)
             rc = lib_fail(cmd, "cltopk_query_topk", st, ctx);
     }
+    char plan[4096] = "";
+    if (!rc && explain &&
+        cltopk_query_explain(ctx, cols, (size_t)nspec, n, order, where, (size_t)k,
+                             smallest ? CLTOPK_SMALLEST : 0,
+                             f64 ? CLTOPK_FLOAT64 : CLTOPK_FLOAT32, 0, plan, sizeof plan) !=
+            CLTOPK_OK)
+        plan[0] = 0;
     if (!rc) {
         char v[64];
         cltopk_dtype stype = f64 ? CLTOPK_FLOAT64 : CLTOPK_FLOAT32;
@@ -175,8 +186,14 @@ int cmd_query(int argc, char **argv)
                 json_string(stdout, where);
             else
                 printf("null");
-            printf(", \"smallest\": %s, \"score_type\": \"%s\", \"count\": %zu, \"results\": [",
+            printf(", \"smallest\": %s, \"score_type\": \"%s\", \"count\": %zu, ",
                    smallest ? "true" : "false", f64 ? "f64" : "f32", count);
+            if (plan[0]) {
+                printf("\"plan\": ");
+                json_string(stdout, plan);
+                printf(", ");
+            }
+            printf("\"results\": [");
             for (size_t i = 0; i < count; i++) {
                 format_value_json(stype, score_bits(scores, i, f64), v, sizeof v);
                 printf("%s{\"row\": %" PRId64 ", \"score\": %s}", i ? ", " : "", idx[i], v);
@@ -184,6 +201,7 @@ int cmd_query(int argc, char **argv)
             printf("]}\n");
         } else {
             printf("device     %s\n", cltopk_device_name(ctx));
+            printf("%s", plan);
             printf("query      %zu rows; the %s %" PRIu64 " of %s%s%s\n", n,
                    smallest ? "smallest" : "largest", k, order, where ? " where " : "",
                    where ? where : "");
