@@ -157,6 +157,7 @@ static const char *const reserved[] = {"and", "or", "not", "if", "min", "max", "
 
 static node *parse_cond(parser *p);
 
+
 static int type_of_col(const parser *p, int c)
 {
     return p->cols[c].type;
@@ -286,6 +287,48 @@ static void expect_type(parser *p, const node *x, int type)
                                                  "found a number");
 }
 
+/* one level deeper, at byte `at`: 0 (and failed) past EXPR_MAX_DEPTH */
+static int deeper(parser *p, size_t at)
+{
+    if (++p->depth <= EXPR_MAX_DEPTH)
+        return 1;
+    fail(p, at, "the expression nests deeper than %d", EXPR_MAX_DEPTH);
+    return 0;
+}
+
+/* the operator of a left-associative level at p->i: its length (0: none),
+ * the node's kind and operation */
+typedef int (*op_at_fn)(const parser *p, int *kind, int *op);
+typedef node *(*parse_fn)(parser *p);
+
+/* operands by `next`, of type `type`, joined left to right while op_at
+ * finds an operator */
+static node *parse_level(parser *p, parse_fn next, op_at_fn op_at, int type)
+{
+    node *x = next(p);
+    for (;;) {
+        if (!x)
+            return NULL;
+        skip_space(p);
+        int kind, op, len = op_at(p, &kind, &op);
+        if (!len)
+            return x;
+        node *y = mk(p, kind, (int)p->i);
+        if (!y)
+            return NULL;
+        p->i += (size_t)len;
+        y->op = op;
+        y->a[0] = x;
+        y->a[1] = next(p);
+        if (!y->a[1])
+            return NULL;
+        expect_type(p, x, type);
+        expect_type(p, y->a[1], type);
+        y->type = type;
+        x = p->failed ? NULL : y;
+    }
+}
+
 static node *parse_primary(parser *p)
 {
     skip_space(p);
@@ -400,10 +443,8 @@ static node *parse_unary(parser *p)
         char c = p->s[p->i];
         if (isdigit((unsigned char)c) || (c == '.' && isdigit((unsigned char)p->s[p->i + 1])))
             return parse_number(p, 1);
-        if (++p->depth > EXPR_MAX_DEPTH) {
-            fail(p, at, "the expression nests deeper than %d", EXPR_MAX_DEPTH);
+        if (!deeper(p, at))
             return NULL;
-        }
         node *x = mk(p, N_NEG, (int)at);
         if (!x || !(x->a[0] = parse_unary(p)))
             return NULL;
@@ -415,56 +456,30 @@ static node *parse_unary(parser *p)
     return parse_primary(p);
 }
 
+static int mul_at(const parser *p, int *kind, int *op)
+{
+    char c = p->s[p->i];
+    *kind = N_BIN;
+    *op = c == '*' ? XOP_MUL : XOP_DIV;
+    return c == '*' || c == '/';
+}
+
+static int add_at(const parser *p, int *kind, int *op)
+{
+    char c = p->s[p->i];
+    *kind = N_BIN;
+    *op = c == '+' ? XOP_ADD : XOP_SUB;
+    return c == '+' || c == '-';
+}
+
 static node *parse_product(parser *p)
 {
-    node *x = parse_unary(p);
-    for (;;) {
-        if (!x)
-            return NULL;
-        skip_space(p);
-        char c = p->s[p->i];
-        if (c != '*' && c != '/')
-            return x;
-        node *y = mk(p, N_BIN, (int)p->i);
-        if (!y)
-            return NULL;
-        p->i++;
-        y->op = c == '*' ? XOP_MUL : XOP_DIV;
-        y->a[0] = x;
-        y->a[1] = parse_unary(p);
-        if (!y->a[1])
-            return NULL;
-        expect_type(p, x, T_NUM);
-        expect_type(p, y->a[1], T_NUM);
-        y->type = T_NUM;
-        x = p->failed ? NULL : y;
-    }
+    return parse_level(p, parse_unary, mul_at, T_NUM);
 }
 
 static node *parse_sum(parser *p)
 {
-    node *x = parse_product(p);
-    for (;;) {
-        if (!x)
-            return NULL;
-        skip_space(p);
-        char c = p->s[p->i];
-        if (c != '+' && c != '-')
-            return x;
-        node *y = mk(p, N_BIN, (int)p->i);
-        if (!y)
-            return NULL;
-        p->i++;
-        y->op = c == '+' ? XOP_ADD : XOP_SUB;
-        y->a[0] = x;
-        y->a[1] = parse_product(p);
-        if (!y->a[1])
-            return NULL;
-        expect_type(p, x, T_NUM);
-        expect_type(p, y->a[1], T_NUM);
-        y->type = T_NUM;
-        x = p->failed ? NULL : y;
-    }
+    return parse_level(p, parse_product, add_at, T_NUM);
 }
 
 /* the comparison operator at p->i: its XCMP_ and length (0: none) */
@@ -520,10 +535,8 @@ static node *parse_not(parser *p)
     if (word_is(p, "not")) {
         size_t at = p->i;
         p->i += 3;
-        if (++p->depth > EXPR_MAX_DEPTH) {
-            fail(p, at, "the expression nests deeper than %d", EXPR_MAX_DEPTH);
+        if (!deeper(p, at))
             return NULL;
-        }
         node *x = mk(p, N_NOT, (int)at);
         if (!x || !(x->a[0] = parse_not(p)))
             return NULL;
@@ -535,56 +548,30 @@ static node *parse_not(parser *p)
     return parse_cmp(p);
 }
 
+static int and_at(const parser *p, int *kind, int *op)
+{
+    *kind = N_AND;
+    *op = 0;
+    return word_is(p, "and") ? 3 : 0;
+}
+
+static int or_at(const parser *p, int *kind, int *op)
+{
+    *kind = N_OR;
+    *op = 0;
+    return word_is(p, "or") ? 2 : 0;
+}
+
 static node *parse_and(parser *p)
 {
-    node *x = parse_not(p);
-    for (;;) {
-        if (!x)
-            return NULL;
-        skip_space(p);
-        if (!word_is(p, "and"))
-            return x;
-        node *y = mk(p, N_AND, (int)p->i);
-        if (!y)
-            return NULL;
-        p->i += 3;
-        y->a[0] = x;
-        y->a[1] = parse_not(p);
-        if (!y->a[1])
-            return NULL;
-        expect_type(p, x, T_BOOL);
-        expect_type(p, y->a[1], T_BOOL);
-        y->type = T_BOOL;
-        x = p->failed ? NULL : y;
-    }
+    return parse_level(p, parse_not, and_at, T_BOOL);
 }
 
 static node *parse_cond(parser *p)
 {
-    if (++p->depth > EXPR_MAX_DEPTH) {
-        fail(p, p->i, "the expression nests deeper than %d", EXPR_MAX_DEPTH);
+    if (!deeper(p, p->i))
         return NULL;
-    }
-    node *x = parse_and(p);
-    for (;;) {
-        if (!x)
-            return NULL;
-        skip_space(p);
-        if (!word_is(p, "or"))
-            break;
-        node *y = mk(p, N_OR, (int)p->i);
-        if (!y)
-            return NULL;
-        p->i += 2;
-        y->a[0] = x;
-        y->a[1] = parse_and(p);
-        if (!y->a[1])
-            return NULL;
-        expect_type(p, x, T_BOOL);
-        expect_type(p, y->a[1], T_BOOL);
-        y->type = T_BOOL;
-        x = p->failed ? NULL : y;
-    }
+    node *x = parse_level(p, parse_and, or_at, T_BOOL);
     p->depth--;
     return x;
 }
