@@ -75,6 +75,41 @@ static int query_compile(cltopk_context *ctx, const char *fn, const cltopk_colum
     return CLTOPK_OK;
 }
 
+/* what every entry point starts with (the context's lock held): *q
+ * allocated (the caller frees it, NULL when out of memory), job cleared, the
+ * expressions compiled */
+static int query_start(cltopk_context *ctx, const char *fn, const cltopk_column *cols,
+                       size_t ncols, const char *order_by, const char *where,
+                       cltopk_dtype score_type, expr_query **q, cltopk_query_job *job)
+{
+    memset(job, 0, sizeof *job);
+    *q = malloc(sizeof **q);
+    if (!*q)
+        return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "%s: out of host memory", fn);
+    return query_compile(ctx, fn, cols, ncols, order_by, where, score_type, *q, job);
+}
+
+/* the flags: CLTOPK_SMALLEST only */
+static int query_flags(cltopk_context *ctx, const char *fn, unsigned flags)
+{
+    if (flags & ~(unsigned)CLTOPK_SMALLEST)
+        return cltopk_fail(ctx, CLTOPK_ERR_BAD_FLAGS,
+                           "%s: flags 0x%x: a query takes CLTOPK_SMALLEST only", fn, flags);
+    return CLTOPK_OK;
+}
+
+/* the host data of the columns the expressions use (n > 0) */
+static int query_data(cltopk_context *ctx, const char *fn, const cltopk_column *cols,
+                      const expr_query *q)
+{
+    for (int r = 0; r < q->nrefs; r++)
+        if (!cols[q->refs[r]].data)
+            return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                               "%s: column '%s' is used but its data is NULL", fn,
+                               cols[q->refs[r]].name);
+    return CLTOPK_OK;
+}
+
 int cltopk_query_check(cltopk_context *ctx, const cltopk_column *cols, size_t ncols,
                        const char *order_by, const char *where, char *err, size_t errlen)
 {
@@ -82,11 +117,9 @@ int cltopk_query_check(cltopk_context *ctx, const cltopk_column *cols, size_t nc
     if (!ctx)
         return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
     cltopk_enter(ctx);
-    expr_query *q = malloc(sizeof *q);
+    expr_query *q;
     cltopk_query_job job;
-    memset(&job, 0, sizeof job);
-    int st = q ? query_compile(ctx, fn, cols, ncols, order_by, where, CLTOPK_FLOAT64, q, &job)
-               : cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "%s: out of host memory", fn);
+    int st = query_start(ctx, fn, cols, ncols, order_by, where, CLTOPK_FLOAT64, &q, &job);
     free(q);
     if (err && errlen) {
         snprintf(err, errlen, "%s", st == CLTOPK_OK ? "" : cltopk_last_error(ctx));
@@ -99,9 +132,9 @@ int cltopk_query_check(cltopk_context *ctx, const cltopk_column *cols, size_t nc
 static int query_outputs(cltopk_context *ctx, const char *fn, unsigned flags, int have_scores,
                          int have_index, size_t k)
 {
-    if (flags & ~(unsigned)CLTOPK_SMALLEST)
-        return cltopk_fail(ctx, CLTOPK_ERR_BAD_FLAGS,
-                           "%s: flags 0x%x: a query takes CLTOPK_SMALLEST only", fn, flags);
+    int st = query_flags(ctx, fn, flags);
+    if (st != CLTOPK_OK)
+        return st;
     if (k && !have_scores && !have_index)
         return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
                            "%s: out_scores and out_index are both NULL (one is needed)", fn);
@@ -179,18 +212,13 @@ int cltopk_query_topk(cltopk_context *ctx, const cltopk_column *cols, size_t nco
     if (!ctx)
         return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
     cltopk_enter(ctx);
-    expr_query *q = malloc(sizeof *q);
+    expr_query *q;
     cltopk_query_job job;
-    memset(&job, 0, sizeof job);
-    int st = q ? query_compile(ctx, fn, cols, ncols, order_by, where, score_type, q, &job)
-               : cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "%s: out of host memory", fn);
+    int st = query_start(ctx, fn, cols, ncols, order_by, where, score_type, &q, &job);
     if (st == CLTOPK_OK)
         st = query_outputs(ctx, fn, flags, out_scores != NULL, out_index != NULL, k);
-    for (int r = 0; st == CLTOPK_OK && r < q->nrefs; r++)
-        if (n && !cols[q->refs[r]].data)
-            st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
-                             "%s: column '%s' is used but its data is NULL", fn,
-                             cols[q->refs[r]].name);
+    if (st == CLTOPK_OK && n)
+        st = query_data(ctx, fn, cols, q);
     if (st == CLTOPK_OK && n > SIZE_MAX / 16)
         st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "%s: n = %zu is too large", fn, n);
     if (st == CLTOPK_OK && k && n) {
@@ -326,11 +354,9 @@ int cltopk_query_topk_buffer(cltopk_context *ctx, const cltopk_column *cols,
         return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
 #if HAVE_OPENCL
     cltopk_enter(ctx);
-    expr_query *q = malloc(sizeof *q);
+    expr_query *q;
     cltopk_query_job job;
-    memset(&job, 0, sizeof job);
-    int st = q ? query_compile(ctx, fn, cols, ncols, order_by, where, score_type, q, &job)
-               : cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "%s: out of host memory", fn);
+    int st = query_start(ctx, fn, cols, ncols, order_by, where, score_type, &q, &job);
     if (st == CLTOPK_OK)
         st = query_outputs(ctx, fn, flags, out_scores != NULL, out_index != NULL, k);
     if (st == CLTOPK_OK && n > SIZE_MAX / 16)
@@ -414,19 +440,14 @@ int cltopk_benchmark_query(cltopk_context *ctx, const cltopk_column *cols, size_
     if (!ctx)
         return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
     cltopk_enter(ctx);
-    expr_query *q = malloc(sizeof *q);
+    expr_query *q;
     cltopk_query_job job;
-    memset(&job, 0, sizeof job);
-    int st = q ? query_compile(ctx, fn, cols, ncols, order_by, where, score_type, q, &job)
-               : cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "%s: out of host memory", fn);
+    int st = query_start(ctx, fn, cols, ncols, order_by, where, score_type, &q, &job);
     if (st == CLTOPK_OK && (!median_s || reps < 1 || reps > 64 || n == 0 || k == 0))
         st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
                          "%s: median_s is needed, n and k >= 1, reps 1 to 64", fn);
-    for (int r = 0; st == CLTOPK_OK && r < q->nrefs; r++)
-        if (!cols[q->refs[r]].data)
-            st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
-                             "%s: column '%s' is used but its data is NULL", fn,
-                             cols[q->refs[r]].name);
+    if (st == CLTOPK_OK)
+        st = query_data(ctx, fn, cols, q);
     pthread_mutex_unlock(&ctx->lock);
     double t[64];
     size_t sw = score_type == CLTOPK_FLOAT64 ? 8 : 4;
@@ -562,14 +583,11 @@ int cltopk_query_explain(cltopk_context *ctx, const cltopk_column *cols, size_t 
     if (!ctx)
         return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
     cltopk_enter(ctx);
-    expr_query *q = malloc(sizeof *q);
+    expr_query *q;
     cltopk_query_job job;
-    memset(&job, 0, sizeof job);
-    int st = q ? query_compile(ctx, fn, cols, ncols, order_by, where, score_type, q, &job)
-               : cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "%s: out of host memory", fn);
-    if (st == CLTOPK_OK && (flags & ~(unsigned)CLTOPK_SMALLEST))
-        st = cltopk_fail(ctx, CLTOPK_ERR_BAD_FLAGS, "%s: flags 0x%x: CLTOPK_SMALLEST only", fn,
-                         flags);
+    int st = query_start(ctx, fn, cols, ncols, order_by, where, score_type, &q, &job);
+    if (st == CLTOPK_OK)
+        st = query_flags(ctx, fn, flags);
     if (st == CLTOPK_OK && (!buf || len == 0))
         st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "%s: buf is NULL or len 0", fn);
     if (st == CLTOPK_OK && device_data && !ctx->is_cl)
