@@ -107,12 +107,8 @@ int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys, s
         else
             st = cltopk_topk_buffer(ctx, type, din, 0, n, k, flags, chosen, dk,
                                     keys_only ? NULL : di, 0, NULL, &done);
-        if (st == CLTOPK_OK) {
-            err = clWaitForEvents(1, &done);
-            clReleaseEvent(done);
-            if (err != CL_SUCCESS)
-                st = bench_clfail(ctx, err, "cltopk_benchmark: waiting for the kernels");
-        }
+        if (st == CLTOPK_OK)
+            st = cltopk_wait_done(ctx, done, "cltopk_benchmark: waiting for the kernels");
         if (r >= 0)
             t[r] = cltopk_now() - t0;
     }

@@ -214,6 +214,10 @@ CLTOPK_INTERNAL int cltopk_mkdirs(char *path);
 /* staging.c: hand the context's last event of this call to the caller (a
  * marker when the call enqueued nothing); *done untouched when done is NULL */
 CLTOPK_INTERNAL int cltopk_hand_off(cltopk_context *ctx, cl_event *done);
+/* staging.c: wait for and release `done`, an event a cl_mem entry point
+ * handed out (NULL: none); its failure becomes a status with `what`, set
+ * under the context's lock, which the caller does not hold (the benchmarks) */
+CLTOPK_INTERNAL int cltopk_wait_done(cltopk_context *ctx, cl_event done, const char *what);
 /* staging.c: a host record (a) on device data: the keys are read to the host
  * (after the wait list), a runs there (top-k with rank SIZE_MAX, AUTO's
  * run_planned where it has one; else the selection of rank), and the outputs

@@ -501,15 +501,8 @@ int cltopk_benchmark_query(cltopk_context *ctx, const cltopk_column *cols, size_
             double t0 = cltopk_now();
             st = cltopk_query_topk_buffer(ctx, cols, dcols, NULL, ncols, n, order_by, where, k,
                                           flags, score_type, ms, mi, NULL, 0, NULL, &done);
-            if (st == CLTOPK_OK && done) {
-                err = clWaitForEvents(1, &done);
-                clReleaseEvent(done);
-                if (err != CL_SUCCESS) {
-                    pthread_mutex_lock(&ctx->lock);
-                    st = cltopk_clfail(ctx, err, "benchmark: waiting for the kernels");
-                    pthread_mutex_unlock(&ctx->lock);
-                }
-            }
+            if (st == CLTOPK_OK)
+                st = cltopk_wait_done(ctx, done, "benchmark: waiting for the kernels");
             if (r >= 0)
                 t[r] = cltopk_now() - t0;
         }

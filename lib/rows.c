@@ -495,15 +495,8 @@ static int bench_run(cltopk_context *ctx, const bench_job *b, int reps, double *
                                                b->flags, b->algo, m[2], m[3], 0, NULL, &done)
                  : cltopk_topk_rows_buffer(ctx, b->type, m[0], 0, b->rows, b->cols, b->cols,
                                            b->k, b->flags, b->algo, m[2], m[3], 0, NULL, &done);
-        if (st == CLTOPK_OK && done) {
-            err = clWaitForEvents(1, &done);
-            clReleaseEvent(done);
-            if (err != CL_SUCCESS) {
-                pthread_mutex_lock(&ctx->lock);
-                st = cltopk_clfail(ctx, err, "benchmark: waiting for the kernels");
-                pthread_mutex_unlock(&ctx->lock);
-            }
-        }
+        if (st == CLTOPK_OK)
+            st = cltopk_wait_done(ctx, done, "benchmark: waiting for the kernels");
         if (r >= 0)
             t[r] = cltopk_now() - t0;
     }

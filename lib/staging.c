@@ -142,6 +142,20 @@ cl_uint cltopk_after_own(cltopk_context *ctx, cl_event **list)
     return ctx->last ? 1u : 0u;
 }
 
+int cltopk_wait_done(cltopk_context *ctx, cl_event done, const char *what)
+{
+    if (!done)
+        return CLTOPK_OK;
+    cl_int err = clWaitForEvents(1, &done);
+    clReleaseEvent(done);
+    if (err == CL_SUCCESS)
+        return CLTOPK_OK;
+    pthread_mutex_lock(&ctx->lock);
+    int st = cltopk_clfail(ctx, err, what);
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
 int cltopk_finish_own(cltopk_context *ctx)
 {
     cl_event *ev;
