@@ -51,6 +51,13 @@ inline okey_t order_key(okey_t x, uint smallest)
     return u ^ (smallest ? OKEY_ONES : (okey_t)0);
 }
 
+/* comparator c of a bitonic stage at distance j: the lower element of its
+ * pair (a 0 inserted at bit log2 j of c) */
+inline uint lower_of(uint c, uint j)
+{
+    return ((c & ~(j - 1u)) << 1) | (c & (j - 1u));
+}
+
 /* (au, ai) comes before (bu, bi): larger key, then smaller index */
 inline int pair_better(okey_t au, uint ai, okey_t bu, uint bi)
 {

@@ -74,13 +74,6 @@ typedef uint key_t;
 
 #define BETTER(au, ai, bu, bi) (((au) > (bu)) | (((au) == (bu)) & ((ai) < (bi))))
 
-/* comparator c of a stage at distance j: the lower element of the pair (a 0
- * inserted at bit log2 j of c) */
-inline uint lower_of(uint c, uint j)
-{
-    return ((c & ~(j - 1u)) << 1) | (c & (j - 1u));
-}
-
 /* Merge the buffer's cnt candidates into the best KTOP (tu, ti); the buffer is
  * empty after it.  Every work-item of the group calls it. */
 inline void merge_buffer(__local okey_t *tu, __local uint *ti, __local okey_t *bu,

@@ -23,11 +23,6 @@ typedef struct {
     uint ci[MCAP];
 } tile_locals;
 
-inline uint lower_of(uint c, uint j)
-{
-    return ((c & ~(j - 1u)) << 1) | (c & (j - 1u));
-}
-
 /* The k best of the group's elements (u[r], lo[r]), at least k of them real:
  * leaves them sorted best first in L->cu / L->ci[0 .. k) (positions in ci).
  * Every work-item calls it. */

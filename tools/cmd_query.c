@@ -9,19 +9,6 @@
 
 #define QUERY_MAX_COLS 64
 
-/* score i's bits */
-static uint64_t score_bits(const void *scores, size_t i, int f64)
-{
-    if (f64) {
-        uint64_t b;
-        memcpy(&b, (const char *)scores + i * 8, 8);
-        return b;
-    }
-    uint32_t b;
-    memcpy(&b, (const char *)scores + i * 4, 4);
-    return b;
-}
-
 static void query_help(void)
 {
     printf("Usage: cltopk query -k K --col NAME:TYPE:FILE ... --order EXPR [--where COND]\n"
@@ -195,7 +182,7 @@ int cmd_query(int argc, char **argv)
             }
             printf("\"results\": [");
             for (size_t i = 0; i < count; i++) {
-                format_value_json(stype, score_bits(scores, i, f64), v, sizeof v);
+                format_value_json(stype, gen_bits(scores, w, i), v, sizeof v);
                 printf("%s{\"row\": %" PRId64 ", \"score\": %s}", i ? ", " : "", idx[i], v);
             }
             printf("]}\n");
@@ -208,7 +195,7 @@ int cmd_query(int argc, char **argv)
             printf("returned   %zu\n", count);
             printf("%8s %12s  %s\n", "rank", "row", "score");
             for (size_t i = 0; i < count; i++) {
-                format_value(stype, score_bits(scores, i, f64), v, sizeof v);
+                format_value(stype, gen_bits(scores, w, i), v, sizeof v);
                 printf("%8zu %12" PRId64 "  %s\n", i, idx[i], v);
             }
         }
