@@ -16,7 +16,8 @@
  *                count), scores evaluated again at those rows (a NaN as the
  *                quiet NaN; 0 past the count), and the count min(k, count[0])
  *
- * -D options (defaults below, so that the file compiles on its own): KEY_BITS
+ * -D options (defaults below and in tile.h, so that the file compiles on its
+ * own): KEY_BITS
  * (32: float32 scores, 64: float64), WG, RT, MCAP, PB (tile.h: 16 for
  * query_tile's positions in a tile, 31 for query_merge's rows), F64 (1: the
  * device has fp64, so float64 columns can be read; their types come at run
@@ -30,18 +31,6 @@
 #define KEY_BITS 32
 #endif
 #define KEY_KIND 2
-#ifndef WG
-#define WG 64
-#endif
-#ifndef RT
-#define RT 16
-#endif
-#ifndef MCAP
-#define MCAP 128
-#endif
-#ifndef PB
-#define PB 16
-#endif
 #define STACK 32 /* lib/expr.h: EXPR_MAX_STACK */
 #ifndef DIV64
 #define DIV64 0
@@ -475,10 +464,7 @@ query_tile(KCOLS_ARGS, PROG_ARGS, ulong n, uint k, uint smallest, __global okey_
     const uint kk = k < cnt ? k : cnt;
     if (kk)
         tile_select(u, lo, kk, &L);
-    for (uint i = lid; i < k; i += WG) {
-        cand_u[g * k + i] = i < kk ? L.cu[i] : (okey_t)0;
-        cand_i[g * k + i] = i < kk ? (uint)(base + L.ci[i]) : SENTINEL_IDX;
-    }
+    tile_store(cand_u, cand_i, g * k, k, kk, (uint)base, &L);
     if (lid == 0 && cnt)
         atomic_add(count, cnt);
 }
@@ -500,16 +486,8 @@ query_merge(KCOLS_ARGS, PROG_ARGS, uint k, uint parts, ulong ncand,
         real = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     okey_t u[RT];
-    uint lo[RT], mine = 0;
-#pragma unroll
-    for (uint r = 0; r < RT; r++) {
-        uint j = r * WG + lid;
-        uint row = j < len ? in_i[first + j] : SENTINEL_IDX;
-        int ok = row != SENTINEL_IDX;
-        u[r] = ok ? in_u[first + j] : (okey_t)0;
-        lo[r] = ok ? LO_OF(row) : 0u;
-        mine += (uint)ok;
-    }
+    uint lo[RT];
+    const uint mine = tile_from_cands(in_u, in_i, first, len, u, lo);
     if (mine)
         atomic_add(&real, mine);
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -518,10 +496,7 @@ query_merge(KCOLS_ARGS, PROG_ARGS, uint k, uint parts, ulong ncand,
     if (kk)
         tile_select(u, lo, kk, &L);
     if (!final) {
-        for (uint i = lid; i < k; i += WG) {
-            out_u[g * k + i] = i < kk ? L.cu[i] : (okey_t)0;
-            out_i[g * k + i] = i < kk ? L.ci[i] : SENTINEL_IDX;
-        }
+        tile_store(out_u, out_i, g * k, k, kk, 0, &L);
         return;
     }
     for (uint i = lid; i < k; i += WG) {

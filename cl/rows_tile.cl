@@ -35,32 +35,12 @@
  *                    part, merged by a group a segment (as rows_tile and
  *                    rows_tile_merge do for dense rows)
  *
- * -D options (defaults below, so that the file compiles on its own): KEY_BITS,
- * KEY_KIND (common.cl), WG (work-items, at least 16), RT (elements a
- * work-item holds), MCAP (gathered pairs, a power of two >= 2k), PB (position
- * bits: every position is at most 2^PB - 2; at most 31). */
+ * -D options (defaults in common.cl and tile.h, so that the file compiles on
+ * its own): KEY_BITS, KEY_KIND (common.cl), WG (work-items, at least 16), RT
+ * (elements a work-item holds), MCAP (gathered pairs, a power of two >= 2k),
+ * PB (position bits: every position is at most 2^PB - 2; at most 31). */
 #ifndef CLTOPK_COMMON_CL
 #include "common.cl"
-#endif
-
-#ifndef WG
-#define WG 64
-#endif
-#ifndef RT
-#define RT 16
-#endif
-#ifndef MCAP
-#define MCAP 128
-#endif
-#ifndef PB
-#define PB 16
-#endif
-
-#if PB < 1 || PB > 31
-#error "PB must be 1 to 31"
-#endif
-#if WG < 16
-#error "WG must be at least 16"
 #endif
 
 #if KEY_BITS == 64
@@ -70,6 +50,20 @@ typedef uint key_t;
 #endif
 
 #include "tile.h"
+
+/* the tile's slots from len elements of in at start, positions first + j */
+inline void tile_from_keys(__global const key_t *in, ulong start, uint len, uint first,
+                           uint smallest, okey_t *u, uint *lo)
+{
+    const uint lid = get_local_id(0);
+#pragma unroll
+    for (uint r = 0; r < RT; r++) {
+        uint j = r * WG + lid;
+        int real = j < len;
+        u[r] = real ? order_key(in[start + j], smallest) : (okey_t)0;
+        lo[r] = real ? LO_OF(first + j) : 0u;
+    }
+}
 
 /* write the k first pairs of row `row`, whose element j is in[start + j];
  * n real elements (past them: index -1, key 0) */
@@ -97,23 +91,14 @@ rows_tile(__global const key_t *in, ulong in_off, ulong ld, ulong cols, uint k, 
     const ulong start = in_off + row * ld + first;
     okey_t u[RT];
     uint lo[RT];
-#pragma unroll
-    for (uint r = 0; r < RT; r++) {
-        uint j = r * WG + lid;
-        int real = j < len;
-        u[r] = real ? order_key(in[start + j], smallest) : (okey_t)0;
-        lo[r] = real ? LO_OF(first + j) : 0u;
-    }
+    tile_from_keys(in, start, len, (uint)first, smallest, u, lo);
     const uint kk = k < len ? k : len;
     if (kk)
         tile_select(u, lo, kk, &L);
     if (parts == 1) {
         TILE_WRITE(in_off + row * ld, kk)
     } else {
-        for (uint i = lid; i < k; i += WG) {
-            cand_u[g * k + i] = i < kk ? L.cu[i] : (okey_t)0;
-            cand_i[g * k + i] = i < kk ? L.ci[i] : SENTINEL_IDX;
-        }
+        tile_store(cand_u, cand_i, g * k, k, kk, 0, &L);
     }
 }
 
@@ -129,14 +114,7 @@ rows_tile_merge(__global const key_t *in, ulong in_off, ulong ld, uint k, uint p
     const ulong c0 = row * (ulong)len;
     okey_t u[RT];
     uint lo[RT];
-#pragma unroll
-    for (uint r = 0; r < RT; r++) {
-        uint j = r * WG + lid;
-        uint pos = j < len ? cand_i[c0 + j] : SENTINEL_IDX;
-        int real = pos != SENTINEL_IDX;
-        u[r] = real ? cand_u[c0 + j] : (okey_t)0;
-        lo[r] = real ? LO_OF(pos) : 0u;
-    }
+    tile_from_cands(cand_u, cand_i, c0, len, u, lo);
     tile_select(u, lo, k, &L);
     TILE_WRITE(in_off + row * ld, k)
 }
@@ -155,13 +133,7 @@ rows_tile_seg(__global const key_t *in, long in_off, __global const long *offs,
     const uint len = (uint)(offs[row + 1] - offs[row]);
     okey_t u[RT];
     uint lo[RT];
-#pragma unroll
-    for (uint r = 0; r < RT; r++) {
-        uint j = r * WG + lid;
-        int real = j < len;
-        u[r] = real ? order_key(in[start + j], smallest) : (okey_t)0;
-        lo[r] = real ? LO_OF(j) : 0u;
-    }
+    tile_from_keys(in, start, len, 0, smallest, u, lo);
     const uint kk = k < len ? k : len;
     if (kk)
         tile_select(u, lo, kk, &L);
@@ -178,7 +150,6 @@ rows_tile_segpart(__global const key_t *in, long in_off, __global const long *of
                   __global okey_t *cand_u, __global uint *cand_i)
 {
     __local tile_locals L;
-    const uint lid = get_local_id(0);
     const ulong g = get_group_id(0), s = plist[g];
     const uint first = plist[nparts + g];
     const ulong seglen = (ulong)(offs[s + 1] - offs[s]);
@@ -186,20 +157,11 @@ rows_tile_segpart(__global const key_t *in, long in_off, __global const long *of
     const ulong start = (ulong)(in_off + offs[s]) + first;
     okey_t u[RT];
     uint lo[RT];
-#pragma unroll
-    for (uint r = 0; r < RT; r++) {
-        uint j = r * WG + lid;
-        int real = j < len;
-        u[r] = real ? order_key(in[start + j], smallest) : (okey_t)0;
-        lo[r] = real ? LO_OF(first + j) : 0u;
-    }
+    tile_from_keys(in, start, len, first, smallest, u, lo);
     const uint kk = k < len ? k : len;
     if (kk)
         tile_select(u, lo, kk, &L);
-    for (uint i = lid; i < k; i += WG) {
-        cand_u[g * k + i] = i < kk ? L.cu[i] : (okey_t)0;
-        cand_i[g * k + i] = i < kk ? L.ci[i] : SENTINEL_IDX;
-    }
+    tile_store(cand_u, cand_i, g * k, k, kk, 0, &L);
 }
 
 /* ... then group h takes segment mlist[h] (after the parts' 2 * nparts
@@ -220,14 +182,7 @@ rows_tile_segmerge(__global const key_t *in, long in_off, __global const long *o
     const ulong ibase = 0;
     okey_t u[RT];
     uint lo[RT];
-#pragma unroll
-    for (uint r = 0; r < RT; r++) {
-        uint j = r * WG + lid;
-        uint pos = j < len ? cand_i[c0 + j] : SENTINEL_IDX;
-        int real = pos != SENTINEL_IDX;
-        u[r] = real ? cand_u[c0 + j] : (okey_t)0;
-        lo[r] = real ? LO_OF(pos) : 0u;
-    }
+    tile_from_cands(cand_u, cand_i, c0, len, u, lo);
     tile_select(u, lo, k, &L);
     TILE_WRITE((ulong)(in_off + offs[row]), k)
 }

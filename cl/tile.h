@@ -5,6 +5,25 @@
 #ifndef CLTOPK_TILE_H
 #define CLTOPK_TILE_H
 
+/* defaults, so that a file including this compiles on its own */
+#ifndef WG
+#define WG 64
+#endif
+#ifndef RT
+#define RT 16
+#endif
+#ifndef MCAP
+#define MCAP 128
+#endif
+#ifndef PB
+#define PB 16
+#endif
+#if PB < 1 || PB > 31
+#error "PB must be 1 to 31"
+#endif
+#if WG < 16
+#error "WG must be at least 16"
+#endif
 
 #define LOSHIFT (32 - PB)
 #define PMAXV ((1u << PB) - 1u)
@@ -128,6 +147,37 @@ inline void tile_select(const okey_t *u, const uint *lo, uint k, __local tile_lo
             }
             barrier(CLK_LOCAL_MEM_FENCE);
         }
+    }
+}
+
+/* The tile's slots from candidates (order key, position; the sentinel
+ * position past what a group had) at c0 .. c0 + len: returns how many are
+ * real */
+inline uint tile_from_cands(__global const okey_t *cand_u, __global const uint *cand_i,
+                            ulong c0, uint len, okey_t *u, uint *lo)
+{
+    const uint lid = get_local_id(0);
+    uint real_n = 0;
+#pragma unroll
+    for (uint r = 0; r < RT; r++) {
+        uint j = r * WG + lid;
+        uint pos = j < len ? cand_i[c0 + j] : SENTINEL_IDX;
+        int real = pos != SENTINEL_IDX;
+        u[r] = real ? cand_u[c0 + j] : (okey_t)0;
+        lo[r] = real ? LO_OF(pos) : 0u;
+        real_n += (uint)real;
+    }
+    return real_n;
+}
+
+/* the k candidates of a group at at .. at + k: its kk best (positions +
+ * base), the sentinel past them */
+inline void tile_store(__global okey_t *cand_u, __global uint *cand_i, ulong at, uint k, uint kk,
+                       uint base, __local const tile_locals *L)
+{
+    for (uint i = get_local_id(0); i < k; i += WG) {
+        cand_u[at + i] = i < kk ? L->cu[i] : (okey_t)0;
+        cand_i[at + i] = i < kk ? base + L->ci[i] : SENTINEL_IDX;
     }
 }
 
