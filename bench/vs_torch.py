@@ -126,8 +126,8 @@ def query_mode(lib, ctx, a, k):
         st = lib.cltopk_query_topk(ctx, pcols, 4, n, order, where, k, 0, 0, os_.ctypes.data,
                                    oi.ctypes.data, C.byref(cnt))
         tc = tq.value * 1e3
-        tt = timed(lambda: torch.topk(score(), k), a.reps)
-        tv = torch.topk(score(), k)[0].cpu().numpy()
+        tt, tv = timed(lambda: torch.topk(score(), k), a.reps)
+        tv = tv[0].cpu().numpy()
         same = np.array_equal(tv[:cnt.value], os_[:cnt.value])
         print("%-30s %12.3f %10.2f %12.3f %9.2fx  %s" % (
             name, tc, tq.value / fl.value if fl.value > 0 else 0, tt, tt / tc,
@@ -155,8 +155,8 @@ def knn_mode(lib, ctx, a, ks):
 
         def peer():
             return torch.topk(torch.cdist(qt, pt) ** 2, k, dim=1, largest=False)
-        tt = timed(peer, a.reps)
-        ti = peer()[1].cpu().numpy()
+        tt, ti = timed(peer, a.reps)
+        ti = ti[1].cpu().numpy()
         oi = np.zeros((nq, k), dtype=np.int64)
         st = lib.cltopk_knn(ctx, 0, q.ctypes.data, nq, p.ctypes.data, npts, d, k, None,
                             oi.ctypes.data)
@@ -167,20 +167,20 @@ def knn_mode(lib, ctx, a, ks):
 
 
 def timed(fn, reps):
-    """median CUDA-event time of fn() in ms, after a warm-up"""
+    """median CUDA-event time of fn() in ms after a warm-up, and fn()'s last result"""
     import torch
-    fn()
+    out = fn()
     torch.cuda.synchronize()
     times = []
     for _ in range(reps):
         e0 = torch.cuda.Event(enable_timing=True)
         e1 = torch.cuda.Event(enable_timing=True)
         e0.record()
-        fn()
+        out = fn()
         e1.record()
         torch.cuda.synchronize()
         times.append(e0.elapsed_time(e1))
-    return statistics.median(times)
+    return statistics.median(times), out
 
 
 def rows_mode(lib, ctx, a, x, code, bits, xt, ks):
@@ -199,8 +199,8 @@ def rows_mode(lib, ctx, a, x, code, bits, xt, ks):
             print("%-8s %6d unsupported or failed: %s" % (a.algo, k,
                                                           lib.cltopk_last_error(ctx).decode()))
             continue
-        tt = timed(lambda: torch_topk_rows(xv, k), a.reps)
-        tv = torch_topk_rows(xv, k).cpu().numpy()
+        tt, tv = timed(lambda: torch_topk_rows(xv, k), a.reps)
+        tv = tv.cpu().numpy()
         ok_keys = np.zeros(rows * k, dtype=x.dtype)
         ok_idx = np.zeros(rows * k, dtype=np.int64)
         st = lib.cltopk_topk_rows(ctx, code, x.ctypes.data, rows, cols, cols, k, 0,
@@ -298,18 +298,7 @@ def main():
                 v, _ = torch.sort(xt, descending=True, stable=True)
                 return v
             return torch.topk(xt, k)[0]
-        peer()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(a.reps):
-            e0 = torch.cuda.Event(enable_timing=True)
-            e1 = torch.cuda.Event(enable_timing=True)
-            e0.record()
-            tv = peer()
-            e1.record()
-            torch.cuda.synchronize()
-            times.append(e0.elapsed_time(e1))
-        tt = statistics.median(times)
+        tt, tv = timed(peer, a.reps)
         # exactness: our values == torch's values; x[index] == key bit for bit
         if a.select:
             print("%-8s %6d %12.3f %12.3f %8.2f %12.3f %9.2fx  %s" % (
