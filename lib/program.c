@@ -1,7 +1,8 @@
 /* program.c - kernel source assembly, builds, and the two program caches.
  *
  * A program is the embedded cl/common.cl, cl/schedule.h and cl/bitpack.h
- * followed by one kernel file, built with
+ * followed by one kernel file (its lines #include "NAME" of other embedded
+ * files, such as cl/tile.h, replaced by their text), built with
  * "-D" options that specialise it.  Built programs are kept per context (memory
  * cache); their binaries are also kept on disk, keyed by library version, device,
  * driver, options and the full source, and written with a temporary file and a
@@ -292,6 +293,68 @@ static int build(cltopk_context *ctx, const cltopk_kernel_source *common,
     return CLTOPK_OK;
 }
 
+/* the embedded file a line `#include "NAME"` at src->data[i] (a line start)
+ * names, when it is one to put in place: not one of the files every program
+ * starts with (those are included behind guards); its line's length in *len */
+static const cltopk_kernel_source *include_at(const cltopk_kernel_source *src, size_t i,
+                                              size_t *len)
+{
+    static const char pre[] = "#include \"";
+    const unsigned char *d = src->data + i;
+    size_t rest = src->size - i, n = sizeof pre - 1, e = n;
+    if (rest <= n || memcmp(d, pre, n) != 0)
+        return NULL;
+    while (e < rest && d[e] != '"' && d[e] != '\n')
+        e++;
+    if (e >= rest || d[e] != '"' || e - n >= 64)
+        return NULL;
+    char name[64];
+    memcpy(name, d + n, e - n);
+    name[e - n] = 0;
+    if (!strcmp(name, "common.cl") || !strcmp(name, "schedule.h") || !strcmp(name, "bitpack.h"))
+        return NULL;
+    *len = e + 1 < rest && d[e + 1] == '\n' ? e + 2 : e + 1;
+    return find_source(name);
+}
+
+/* src with each line `#include "NAME"` of an embedded file (see include_at)
+ * replaced by that file's text, into *out with the text in *buf (malloc'd;
+ * NULL when src includes none, and *out is then untouched): 0, or -1 out of
+ * memory */
+static int inline_includes(const cltopk_kernel_source *src, cltopk_kernel_source *out,
+                           unsigned char **buf)
+{
+    *buf = NULL;
+    size_t size = 0, len;
+    int any = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t w = 0;
+        for (size_t i = 0; i < src->size;) {
+            const cltopk_kernel_source *inc =
+                i == 0 || src->data[i - 1] == '\n' ? include_at(src, i, &len) : NULL;
+            const unsigned char *from = inc ? inc->data : src->data + i;
+            size_t n = inc ? inc->size : 1;
+            if (pass)
+                memcpy(*buf + w, from, n);
+            w += n;
+            i += inc ? len : 1;
+            any |= inc != NULL;
+        }
+        if (!any)
+            return 0;
+        if (!pass) {
+            size = w;
+            if (!(*buf = malloc(size + 1)))
+                return -1;
+        }
+    }
+    (*buf)[size] = 0;
+    out->name = src->name;
+    out->data = *buf;
+    out->size = size;
+    return 0;
+}
+
 int cltopk_program_get(cltopk_context *ctx, const char *file, const char *options,
                        cl_program *out)
 {
@@ -320,33 +383,15 @@ int cltopk_program_get(cltopk_context *ctx, const char *file, const char *option
         free(optcopy);
         return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of memory caching a program");
     }
-    /* a kernel file's line #include "tile.h" is replaced by that embedded
-     * header (the other shared files are prepended, behind include guards) */
     cltopk_kernel_source merged;
     unsigned char *mbuf = NULL;
-    const char *inc = "#include \"tile.h\"\n";
-    const unsigned char *at = NULL;
-    for (size_t i = 0; !at && i + strlen(inc) <= src->size; i++)
-        if ((i == 0 || src->data[i - 1] == '\n') && !memcmp(src->data + i, inc, strlen(inc)))
-            at = src->data + i;
-    const cltopk_kernel_source *tile = at ? find_source("tile.h") : NULL;
-    if (at && tile) {
-        size_t before = (size_t)(at - src->data), il = strlen(inc);
-        merged.name = src->name;
-        merged.size = src->size - il + tile->size;
-        mbuf = malloc(merged.size + 1);
-        if (!mbuf) {
-            free(entry);
-            free(optcopy);
-            return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of memory building %s", file);
-        }
-        memcpy(mbuf, src->data, before);
-        memcpy(mbuf + before, tile->data, tile->size);
-        memcpy(mbuf + before + tile->size, at + il, src->size - before - il);
-        mbuf[merged.size] = 0;
-        merged.data = mbuf;
-        src = &merged;
+    if (inline_includes(src, &merged, &mbuf) != 0) {
+        free(entry);
+        free(optcopy);
+        return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of memory building %s", file);
     }
+    if (mbuf)
+        src = &merged;
     int from_disk;
     int st = build(ctx, common, sched, bp, src, file, opts, &entry->program, &from_disk);
     free(mbuf);
