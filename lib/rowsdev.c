@@ -430,7 +430,6 @@ static int split_launch(cltopk_context *ctx, const cltopk_request *rq,
     cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
     cl_mem ok = a->out_keys ? a->out_keys : a->in, oi = a->out_index ? a->out_index : a->in;
     cl_long off = (cl_long)a->in_off;
-    cl_ulong ibase = 0;
     if (st == CLTOPK_OK &&
         (st = cltopk_set_args(ctx, kp, 9, sizeof(cl_mem), &a->in, sizeof off, &off,
                               sizeof(cl_mem), &a->offs, sizeof(cl_mem), &list, sizeof cP, &cP,
@@ -444,7 +443,6 @@ static int split_launch(cltopk_context *ctx, const cltopk_request *rq,
                               &ci, sizeof(cl_mem), &ok, sizeof(cl_mem), &oi, sizeof want,
                               &want)) == CLTOPK_OK)
         st = cltopk_launch(ctx, km, H * t->wg, t->wg, 0, NULL);
-    (void)ibase;
     if (kp)
         clReleaseKernel(kp);
     if (km)
