@@ -17,11 +17,13 @@
 #endif
 
 #if KEY_BITS == 64
+typedef ulong key_t; /* an element's raw bits */
 typedef ulong okey_t;
 #define OKEY_SIGN ((ulong)0x8000000000000000UL)
 #define OKEY_ONES ((ulong)0xFFFFFFFFFFFFFFFFUL)
 #define OKEY_INF ((ulong)0x7FF0000000000000UL)
 #elif KEY_BITS == 32
+typedef uint key_t;
 typedef uint okey_t;
 #define OKEY_SIGN 0x80000000u
 #define OKEY_ONES 0xFFFFFFFFu

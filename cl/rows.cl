@@ -66,12 +66,6 @@
 #error "CAP must be at least KTOP and WG * R"
 #endif
 
-#if KEY_BITS == 64
-typedef ulong key_t;
-#else
-typedef uint key_t;
-#endif
-
 #define BETTER(au, ai, bu, bi) (((au) > (bu)) | (((au) == (bu)) & ((ai) < (bi))))
 
 /* Merge the buffer's cnt candidates into the best KTOP (tu, ti); the buffer is

@@ -43,12 +43,6 @@
 #include "common.cl"
 #endif
 
-#if KEY_BITS == 64
-typedef ulong key_t;
-#else
-typedef uint key_t;
-#endif
-
 #include "tile.h"
 
 /* the tile's slots from len elements of in at start, positions first + j */
