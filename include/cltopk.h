@@ -64,6 +64,10 @@
  *                          spill: fail unless that path ran; testing)
  *   CLTOPK_PLAN_CONSTS     the planner's device constants: bw, launch, lrate, h2d,
  *                          cpubw (see cltopk_explain); never saved to the cache
+ *   CLTOPK_PROFILE         1: every kernel launch of a context opened by
+ *                          cltopk_open gets an event, and each call's launches
+ *                          are printed to stderr with their device times once
+ *                          the call's work is waited for (costs ~7 us a launch)
  *   CLTOPK_MAX_CHUNK       cap, in elements, of one device chunk of host input
  *                          (the default comes from the device limits)
  *   CLTOPK_PACKED_FUSED    0: never fuse decoding into top-k; require: fail

@@ -31,6 +31,7 @@ void cltopk_close(cltopk_context *ctx)
             clWaitForEvents(1, own);
             clReleaseEvent(ctx->last);
         }
+        cltopk_prof_flush(ctx);
         cltopk_scratch_free(ctx);
         cltopk_programs_free(ctx);
         if (ctx->queue)
@@ -110,6 +111,8 @@ static int open_device(cltopk_context **out, const cltopk_devcaps *caps)
     if (c->clctx) {
         c->queue = clCreateCommandQueue(c->clctx, c->dev, CL_QUEUE_PROFILING_ENABLE, &err);
         c->inorder = 1; /* no CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE */
+        const char *pe = cltopk_env("CLTOPK_PROFILE");
+        c->prof = pe && atoi(pe) > 0;
     }
     cltopk_platform_lock(0);
     if (!c->clctx) {

@@ -158,6 +158,12 @@ struct cltopk_context {
     int inorder;                /* the queue runs commands in order */
     int pending;                /* launches after `last` without an event (inorder) */
     int event_each;             /* an event every launch anyway (profiling) */
+    /* CLTOPK_PROFILE=1: each launch's event and kernel name, printed to
+     * stderr with their device times when the call's work is waited for */
+    int prof;
+    int nprof;
+    cl_event prof_ev[64];
+    char prof_name[64][40];
     /* scratch buffers, grown on demand and kept for later calls */
     cl_mem scratch[SCR_COUNT];
     size_t scratch_size[SCR_COUNT];
@@ -189,6 +195,9 @@ CLTOPK_INTERNAL int cltopk_set_args(cltopk_context *ctx, cl_kernel kern, int nar
 CLTOPK_INTERNAL int cltopk_launch(cltopk_context *ctx, cl_kernel kern, size_t global,
                                   size_t local, cl_uint num_wait, const cl_event *wait);
 CLTOPK_INTERNAL int cltopk_finish_own(cltopk_context *ctx);
+/* CLTOPK_PROFILE=1: print the recorded launches' device times (after their
+ * completion) and forget them; nothing otherwise */
+CLTOPK_INTERNAL void cltopk_prof_flush(cltopk_context *ctx);
 /* The event after which all of the context's work so far completes (a marker
  * is enqueued for launches made without events on an in-order queue); NULL
  * when the context has enqueued nothing.  Commands that must follow our work

@@ -106,7 +106,7 @@ int cltopk_launch(cltopk_context *ctx, cl_kernel kern, size_t global, size_t loc
     for (cl_uint i = 0; i < num_wait; i++)
         list[nl++] = wait[i];
     cl_event ev = NULL;
-    int quiet = ctx->inorder && !ctx->event_each;
+    int quiet = ctx->inorder && !ctx->event_each && !ctx->prof;
     cl_int err = clEnqueueNDRangeKernel(ctx->queue, kern, 1, NULL, &global, &local, nl,
                                         nl ? list : NULL, quiet ? NULL : &ev);
     if (list != small)
@@ -116,6 +116,20 @@ int cltopk_launch(cltopk_context *ctx, cl_kernel kern, size_t global, size_t loc
     if (quiet) {
         ctx->pending = 1;
         return CLTOPK_OK;
+    }
+    if (ctx->prof) {
+        if (ctx->nprof == 64)
+            cltopk_prof_flush(ctx);
+        clRetainEvent(ev);
+        ctx->prof_ev[ctx->nprof] = ev;
+        if (clGetKernelInfo(kern, CL_KERNEL_FUNCTION_NAME, sizeof ctx->prof_name[0],
+                            ctx->prof_name[ctx->nprof], NULL) != CL_SUCCESS)
+            snprintf(ctx->prof_name[ctx->nprof], sizeof ctx->prof_name[0], "?");
+        char g[32];
+        snprintf(g, sizeof g, "[%zu/%zu]", global, local);
+        size_t l = strlen(ctx->prof_name[ctx->nprof]);
+        snprintf(ctx->prof_name[ctx->nprof] + l, sizeof ctx->prof_name[0] - l, "%s", g);
+        ctx->nprof++;
     }
     if (ctx->last)
         clReleaseEvent(ctx->last);
@@ -142,12 +156,39 @@ cl_uint cltopk_after_own(cltopk_context *ctx, cl_event **list)
     return ctx->last ? 1u : 0u;
 }
 
+void cltopk_prof_flush(cltopk_context *ctx)
+{
+    if (!ctx->nprof)
+        return;
+    clWaitForEvents((cl_uint)ctx->nprof, ctx->prof_ev);
+    cl_ulong t0 = 0, end = 0;
+    fprintf(stderr, "profile:");
+    for (int i = 0; i < ctx->nprof; i++) {
+        cl_ulong a = 0, b = 0;
+        clGetEventProfilingInfo(ctx->prof_ev[i], CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
+        clGetEventProfilingInfo(ctx->prof_ev[i], CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
+        if (i == 0)
+            t0 = a;
+        fprintf(stderr, " %s %.1f us (gap %.1f);", ctx->prof_name[i], (double)(b - a) * 1e-3,
+                i ? (double)(a - end) * 1e-3 : 0.0);
+        end = b;
+        clReleaseEvent(ctx->prof_ev[i]);
+    }
+    fprintf(stderr, " first start to last end %.1f us\n", (double)(end - t0) * 1e-3);
+    ctx->nprof = 0;
+}
+
 int cltopk_wait_done(cltopk_context *ctx, cl_event done, const char *what)
 {
     if (!done)
         return CLTOPK_OK;
     cl_int err = clWaitForEvents(1, &done);
     clReleaseEvent(done);
+    if (ctx->prof) {
+        pthread_mutex_lock(&ctx->lock);
+        cltopk_prof_flush(ctx);
+        pthread_mutex_unlock(&ctx->lock);
+    }
     if (err == CL_SUCCESS)
         return CLTOPK_OK;
     pthread_mutex_lock(&ctx->lock);
@@ -164,6 +205,7 @@ int cltopk_finish_own(cltopk_context *ctx)
     cl_int err = clWaitForEvents(1, ev);
     clReleaseEvent(ctx->last);
     ctx->last = NULL;
+    cltopk_prof_flush(ctx);
     if (err != CL_SUCCESS)
         return cltopk_clfail(ctx, err, "clWaitForEvents (a kernel failed)");
     return CLTOPK_OK;
