@@ -6,7 +6,7 @@
 #   bench/gpu-run.sh [TARBALL]       (default: the newest .gpu/cltopk-*.tar.gz)
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
-# than one 10-minute call allows): check poclcheck onepass band bandx rows query demo bitonic keysonly dist
+# than one 10-minute call allows): check poclcheck onepass band bandx rows query prof demo bitonic keysonly dist
 # ablation paper torch tune unpack sbp tree cpu; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
@@ -220,6 +220,30 @@ if want rows; then
         python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --knn 1000,1048576,$d \
             --k 10,100 --reps 5 2>&1 | tee -a "$OUT/summary.txt" "$OUT/rows.txt"
     done
+fi
+
+# ---- per-launch device times (CLTOPK_PROFILE=1) of the many-rows and query calls
+if want prof; then
+    for shape in "16384 4096 32" "65536 1024 16" "1024 65536 256" "64 131072 50"; do
+        set -- $shape
+        for tile in 1 0; do
+            log "profile: rows $1 x $2, k = $3, bits, tile=$tile"
+            CLTOPK_BITS=tile=$tile CLTOPK_PROFILE=1 tools/cltopk bench --rows $1 -n $2 -k $3 \
+                --device gpu --algo bits --reps 2 2>&1 | grep -E "^profile: rows|bits|error" |
+                tail -2 | tee -a "$OUT/summary.txt" "$OUT/prof.txt"
+        done
+    done
+    log "profile: segments, power-law lengths, 2^26 elements, k = 32"
+    CLTOPK_PROFILE=1 tools/cltopk bench --segments -n 2^26 -k 32 --device gpu --algo bits \
+        --reps 2 2>&1 | grep -E "^profile: rows|bits|error" | tail -2 |
+        tee -a "$OUT/summary.txt" "$OUT/prof.txt"
+    log "profile: query, 2^26 rows, k = 50"
+    CLTOPK_PROFILE=1 tools/cltopk bench --query -n 2^26 -k 50 --device gpu --reps 1 2>&1 |
+        grep -E "^profile: query|Q[0-9]|error" | tee -a "$OUT/summary.txt" "$OUT/prof.txt"
+    log "profile: knn nq = 1000, np = 2^20, d = 32, k = 10"
+    CLTOPK_PROFILE=1 tools/cltopk bench --knn -q 1000 -p 1048576 -d 32 -k 10 --device gpu \
+        --reps 1 2>&1 | grep -E "^profile: rows|knn|error" | tail -2 |
+        tee -a "$OUT/summary.txt" "$OUT/prof.txt"
 fi
 
 # ---- experiments on the band filter at the median (issue 11)

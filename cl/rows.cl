@@ -285,39 +285,61 @@ rows_segments(__global const key_t *in, long in_off, __global const long *offs,
     WRITE_KEYS_INDEX(start)
 }
 
-/* Segments of at most SHORT elements, a work-item each (nids of them, listed
- * in ids from id0): the whole segment sorted into THE ORDER in private memory by
- * insertion (equal keys stay in position order), its k first written */
-__kernel void
+/* Segments of at most SHORT elements, a work-item each: work-item g of the
+ * launch takes segment g (those longer than SHORT belong to other kernels and
+ * are skipped), sorts it into THE ORDER in private memory by insertion (equal
+ * keys stay in position order), and the group then writes its segments' k
+ * outputs together, a segment at a time, so that the writes are coalesced.
+ * Launched with groups of SHORT_WG work-items. */
+#ifndef SHORT_WG
+#define SHORT_WG 64
+#endif
+__kernel __attribute__((reqd_work_group_size(SHORT_WG, 1, 1))) void
 rows_segments_short(__global const key_t *in, long in_off, __global const long *offs,
-                    __global const uint *ids, uint id0, uint nids, uint k, uint smallest,
-                    __global key_t *out_keys, __global long *out_index, uint want, ulong ibase)
+                    ulong nseg, uint k, uint smallest, __global key_t *out_keys,
+                    __global long *out_index, uint want, ulong ibase)
 {
-    const uint g = get_global_id(0);
-    if (g >= nids)
-        return;
-    const ulong row = ids[id0 + g];
-    const ulong start = (ulong)(in_off + offs[row]);
-    const uint len = (uint)(offs[row + 1] - offs[row]);
-    okey_t u[SHORT];
-    uchar ix[SHORT];
-    for (uint j = 0; j < len; j++) {
-        okey_t x = order_key(in[start + j], smallest);
-        uint p = j;
-        while (p > 0 && x > u[p - 1]) { /* a later equal key stays behind */
-            u[p] = u[p - 1];
-            ix[p] = ix[p - 1];
-            p--;
+    __local uchar lix[SHORT_WG][SHORT];
+    __local uint llen[SHORT_WG];
+    const uint lid = get_local_id(0);
+    const ulong g0 = (ulong)get_group_id(0) * SHORT_WG, row = g0 + lid;
+    uint len = SHORT + 1u;
+    if (row < nseg) {
+        const ulong start = (ulong)(in_off + offs[row]);
+        len = (uint)(offs[row + 1] - offs[row]);
+        if (len <= SHORT) {
+            okey_t u[SHORT];
+            uchar ix[SHORT];
+            for (uint j = 0; j < len; j++) {
+                okey_t x = order_key(in[start + j], smallest);
+                uint p = j;
+                while (p > 0 && x > u[p - 1]) { /* a later equal key stays behind */
+                    u[p] = u[p - 1];
+                    ix[p] = ix[p - 1];
+                    p--;
+                }
+                u[p] = x;
+                ix[p] = (uchar)j;
+            }
+            for (uint j = 0; j < len; j++)
+                lix[lid][j] = ix[j];
         }
-        u[p] = x;
-        ix[p] = (uchar)j;
     }
-    for (uint i = 0; i < k; i++) {
-        ulong o = row * (ulong)k + i;
-        if (want & 1u)
-            out_keys[o] = i < len ? in[start + ix[i]] : (key_t)0;
-        if (want & 2u)
-            out_index[o] = i < len ? (long)(ix[i] + ibase) : (long)-1;
+    llen[lid] = len;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint w = 0; w < SHORT_WG && g0 + w < nseg; w++) {
+        const uint lw = llen[w];
+        if (lw > SHORT)
+            continue;
+        const ulong r = g0 + w;
+        const ulong start = (ulong)(in_off + offs[r]);
+        for (uint i = lid; i < k; i += SHORT_WG) {
+            const ulong o = r * (ulong)k + i;
+            if (want & 1u)
+                out_keys[o] = i < lw ? in[start + lix[w][i]] : (key_t)0;
+            if (want & 2u)
+                out_index[o] = i < lw ? (long)(lix[w][i] + ibase) : (long)-1;
+        }
     }
 }
 #endif

@@ -168,14 +168,21 @@ int cltopk_rows_dev_can(cltopk_context *ctx, const cltopk_request *rq,
     return 1;
 }
 
-/* a read-only buffer holding a copy of host memory (segment offsets): the
- * copy is made now, so the call need not wait for the queue */
-static int offsets_copy(cltopk_context *ctx, const void *p, size_t bytes, cl_mem *out)
+/* host memory (segment offsets, segment ids) copied into scratch slot `slot`
+ * (grown as needed) by a blocking write that follows the context's work, so
+ * that the call may return before its launches run and the caller may reuse
+ * the memory (a blocking write from pageable memory is several times faster
+ * than clCreateBuffer with CL_MEM_COPY_HOST_PTR on NVIDIA's driver) */
+static int host_copy(cltopk_context *ctx, int slot, const void *p, size_t bytes, cl_mem *out)
 {
-    cl_int err;
-    *out = clCreateBuffer(ctx->clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
-                          (void *)p, &err);
-    return *out ? CLTOPK_OK : cltopk_clfail(ctx, err, "clCreateBuffer (segment offsets)");
+    int st = cltopk_scratch(ctx, slot, bytes ? bytes : 1, out);
+    if (st != CLTOPK_OK || !bytes)
+        return st;
+    cl_event *own;
+    cl_uint nown = cltopk_after_own(ctx, &own);
+    cl_int err = clEnqueueWriteBuffer(ctx->queue, *out, CL_TRUE, 0, bytes, p, nown, own, NULL);
+    return err == CL_SUCCESS ? CLTOPK_OK
+                             : cltopk_clfail(ctx, err, "clEnqueueWriteBuffer (segment offsets)");
 }
 
 /* one launch over nrows rows: dense rows of `in` from in_off; segments with
@@ -459,7 +466,11 @@ static int segments_launch(cltopk_context *ctx, const cltopk_request *rq,
     size_t n = a->nrows;
     seg_plan p;
     seg_planning(ctx, rq, c, a->hoffs, n, &p);
-    int listed = p.count[SEG_LONG] < n; /* the ids go in a list, class by class */
+    /* the ids of the segments of the group kernels go in a list, class by
+     * class (SEG_SHORT, the last class, needs none: its kernel takes every
+     * segment and skips the longer ones) */
+    size_t nlist = n - p.count[SEG_SHORT];
+    int listed = nlist > 0 && p.count[SEG_LONG] < n;
     size_t first[SEG_CLASSES];
     first[0] = 0;
     for (int i = 1; i < SEG_CLASSES; i++)
@@ -467,20 +478,21 @@ static int segments_launch(cltopk_context *ctx, const cltopk_request *rq,
     cl_mem ids = a->in; /* unused without a list */
     int st = CLTOPK_OK;
     if (listed) {
-        cl_uint *h = malloc(n * sizeof *h);
+        cl_uint *h = malloc(nlist * sizeof *h);
         if (!h)
             return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for %zu segment "
-                               "ids", n);
+                               "ids", nlist);
         size_t at[SEG_CLASSES];
         memcpy(at, first, sizeof at);
-        for (size_t s = 0; s < n; s++)
-            h[at[seg_class(&p, (size_t)(a->hoffs[s + 1] - a->hoffs[s]))]++] = (cl_uint)s;
-        cl_int err;
-        ids = clCreateBuffer(ctx->clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                             n * sizeof *h, h, &err);
+        for (size_t s = 0; s < n; s++) {
+            int cl = seg_class(&p, (size_t)(a->hoffs[s + 1] - a->hoffs[s]));
+            if (cl != SEG_SHORT)
+                h[at[cl]++] = (cl_uint)s;
+        }
+        st = host_copy(ctx, SCR_ROWS_IDS, h, nlist * sizeof *h, &ids);
         free(h);
-        if (!ids)
-            return cltopk_clfail(ctx, err, "clCreateBuffer (segment ids)");
+        if (st != CLTOPK_OK)
+            return st;
     }
     cl_uint k = (cl_uint)rq->k, sm = (cl_uint)rq->smallest, use_ids = listed;
     cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
@@ -522,23 +534,20 @@ static int segments_launch(cltopk_context *ctx, const cltopk_request *rq,
     }
     if (st == CLTOPK_OK && p.count[SEG_SHORT]) {
         cl_kernel ks;
-        cl_uint id0 = (cl_uint)first[SEG_SHORT], nids = (cl_uint)p.count[SEG_SHORT];
+        cl_ulong nseg = n;
         size_t local = c->wg < 64 ? c->wg : 64;
         if ((st = cltopk_kernel_get(ctx, "rows.cl", opts, "rows_segments_short", &ks)) ==
             CLTOPK_OK) {
-            st = cltopk_set_args(ctx, ks, 12, sizeof(cl_mem), &a->in, sizeof off, &off,
-                                 sizeof(cl_mem), &a->offs, sizeof(cl_mem), &ids, sizeof id0,
-                                 &id0, sizeof nids, &nids, sizeof k, &k, sizeof sm, &sm,
-                                 sizeof(cl_mem), &ok, sizeof(cl_mem), &oi, sizeof want, &want,
-                                 sizeof ibase, &ibase);
+            st = cltopk_set_args(ctx, ks, 10, sizeof(cl_mem), &a->in, sizeof off, &off,
+                                 sizeof(cl_mem), &a->offs, sizeof nseg, &nseg, sizeof k, &k,
+                                 sizeof sm, &sm, sizeof(cl_mem), &ok, sizeof(cl_mem), &oi,
+                                 sizeof want, &want, sizeof ibase, &ibase);
             if (st == CLTOPK_OK)
-                st = cltopk_launch(ctx, ks, (nids + local - 1) / local * local, local,
-                                   num_wait, wait);
+                st = cltopk_launch(ctx, ks, (n + local - 1) / local * local, local, num_wait,
+                                   wait);
             clReleaseKernel(ks);
         }
     }
-    if (listed)
-        clReleaseMemObject(ids); /* freed once the launches are done with it */
     return st;
 }
 
@@ -557,7 +566,8 @@ static int rows_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
              rq->bytes * 8, rq->kind, job->mode, job->mode == ROWS_KNN ? job->metric : 0, c.wg,
              c.r, c.ktop, c.cap);
     if (job->mode == ROWS_SEGMENTS)
-        snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -D SHORT=%d", ROWS_SHORT);
+        snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -D SHORT=%d -D SHORT_WG=%u",
+                 ROWS_SHORT, c.wg < 64 ? c.wg : 64);
     tile_cfg t;
     if (job->mode == ROWS_DENSE && tile_dense(ctx, rq, job, &c, &t))
         return tile_dense_launch(ctx, rq, job, a, &t, num_wait, wait);
@@ -669,17 +679,15 @@ int cltopk_rows_dev_buffer(cltopk_context *ctx, const cltopk_request *rq,
                           .out_index = rq->dout_index};
     int st;
     if (job->mode == ROWS_SEGMENTS &&
-        (st = offsets_copy(ctx, job->offsets, (job->nrows + 1) * 8, &a.offs)) != CLTOPK_OK)
+        (st = host_copy(ctx, SCR_ROWS_OFFS, job->offsets, (job->nrows + 1) * 8, &a.offs)) !=
+            CLTOPK_OK)
         return st;
     a.hoffs = job->offsets;
     if (job->mode == ROWS_KNN) {
         a.q = job->dqueries;
         a.q_off = job->qoffset;
     }
-    st = rows_launch(ctx, rq, job, &a, rq->num_wait, rq->wait);
-    if (a.offs)
-        clReleaseMemObject(a.offs); /* freed once the launch is done with it */
-    return st;
+    return rows_launch(ctx, rq, job, &a, rq->num_wait, rq->wait);
 }
 
 /* read n bytes of device buffer m at byte `at` into host p (blocking, after
@@ -794,7 +802,7 @@ int cltopk_rows_dev_host(cltopk_context *ctx, const cltopk_request *rq,
             if (job->mode == ROWS_SEGMENTS) {
                 a.in_off = -(long long)job->offsets[r0];
                 a.hoffs = job->offsets + r0;
-                if ((st = offsets_copy(ctx, job->offsets + r0, (nb + 1) * 8, &a.offs)) !=
+                if ((st = host_copy(ctx, SCR_ROWS_OFFS, job->offsets + r0, (nb + 1) * 8, &a.offs)) !=
                     CLTOPK_OK) {
                     clReleaseEvent(ev);
                     break;
@@ -806,16 +814,12 @@ int cltopk_rows_dev_host(cltopk_context *ctx, const cltopk_request *rq,
             (rq->want_index &&
              (st = cltopk_scratch(ctx, SCR_OUT_INDEX, nb * k * 8, &oi)) != CLTOPK_OK)) {
             clReleaseEvent(ev);
-            if (a.offs)
-                clReleaseMemObject(a.offs);
             break;
         }
         a.out_keys = rq->want_keys ? ok : NULL;
         a.out_index = rq->want_index ? oi : NULL;
         st = rows_launch(ctx, rq, job, &a, 1, &ev);
         clReleaseEvent(ev);
-        if (a.offs)
-            clReleaseMemObject(a.offs);
         if (st == CLTOPK_OK && rq->want_keys)
             st = read_back(ctx, ok, nb * k * kb, (char *)rq->out_keys + r0 * k * kb);
         if (st == CLTOPK_OK && rq->want_index)
