@@ -52,6 +52,10 @@ inline void tile_select(const okey_t *u, const uint *lo, uint k, __local tile_lo
     uint pl = 0, ml = 0;   /* and on lo */
     uint need = k;         /* the rank still wanted among the prefix's elements */
     uint above = 0;        /* elements above the prefix: all winners */
+    /* the passes stop once at most `stop` elements are at or above the prefix
+     * (2k, at least 64, at most MCAP): another pass over the registers costs
+     * less than sorting a larger gathered set */
+    const uint stop = k > MCAP / 2 ? MCAP : k * 2u < 64u ? (64u < MCAP ? 64u : MCAP) : k * 2u;
     for (uint p = 0; p < NPASS; p++) {
         const int onu = p < UPASSES;
         const uint sh = onu ? KEY_BITS - 8u * (p + 1u) : 24u - 8u * (p - UPASSES);
@@ -105,7 +109,7 @@ inline void tile_select(const okey_t *u, const uint *lo, uint k, __local tile_lo
             pl |= b << sh;
             ml |= 255u << sh;
         }
-        if (above + hb <= MCAP)
+        if (above + hb <= stop)
             break;
     }
     /* gather the elements at or above the prefix (at most MCAP) */
