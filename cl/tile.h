@@ -25,6 +25,12 @@
 #error "WG must be at least 16"
 #endif
 
+#ifndef TILE_NOMAX
+#define TILE_NOMAX 0
+#endif
+#ifndef TILE_NOMAX
+#define TILE_NOMAX 0 /* 1: never the threshold of the maxima (testing) */
+#endif
 #define LOSHIFT (32 - PB)
 #define PMAXV ((1u << PB) - 1u)
 #define UPASSES (KEY_BITS / 8)
@@ -42,20 +48,137 @@ typedef struct {
     uint ci[MCAP];
 } tile_locals;
 
-/* The k best of the group's elements (u[r], lo[r]), at least k of them real:
- * leaves them sorted best first in L->cu / L->ci[0 .. k) (positions in ci).
- * Every work-item calls it. */
-inline void tile_select(const okey_t *u, const uint *lo, uint k, __local tile_locals *L)
+/* composite (u, lo) a better than b */
+#define TILE_BETTER(au, al, bu, bl) (((au) > (bu)) | (((au) == (bu)) & ((al) > (bl))))
+
+/* Sort the gathered L->cu / L->ci [0 .. cnt) best first: by rank (one
+ * comparison of every pair, no barrier between steps) where cnt <= WG, else
+ * bitonic over the next power of two (padded with the sentinel) */
+inline void tile_sort_gathered(uint cnt, __local tile_locals *L)
+{
+    const uint lid = get_local_id(0);
+    if (cnt <= WG) {
+        okey_t mu = 0;
+        uint mi = SENTINEL_IDX, rank = 0;
+        if (lid < cnt) {
+            mu = L->cu[lid];
+            mi = L->ci[lid];
+            for (uint j = 0; j < cnt; j++)
+                rank += (uint)pair_better(L->cu[j], L->ci[j], mu, mi);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < cnt) {
+            L->cu[rank] = mu;
+            L->ci[rank] = mi;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    } else {
+        uint m = 2;
+        while (m < cnt)
+            m <<= 1;
+        for (uint i = cnt + lid; i < m; i += WG) {
+            L->cu[i] = 0;
+            L->ci[i] = SENTINEL_IDX;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* bitonic sort of cu / ci [0 .. m), best first */
+        for (uint size = 2; size <= m; size <<= 1) {
+            for (uint j = size >> 1; j > 0; j >>= 1) {
+                for (uint c = lid; c < m / 2; c += WG) {
+                    uint a = lower_of(c, j), h = a + j;
+                    okey_t ua = L->cu[a], uh = L->cu[h];
+                    uint ia = L->ci[a], ih = L->ci[h];
+                    int hb = pair_better(uh, ih, ua, ia);
+                    if (hb == ((a & size) == 0)) {
+                        L->cu[a] = uh;
+                        L->ci[a] = ih;
+                        L->cu[h] = ua;
+                        L->ci[h] = ia;
+                    }
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+        }
+    }
+}
+
+/* Gather the elements at or above the composite (tu, tl) into L->cu / L->ci
+ * (positions), at most MCAP of them; returns how many are at or above it (more
+ * than MCAP: not all were kept) */
+inline uint tile_gather(const okey_t *u, const uint *lo, okey_t tu, uint tl,
+                        __local tile_locals *L)
+{
+    if (get_local_id(0) == 0)
+        L->cnt = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (uint r = 0; r < RT; r++) {
+        if ((u[r] > tu) | ((u[r] == tu) & (lo[r] >= tl))) {
+            uint q = atomic_inc(&L->cnt);
+            if (q < MCAP) {
+                L->cu[q] = u[r];
+                L->ci[q] = PMAXV - (lo[r] >> LOSHIFT);
+            }
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return L->cnt;
+}
+
+/* The threshold of the maxima: each work-item's best element; the k-th best
+ * of those WG maxima (k <= WG) is an element with at least k elements at or
+ * above it (k distinct work-items' maxima), and on most input only a few more
+ * (uniform keys, k = 32 of 4096 in 256 x 16: about 34; sorted or all-equal
+ * rows: exactly k).  Gathers those (at most MCAP) and returns their count: 0
+ * when fewer than k maxima are real elements.  The functions here have one
+ * exit each and their barriers are reached by the whole group (POCL's kernel
+ * compiler mishandles a barrier after an early return).  */
+inline uint tile_by_maxima(const okey_t *u, const uint *lo, uint k, __local tile_locals *L)
+{
+    const uint lid = get_local_id(0);
+    okey_t bu = u[0];
+    uint bl = lo[0];
+#pragma unroll
+    for (uint r = 1; r < RT; r++) {
+        int b = TILE_BETTER(u[r], lo[r], bu, bl);
+        bu = b ? u[r] : bu;
+        bl = b ? lo[r] : bl;
+    }
+    L->cu[lid] = bu;
+    L->ci[lid] = bl;
+    if (lid == 0)
+        L->part[3] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint rank = 0;
+    for (uint j = 0; j < WG; j++)
+        rank += (uint)TILE_BETTER(L->cu[j], L->ci[j], bu, bl);
+    /* the k-th best maximum, if it is a real element (lo of a real one is
+     * at least 1 << LOSHIFT; padding maxima (0, 0) tie and may skip rank k-1) */
+    if (rank == k - 1u && bl != 0) {
+        L->part[0] = (uint)bu;
+        L->part[1] = (uint)((ulong)bu >> 32);
+        L->part[2] = bl;
+        L->part[3] = 1u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint found = L->part[3];
+    const okey_t tu = (okey_t)(((ulong)L->part[1] << 32) | L->part[0]);
+    const uint tl = L->part[2];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* not found: a threshold above everything gathers nothing */
+    return tile_gather(u, lo, found ? tu : (okey_t)~(okey_t)0, found ? tl : 0xFFFFFFFFu, L);
+}
+
+/* the radix selection: gathers the elements at or above the prefix that
+ * leaves at most `stop` of them; returns their count */
+inline uint tile_by_radix(const okey_t *u, const uint *lo, uint k, uint stop,
+                          __local tile_locals *L)
 {
     const uint lid = get_local_id(0);
     okey_t pu = 0, mu = 0; /* the prefix found on u, and its mask */
     uint pl = 0, ml = 0;   /* and on lo */
     uint need = k;         /* the rank still wanted among the prefix's elements */
     uint above = 0;        /* elements above the prefix: all winners */
-    /* the passes stop once at most `stop` elements are at or above the prefix
-     * (2k, at least 64, at most MCAP): another pass over the registers costs
-     * less than sorting a larger gathered set */
-    const uint stop = k > MCAP / 2 ? MCAP : k * 2u < 64u ? (64u < MCAP ? 64u : MCAP) : k * 2u;
     for (uint p = 0; p < NPASS; p++) {
         const int onu = p < UPASSES;
         const uint sh = onu ? KEY_BITS - 8u * (p + 1u) : 24u - 8u * (p - UPASSES);
@@ -113,45 +236,26 @@ inline void tile_select(const okey_t *u, const uint *lo, uint k, __local tile_lo
             break;
     }
     /* gather the elements at or above the prefix (at most MCAP) */
-    if (lid == 0)
-        L->cnt = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-    for (uint r = 0; r < RT; r++) {
-        if ((u[r] > pu) | ((u[r] == pu) & (lo[r] >= pl))) {
-            uint q = atomic_inc(&L->cnt);
-            L->cu[q] = u[r];
-            L->ci[q] = PMAXV - (lo[r] >> LOSHIFT);
-        }
+    return tile_gather(u, lo, pu, pl, L);
+}
+
+/* The k best of the group's elements (u[r], lo[r]), at least k of them real:
+ * leaves them sorted best first in L->cu / L->ci[0 .. k) (positions in ci).
+ * Every work-item calls it. */
+inline void tile_select(const okey_t *u, const uint *lo, uint k, __local tile_locals *L)
+{
+    /* the passes stop once at most `stop` elements are at or above the prefix
+     * (2k, at least 64, at most MCAP): another pass over the registers costs
+     * less than sorting a larger gathered set */
+    const uint stop = k > MCAP / 2 ? MCAP : k * 2u < 64u ? (64u < MCAP ? 64u : MCAP) : k * 2u;
+    uint cnt = 0;
+    if (k <= WG && WG <= MCAP && !TILE_NOMAX) {
+        cnt = tile_by_maxima(u, lo, k, L);
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const uint cnt = L->cnt;
-    uint m = 2;
-    while (m < cnt)
-        m <<= 1;
-    for (uint i = cnt + lid; i < m; i += WG) {
-        L->cu[i] = 0;
-        L->ci[i] = SENTINEL_IDX;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    /* bitonic sort of cu / ci [0 .. m), best first */
-    for (uint size = 2; size <= m; size <<= 1) {
-        for (uint j = size >> 1; j > 0; j >>= 1) {
-            for (uint c = lid; c < m / 2; c += WG) {
-                uint a = lower_of(c, j), h = a + j;
-                okey_t ua = L->cu[a], uh = L->cu[h];
-                uint ia = L->ci[a], ih = L->ci[h];
-                int hb = pair_better(uh, ih, ua, ia);
-                if (hb == ((a & size) == 0)) {
-                    L->cu[a] = uh;
-                    L->ci[a] = ih;
-                    L->cu[h] = ua;
-                    L->ci[h] = ia;
-                }
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-    }
+    if (cnt < k || cnt > stop)
+        cnt = tile_by_radix(u, lo, k, stop, L);
+    tile_sort_gathered(cnt, L);
 }
 
 /* The tile's slots from candidates (order key, position; the sentinel
