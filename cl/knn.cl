@@ -173,8 +173,8 @@ knn_tile_filter(__global const float *queries, ulong q_off, uint nqb,
 {
     TILE_START;
     __local uint lcnt[TQ], lbase[TQ];
-    if (lid < TQ)
-        lcnt[lid] = 0; /* ordered before the atomics by tile_acc's barriers */
+    for (uint i = lid; i < TQ; i += TWG)
+        lcnt[i] = 0; /* ordered before the atomics by tile_acc's barriers */
     tile_acc(queries, q_off, nqb, qt, points, p_off, np, 1, pt, d, (__local float *)qs4,
              (__local float *)ps4, acc);
     uint slot[MQ * MP];
@@ -191,8 +191,9 @@ knn_tile_filter(__global const float *queries, ulong q_off, uint nqb,
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid < TQ && lcnt[lid])
-        lbase[lid] = atomic_add(&counts[qt + lid], lcnt[lid]);
+    for (uint i = lid; i < TQ; i += TWG)
+        if (lcnt[i])
+            lbase[i] = atomic_add(&counts[qt + i], lcnt[i]);
     barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
     for (uint i = 0; i < MQ; i++) {
