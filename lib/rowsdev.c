@@ -19,7 +19,12 @@
  * dense rows, parts of rows and segments of up to wg x rt elements (rt = 16 on
  * GPUs, 4 elsewhere, where a program of 16 unrolled slots takes half as long
  * again to build): k up to 1024, gathered sizes of 256 or 2048 pairs and
- * position widths of 16 or 31 bits, so that few programs serve every call. */
+ * position widths of 16 or 31 bits, so that few programs serve every call.
+ *
+ * kNN launches go to the distance tiles (lib/knndev.c, cl/knn.cl, which
+ * builds rows.cl's kNN mode with this configuration for its selections);
+ * rows_knn, a work-group a query computing its distances in place, runs
+ * where the tiles are off (CLTOPK_KNN=tile=0) or do not fit the device. */
 #include "internal.h"
 
 #if HAVE_OPENCL
