@@ -254,16 +254,15 @@ size_t cltopk_knn_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
         return 0;
     int n;
     if (kp.direct)
-        n = snprintf(buf, len, "distance tiles of %u queries x %u points (%u x %u a work-item, "
-                     "%u coordinates a chunk) into a matrix of every distance, then a "
-                     "work-group of %u a query selects", kp.tq, kp.tp, kp.mq, kp.mp, kp.dc, wg);
+        n = snprintf(buf, len, "distance tiles of %u queries x %u points (%u x %u a "
+                     "work-item, chunks of %u) into a matrix of every distance; a group of %u "
+                     "a query selects", kp.tq, kp.tp, kp.mq, kp.mp, kp.dc, wg);
     else
-        n = snprintf(buf, len, "distance tiles of %u queries x %u points (%u x %u a work-item, "
-                     "%u coordinates a chunk): a sample of %zu points (every %zu-th) sets a "
-                     "threshold a query, the tiles keep up to %zu candidates a query at or "
-                     "above it, a work-group of %u a query selects; a query whose candidates "
-                     "overflow is recomputed over every point", kp.tq, kp.tp, kp.mq, kp.mp,
-                     kp.dc, kp.s, kp.pstride, kp.capq, wg);
+        n = snprintf(buf, len, "distance tiles of %u queries x %u points (%u x %u a "
+                     "work-item, chunks of %u); a sample of %zu points (every %zu-th) bounds "
+                     "each query; lists of %zu; a group of %u a query selects (overflow: "
+                     "over every point)", kp.tq, kp.tp, kp.mq, kp.mp, kp.dc, kp.s, kp.pstride,
+                     kp.capq, wg);
     return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len;
 }
 
