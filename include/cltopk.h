@@ -81,6 +81,15 @@
  *                          tile (1: rows and segments that fit a group's
  *                          registers by the register tile; 0: never) and rt
  *                          (elements a work-item holds there, a power of two)
+ *   CLTOPK_KNN             cltopk_knn's distance tiles: tile (0: the old
+ *                          kernel, a work-group a query), tq, tp (queries and
+ *                          points of a tile), mq, mp (a work-item's micro-tile:
+ *                          multiples of 4 dividing tq and tp), dc (the most
+ *                          coordinates a chunk), sample and per_k (the sample:
+ *                          max(sample, per_k * k) points; np at or below it
+ *                          is computed whole), cap (candidates a query; 0 =
+ *                          chosen; small values force the overflow path:
+ *                          testing), batch (queries a batch; 0 = chosen)
  */
 #ifndef CLTOPK_H
 #define CLTOPK_H
@@ -398,11 +407,18 @@ typedef enum { CLTOPK_L2SQ = 0, CLTOPK_INNER_PRODUCT = 1 } cltopk_metric;
  * CLTOPK_L2SQ (smallest first) and, as everywhere in THE ORDER, before +inf for
  * CLTOPK_INNER_PRODUCT (largest first).  A NaN is written as the quiet NaN
  * 0x7FC00000 on every device.
- * On an OpenCL context the device kernel computes the distances in place, a
- * work-group a query (no distance matrix is stored), where it can run the
- * call (k as CLTOPK_ALGO_BITS, np < 2^32 - 1, the points in one device
- * allocation); else, and on the "cpu" context, OpenMP threads over the
- * queries compute the same bits.  No algorithm argument.
+ * On an OpenCL context the device kernels run the call where they can (k as
+ * CLTOPK_ALGO_BITS, np < 2^32 - 1, the points in one device allocation): tiles
+ * of queries x points compute the distances (each by one work-item, in the
+ * order above), first of a sample of the points, whose k-th best distance
+ * is a bound a query, then of every point, keeping a list a query of those
+ * within its bound; a work-group a query selects its k among them.  Where np
+ * is at most the sample every distance is kept.  A query whose list
+ * overflows (many points tied at its bound, as when all points are equal) is
+ * recomputed over every point, a work-group for it: exact, but slow.  The
+ * decision is taken on the device: the cl_mem form reads nothing back.
+ * Elsewhere, and on the "cpu" context, OpenMP threads over the queries
+ * compute the same bits.  No algorithm argument.
  * The outputs may not overlap the points, the queries or each other.  Blocks
  * until the outputs are written.
  * Returns as cltopk_topk_rows. */

@@ -139,6 +139,8 @@ enum { SCR_INPUT = 0, SCR_CAND_U0, SCR_CAND_I0, SCR_CAND_U1, SCR_CAND_I1, SCR_OU
        SCR_SF_STATE,
        /* many rows (rowsdev.c): the queries of kNN on host data */
        SCR_ROWS_Q, SCR_ROWS_OFFS, SCR_ROWS_IDS,
+       /* kNN by tiles (knndev.c): the sample's keys, the thresholds, the counts */
+       SCR_KNN_KEYS, SCR_KNN_THR, SCR_KNN_COUNT,
        SCR_COUNT };
 
 
@@ -538,6 +540,28 @@ CLTOPK_INTERNAL int cltopk_rows_dev_buffer(cltopk_context *ctx, const cltopk_req
 CLTOPK_INTERNAL size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
                                                 const cltopk_rows_job *job, char *buf,
                                                 size_t len);
+/* knndev.c (cl/knn.cl): kNN by tiles of distances, for rowsdev.c.  A
+ * launch: nq queries of q from element q_off against the job's points in p
+ * from element p_off; outputs from element 0 (NULL: not wanted). */
+typedef struct {
+    cl_mem q, p, out_dist, out_index;
+    size_t q_off, p_off, nq;
+} cltopk_knn_launch;
+/* whether the tiles' parameters (CLTOPK_KNN) are valid: 0 with why if not */
+CLTOPK_INTERNAL int cltopk_knn_dev_can(cltopk_context *ctx, const cltopk_request *rq,
+                                       const cltopk_rows_job *job, char *why, size_t whylen);
+/* the launch by tiles, after the context's last event and the wait list;
+ * rows_opts are rows.cl's options for kNN (its selection, wg work-items a
+ * group), which cl/knn.cl includes.  *done 0 (and nothing enqueued) where
+ * the tiles are off or do not fit: the caller runs rows_knn then. */
+CLTOPK_INTERNAL int cltopk_knn_dev_run(cltopk_context *ctx, const cltopk_request *rq,
+                                       const cltopk_rows_job *job, const char *rows_opts,
+                                       unsigned wg, const cltopk_knn_launch *a,
+                                       cl_uint num_wait, const cl_event *wait, int *done);
+/* the tiles' configuration as a line of text (explain); 0 where they do not run */
+CLTOPK_INTERNAL size_t cltopk_knn_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
+                                               const cltopk_rows_job *job, unsigned wg,
+                                               char *buf, size_t len);
 /* rowsdev.c: the job on host data through the device kernel, in batches of
  * rows that fit one device chunk; blocks until the outputs are written */
 CLTOPK_INTERNAL int cltopk_rows_dev_host(cltopk_context *ctx, const cltopk_request *rq,

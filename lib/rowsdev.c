@@ -19,7 +19,12 @@
  * dense rows, parts of rows and segments of up to wg x rt elements (rt = 16 on
  * GPUs, 4 elsewhere, where a program of 16 unrolled slots takes half as long
  * again to build): k up to 1024, gathered sizes of 256 or 2048 pairs and
- * position widths of 16 or 31 bits, so that few programs serve every call. */
+ * position widths of 16 or 31 bits, so that few programs serve every call.
+ *
+ * kNN launches go to the distance tiles (lib/knndev.c, cl/knn.cl, which
+ * builds rows.cl's kNN mode with this configuration for its selections);
+ * rows_knn, a work-group a query computing its distances in place, runs
+ * where the tiles are off (CLTOPK_KNN=tile=0) or do not fit the device. */
 #include "internal.h"
 
 #if HAVE_OPENCL
@@ -151,6 +156,8 @@ int cltopk_rows_dev_can(cltopk_context *ctx, const cltopk_request *rq,
         for (size_t s = 0; s < job->nrows; s++)
             if ((size_t)(job->offsets[s + 1] - job->offsets[s]) > longest)
                 longest = (size_t)(job->offsets[s + 1] - job->offsets[s]);
+    if (job->mode == ROWS_KNN && !cltopk_knn_dev_can(ctx, rq, job, why, whylen))
+        return 0;
     if ((unsigned long long)longest > ROWS_MAXLEN || (job->mode == ROWS_KNN && job->d > 0xFFFFFFFFu)) {
         snprintf(why, whylen, "the device kernel takes rows of fewer than 2^32 - 1 elements "
                  "(32-bit positions); use cpu-heap");
@@ -571,6 +578,15 @@ static int rows_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
     tile_cfg t;
     if (job->mode == ROWS_DENSE && tile_dense(ctx, rq, job, &c, &t))
         return tile_dense_launch(ctx, rq, job, a, &t, num_wait, wait);
+    if (job->mode == ROWS_KNN) {
+        /* the distance tiles (knndev.c), where they run */
+        cltopk_knn_launch kl = {.q = a->q, .p = a->in, .out_dist = a->out_keys,
+                                .out_index = a->out_index, .q_off = a->q_off,
+                                .p_off = (size_t)a->in_off, .nq = a->nrows};
+        int done, st = cltopk_knn_dev_run(ctx, rq, job, opts, c.wg, &kl, num_wait, wait, &done);
+        if (st != CLTOPK_OK || done)
+            return st;
+    }
     size_t parts = job->mode == ROWS_DENSE ? dense_parts(ctx, job, &c) : 1;
     cl_kernel kern, kpart = NULL;
     int st = cltopk_kernel_get(ctx, "rows.cl", opts, parts > 1 ? "rows_dense_merge"
@@ -662,7 +678,7 @@ size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
                      p.count[SEG_TSMALL], p.upto[SEG_TSMALL], p.count[SEG_TBIG],
                      p.upto[SEG_TBIG], p.count[SEG_SPLIT], p.upto[SEG_SPLIT], p.parts,
                      p.count[SEG_LONG], c.wg, c.r, c.cap);
-    } else {
+    } else if (!(n = (int)cltopk_knn_dev_describe(ctx, rq, job, c.wg, buf, len))) {
         n = snprintf(buf, len, "wg %u, r %u, %u kept, a buffer of %u; a work-group a query "
                      "(%zu), distances computed in place", c.wg, c.r, c.ktop, c.cap, job->nrows);
     }

@@ -9,8 +9,10 @@
  * against the same answer.  Cases: random points of several dimensions (not
  * multiples of 4), k = 1, 10 and np, duplicate points (ties by index), all
  * points equal, NaN and inf coordinates, queries equal to points; bad
- * arguments (negative status, a detail, outputs untouched).  t/knn_scalar.t is
- * the same with the scalar CPU kernels (CLTOPK_CPU_ISA=scalar). */
+ * arguments (negative status, a detail, outputs untouched).  On the OpenCL
+ * device also the distance tiles of cl/knn.cl on each of their paths
+ * (tiles(), forced with CLTOPK_KNN).  t/knn_scalar.t is the same with the
+ * scalar CPU kernels (CLTOPK_CPU_ISA=scalar). */
 #include "testlib.h"
 
 #include <math.h>
@@ -209,6 +211,116 @@ static void cases(cltopk_context *ctx, const char *dev, int buffer)
     free(qs);
 }
 
+/* fill n floats: uniform, or small integers (many equal distances) */
+static void fill(float *x, size_t n, int ints)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = ints ? (float)rng_below(&rng, 4) : uniform();
+}
+
+/* one shape, fresh data, both metrics */
+static void shape(cltopk_context *ctx, const char *dev, int buffer, const char *what, size_t nq,
+                  size_t np, size_t d, size_t k, int ints)
+{
+    float *ps = bmalloc(np * d * 4 + 4), *qs = bmalloc(nq * d * 4 + 4);
+    fill(ps, np * d, ints);
+    fill(qs, nq * d, ints);
+    for (int ip = 0; ip <= 1; ip++)
+        check(ctx, dev, buffer, what, ip, qs, nq, ps, np, d, k, ip ? WANT_BOTH : 1 + (int)(k % 3));
+    free(ps);
+    free(qs);
+}
+
+/* The device's distance tiles (cl/knn.cl) on every path: direct (np at most
+ * the sample), sample + threshold + lists, lists that overflow (a query
+ * recomputed over every point), several batches of queries, other tile
+ * shapes, and the old kernel (tile=0); shapes that are not multiples of the
+ * tile or the chunk, np below the sample, k = 1 and k = np, ties, all-equal
+ * points, NaN and inf coordinates.  CLTOPK_KNN's defaults on a CPU device:
+ * tiles of 16 queries x 32 points, a sample of 1024. */
+static void tiles(cltopk_context *ctx, const char *dev, int buffer)
+{
+    static const struct {
+        const char *env, *what;
+        size_t nq, np, d, k;
+        int ints;
+    } sh[] = {
+        {NULL, "tiles direct", 5, 700, 5, 7, 0},
+        {NULL, "tiles direct k = np", 4, 129, 3, 129, 0},
+        {NULL, "tiles direct k = 1", 17, 1000, 33, 1, 0},
+        {NULL, "tiles lists", 37, 2000, 33, 10, 0},
+        {NULL, "tiles lists d = 1", 9, 2500, 1, 5, 0},
+        {NULL, "tiles lists ties", 21, 4099, 3, 64, 1},
+        {NULL, "tiles lists k = 1", 70, 3001, 17, 1, 0},
+        {"sample=64,per_k=1", "small sample", 19, 777, 9, 12, 0},
+        {"sample=64,per_k=1", "small sample k = np", 3, 200, 4, 200, 0},
+        {"sample=40,per_k=1,cap=360", "some lists overflow", 23, 900, 6, 16, 0},
+        {"sample=16,per_k=1,cap=1", "every list overflows", 11, 500, 7, 9, 1},
+        {"sample=100,per_k=1,batch=7", "batches of 7 queries", 30, 1000, 5, 8, 0},
+        {"batch=3", "direct in batches of 3", 10, 300, 6, 4, 0},
+        {"tq=8,tp=8,dc=4,sample=256", "tile 8 x 8, chunk 4", 13, 1100, 33, 10, 0},
+        {"tq=32,tp=16,mq=8,mp=8,dc=64", "tile 32 x 16 of 8 x 8", 40, 2100, 70, 20, 0},
+        {"tile=0", "tile=0 (rows_knn)", 6, 1500, 7, 10, 0},
+    };
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+        if (sh[i].env)
+            setenv("CLTOPK_KNN", sh[i].env, 1);
+        shape(ctx, dev, buffer, sh[i].what, sh[i].nq, sh[i].np, sh[i].d, sh[i].k, sh[i].ints);
+        unsetenv("CLTOPK_KNN");
+    }
+    /* all points equal: every key ties with the threshold, every list
+     * overflows (direct where the sample holds them all) */
+    enum { NP = 3000, NQ = 7, D = 6 };
+    float *ps = bmalloc(NP * D * 4), *qs = bmalloc(NQ * D * 4);
+    fill(ps, D, 0);
+    for (size_t j = 1; j < NP; j++)
+        memcpy(ps + j * D, ps, D * 4);
+    fill(qs, NQ * D, 0);
+    for (int ip = 0; ip <= 1; ip++) {
+        check(ctx, dev, buffer, "tiles all equal", ip, qs, NQ, ps, NP, D, 20, WANT_BOTH);
+        setenv("CLTOPK_KNN", "sample=4096", 1);
+        check(ctx, dev, buffer, "tiles all equal direct", ip, qs, NQ, ps, NP, D, 20, WANT_BOTH);
+        unsetenv("CLTOPK_KNN");
+    }
+    /* NaN and inf coordinates on the lists' path: a query of NaN distances
+     * (its threshold the NaN key: every point passes), one with inf ones */
+    fill(ps, NP * D, 0);
+    for (size_t j = 0; j < NP; j += 5)
+        ps[j * D + j % D] = (j / 5) % 3 == 0 ? NAN : (j / 5) % 3 == 1 ? INFINITY : -INFINITY;
+    qs[2 * D + 1] = INFINITY;
+    qs[4 * D] = -NAN;
+    for (int ip = 0; ip <= 1; ip++) {
+        check(ctx, dev, buffer, "tiles nan/inf", ip, qs, NQ, ps, NP, D, 15, WANT_BOTH);
+        setenv("CLTOPK_KNN", "sample=64,per_k=1,cap=700", 1);
+        check(ctx, dev, buffer, "tiles nan/inf, small lists", ip, qs, NQ, ps, NP, D, 15,
+              WANT_BOTH);
+        unsetenv("CLTOPK_KNN");
+    }
+    free(ps);
+    free(qs);
+}
+
+/* what explain says of the tiles, and a bad CLTOPK_KNN */
+static void tiles_explain(cltopk_context *ctx, const char *dev)
+{
+    char buf[2048];
+    int st = cltopk_explain_knn(ctx, CLTOPK_L2SQ, 100, 100000, 32, 10, 1, buf, sizeof buf);
+    ok(st == CLTOPK_OK && strstr(buf, "distance tiles") && strstr(buf, "a sample of") &&
+           strstr(buf, "-> bits"), "%s: explain_knn names the tiles and the sample", dev);
+    st = cltopk_explain_knn(ctx, CLTOPK_L2SQ, 100, 500, 32, 10, 0, buf, sizeof buf);
+    ok(st == CLTOPK_OK && strstr(buf, "matrix of every distance"),
+       "%s: explain_knn: np below the sample is direct", dev);
+    setenv("CLTOPK_KNN", "tile=0", 1);
+    st = cltopk_explain_knn(ctx, CLTOPK_L2SQ, 100, 100000, 32, 10, 0, buf, sizeof buf);
+    ok(st == CLTOPK_OK && strstr(buf, "computed in place") && !strstr(buf, "tiles"),
+       "%s: explain_knn with CLTOPK_KNN=tile=0 names the old kernel", dev);
+    setenv("CLTOPK_KNN", "mq=6", 1);
+    st = cltopk_explain_knn(ctx, CLTOPK_L2SQ, 100, 100000, 32, 10, 0, buf, sizeof buf);
+    ok(st == CLTOPK_OK && strstr(buf, "CLTOPK_KNN") && strstr(buf, "-> cpu-heap"),
+       "%s: a bad CLTOPK_KNN: the device kernel refuses, AUTO takes the CPU", dev);
+    unsetenv("CLTOPK_KNN");
+}
+
 /* a call that must fail with `expect`, a detail, nothing written */
 static void refuse(cltopk_context *ctx, const char *dev, int expect, const char *what,
                    cltopk_metric m, const float *qs, size_t nq, const float *ps, size_t np,
@@ -284,6 +396,8 @@ int main(void)
     }
     cases(cl, "cl", 0);
     bad_args(cl, "cl");
+    tiles(cl, "cl", 0);
+    tiles_explain(cl, "cl");
     {
         /* host data in batches of queries: a device chunk of 1000 elements
          * holds the 100 x 7 points and 142 of the 300 queries */
@@ -303,6 +417,7 @@ int main(void)
     }
 #if CLTOPK_HAVE_OPENCL
     cases(cl, "cl", 1);
+    tiles(cl, "cl", 1);
 #endif
     cltopk_close(cl);
     return tap_done();

@@ -39,7 +39,7 @@ fi > "$tmp/global"
 layer_of() {
     case $1 in
     base|tune|expr) echo 0 ;;
-    context|device|program|cachefile|staging|chunk|winners|rselect|devsort|measure|consts|heap|isa|isa_scalar|isa_avx2|isa_avx512|radix|bitonic|bitpack|rowscpu|rowsdev|querycpu|querydev) echo 1 ;;
+    context|device|program|cachefile|staging|chunk|winners|rselect|devsort|measure|consts|heap|isa|isa_scalar|isa_avx2|isa_avx512|radix|bitonic|bitpack|rowscpu|rowsdev|knndev|querycpu|querydev) echo 1 ;;
     algo_*) echo 2 ;;
     table|plan) echo 3 ;;
     request|topk|bench|codec|rows|query|kernels) echo 4 ;;
