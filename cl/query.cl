@@ -621,7 +621,11 @@ inline okey_t row_key(COLS_ARGS, PROG_ARGS, ulong i, uint smallest, int *pass)
 #define QSPEC_START
 #endif
 
-/* The best cnt (at most MCAP) of the group's elements, the real ones those
+/* the most elements sorted without radix passes: where tile_select's passes
+ * stop (tile.h: 2k, at least 64, at most MCAP) */
+#define FEW(k) ((k) > MCAP / 2 ? MCAP : (k) * 2u < 64u ? (64u < MCAP ? 64u : MCAP) : (k) * 2u)
+
+/* The best cnt (at most FEW(k)) of the group's elements, the real ones those
  * with lo[r] != 0 (LO_OF of a position below PMAXV): gathered and sorted
  * best first into L->cu / L->ci[0 .. cnt) as tile_select leaves them,
  * without its radix passes. */
@@ -774,7 +778,7 @@ query_tile(KCOLS_ARGS, PROG_ARGS, ulong n, uint k, uint smallest, __global okey_
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint cnt = passing, cc = cands;
     const uint kk = k < cc ? k : cc;
-    if (cc > MCAP)
+    if (cc > FEW(k))
         tile_select(u, lo, kk, &L);
     else if (cc)
         tile_select_few(u, lo, cc, &L);
@@ -814,7 +818,7 @@ query_merge(KCOLS_ARGS, PROG_ARGS, uint k, uint parts, ulong ncand,
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint cnt = real;
     const uint kk = k < cnt ? k : cnt;
-    if (cnt > MCAP)
+    if (cnt > FEW(k))
         tile_select(u, lo, kk, &L);
     else if (cnt)
         tile_select_few(u, lo, cnt, &L);
