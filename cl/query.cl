@@ -4,11 +4,12 @@
  *
  *   query_tile   group g: rows [g * TL, g * TL + TL), TL = WG * RT, a row a
  *                register slot; the filter and the score evaluated, the
- *                passing rows' order keys selected by the register tile
- *                (tile.h) with their positions in the tile as the tie-break;
- *                the group's best min(k, passing) written as (order key, row)
- *                candidates at g * k (the sentinel row past them), its
- *                passing rows added to count[0]
+ *                order keys of the passing rows that reach the threshold
+ *                thr[0] (query_tile) selected by the register tile (tile.h),
+ *                or, when few, sorted in local memory, with their positions
+ *                in the tile as the tie-break; the group's best min(k, those)
+ *                written as (order key, row) candidates at g * k (the
+ *                sentinel row past them), its passing rows added to count[0]
  *   query_merge  group g: the candidates of parts groups of the level below
  *                (parts * k of them, at most TL; rows as the tie-break);
  *                writes its best k as the next level's candidates, or, with
@@ -17,14 +18,15 @@
  *                quiet NaN; 0 past the count), and the count min(k, count[0])
  *
  * -D options (defaults below and in tile.h, so that the file compiles on its
- * own): KEY_BITS
- * (32: float32 scores, 64: float64), WG, RT, MCAP, PB (tile.h: 16 for
+ * own): KEY_BITS (32: float32 scores, 64: float64), WG, RT, MCAP, PB (tile.h: 16 for
  * query_tile's positions in a tile, 31 for query_merge's rows), F64 (1: the
  * device has fp64, so float64 columns can be read; their types come at run
  * time, offs[8 ..]: 0 float32, 1 float64, 2 int32, 3 uint32, 4 int64, 5
  * uint64, so that one program serves every query), DIV64 (1: float32 division and
  * square root computed in float64 and rounded once, which is the correctly
- * rounded result, where the device does not round them correctly). */
+ * rounded result, where the device does not round them correctly), QTHR (1:
+ * query_tile keeps the threshold below), QSPEC (1: the programs come as -D
+ * options, below; 0: they are interpreted from ops / consts). */
 #pragma OPENCL FP_CONTRACT OFF
 
 #ifndef KEY_BITS
@@ -34,6 +36,9 @@
 #define STACK 32 /* lib/expr.h: EXPR_MAX_STACK */
 #ifndef DIV64
 #define DIV64 0
+#endif
+#ifndef QTHR
+#define QTHR 1
 #endif
 
 #ifndef F64
@@ -416,6 +421,182 @@ inline ulong run_prog(COLS_ARGS, __global const uint *ops, uint nops,
     return v[0];
 }
 
+/* ---- the specialised programs (QSPEC 1) ----
+ * The host turns the two programs into options (numbers only: never the
+ * caller's text): QO_N / QW_N the score's and the filter's lengths (QW_N 0:
+ * no filter), and for step i of program P (QO_ or QW_) P OPi the operation,
+ * P Si the stack slot it writes (operands at Si, Si + 1, Si + 2: the stack
+ * depth at each step is known when the program is compiled, so the stack is
+ * the named registers v0 .. v31 and their sign flags g0 .. g31), P Ai its
+ * operand (a column 0 .. 7, a comparison, or a constant's exact bits in hex)
+ * and P Bi a CONI constant's sign flag; QCT0 .. QCT7 the columns' types (as
+ * offs[8 ..] above: each column load is one typed load) and QO_COLS /
+ * QW_COLS the columns each program reads (bit r: column r), QRB the rows of
+ * a batch.  A work-item takes its rows QRB at a time: it reads the filter's
+ * columns of all of them (loads issued together, none waiting for another),
+ * runs the filter on each, reads the score's other columns where the filter
+ * holds (so each column is read once a row, and not at all where no row of
+ * a memory segment passes), then runs the score on each.
+ * cl/query_steps.h unrolls up to QMAX steps; longer programs take the
+ * interpreter (the host decides). */
+#ifndef QSPEC
+#define QSPEC 0
+#endif
+#define QMAX 64 /* cl/query_steps.h; lib/querydev.c: QDEV_SPEC_MAX */
+#if QSPEC
+#define QCAT(a, b) QCAT_(a, b)
+#define QCAT_(a, b) a##b
+/* the slot after slot s */
+#define QNX0 1
+#define QNX1 2
+#define QNX2 3
+#define QNX3 4
+#define QNX4 5
+#define QNX5 6
+#define QNX6 7
+#define QNX7 8
+#define QNX8 9
+#define QNX9 10
+#define QNX10 11
+#define QNX11 12
+#define QNX12 13
+#define QNX13 14
+#define QNX14 15
+#define QNX15 16
+#define QNX16 17
+#define QNX17 18
+#define QNX18 19
+#define QNX19 20
+#define QNX20 21
+#define QNX21 22
+#define QNX22 23
+#define QNX23 24
+#define QNX24 25
+#define QNX25 26
+#define QNX26 27
+#define QNX27 28
+#define QNX28 29
+#define QNX29 30
+#define QNX30 31
+#define QV(s) QCAT(v, s)
+#define QG(s) QCAT(g, s)
+#define QV1(s) QV(QCAT(QNX, s))
+#define QG1(s) QG(QCAT(QNX, s))
+#define QV2(s) QV(QCAT(QNX, QCAT(QNX, s)))
+#define QSLOTS                                                                                \
+    ulong v0 = 0, v1 = 0, v2 = 0, v3 = 0, v4 = 0, v5 = 0, v6 = 0, v7 = 0, v8 = 0, v9 = 0;      \
+    ulong v10 = 0, v11 = 0, v12 = 0, v13 = 0, v14 = 0, v15 = 0, v16 = 0, v17 = 0, v18 = 0;     \
+    ulong v19 = 0, v20 = 0, v21 = 0, v22 = 0, v23 = 0, v24 = 0, v25 = 0, v26 = 0, v27 = 0;     \
+    ulong v28 = 0, v29 = 0, v30 = 0, v31 = 0;                                                 \
+    uint g0 = 0, g1 = 0, g2 = 0, g3 = 0, g4 = 0, g5 = 0, g6 = 0, g7 = 0, g8 = 0, g9 = 0;       \
+    uint g10 = 0, g11 = 0, g12 = 0, g13 = 0, g14 = 0, g15 = 0, g16 = 0, g17 = 0, g18 = 0;      \
+    uint g19 = 0, g20 = 0, g21 = 0, g22 = 0, g23 = 0, g24 = 0, g25 = 0, g26 = 0, g27 = 0;      \
+    uint g28 = 0, g29 = 0, g30 = 0, g31 = 0
+
+/* the columns: element types, a value as a number, as an exact integer and
+ * its sign */
+#define QTYPE_0 float
+#define QTYPE_1 double
+#define QTYPE_2 int
+#define QTYPE_3 uint
+#define QTYPE_4 long
+#define QTYPE_5 ulong
+#define QNUM_0(x) TO_SCORE_F(x)
+#define QNUM_1(x) TO_SCORE_D(x)
+#define QNUM_2(x) TO_SCORE_I(x)
+#define QNUM_3(x) TO_SCORE_I(x)
+#define QNUM_4(x) TO_SCORE_I(x)
+#define QNUM_5(x) TO_SCORE_I(x)
+#define QEX_2(x) ((ulong)(long)(x))
+#define QEX_3(x) ((ulong)(x))
+#define QEX_4(x) ((ulong)(x))
+#define QEX_5(x) ((ulong)(x))
+#define QNG_2(x) ((uint)((x) < 0))
+#define QNG_3(x) 0u
+#define QNG_4(x) ((uint)((x) < 0))
+#define QNG_5(x) 0u
+#define QT(r) QCAT(QTYPE_, QCAT(QCT, r))
+#define QX(r) QCAT(x, r)[qb]
+#define QPTR(r) QCAT(p, r)
+#define QCMPF_0(x, y) ((x) < (y))
+#define QCMPF_1(x, y) ((x) <= (y))
+#define QCMPF_2(x, y) ((x) > (y))
+#define QCMPF_3(x, y) ((x) >= (y))
+#define QCMPF_4(x, y) ((x) == (y))
+#define QCMPF_5(x, y) ((x) != (y))
+
+/* one operation: op at slot s, operand a, sign flag b */
+#define QSTEP(i)                                                                              \
+    QSTEP_(QCAT(QCAT(QP, OP), i), QCAT(QCAT(QP, S), i), QCAT(QCAT(QP, A), i),                 \
+           QCAT(QCAT(QP, B), i))
+#define QSTEP_(op, s, a, b) QSTEP__(op, s, a, b)
+#define QSTEP__(op, s, a, b) QOP_##op(s, a, b);
+#define QBIN(s, E)                                                                            \
+    do {                                                                                      \
+        const score_t x = AS_SCORE(QV(s)), y = AS_SCORE(QV1(s));                              \
+        QV(s) = SCORE_BITS(E);                                                                \
+    } while (0)
+#define QUN(s, E)                                                                             \
+    do {                                                                                      \
+        const score_t x = AS_SCORE(QV(s));                                                    \
+        QV(s) = SCORE_BITS(E);                                                                \
+    } while (0)
+#define QOP_1(s, a, b) QV(s) = SCORE_BITS(QCAT(QNUM_, QCAT(QCT, a))(QX(a)))
+#define QOP_2(s, a, b)                                                                        \
+    QV(s) = QCAT(QEX_, QCAT(QCT, a))(QX(a)), QG(s) = QCAT(QNG_, QCAT(QCT, a))(QX(a))
+#define QOP_3(s, a, b) QV(s) = (ulong)(a)
+#define QOP_4(s, a, b) QV(s) = (ulong)(a), QG(s) = (uint)(b)
+#define QOP_5(s, a, b) QBIN(s, x + y)
+#define QOP_6(s, a, b) QBIN(s, x - y)
+#define QOP_7(s, a, b) QBIN(s, x * y)
+#define QOP_8(s, a, b) QBIN(s, Q_DIV(x, y))
+#define QOP_9(s, a, b) QUN(s, -x)
+#define QOP_10(s, a, b) QBIN(s, q_min(x, y))
+#define QOP_11(s, a, b) QBIN(s, q_max(x, y))
+#define QOP_12(s, a, b) QUN(s, fabs(x))
+#define QOP_13(s, a, b) QUN(s, Q_SQRT(x))
+#define QOP_14(s, a, b) QUN(s, Q_LOG(x))
+#define QOP_15(s, a, b) QUN(s, Q_EXP(x))
+#define QOP_16(s, a, b) QUN(s, floor(x))
+#define QOP_17(s, a, b) QUN(s, ceil(x))
+#define QOP_18(s, a, b)                                                                       \
+    QV(s) = (ulong)QCAT(QCMPF_, a)(AS_SCORE(QV(s)), AS_SCORE(QV1(s)))
+#define QOP_19(s, a, b) QV(s) = (ulong)q_cmp_exact(a, QV(s), QG(s), QV1(s), QG1(s))
+#define QOP_20(s, a, b) QV(s) &= QV1(s)
+#define QOP_21(s, a, b) QV(s) |= QV1(s)
+#define QOP_22(s, a, b) QV(s) ^= 1UL
+#define QOP_23(s, a, b) QV(s) = QV(s) ? QV1(s) : QV2(s)
+
+/* typed column pointers p0 .. p7 from the kernel's c0 .. c7 */
+#define QPTRS_START                                                                           \
+    __global const QT(0) *p0 = (__global const QT(0) *)c0;                                    \
+    __global const QT(1) *p1 = (__global const QT(1) *)c1;                                    \
+    __global const QT(2) *p2 = (__global const QT(2) *)c2;                                    \
+    __global const QT(3) *p3 = (__global const QT(3) *)c3;                                    \
+    __global const QT(4) *p4 = (__global const QT(4) *)c4;                                    \
+    __global const QT(5) *p5 = (__global const QT(5) *)c5;                                    \
+    __global const QT(6) *p6 = (__global const QT(6) *)c6;                                    \
+    __global const QT(7) *p7 = (__global const QT(7) *)c7
+/* the values of a batch of QRB rows: x0 .. x7[QRB] */
+#define QXS_DECL                                                                              \
+    QT(0) x0[QRB] = {0};                                                                      \
+    QT(1) x1[QRB] = {0};                                                                      \
+    QT(2) x2[QRB] = {0};                                                                      \
+    QT(3) x3[QRB] = {0};                                                                      \
+    QT(4) x4[QRB] = {0};                                                                      \
+    QT(5) x5[QRB] = {0};                                                                      \
+    QT(6) x6[QRB] = {0};                                                                      \
+    QT(7) x7[QRB] = {0}
+/* row i of the columns in mask m (a constant: the others cost nothing) into
+ * batch slot qb */
+#define QLOAD1(r, m, i)                                                                       \
+    if (((m) >> r) & 1)                                                                       \
+        QX(r) = QPTR(r)[i];
+#define QLOAD(m, i)                                                                           \
+    QLOAD1(0, m, i) QLOAD1(1, m, i) QLOAD1(2, m, i) QLOAD1(3, m, i) QLOAD1(4, m, i)           \
+        QLOAD1(5, m, i) QLOAD1(6, m, i) QLOAD1(7, m, i)
+#endif /* QSPEC */
+
 #define PROG_ARGS                                                                             \
     __global const uint *ops, uint nord, uint nwhere, __global const ulong *consts,         \
         __global const ulong *wconsts
@@ -431,44 +612,188 @@ inline okey_t row_key(COLS_ARGS, PROG_ARGS, ulong i, uint smallest, int *pass)
     return order_key((okey_t)run_prog(COLS_PASS, ops, nord, consts, i), smallest);
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-query_tile(KCOLS_ARGS, PROG_ARGS, ulong n, uint k, uint smallest, __global okey_t *cand_u,
-           __global uint *cand_i, __global uint *count)
+#if QSPEC
+#define QSPEC_START QPTRS_START
+#ifndef QRB
+#define QRB 4
+#endif
+#else
+#define QSPEC_START
+#endif
+
+/* the most elements sorted without radix passes: where tile_select's passes
+ * stop (tile.h: 2k, at least 64, at most MCAP) */
+#define FEW(k) ((k) > MCAP / 2 ? MCAP : (k) * 2u < 64u ? (64u < MCAP ? 64u : MCAP) : (k) * 2u)
+
+/* The best cnt (at most FEW(k)) of the group's elements, the real ones those
+ * with lo[r] != 0 (LO_OF of a position below PMAXV): gathered and sorted
+ * best first into L->cu / L->ci[0 .. cnt) as tile_select leaves them,
+ * without its radix passes. */
+inline void tile_select_few(const okey_t *u, const uint *lo, uint cnt, __local tile_locals *L)
 {
-    KCOLS_START;
-    __local tile_locals L;
-    __local uint passing;
     const uint lid = get_local_id(0);
-    const ulong g = get_group_id(0), base = g * (ulong)(WG * RT);
     if (lid == 0)
-        passing = 0;
+        L->cnt = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    okey_t u[RT];
-    uint lo[RT], mine = 0;
 #pragma unroll
     for (uint r = 0; r < RT; r++) {
-        uint j = r * WG + lid;
-        ulong row = base + j;
-        int pass = 0;
-        okey_t key = 0;
-        if (row < n)
-            key = row_key(COLS_PASS, ops, nord, nwhere, consts, wconsts, row, smallest, &pass);
-        u[r] = pass ? key : (okey_t)0;
-        lo[r] = pass ? LO_OF(j) : 0u;
-        mine += (uint)pass;
+        if (lo[r]) {
+            uint q = atomic_inc(&L->cnt);
+            L->cu[q] = u[r];
+            L->ci[q] = PMAXV - (lo[r] >> LOSHIFT);
+        }
     }
+    uint m = 1;
+    while (m < cnt)
+        m <<= 1;
+    for (uint i = cnt + lid; i < m; i += WG) {
+        L->cu[i] = 0;
+        L->ci[i] = SENTINEL_IDX;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint size = 2; size <= m; size <<= 1) {
+        for (uint j = size >> 1; j > 0; j >>= 1) {
+            for (uint c = lid; c < m / 2; c += WG) {
+                uint a = lower_of(c, j), h = a + j;
+                okey_t ua = L->cu[a], uh = L->cu[h];
+                uint ia = L->ci[a], ih = L->ci[h];
+                int hb = pair_better(uh, ih, ua, ia);
+                if (hb == ((a & size) == 0)) {
+                    L->cu[a] = uh;
+                    L->ci[a] = ih;
+                    L->cu[h] = ua;
+                    L->ci[h] = ia;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+}
+
+/* the threshold *thr: the high 32 bits of an order key that k rows already
+ * reach (each tile with k candidates raises it to its k-th); a row whose key
+ * is below it cannot be among the k best, so it is no tile's candidate (it
+ * still counts as passing).  Its value depends on the groups' timing, the
+ * result does not. */
+#if KEY_BITS == 64
+#define THR_OF(key) ((uint)((key) >> 32))
+#define THR_KEY(t) ((okey_t)(t) << 32)
+#else
+#define THR_OF(key) (key)
+#define THR_KEY(t) (t)
+#endif
+
+/* row j of the tile (where the row is below n: in_) into slot r: its key
+ * key_ where it passes (pass_) */
+#define TILE_SET(r, j, in_, pass_, key_)                                                      \
+    do {                                                                                      \
+        const int p_ = (pass_) && (in_);                                                      \
+        const int cand_ = p_ && (key_) >= tk;                                                 \
+        u[r] = cand_ ? (key_) : (okey_t)0;                                                    \
+        lo[r] = cand_ ? LO_OF(j) : 0u;                                                        \
+        mine += (uint)p_;                                                                     \
+        minec += (uint)cand_;                                                                 \
+    } while (0)
+/* the row of tile position j: past the last row, the last row (read, so that
+ * every load is unconditional, and not passing) */
+#define TILE_ROWNUM(j) (base + (j) < n ? base + (j) : n - 1)
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+query_tile(KCOLS_ARGS, PROG_ARGS, ulong n, uint k, uint smallest, __global okey_t *cand_u,
+           __global uint *cand_i, __global uint *count, __global uint *thr)
+{
+    KCOLS_START;
+    QSPEC_START;
+    __local tile_locals L;
+    __local uint passing, cands;
+    const uint lid = get_local_id(0);
+    const ulong g = get_group_id(0), base = g * (ulong)(WG * RT);
+    if (lid == 0) {
+        passing = 0;
+        cands = 0;
+    }
+#if QTHR
+    const okey_t tk = THR_KEY(*(volatile __global uint *)thr);
+#else
+    const okey_t tk = 0;
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+    okey_t u[RT];
+    uint lo[RT], mine = 0, minec = 0;
+    /* work-item lid reads rows base + lid + r * WG: a group's loads of one r
+     * are consecutive */
+#if QSPEC
+#pragma unroll
+    for (uint r0 = 0; r0 < RT; r0 += QRB) {
+        QXS_DECL;
+        int pass[QRB];
+#pragma unroll
+        for (uint qb = 0; qb < QRB; qb++) {
+            const ulong i = TILE_ROWNUM((r0 + qb) * WG + lid);
+            QLOAD(QW_COLS, i)
+        }
+#pragma unroll
+        for (uint qb = 0; qb < QRB; qb++) {
+#if QW_N > 0
+            QSLOTS;
+#define QP QW_
+#include "query_steps.h"
+#undef QP
+            pass[qb] = v0 != 0;
+#else
+            pass[qb] = 1;
+#endif
+        }
+#pragma unroll
+        for (uint qb = 0; qb < QRB; qb++) {
+            const ulong i = TILE_ROWNUM((r0 + qb) * WG + lid);
+            if (pass[qb]) {
+                QLOAD(QO_COLS & ~QW_COLS, i)
+            }
+        }
+#pragma unroll
+        for (uint qb = 0; qb < QRB; qb++) {
+            const uint j = (r0 + qb) * WG + lid;
+            QSLOTS;
+#define QP QO_
+#include "query_steps.h"
+#undef QP
+            TILE_SET(r0 + qb, j, base + j < n, pass[qb], order_key((okey_t)v0, smallest));
+        }
+    }
+#else
+#pragma unroll
+    for (uint r = 0; r < RT; r++) {
+        const uint j = r * WG + lid;
+        int pass = 0;
+        const okey_t key = row_key(COLS_PASS, ops, nord, nwhere, consts, wconsts,
+                                   TILE_ROWNUM(j), smallest, &pass);
+        TILE_SET(r, j, base + j < n, pass, key);
+    }
+#endif
     if (mine)
         atomic_add(&passing, mine);
+    if (minec)
+        atomic_add(&cands, minec);
     barrier(CLK_LOCAL_MEM_FENCE);
-    const uint cnt = passing;
-    const uint kk = k < cnt ? k : cnt;
-    if (kk)
+    const uint cnt = passing, cc = cands;
+    const uint kk = k < cc ? k : cc;
+    if (cc > FEW(k))
         tile_select(u, lo, kk, &L);
+    else if (cc)
+        tile_select_few(u, lo, cc, &L);
     tile_store(cand_u, cand_i, g * k, k, kk, (uint)base, &L);
     if (lid == 0 && cnt)
         atomic_add(count, cnt);
+#if QTHR
+    if (lid == 0 && cc >= k)
+        atomic_max(thr, THR_OF(L.cu[k - 1]));
+#endif
 }
 
+/* not in a specialised build: the host takes query_merge from the interpreter's
+ * program, which serves every query */
+#if !QSPEC
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 query_merge(KCOLS_ARGS, PROG_ARGS, uint k, uint parts, ulong ncand,
             __global const okey_t *in_u, __global const uint *in_i, __global okey_t *out_u,
@@ -493,8 +818,10 @@ query_merge(KCOLS_ARGS, PROG_ARGS, uint k, uint parts, ulong ncand,
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint cnt = real;
     const uint kk = k < cnt ? k : cnt;
-    if (kk)
+    if (cnt > FEW(k))
         tile_select(u, lo, kk, &L);
+    else if (cnt)
+        tile_select_few(u, lo, cnt, &L);
     if (!final) {
         tile_store(out_u, out_i, g * k, k, kk, 0, &L);
         return;
@@ -520,3 +847,4 @@ query_merge(KCOLS_ARGS, PROG_ARGS, uint k, uint parts, ulong ncand,
     if (lid == 0 && (want & 4u))
         out_count[0] = (ulong)(k < count[0] ? k : count[0]);
 }
+#endif

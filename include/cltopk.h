@@ -90,6 +90,10 @@
  *                          is computed whole), cap (candidates a query; 0 =
  *                          chosen; small values force the overflow path:
  *                          testing), batch (queries a batch; 0 = chosen)
+ *   CLTOPK_QUERY           the device query (cltopk_query_topk): spec (1: the
+ *                          kernel built for each query from its programs; 0:
+ *                          the interpreter, one program for every query) and
+ *                          thr (1: tiles skip rows that k rows already beat)
  */
 #ifndef CLTOPK_H
 #define CLTOPK_H
@@ -564,8 +568,10 @@ CLTOPK_API int cltopk_query_topk_buffer(cltopk_context *ctx, const cltopk_column
 /* What cltopk_query_topk (device_data 0) or its cl_mem form (1) would run,
  * without running it: a text of a few lines into buf (len bytes,
  * NUL-terminated, truncated if longer): the request, the columns used, each
- * program's operations, whether the device interpreter can run it (or why
- * not) and the choice (the line "-> ...").  Column data is not read.  Returns
+ * program's operations, whether the device can run it (or why not) and with
+ * which kernel: the one built for this query from its programs (with what
+ * that build costs, or that this context already holds it) or the
+ * interpreter (and why), and the choice (the line "-> ...").  Column data is not read.  Returns
  * CLTOPK_OK, or what the call would return for these arguments
  * (CLTOPK_ERR_EXPRESSION ...), CLTOPK_ERR_NO_OPENCL for device data on the
  * "cpu" context.  Thread rules as cltopk_topk. */

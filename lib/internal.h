@@ -179,6 +179,10 @@ struct cltopk_context {
 CLTOPK_INTERNAL int cltopk_program_get(cltopk_context *ctx, const char *file,
                                        const char *options, cl_program *out);
 CLTOPK_INTERNAL void cltopk_programs_free(cltopk_context *ctx);
+/* program.c: 1 if that program is already in ctx's memory cache (built or
+ * loaded from disk in this context), else 0; builds nothing */
+CLTOPK_INTERNAL int cltopk_program_cached(cltopk_context *ctx, const char *file,
+                                          const char *options);
 /* A kernel of such a program (the caller releases it).  Kernel objects are
  * created once per program and context and handed out retained; every launch
  * sets all of its arguments. */
@@ -628,6 +632,11 @@ CLTOPK_INTERNAL int cltopk_query_dev_can(cltopk_context *ctx, const cltopk_query
  * the wait list; ends in the context's last event */
 CLTOPK_INTERNAL int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job,
                                      cl_uint num_wait, const cl_event *wait);
+/* querydev.c: one line for cltopk_query_explain saying which kernel would run
+ * the job (the specialised one or the interpreter, and why) and what building
+ * it costs; the job as for cltopk_query_dev_can */
+CLTOPK_INTERNAL void cltopk_query_dev_explain(cltopk_context *ctx, const cltopk_query_job *job,
+                                              char *buf, size_t len);
 #endif
 
 #endif

@@ -365,7 +365,8 @@ int cltopk_program_get(cltopk_context *ctx, const char *file, const char *option
     if (!common || !sched || !bp || !src)
         return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "kernel source %s is not embedded", file);
     const char *extra = cltopk_env("CLTOPK_BUILD_OPTIONS");
-    char opts[2048];
+    /* room for a specialised query's options (lib/querydev.c: a few KB) */
+    char opts[16384];
     int n = snprintf(opts, sizeof opts, "%s%s%s", options, extra ? " " : "", extra ? extra : "");
     if (n < 0 || (size_t)n >= sizeof opts)
         return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
@@ -407,6 +408,20 @@ int cltopk_program_get(cltopk_context *ctx, const char *file, const char *option
     ctx->programs = entry;
     *out = entry->program;
     return CLTOPK_OK;
+}
+
+int cltopk_program_cached(cltopk_context *ctx, const char *file, const char *options)
+{
+    const char *extra = cltopk_env("CLTOPK_BUILD_OPTIONS");
+    char opts[16384];
+    int n = snprintf(opts, sizeof opts, "%s%s%s", options, extra ? " " : "", extra ? extra : "");
+    if (n < 0 || (size_t)n >= sizeof opts)
+        return 0;
+    uint64_t key = fnv_str(fnv_str(0xcbf29ce484222325ull, file), opts);
+    for (cltopk_program *p = ctx->programs; p; p = p->next)
+        if (p->key == key && !strcmp(p->options, opts))
+            return 1;
+    return 0;
 }
 
 int cltopk_kernel_get(cltopk_context *ctx, const char *file, const char *options,

@@ -618,11 +618,15 @@ int cltopk_query_explain(cltopk_context *ctx, const cltopk_column *cols, size_t 
 #else
         int gpu = 0;
 #endif
-        if (dev)
-            PUT("device     the interpreter of cl/query.cl: the filter and score evaluated as "
-                "the columns are read, a register tile a work-group, merges of tiles\n");
-        else
+        if (dev) {
+#if HAVE_OPENCL
+            char line[1024];
+            cltopk_query_dev_explain(ctx, &job, line, sizeof line);
+            PUT("device     %s\n", line);
+#endif
+        } else {
             PUT("device     cannot run it: %s\n", why);
+        }
         PUT("cpu        the interpreter of cpu/querycpu.c over blocks of 256 rows, OpenMP\n");
         PUT("-> %s\n", dev && (device_data || gpu) ? "device"
                        : device_data ? "cpu on host copies" : "cpu");

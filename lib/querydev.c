@@ -10,21 +10,53 @@
  * the merge's tie-break); float64 scores or columns need fp64; float32
  * division and sqrt must round correctly (the build option
  * -cl-fp32-correctly-rounded-divide-sqrt where the device offers it, else
- * computed in float64 and rounded once). */
+ * computed in float64 and rounded once).
+ *
+ * Specialisation: the tile kernel is built for the query.  The programs that
+ * lib/expr.c compiled (numbers: never the caller's text) become -D options,
+ * one set a step (the operation, the stack slot it writes, its operand: a
+ * column, a comparison, or a constant as the hex of its exact bits) plus the
+ * used columns' types, and cl/query.cl unrolls them into straight-line code
+ * on named registers with typed loads (qdev_spec_opts).  Each distinct query
+ * (programs and column types) is one more program to build, kept by the
+ * program caches (lib/program.c) like any other.  Programs longer than
+ * QDEV_SPEC_MAX operations, and CLTOPK_QUERY=spec=0, take the interpreter of
+ * cl/query.cl, which one program serves for every query.  The merge
+ * launches never are specialised: they evaluate the score at k rows only.
+ *
+ * A threshold in device memory (CLTOPK_QUERY=thr=0: none) lets the tiles
+ * skip rows that k rows already beat (see query_tile); a tile with few
+ * candidates sorts them in local memory without the radix passes. */
 #include "internal.h"
+#include "tune.h"
 
 #if HAVE_OPENCL
 
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define QDEV_RT 16
 #define QDEV_KMAX 1024
+#define QDEV_SPEC_MAX 64 /* cl/query_steps.h: the steps it unrolls */
+
+/* CLTOPK_QUERY (parsed strictly, lib/tune.h): spec=0 the interpreter for
+ * every query; thr=0 no threshold */
+enum { QP_SPEC, QP_THR, QP_N };
+static const cltopk_param qdev_params[] = {
+    [QP_SPEC] = {.name = "spec", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+    [QP_THR] = {.name = "thr", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+};
+static const cltopk_param_table qdev_table = {"CLTOPK_QUERY", qdev_params, QP_N, NULL};
 
 typedef struct {
     unsigned wg, mcap;
     int crdiv; /* the device rounds float32 division and sqrt correctly by option */
     int div64; /* else: float64 */
+    int spec;  /* the tile kernel specialised to the programs */
+    int thr;   /* the threshold */
+    int bad;   /* CLTOPK_QUERY is malformed (why): the device query refuses */
 } qdev_cfg;
 
 static int qdev_config(cltopk_context *ctx, const cltopk_query_job *job, qdev_cfg *c, char *why,
@@ -79,6 +111,12 @@ static int qdev_config(cltopk_context *ctx, const cltopk_query_job *job, qdev_cf
     }
     c->wg = wg;
     c->mcap = mcap;
+    cltopk_params p;
+    cltopk_tune_for f = {gpu, ctx->caps.device_name, job->q->score64 ? 8u : 4u, 1, job->k};
+    c->bad = cltopk_params_get(NULL, &qdev_table, &f, &p, why, whylen) != 0;
+    c->spec = !c->bad && p.v[QP_SPEC] != 0 && job->q->order.nops <= QDEV_SPEC_MAX &&
+              (!job->q->has_where || job->q->where.nops <= QDEV_SPEC_MAX);
+    c->thr = !c->bad && p.v[QP_THR] != 0;
     return 1;
 }
 
@@ -89,13 +127,126 @@ int cltopk_query_dev_can(cltopk_context *ctx, const cltopk_query_job *job, char 
     return qdev_config(ctx, job, &c, why, whylen);
 }
 
-static void qdev_opts(cltopk_context *ctx, const cltopk_query_job *job, const qdev_cfg *c,
-                      int pb, char *o, size_t len)
+/* append to the options o (len bytes, *at used): 0, or -1 when they do not
+ * fit */
+static int qdev_put(char *o, size_t len, size_t *at, const char *fmt, ...)
 {
-    snprintf(o, len, "-D KEY_BITS=%d -D KEY_KIND=2 -D WG=%u -D RT=%d -D MCAP=%u -D PB=%d "
-             "-D F64=%d -D DIV64=%d%s",
-             job->q->score64 ? 64 : 32, c->wg, QDEV_RT, c->mcap, pb, ctx->caps.fp64 ? 1 : 0,
-             c->div64, c->crdiv ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(o + *at, len - *at, fmt, ap);
+    va_end(ap);
+    if (w < 0 || (size_t)w >= len - *at)
+        return -1;
+    *at += (size_t)w;
+    return 0;
+}
+
+/* the options of one program pr under prefix P (QO_ or QW_; see cl/query.cl):
+ * its length, then per step the operation, the slot it writes (the stack
+ * depth before it less what it pops), its operand, and a CONI constant's sign
+ * flag; the columns it reads added to *cols (bit r: column r) */
+static int qdev_spec_prog(char *o, size_t len, size_t *at, const char *P, const expr_prog *pr,
+                          unsigned *cols)
+{
+    int st = qdev_put(o, len, at, " -D %sN=%d", P, pr->nops), sp = 0;
+    for (int i = 0; i < pr->nops && !st; i++) {
+        const unsigned op = pr->ops[i] & 255u, a = pr->ops[i] >> 8;
+        int pop;
+        switch (op) {
+        case XOP_COLF: case XOP_COLI: case XOP_CONF: case XOP_CONI: pop = 0; break;
+        case XOP_NEG: case XOP_ABS: case XOP_SQRT: case XOP_LOG: case XOP_EXP: case XOP_FLOOR:
+        case XOP_CEIL: case XOP_NOT: pop = 1; break;
+        case XOP_SEL: pop = 3; break;
+        default: pop = 2; break; /* the binary operations and comparisons */
+        }
+        const int slot = sp - pop;
+        st = qdev_put(o, len, at, " -D %sOP%d=%u -D %sS%d=%d", P, i, op, P, i, slot);
+        if (!st && (op == XOP_COLF || op == XOP_COLI || op == XOP_CMPF || op == XOP_CMPI))
+            st = qdev_put(o, len, at, " -D %sA%d=%u", P, i, a);
+        if (!st && (op == XOP_CONF || op == XOP_CONI)) /* the exact bits */
+            st = qdev_put(o, len, at, " -D %sA%d=0x%llxUL", P, i,
+                          (unsigned long long)pr->consts[a]);
+        if (!st && op == XOP_CONI)
+            st = qdev_put(o, len, at, " -D %sB%d=%u", P, i, (unsigned)(pr->consts[a + 1] & 1));
+        if (op == XOP_COLF || op == XOP_COLI)
+            *cols |= 1u << a;
+        sp = slot + 1;
+    }
+    return st;
+}
+
+/* the options of a build (pb: tile.h's PB; spec: specialised to the job's
+ * programs) into o: 0, or -1 when they do not fit */
+static int qdev_opts(cltopk_context *ctx, const cltopk_query_job *job, const qdev_cfg *c,
+                     int pb, int spec, char *o, size_t len)
+{
+    size_t at = 0;
+    int st = qdev_put(o, len, &at,
+                      "-D KEY_BITS=%d -D KEY_KIND=2 -D WG=%u -D RT=%d -D MCAP=%u -D PB=%d "
+                      "-D F64=%d -D DIV64=%d -D QTHR=%d%s",
+                      job->q->score64 ? 64 : 32, c->wg, QDEV_RT, c->mcap, pb,
+                      ctx->caps.fp64 ? 1 : 0, c->div64, c->thr,
+                      c->crdiv ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
+    if (st || !spec)
+        return st;
+    const expr_query *q = job->q;
+    unsigned ocols = 0, wcols = 0;
+    st = qdev_put(o, len, &at, " -D QSPEC=1");
+    for (int r = 0; r < EXPR_MAX_REFS && !st; r++) /* unused columns: any type */
+        st = qdev_put(o, len, &at, " -D QCT%d=%d", r, r < q->nrefs ? job->types[r] : 0);
+    if (!st)
+        st = qdev_spec_prog(o, len, &at, "QO_", &q->order, &ocols);
+    if (!st && q->has_where)
+        st = qdev_spec_prog(o, len, &at, "QW_", &q->where, &wcols);
+    else if (!st)
+        st = qdev_put(o, len, &at, " -D QW_N=0");
+    /* rows a batch: the batch's values in registers, about 64 32-bit words */
+    int words = 0, rb = 16;
+    for (int r = 0; r < q->nrefs; r++)
+        words += cltopk_dtype_size((cltopk_dtype)job->types[r]) / 4;
+    while (rb > 2 && rb * words > 64)
+        rb >>= 1;
+    if (!st)
+        st = qdev_put(o, len, &at, " -D QO_COLS=%uu -D QW_COLS=%uu -D QRB=%d", ocols, wcols, rb);
+    return st;
+}
+
+void cltopk_query_dev_explain(cltopk_context *ctx, const cltopk_query_job *job, char *buf,
+                              size_t len)
+{
+    qdev_cfg c;
+    char why[256];
+    if (!qdev_config(ctx, job, &c, why, sizeof why)) {
+        snprintf(buf, len, "cannot run it: %s", why);
+        return;
+    }
+    if (c.bad) {
+        snprintf(buf, len, "refuses it: %s", why);
+        return;
+    }
+    const expr_query *q = job->q;
+    const char *thr = c.thr ? ", a threshold that k rows beat" : "";
+    if (!c.spec) {
+        snprintf(buf, len, "the interpreter of cl/query.cl (%s): one program for every query, "
+                 "a register tile a work-group%s, merges of tiles",
+                 q->order.nops > QDEV_SPEC_MAX || (q->has_where && q->where.nops > QDEV_SPEC_MAX)
+                     ? "a program longer than the specialised kernel unrolls"
+                     : "CLTOPK_QUERY=spec=0", thr);
+        return;
+    }
+    enum { OPTS = 12288 };
+    char *opts = malloc(OPTS);
+    int built = opts && !qdev_opts(ctx, job, &c, 16, 1, opts, OPTS) &&
+                cltopk_program_cached(ctx, "query.cl", opts);
+    free(opts);
+    snprintf(buf, len, "cl/query.cl specialised to this query (-D options from its programs: "
+             "%d + %d steps on named registers, typed loads, each column read once a row), a "
+             "register tile a work-group%s, merges of tiles; %s",
+             q->order.nops, q->has_where ? q->where.nops : 0, thr,
+             built ? "already built in this context"
+                   : "a distinct query is one more program build on its first call (some "
+                     "0.1 to 0.5 s on GPU drivers, seconds on POCL; then the program caches, "
+                     "memory and disk); CLTOPK_QUERY=spec=0 takes the interpreter instead");
 }
 
 /* a read-only buffer holding bytes of host memory (at least 8 bytes) */
@@ -115,14 +266,21 @@ int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint n
 {
     qdev_cfg c;
     char why[256];
-    if (!qdev_config(ctx, job, &c, why, sizeof why))
+    if (!qdev_config(ctx, job, &c, why, sizeof why) || c.bad)
         return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "the device query: %s", why);
     const expr_query *q = job->q;
-    char opts[512], mopts[512];
-    qdev_opts(ctx, job, &c, 16, opts, sizeof opts);
-    qdev_opts(ctx, job, &c, 31, mopts, sizeof mopts);
+    enum { OPTS = 12288 };
+    char *opts = malloc(OPTS), mopts[512];
+    if (!opts)
+        return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "the device query: out of host memory");
     cl_kernel kt = NULL, km = NULL;
-    int st = cltopk_kernel_get(ctx, "query.cl", opts, "query_tile", &kt);
+    int st = CLTOPK_OK;
+    if (qdev_opts(ctx, job, &c, 16, c.spec, opts, OPTS) ||
+        qdev_opts(ctx, job, &c, 31, 0, mopts, sizeof mopts))
+        st = cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "the device query: build options too long");
+    if (st == CLTOPK_OK)
+        st = cltopk_kernel_get(ctx, "query.cl", opts, "query_tile", &kt);
+    free(opts);
     if (st == CLTOPK_OK)
         st = cltopk_kernel_get(ctx, "query.cl", mopts, "query_merge", &km);
     /* the programs: order then where in one buffer, their constants apart */
@@ -137,7 +295,7 @@ int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint n
         offs[8 + r] = (cl_ulong)job->types[r];
     }
     cl_uint zero = 0;
-    cl_mem mops = NULL, mcon = NULL, mwcon = NULL, moffs = NULL, mcount = NULL;
+    cl_mem mops = NULL, mcon = NULL, mwcon = NULL, moffs = NULL, mcount = NULL, mthr = NULL;
     if (st == CLTOPK_OK)
         mops = qdev_copy(ctx, ops, (size_t)(nord + nwhere) * 4, &st);
     if (st == CLTOPK_OK)
@@ -153,6 +311,13 @@ int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint n
                                 &err);
         if (!mcount)
             st = cltopk_clfail(ctx, err, "clCreateBuffer (the query's count)");
+    }
+    if (st == CLTOPK_OK) {
+        cl_int err;
+        mthr = clCreateBuffer(ctx->clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4, &zero,
+                              &err);
+        if (!mthr)
+            st = cltopk_clfail(ctx, err, "clCreateBuffer (the query's threshold)");
     }
     cl_mem cols[8];
     for (int r = 0; r < 8; r++)
@@ -170,14 +335,15 @@ int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint n
     cl_ulong n = job->n;
     cl_uint k = (cl_uint)job->k, sm = (cl_uint)job->smallest;
     if (st == CLTOPK_OK &&
-        (st = cltopk_set_args(ctx, kt, 20, sizeof(cl_mem), &cols[0], sizeof(cl_mem), &cols[1],
+        (st = cltopk_set_args(ctx, kt, 21, sizeof(cl_mem), &cols[0], sizeof(cl_mem), &cols[1],
                               sizeof(cl_mem), &cols[2], sizeof(cl_mem), &cols[3], sizeof(cl_mem),
                               &cols[4], sizeof(cl_mem), &cols[5], sizeof(cl_mem), &cols[6],
                               sizeof(cl_mem), &cols[7], sizeof(cl_mem), &moffs, sizeof(cl_mem),
                               &mops, sizeof nord, &nord, sizeof nwhere, &nwhere,
                               sizeof(cl_mem), &mcon, sizeof(cl_mem), &mwcon, sizeof n, &n,
                               sizeof k, &k, sizeof sm, &sm, sizeof(cl_mem), &cu[0],
-                              sizeof(cl_mem), &ci[0], sizeof(cl_mem), &mcount)) == CLTOPK_OK)
+                              sizeof(cl_mem), &ci[0], sizeof(cl_mem), &mcount,
+                              sizeof(cl_mem), &mthr)) == CLTOPK_OK)
         st = cltopk_launch(ctx, kt, groups * c.wg, c.wg, num_wait, wait);
     /* merge levels: parts groups' candidates a group, until one group */
     cl_uint parts = (cl_uint)(tl / job->k);
@@ -209,7 +375,7 @@ int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint n
         cur = !cur;
     }
     /* buffers released now are freed once the launches are done with them */
-    cl_mem mine[] = {mops, mcon, mwcon, moffs, mcount};
+    cl_mem mine[] = {mops, mcon, mwcon, moffs, mcount, mthr};
     for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++)
         if (mine[i])
             clReleaseMemObject(mine[i]);

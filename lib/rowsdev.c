@@ -180,7 +180,7 @@ int cltopk_rows_dev_can(cltopk_context *ctx, const cltopk_request *rq,
  * that the call may return before its launches run and the caller may reuse
  * the memory (a blocking write from pageable memory is several times faster
  * than clCreateBuffer with CL_MEM_COPY_HOST_PTR on NVIDIA's driver) */
-static int host_copy(cltopk_context *ctx, int slot, const void *p, size_t bytes, cl_mem *out)
+static int rows_host_copy(cltopk_context *ctx, int slot, const void *p, size_t bytes, cl_mem *out)
 {
     int st = cltopk_scratch(ctx, slot, bytes ? bytes : 1, out);
     if (st != CLTOPK_OK || !bytes)
@@ -496,7 +496,7 @@ static int segments_launch(cltopk_context *ctx, const cltopk_request *rq,
             if (cl != SEG_SHORT)
                 h[at[cl]++] = (cl_uint)s;
         }
-        st = host_copy(ctx, SCR_ROWS_IDS, h, nlist * sizeof *h, &ids);
+        st = rows_host_copy(ctx, SCR_ROWS_IDS, h, nlist * sizeof *h, &ids);
         free(h);
         if (st != CLTOPK_OK)
             return st;
@@ -695,7 +695,7 @@ int cltopk_rows_dev_buffer(cltopk_context *ctx, const cltopk_request *rq,
                           .out_index = rq->dout_index};
     int st;
     if (job->mode == ROWS_SEGMENTS &&
-        (st = host_copy(ctx, SCR_ROWS_OFFS, job->offsets, (job->nrows + 1) * 8, &a.offs)) !=
+        (st = rows_host_copy(ctx, SCR_ROWS_OFFS, job->offsets, (job->nrows + 1) * 8, &a.offs)) !=
             CLTOPK_OK)
         return st;
     a.hoffs = job->offsets;
@@ -818,7 +818,7 @@ int cltopk_rows_dev_host(cltopk_context *ctx, const cltopk_request *rq,
             if (job->mode == ROWS_SEGMENTS) {
                 a.in_off = -(long long)job->offsets[r0];
                 a.hoffs = job->offsets + r0;
-                if ((st = host_copy(ctx, SCR_ROWS_OFFS, job->offsets + r0, (nb + 1) * 8, &a.offs)) !=
+                if ((st = rows_host_copy(ctx, SCR_ROWS_OFFS, job->offsets + r0, (nb + 1) * 8, &a.offs)) !=
                     CLTOPK_OK) {
                     clReleaseEvent(ev);
                     break;

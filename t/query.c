@@ -11,8 +11,11 @@
  * every device.  Every column type, NaN, infinities, -0, the integer extremes;
  * the paper's three queries on a tweet-like table; filters passing no row,
  * one row, fewer than k, every row; k = 0, n = 0; the CPU context, the host
- * form on the OpenCL context and the cl_mem form (the device interpreter)
- * give the same rows and score bits.  Malformed expressions and arguments: a
+ * form on the OpenCL context and the cl_mem form (the device kernel built for
+ * each query, and for some queries also the interpreter, CLTOPK_QUERY=spec=0,
+ * and no threshold, thr=0) give the same rows and score bits; the
+ * specialised kernel at its limits (64 operations, 32 stack slots) and one
+ * operation past them (the interpreter), with the explanation naming each.  Malformed expressions and arguments: a
  * negative status with a detail naming the position, nothing written. */
 #include "tap.h"
 #include "testlib.h"
@@ -681,7 +684,102 @@ static void random_queries(cltopk_context *const *ctxs, const char *const *devs,
             for (int via = 0; via <= (c > 0); via++)
                 check_query(ctxs[c], devs[c], via, &tb, ordt, wheret, order,
                             wheret ? where : NULL, k, f64, smallest, "random tree");
+        /* the device's other paths: the interpreter, and no threshold */
+        if (nctx > 1 && t % 3 != 2) {
+            setenv("CLTOPK_QUERY", t % 3 == 0 ? "spec=0" : "thr=0", 1);
+            check_query(ctxs[1], devs[1], VIA_BUFFER, &tb, ordt, wheret, order,
+                        wheret ? where : NULL, k, f64, smallest,
+                        t % 3 == 0 ? "random tree, the interpreter (spec=0)"
+                                   : "random tree, no threshold (thr=0)");
+            unsetenv("CLTOPK_QUERY");
+        }
     }
+    table_free(&tb);
+}
+
+/* a sum of m columns (cycling through the table's), nested to the left
+ * (a stack of 2 slots) or to the right (m slots) */
+static enode *chain(int m, int right)
+{
+    enode *x = en(E_COL);
+    x->col = (m - 1) % NCOL;
+    for (int j = m - 2; j >= 0; j--) {
+        enode *y = en(E_COL), *s = en(E_BIN);
+        y->col = j % NCOL;
+        s->op = 0;
+        s->a[0] = right ? y : x;
+        s->a[1] = right ? x : y;
+        x = s;
+    }
+    return x;
+}
+
+/* the specialised device kernel at its limits: the longest program it
+ * unrolls (64 operations), the deepest stack (32 slots: v31), one operation
+ * more (the interpreter); each also through the interpreter (spec=0), and
+ * the explanation naming the kernel that runs */
+static void spec_limits(cltopk_context *ctx, const char *dev)
+{
+    table tb;
+    table_make(&tb, 1500 + (size_t)rng_below(&rng, 1500));
+    static const struct {
+        int m, right, neg, spec;
+        const char *what;
+    } cases[] = {{32, 0, 1, 1, "64 operations (specialised)"},
+                 {32, 1, 0, 1, "a stack of 32 slots (specialised)"},
+                 {33, 0, 0, 0, "65 operations (the interpreter)"}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        npool = 0;
+        enode *ordt = chain(cases[c].m, cases[c].right);
+        if (cases[c].neg) {
+            enode *x = en(E_NEG);
+            x->a[0] = ordt;
+            ordt = x;
+        }
+        /* i > -50 (most rows) or not (a random condition) */
+        enode *wheret = en(E_OR), *gt = en(E_CMP), *lit = en(E_LITI), *no = en(E_NOT);
+        lit->neg = 1;
+        lit->bits = (uint64_t)0 - 50;
+        gt->op = 2;
+        gt->a[0] = en(E_COL);
+        gt->a[0]->col = 2;
+        gt->a[1] = lit;
+        no->a[0] = gen_cond(&tb, 1, 0);
+        wheret->a[0] = gt;
+        wheret->a[1] = no;
+        char order[4096], where[2048];
+        size_t at = 0;
+        render(ordt, order, sizeof order, &at);
+        at = 0;
+        render(wheret, where, sizeof where, &at);
+        int f64 = (int)c & 1;
+        char ex[4096] = "";
+        int st = cltopk_query_explain(ctx, tb.cols, (size_t)tb.ncols, tb.n, order, where, 20, 0,
+                                      f64 ? CLTOPK_FLOAT64 : CLTOPK_FLOAT32, 1, ex, sizeof ex);
+        const char *dl = strstr(ex, "\ndevice ");
+        int says = dl && (cases[c].spec ? strstr(dl, "specialised to this query") != NULL
+                                        : strstr(dl, "the interpreter of cl/query.cl (a program "
+                                                     "longer") != NULL);
+        if (!ok(st == CLTOPK_OK && says, "%s explain: %s", dev, cases[c].what))
+            diag("status %d, explanation:\n%s", st, ex);
+        for (int spec = 1; spec >= 0; spec--) {
+            if (!spec)
+                setenv("CLTOPK_QUERY", "spec=0", 1);
+            char what[128];
+            snprintf(what, sizeof what, "%s%s", cases[c].what, spec ? "" : ", spec=0");
+            check_query(ctx, dev, VIA_BUFFER, &tb, ordt, wheret, order, where, 20, f64, 0, what);
+            unsetenv("CLTOPK_QUERY");
+        }
+    }
+    setenv("CLTOPK_QUERY", "spec=2", 1);
+    int64_t oi[4];
+    uint64_t ob[4];
+    size_t count;
+    int st = run_query(ctx, VIA_BUFFER, &tb, "f", NULL, 4, 0, 0, oi, ob, &count);
+    unsetenv("CLTOPK_QUERY");
+    if (!ok(st == CLTOPK_ERR_UNSUPPORTED && strstr(cltopk_last_error(ctx), "CLTOPK_QUERY"),
+            "%s: CLTOPK_QUERY=spec=2 is refused with a reason", dev))
+        diag("status %d: %s", st, cltopk_last_error(ctx));
     table_free(&tb);
 }
 
@@ -1045,6 +1143,8 @@ int main(void)
     tweets(ctxs, devs, nctx);
     random_queries(ctxs, devs, nctx, test_full() ? 300 : 60);
     logexp(ctxs, devs, nctx);
+    if (nctx > 1)
+        spec_limits(ctxs[1], devs[1]);
     if (nctx < 2)
         skip("the OpenCL parts: %s", why);
     for (int c = 0; c < nctx; c++)
