@@ -6,7 +6,7 @@
 #   bench/gpu-run.sh [TARBALL]       (default: the newest .gpu/cltopk-*.tar.gz)
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
-# than one 10-minute call allows): check poclcheck onepass band bandx rows query prof demo bitonic keysonly dist
+# than one 10-minute call allows): check poclcheck onepass band bandx rows query prof knnx demo bitonic keysonly dist
 # ablation paper torch tune unpack sbp tree cpu; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
@@ -186,6 +186,11 @@ if want query; then
         tools/cltopk bench --query -n $n -k 50 --device gpu --reps 5 2>&1 |
             tee -a "$OUT/summary.txt" "$OUT/query.txt"
     done
+    for spec in spec=0 thr=0; do
+        log "bench: query, the paper's three queries, 2^28 rows, k = 50, CLTOPK_QUERY=$spec"
+        CLTOPK_QUERY=$spec tools/cltopk bench --query -n 2^28 -k 50 --device gpu --reps 5 2>&1 |
+            tee -a "$OUT/summary.txt" "$OUT/query.txt"
+    done
     log "vs_torch: the paper's three queries, 2^28 rows, k = 50"
     python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --query --n 268435456 --k 50 \
         --reps 5 2>&1 | tee -a "$OUT/summary.txt" "$OUT/query.txt"
@@ -220,6 +225,24 @@ if want rows; then
         python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --knn 1000,1048576,$d \
             --k 10,100 --reps 5 2>&1 | tee -a "$OUT/summary.txt" "$OUT/rows.txt"
     done
+fi
+
+# ---- kNN distance tiles: variants of CLTOPK_KNN (issue 13)
+if want knnx; then
+    for spec in tile=0 "" tq=128,tp=128,mq=8,mp=8 tq=64,tp=64,mq=4,mp=4 sample=16384 \
+                tq=128,tp=64,mq=8,mp=4 dc=32; do
+        for d in 32 128; do
+            log "bench: knn nq = 1000, np = 2^20, d = $d, k = 10 and 100, CLTOPK_KNN=$spec"
+            for k in 10 100; do
+                CLTOPK_KNN=$spec tools/cltopk bench --knn -q 1000 -p 1048576 -d $d -k $k \
+                    --device gpu --reps 3 2>&1 | grep -E "knn|error" |
+                    tee -a "$OUT/summary.txt" "$OUT/knnx.txt"
+            done
+        done
+    done
+    tools/cltopk knn --help >/dev/null 2>&1 && { tools/cltopk gen -t f32 -n 1048576 /tmp/p.f32 &&
+        tools/cltopk gen -t f32 -n 32000 /tmp/q.f32 && tools/cltopk knn -k 10 -d 32 --device gpu \
+        --explain /tmp/q.f32 /tmp/p.f32 2>&1 | head -8 | tee -a "$OUT/summary.txt"; }
 fi
 
 # ---- per-launch device times (CLTOPK_PROFILE=1) of the many-rows and query calls

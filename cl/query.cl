@@ -428,8 +428,9 @@ inline ulong run_prog(COLS_ARGS, __global const uint *ops, uint nops,
  * P Si the stack slot it writes (operands at Si, Si + 1, Si + 2: the stack
  * depth at each step is known when the program is compiled, so the stack is
  * the named registers v0 .. v31 and their sign flags g0 .. g31), P Ai its
- * operand (a column 0 .. 7, a comparison, or a constant's exact bits in hex)
- * and P Bi a CONI constant's sign flag; QCT0 .. QCT7 the columns' types (as
+ * operand (a column 0 .. 7, a comparison, or the index of a constant in the
+ * program's constant buffer, so that queries differing only in constants
+ * share one program); QCT0 .. QCT7 the columns' types (as
  * offs[8 ..] above: each column load is one typed load) and QO_COLS /
  * QW_COLS the columns each program reads (bit r: column r), QRB the rows of
  * a batch.  A work-item takes its rows QRB at a time: it reads the filter's
@@ -525,10 +526,9 @@ inline ulong run_prog(COLS_ARGS, __global const uint *ops, uint nops,
 #define QCMPF_4(x, y) ((x) == (y))
 #define QCMPF_5(x, y) ((x) != (y))
 
-/* one operation: op at slot s, operand a, sign flag b */
+/* one operation: op at slot s, operand a (b unused) */
 #define QSTEP(i)                                                                              \
-    QSTEP_(QCAT(QCAT(QP, OP), i), QCAT(QCAT(QP, S), i), QCAT(QCAT(QP, A), i),                 \
-           QCAT(QCAT(QP, B), i))
+    QSTEP_(QCAT(QCAT(QP, OP), i), QCAT(QCAT(QP, S), i), QCAT(QCAT(QP, A), i), 0)
 #define QSTEP_(op, s, a, b) QSTEP__(op, s, a, b)
 #define QSTEP__(op, s, a, b) QOP_##op(s, a, b);
 #define QBIN(s, E)                                                                            \
@@ -544,8 +544,11 @@ inline ulong run_prog(COLS_ARGS, __global const uint *ops, uint nops,
 #define QOP_1(s, a, b) QV(s) = SCORE_BITS(QCAT(QNUM_, QCAT(QCT, a))(QX(a)))
 #define QOP_2(s, a, b)                                                                        \
     QV(s) = QCAT(QEX_, QCAT(QCT, a))(QX(a)), QG(s) = QCAT(QNG_, QCAT(QCT, a))(QX(a))
-#define QOP_3(s, a, b) QV(s) = (ulong)(a)
-#define QOP_4(s, a, b) QV(s) = (ulong)(a), QG(s) = (uint)(b)
+/* constants: a is the index into the program's constants (QK: consts or
+ * wconsts), so that a query that differs in its constants only is the same
+ * program */
+#define QOP_3(s, a, b) QV(s) = QK[a]
+#define QOP_4(s, a, b) QV(s) = QK[a], QG(s) = (uint)(QK[(a) + 1] & 1u)
 #define QOP_5(s, a, b) QBIN(s, x + y)
 #define QOP_6(s, a, b) QBIN(s, x - y)
 #define QOP_7(s, a, b) QBIN(s, x * y)
@@ -737,7 +740,9 @@ query_tile(KCOLS_ARGS, PROG_ARGS, ulong n, uint k, uint smallest, __global okey_
 #if QW_N > 0
             QSLOTS;
 #define QP QW_
+#define QK wconsts
 #include "query_steps.h"
+#undef QK
 #undef QP
             pass[qb] = v0 != 0;
 #else
@@ -756,7 +761,9 @@ query_tile(KCOLS_ARGS, PROG_ARGS, ulong n, uint k, uint smallest, __global okey_
             const uint j = (r0 + qb) * WG + lid;
             QSLOTS;
 #define QP QO_
+#define QK consts
 #include "query_steps.h"
+#undef QK
 #undef QP
             TILE_SET(r0 + qb, j, base + j < n, pass[qb], order_key((okey_t)v0, smallest));
         }

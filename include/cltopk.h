@@ -91,8 +91,10 @@
  *                          chosen; small values force the overflow path:
  *                          testing), batch (queries a batch; 0 = chosen)
  *   CLTOPK_QUERY           the device query (cltopk_query_topk): spec (1: the
- *                          kernel built for each query from its programs; 0:
- *                          the interpreter, one program for every query) and
+ *                          kernel built for each query shape from its
+ *                          programs; 0: the interpreter, one program for
+ *                          every query; 2, the default: that kernel from 2^22
+ *                          rows) and
  *                          thr (1: tiles skip rows that k rows already beat)
  */
 #ifndef CLTOPK_H

@@ -42,10 +42,13 @@
 #define QDEV_SPEC_MAX 64 /* cl/query_steps.h: the steps it unrolls */
 
 /* CLTOPK_QUERY (parsed strictly, lib/tune.h): spec=0 the interpreter for
- * every query; thr=0 no threshold */
+ * every query, 1 the specialised kernel (programs it unrolls), 2 (auto, the
+ * default) the specialised kernel from QDEV_SPEC_ROWS rows, where a tile
+ * kernel saves more than a program build costs; thr=0 no threshold */
+#define QDEV_SPEC_ROWS ((size_t)1 << 22)
 enum { QP_SPEC, QP_THR, QP_N };
 static const cltopk_param qdev_params[] = {
-    [QP_SPEC] = {.name = "spec", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+    [QP_SPEC] = {.name = "spec", .gpu = 2, .cpu = 2, .min = 0, .max = 2, .integer = 1},
     [QP_THR] = {.name = "thr", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
 };
 static const cltopk_param_table qdev_table = {"CLTOPK_QUERY", qdev_params, QP_N, NULL};
@@ -55,6 +58,7 @@ typedef struct {
     int crdiv; /* the device rounds float32 division and sqrt correctly by option */
     int div64; /* else: float64 */
     int spec;  /* the tile kernel specialised to the programs */
+    int spec_auto; /* spec chosen by the table's size (CLTOPK_QUERY spec=2) */
     int thr;   /* the threshold */
     int bad;   /* CLTOPK_QUERY is malformed (why): the device query refuses */
 } qdev_cfg;
@@ -114,7 +118,9 @@ static int qdev_config(cltopk_context *ctx, const cltopk_query_job *job, qdev_cf
     cltopk_params p;
     cltopk_tune_for f = {gpu, ctx->caps.device_name, job->q->score64 ? 8u : 4u, 1, job->k};
     c->bad = cltopk_params_get(NULL, &qdev_table, &f, &p, why, whylen) != 0;
-    c->spec = !c->bad && p.v[QP_SPEC] != 0 && job->q->order.nops <= QDEV_SPEC_MAX &&
+    c->spec_auto = p.v[QP_SPEC] == 2;
+    c->spec = !c->bad && p.v[QP_SPEC] != 0 && (p.v[QP_SPEC] == 1 || job->n >= QDEV_SPEC_ROWS) &&
+              job->q->order.nops <= QDEV_SPEC_MAX &&
               (!job->q->has_where || job->q->where.nops <= QDEV_SPEC_MAX);
     c->thr = !c->bad && p.v[QP_THR] != 0;
     return 1;
@@ -143,8 +149,9 @@ static int qdev_put(char *o, size_t len, size_t *at, const char *fmt, ...)
 
 /* the options of one program pr under prefix P (QO_ or QW_; see cl/query.cl):
  * its length, then per step the operation, the slot it writes (the stack
- * depth before it less what it pops), its operand, and a CONI constant's sign
- * flag; the columns it reads added to *cols (bit r: column r) */
+ * depth before it less what it pops) and its operand (a column, a comparison,
+ * or the index of a constant, which the kernel reads from its buffer: a
+ * query that differs only in its constants reuses the program); the columns it reads added to *cols (bit r: column r) */
 static int qdev_spec_prog(char *o, size_t len, size_t *at, const char *P, const expr_prog *pr,
                           unsigned *cols)
 {
@@ -163,11 +170,8 @@ static int qdev_spec_prog(char *o, size_t len, size_t *at, const char *P, const 
         st = qdev_put(o, len, at, " -D %sOP%d=%u -D %sS%d=%d", P, i, op, P, i, slot);
         if (!st && (op == XOP_COLF || op == XOP_COLI || op == XOP_CMPF || op == XOP_CMPI))
             st = qdev_put(o, len, at, " -D %sA%d=%u", P, i, a);
-        if (!st && (op == XOP_CONF || op == XOP_CONI)) /* the exact bits */
-            st = qdev_put(o, len, at, " -D %sA%d=0x%llxUL", P, i,
-                          (unsigned long long)pr->consts[a]);
-        if (!st && op == XOP_CONI)
-            st = qdev_put(o, len, at, " -D %sB%d=%u", P, i, (unsigned)(pr->consts[a + 1] & 1));
+        if (!st && (op == XOP_CONF || op == XOP_CONI)) /* the index of its constant */
+            st = qdev_put(o, len, at, " -D %sA%d=%u", P, i, a);
         if (op == XOP_COLF || op == XOP_COLI)
             *cols |= 1u << a;
         sp = slot + 1;
@@ -231,7 +235,9 @@ void cltopk_query_dev_explain(cltopk_context *ctx, const cltopk_query_job *job, 
                  "a register tile a work-group%s, merges of tiles",
                  q->order.nops > QDEV_SPEC_MAX || (q->has_where && q->where.nops > QDEV_SPEC_MAX)
                      ? "a program longer than the specialised kernel unrolls"
-                     : "CLTOPK_QUERY=spec=0", thr);
+                 : c.spec_auto ? "fewer than 2^22 rows, where the specialised kernel saves less "
+                                 "than its build costs; CLTOPK_QUERY=spec=1 forces it"
+                               : "CLTOPK_QUERY=spec=0", thr);
         return;
     }
     enum { OPTS = 12288 };

@@ -684,13 +684,19 @@ static void random_queries(cltopk_context *const *ctxs, const char *const *devs,
             for (int via = 0; via <= (c > 0); via++)
                 check_query(ctxs[c], devs[c], via, &tb, ordt, wheret, order,
                             wheret ? where : NULL, k, f64, smallest, "random tree");
-        /* the device's other paths: the interpreter, and no threshold */
-        if (nctx > 1 && t % 3 != 2) {
-            setenv("CLTOPK_QUERY", t % 3 == 0 ? "spec=0" : "thr=0", 1);
+        /* the device's other paths (tables this small take the interpreter
+         * by default): the specialised kernel (a program build each), with
+         * and without the threshold, and the interpreter without it */
+        static const char *const other[3] = {"spec=1", "spec=1,thr=0", "thr=0"};
+        static const char *const otherw[3] = {"random tree, specialised (spec=1)",
+                                              "random tree, specialised, no threshold",
+                                              "random tree, no threshold (thr=0)"};
+        int m = test_full() ? 6 : 15; /* every m-th tree builds a program */
+        int o = t % m == 0 ? 0 : t % m == m / 2 ? 1 : t % 3 == 1 ? 2 : -1;
+        if (nctx > 1 && o >= 0) {
+            setenv("CLTOPK_QUERY", other[o], 1);
             check_query(ctxs[1], devs[1], VIA_BUFFER, &tb, ordt, wheret, order,
-                        wheret ? where : NULL, k, f64, smallest,
-                        t % 3 == 0 ? "random tree, the interpreter (spec=0)"
-                                   : "random tree, no threshold (thr=0)");
+                        wheret ? where : NULL, k, f64, smallest, otherw[o]);
             unsetenv("CLTOPK_QUERY");
         }
     }
@@ -754,6 +760,7 @@ static void spec_limits(cltopk_context *ctx, const char *dev)
         render(wheret, where, sizeof where, &at);
         int f64 = (int)c & 1;
         char ex[4096] = "";
+        setenv("CLTOPK_QUERY", "spec=1", 1);
         int st = cltopk_query_explain(ctx, tb.cols, (size_t)tb.ncols, tb.n, order, where, 20, 0,
                                       f64 ? CLTOPK_FLOAT64 : CLTOPK_FLOAT32, 1, ex, sizeof ex);
         const char *dl = strstr(ex, "\ndevice ");
@@ -763,22 +770,21 @@ static void spec_limits(cltopk_context *ctx, const char *dev)
         if (!ok(st == CLTOPK_OK && says, "%s explain: %s", dev, cases[c].what))
             diag("status %d, explanation:\n%s", st, ex);
         for (int spec = 1; spec >= 0; spec--) {
-            if (!spec)
-                setenv("CLTOPK_QUERY", "spec=0", 1);
+            setenv("CLTOPK_QUERY", spec ? "spec=1" : "spec=0", 1);
             char what[128];
             snprintf(what, sizeof what, "%s%s", cases[c].what, spec ? "" : ", spec=0");
             check_query(ctx, dev, VIA_BUFFER, &tb, ordt, wheret, order, where, 20, f64, 0, what);
             unsetenv("CLTOPK_QUERY");
         }
     }
-    setenv("CLTOPK_QUERY", "spec=2", 1);
+    setenv("CLTOPK_QUERY", "spec=3", 1);
     int64_t oi[4];
     uint64_t ob[4];
     size_t count;
     int st = run_query(ctx, VIA_BUFFER, &tb, "f", NULL, 4, 0, 0, oi, ob, &count);
     unsetenv("CLTOPK_QUERY");
     if (!ok(st == CLTOPK_ERR_UNSUPPORTED && strstr(cltopk_last_error(ctx), "CLTOPK_QUERY"),
-            "%s: CLTOPK_QUERY=spec=2 is refused with a reason", dev))
+            "%s: CLTOPK_QUERY=spec=3 is refused with a reason", dev))
         diag("status %d: %s", st, cltopk_last_error(ctx));
     table_free(&tb);
 }
@@ -844,6 +850,27 @@ static void tweets(cltopk_context *const *ctxs, const char *const *devs, int nct
         for (int via = 0; via <= (c > 0); via++)
             check_query(ctxs[c], devs[c], via, &tb, rc, orr, "retweet_count",
                         "lang == 1 or lang == 2", 50, 0, 0, "Q3 an or of equalities");
+    /* the three through the specialised kernel (a table this small takes the
+     * interpreter by default); Q1 at two selectivities is one program */
+    if (nctx > 1) {
+        setenv("CLTOPK_QUERY", "spec=1", 1);
+        for (int sel = 1; sel <= 9; sel += 8) {
+            enode *x = en(E_LITI);
+            x->bits = (uint64_t)(1493596800 + 267840 * (int64_t)sel);
+            enode *cmp = en(E_CMP);
+            cmp->op = 0, cmp->a[0] = tc, cmp->a[1] = x;
+            char where[128];
+            snprintf(where, sizeof where, "tweet_time < %llu", (unsigned long long)x->bits);
+            check_query(ctxs[1], devs[1], VIA_BUFFER, &tb, rc, cmp, "retweet_count", where, 50,
+                        0, 0, "Q1 filter on time, specialised (spec=1)");
+        }
+        check_query(ctxs[1], devs[1], VIA_BUFFER, &tb, sum, NULL,
+                    "retweet_count + 0.5 * likes_count", NULL, 50, 0, 0,
+                    "Q2 weighted sum, specialised (spec=1)");
+        check_query(ctxs[1], devs[1], VIA_BUFFER, &tb, rc, orr, "retweet_count",
+                    "lang == 1 or lang == 2", 50, 0, 0, "Q3 an or of equalities, specialised");
+        unsetenv("CLTOPK_QUERY");
+    }
     /* filters passing no row, one row, fewer than k, every row */
     static const struct {
         uint64_t bound;
