@@ -126,10 +126,10 @@ inline uint tile_gather(const okey_t *u, const uint *lo, okey_t tu, uint tl,
 }
 
 /* The threshold of the maxima: each work-item's best element; the k-th best
- * of those WG maxima (k <= WG) is an element with at least k elements at or
- * above it (k distinct work-items' maxima), and on most input only a few more
- * (uniform keys, k = 32 of 4096 in 256 x 16: about 34; sorted or all-equal
- * rows: exactly k).  Gathers those (at most MCAP) and returns their count: 0
+ * of those maxima (k <= WG; reduced to M leaders' below) is an element with at
+ * least k elements at or above it (k distinct maxima), and on most input only
+ * a few more (uniform keys: about 1.4 k; sorted or all-equal rows: exactly
+ * k).  Gathers those (at most MCAP) and returns their count: 0
  * when fewer than k maxima are real elements.  The functions here have one
  * exit each and their barriers are reached by the whole group (POCL's kernel
  * compiler mishandles a barrier after an early return).  */
@@ -149,16 +149,41 @@ inline uint tile_by_maxima(const okey_t *u, const uint *lo, uint k, __local tile
     if (lid == 0)
         L->part[3] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    uint rank = 0;
-    for (uint j = 0; j < WG; j++)
-        rank += (uint)TILE_BETTER(L->cu[j], L->ci[j], bu, bl);
-    /* the k-th best maximum, if it is a real element (lo of a real one is
-     * at least 1 << LOSHIFT; padding maxima (0, 0) tie and may skip rank k-1) */
-    if (rank == k - 1u && bl != 0) {
-        L->part[0] = (uint)bu;
-        L->part[1] = (uint)((ulong)bu >> 32);
-        L->part[2] = bl;
-        L->part[3] = 1u;
+    /* M leaders (the least power of two >= 2k, at least 16, at most WG) each
+     * take the best of WG / M work-items' maxima: the k-th best of the M then
+     * has about 1.4 k elements at or above it (half of the M beat it), at a
+     * cost of M comparisons a leader instead of WG */
+    uint M = 16;
+    while (M < 2u * k && M < WG)
+        M <<= 1;
+    if (lid < M) {
+        for (uint w = lid + M; w < WG; w += M) {
+            const okey_t wu = L->cu[w];
+            const uint wl = L->ci[w];
+            const int b = TILE_BETTER(wu, wl, bu, bl);
+            bu = b ? wu : bu;
+            bl = b ? wl : bl;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < M) {
+        L->cu[lid] = bu;
+        L->ci[lid] = bl;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < M) {
+        uint rank = 0;
+        for (uint j = 0; j < M; j++)
+            rank += (uint)TILE_BETTER(L->cu[j], L->ci[j], bu, bl);
+        /* the k-th best, if it is a real element (lo of a real one is at
+         * least 1 << LOSHIFT; padding maxima (0, 0) tie and may skip rank
+         * k - 1) */
+        if (rank == k - 1u && bl != 0) {
+            L->part[0] = (uint)bu;
+            L->part[1] = (uint)((ulong)bu >> 32);
+            L->part[2] = bl;
+            L->part[3] = 1u;
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint found = L->part[3];

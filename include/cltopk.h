@@ -79,8 +79,11 @@
  *                          group, elements a work-item a round: powers of two),
  *                          parts (a long dense row's work-groups; 0 = chosen),
  *                          tile (1: rows and segments that fit a group's
- *                          registers by the register tile; 0: never) and rt
- *                          (elements a work-item holds there, a power of two)
+ *                          registers by the register tile; 0: never), rt
+ *                          (elements a work-item holds there, a power of
+ *                          two), maxima (0: the tile by radix passes only,
+ *                          not the threshold of the work-items' maxima) and
+ *                          tkmax (dense rows take the tile up to this k)
  *   CLTOPK_KNN             cltopk_knn's distance tiles: tile (0: the old
  *                          kernel, a work-group a query), tq, tp (queries and
  *                          points of a tile), mq, mp (a work-item's micro-tile:

@@ -37,12 +37,14 @@ typedef struct {
     unsigned wg, r, ktop, cap;
     size_t parts; /* parts of a dense row (0: chosen per launch) */
     unsigned tile, rt; /* the register tile (cl/rows_tile.cl): on, elements a work-item */
+    unsigned maxima;   /* the tile's threshold of the maxima (tile.h) */
+    size_t tkmax;      /* dense rows take the tile up to this k */
 } rows_cfg;
 
 /* a register-tile launch (cl/rows_tile.cl): work-items, elements each,
  * gathered pairs, position bits; dense rows: parts a row and their length */
 typedef struct {
-    unsigned wg, rt, mcap, pb;
+    unsigned wg, rt, mcap, pb, nomax;
     size_t parts, plen;
 } tile_cfg;
 #define TILE_KMAX 1024 /* the largest k of the register tile */
@@ -54,15 +56,21 @@ static const unsigned ktops[] = {32, 256, 1024, 2048};
 /* CLTOPK_BITS: wg work-items a group and r elements a work-item a round (both
  * powers of two), parts of a long dense row (0: chosen from the rows and the
  * device's compute units) */
-enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT };
+enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT, BP_MAXIMA, BP_TKMAX, BP_N };
 static const cltopk_param bits_params[] = {
     [BP_WG] = {.name = "wg", .gpu = 256, .cpu = 64, .min = 16, .max = 1024, .integer = 1},
     [BP_R] = {.name = "r", .gpu = 4, .cpu = 2, .min = 1, .max = 16, .integer = 1},
     [BP_PARTS] = {.name = "parts", .gpu = 0, .cpu = 0, .min = 0, .max = 65536, .integer = 1},
     [BP_TILE] = {.name = "tile", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
     [BP_RT] = {.name = "rt", .gpu = 16, .cpu = 4, .min = 1, .max = 32, .integer = 1},
+    /* the tile's threshold of the maxima (tile.h; 0: radix passes only) */
+    [BP_MAXIMA] = {.name = "maxima", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+    /* dense rows take the tile up to this k (the H200: the streaming kernel
+     * took 0.54 ms on 1024 x 65536 at k = 256, the tile 0.99 ms) */
+    [BP_TKMAX] = {.name = "tkmax", .gpu = 128, .cpu = 128, .min = 1, .max = 4096,
+                  .integer = 1},
 };
-static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, 5, NULL};
+static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
 
 static size_t local_bytes(const rows_cfg *c, int bytes)
 {
@@ -84,6 +92,8 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     c->parts = (size_t)p.v[BP_PARTS];
     c->tile = (unsigned)p.v[BP_TILE];
     c->rt = (unsigned)p.v[BP_RT];
+    c->maxima = (unsigned)p.v[BP_MAXIMA];
+    c->tkmax = (size_t)p.v[BP_TKMAX];
     if (!cltopk_is_pow2(c->wg) || !cltopk_is_pow2(c->r) || !cltopk_is_pow2(c->rt)) {
         snprintf(why, whylen, "CLTOPK_BITS: wg = %u, r = %u and rt = %u must be powers of two",
                  c->wg, c->r, c->rt);
@@ -246,7 +256,8 @@ static int tile_fit(const cltopk_context *ctx, const cltopk_request *rq, const r
     unsigned mcap = k <= 128 ? 256 : 2048;
     if ((size_t)mcap * ((size_t)rq->bytes + 4) + 2048 > ctx->caps.local_mem)
         return 0;
-    *t = (tile_cfg){.wg = wg, .rt = c->rt, .mcap = mcap, .pb = pb, .parts = 1, .plen = hold};
+    *t = (tile_cfg){.wg = wg, .rt = c->rt, .mcap = mcap, .pb = pb, .nomax = !c->maxima,
+                    .parts = 1, .plen = hold};
     return 1;
 }
 
@@ -257,7 +268,7 @@ static int tile_dense(const cltopk_context *ctx, const cltopk_request *rq,
                       const cltopk_rows_job *job, const rows_cfg *c, tile_cfg *t)
 {
     size_t k = rq->k, cols = job->cols, tl = (size_t)c->wg * c->rt;
-    if (!c->tile || k == 0 || cols == 0)
+    if (!c->tile || k == 0 || cols == 0 || k > c->tkmax)
         return 0;
     size_t parts = c->parts ? c->parts : (cols + tl - 1) / tl;
     if (!c->parts) {
@@ -288,8 +299,9 @@ static int tile_dense(const cltopk_context *ctx, const cltopk_request *rq,
 /* the compile options of cl/rows_tile.cl for t */
 static void tile_opts(const cltopk_request *rq, const tile_cfg *t, char *opts, size_t len)
 {
-    snprintf(opts, len, "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D RT=%u -D MCAP=%u -D PB=%u",
-             rq->bytes * 8, rq->kind, t->wg, t->rt, t->mcap, t->pb);
+    snprintf(opts, len, "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D RT=%u -D MCAP=%u -D PB=%u%s",
+             rq->bytes * 8, rq->kind, t->wg, t->rt, t->mcap, t->pb,
+             t->nomax ? " -D TILE_NOMAX=1" : "");
 }
 
 /* dense rows by the register tile: one launch, or the parts and a merge */

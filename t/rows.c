@@ -670,8 +670,13 @@ int main(void)
     if (test_full())
         cases(cl, "cl tile=0", CLTOPK_ALGO_BITS, 0);
     random_shapes(cl, "cl tile=0", CLTOPK_ALGO_BITS, test_full() ? 12 : 5);
+    /* the tile by radix passes only, and the tile for every k it takes */
+    setenv("CLTOPK_BITS", "maxima=0", 1);
+    random_shapes(cl, "cl maxima=0", CLTOPK_ALGO_BITS, test_full() ? 12 : 4);
+    setenv("CLTOPK_BITS", "tkmax=4096", 1);
+    random_shapes(cl, "cl tkmax=4096", CLTOPK_ALGO_BITS, test_full() ? 12 : 4);
     static const char *const bad_env[] = {"wg=100", "r=3", "parts=-1", "speed=9", "wg=2048",
-                                          "rt=3", "tile=2"};
+                                          "rt=3", "tile=2", "maxima=2", "tkmax=0"};
     for (size_t i = 0; i < sizeof bad_env / sizeof bad_env[0]; i++) {
         setenv("CLTOPK_BITS", bad_env[i], 1);
         char ok_[4 * 4];
