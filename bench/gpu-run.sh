@@ -47,7 +47,7 @@ cat "$OUT/devices.txt"
 if want check; then
     log "make check (OpenCL tests on the GPU: CLTOPK_TEST_DEVICE=gpu)"
     # CHECK_TESTS: only these tests (e.g. "t/band.t t/sample_filter.t")
-    CLTOPK_TEST_DEVICE=gpu timeout ${CHECK_TIMEOUT:-560} make -j"$jobs" check-full \
+    CLTOPK_TEST_DEVICE=gpu timeout ${CHECK_TIMEOUT:-560} make -j"$jobs" ${CHECK_TARGET:-check-full} \
         ${CHECK_TESTS:+TESTS="$CHECK_TESTS"} >"$OUT/check.log" 2>&1
     rc=$?
     grep -E "^(# |PASS|FAIL|ERROR|SKIP|XFAIL)" "$OUT/check.log" | tail -25 | tee -a "$OUT/summary.txt"
@@ -180,6 +180,11 @@ if want band; then
 fi
 
 # ---- queries over columns (issue 14): the paper's three queries, fused and the peer
+if want queryt; then
+    log "vs_torch: the paper's three queries, 2^28 rows, k = 50"
+    python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --query --n 268435456 --k 50 \
+        --reps 5 2>&1 | tee -a "$OUT/summary.txt" "$OUT/query.txt"
+fi
 if want query; then
     for n in 2^24 2^28; do
         log "bench: query, the paper's three queries, $n rows, k = 50"
@@ -215,12 +220,12 @@ if want rows; then
         tee -a "$OUT/summary.txt" "$OUT/rows.txt"
     CLTOPK_BITS=tile=0 tools/cltopk bench --segments -n 2^26 -k 32 --device gpu --algo bits \
         --reps 10 2>&1 | tee -a "$OUT/summary.txt" "$OUT/rows.txt"
-    for d in 32 128; do for k in 10 100; do
+    [ "${ROWS_KNN:-1}" = 1 ] && for d in 32 128; do for k in 10 100; do
         log "bench: knn nq = 1000, np = 2^20, d = $d, k = $k"
         tools/cltopk bench --knn -q 1000 -p 1048576 -d $d -k $k --device gpu --reps 5 2>&1 |
             tee -a "$OUT/summary.txt" "$OUT/rows.txt"
     done; done
-    for d in 32 128; do
+    [ "${ROWS_KNN:-1}" = 1 ] && for d in 32 128; do
         log "vs_torch: knn nq = 1000, np = 2^20, d = $d (torch.cdist + torch.topk)"
         python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --knn 1000,1048576,$d \
             --k 10,100 --reps 5 2>&1 | tee -a "$OUT/summary.txt" "$OUT/rows.txt"

@@ -98,7 +98,8 @@
  *                          programs; 0: the interpreter, one program for
  *                          every query; 2, the default: that kernel from 2^22
  *                          rows) and
- *                          thr (1: tiles skip rows that k rows already beat)
+ *                          thr (1: tiles skip rows that k rows already beat;
+ *                          0, the default: no threshold)
  */
 #ifndef CLTOPK_H
 #define CLTOPK_H

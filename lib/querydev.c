@@ -24,7 +24,7 @@
  * cl/query.cl, which one program serves for every query.  The merge
  * launches never are specialised: they evaluate the score at k rows only.
  *
- * A threshold in device memory (CLTOPK_QUERY=thr=0: none) lets the tiles
+ * A threshold in device memory (CLTOPK_QUERY=thr=1; off by default) lets the tiles
  * skip rows that k rows already beat (see query_tile); a tile with few
  * candidates sorts them in local memory without the radix passes. */
 #include "internal.h"
@@ -44,12 +44,15 @@
 /* CLTOPK_QUERY (parsed strictly, lib/tune.h): spec=0 the interpreter for
  * every query, 1 the specialised kernel (programs it unrolls), 2 (auto, the
  * default) the specialised kernel from QDEV_SPEC_ROWS rows, where a tile
- * kernel saves more than a program build costs; thr=0 no threshold */
+ * kernel saves more than a program build costs; thr=1 the threshold */
 #define QDEV_SPEC_ROWS ((size_t)1 << 22)
 enum { QP_SPEC, QP_THR, QP_N };
 static const cltopk_param qdev_params[] = {
     [QP_SPEC] = {.name = "spec", .gpu = 2, .cpu = 2, .min = 0, .max = 2, .integer = 1},
-    [QP_THR] = {.name = "thr", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+    /* off by default: on the H200 (2^28 rows, k = 50) it gained nothing on
+     * Q1 and Q3 (2.05 / 2.79 ms without, 2.11 / 2.78 with) and cost Q2 (1.46
+     * ms without, 2.56 with) */
+    [QP_THR] = {.name = "thr", .gpu = 0, .cpu = 0, .min = 0, .max = 1, .integer = 1},
 };
 static const cltopk_param_table qdev_table = {"CLTOPK_QUERY", qdev_params, QP_N, NULL};
 

@@ -13,7 +13,7 @@
  * one row, fewer than k, every row; k = 0, n = 0; the CPU context, the host
  * form on the OpenCL context and the cl_mem form (the device kernel built for
  * each query, and for some queries also the interpreter, CLTOPK_QUERY=spec=0,
- * and no threshold, thr=0) give the same rows and score bits; the
+ * and the threshold, thr=1) give the same rows and score bits; the
  * specialised kernel at its limits (64 operations, 32 stack slots) and one
  * operation past them (the interpreter), with the explanation naming each.  Malformed expressions and arguments: a
  * negative status with a detail naming the position, nothing written. */
@@ -685,12 +685,12 @@ static void random_queries(cltopk_context *const *ctxs, const char *const *devs,
                 check_query(ctxs[c], devs[c], via, &tb, ordt, wheret, order,
                             wheret ? where : NULL, k, f64, smallest, "random tree");
         /* the device's other paths (tables this small take the interpreter
-         * by default): the specialised kernel (a program build each), with
-         * and without the threshold, and the interpreter without it */
-        static const char *const other[3] = {"spec=1", "spec=1,thr=0", "thr=0"};
+         * by default): the specialised kernel (a program build each), alone
+         * and with the threshold, and the interpreter with the threshold */
+        static const char *const other[3] = {"spec=1", "spec=1,thr=1", "thr=1"};
         static const char *const otherw[3] = {"random tree, specialised (spec=1)",
-                                              "random tree, specialised, no threshold",
-                                              "random tree, no threshold (thr=0)"};
+                                              "random tree, specialised, threshold",
+                                              "random tree, threshold (thr=1)"};
         int m = test_full() ? 6 : 15; /* every m-th tree builds a program */
         int o = t % m == 0 ? 0 : t % m == m / 2 ? 1 : t % 3 == 1 ? 2 : -1;
         if (nctx > 1 && o >= 0) {
