@@ -96,8 +96,8 @@
  *   CLTOPK_QUERY           the device query (cltopk_query_topk): spec (1: the
  *                          kernel built for each query shape from its
  *                          programs; 0: the interpreter, one program for
- *                          every query; 2, the default: that kernel from 2^22
- *                          rows) and
+ *                          every query, the default on CPU devices; 2, the
+ *                          default on GPUs: that kernel from 2^22 rows) and
  *                          thr (1: tiles skip rows that k rows already beat;
  *                          0, the default: no threshold)
  */

@@ -48,7 +48,7 @@
 #define QDEV_SPEC_ROWS ((size_t)1 << 22)
 enum { QP_SPEC, QP_THR, QP_N };
 static const cltopk_param qdev_params[] = {
-    [QP_SPEC] = {.name = "spec", .gpu = 2, .cpu = 2, .min = 0, .max = 2, .integer = 1},
+    [QP_SPEC] = {.name = "spec", .gpu = 2, .cpu = 0, .min = 0, .max = 2, .integer = 1},
     /* off by default: on the H200 (2^28 rows, k = 50) it gained nothing on
      * Q1 and Q3 (2.05 / 2.79 ms without, 2.11 / 2.78 with) and cost Q2 (1.46
      * ms without, 2.56 with) */
@@ -121,7 +121,7 @@ static int qdev_config(cltopk_context *ctx, const cltopk_query_job *job, qdev_cf
     cltopk_params p;
     cltopk_tune_for f = {gpu, ctx->caps.device_name, job->q->score64 ? 8u : 4u, 1, job->k};
     c->bad = cltopk_params_get(NULL, &qdev_table, &f, &p, why, whylen) != 0;
-    c->spec_auto = p.v[QP_SPEC] == 2;
+    c->spec_auto = p.v[QP_SPEC] == 2 || (p.v[QP_SPEC] == 0 && !(p.env & (1u << QP_SPEC)));
     c->spec = !c->bad && p.v[QP_SPEC] != 0 && (p.v[QP_SPEC] == 1 || job->n >= QDEV_SPEC_ROWS) &&
               job->q->order.nops <= QDEV_SPEC_MAX &&
               (!job->q->has_where || job->q->where.nops <= QDEV_SPEC_MAX);
@@ -199,6 +199,12 @@ static int qdev_opts(cltopk_context *ctx, const cltopk_query_job *job, const qde
     const expr_query *q = job->q;
     unsigned ocols = 0, wcols = 0;
     st = qdev_put(o, len, &at, " -D QSPEC=1");
+    /* POCL 6 (Debian 13) aborts the process in LLVM ("Instruction Combining
+     * did not reach a fixpoint") on some specialised programs; built
+     * without optimisation they compile (CPU devices take the interpreter
+     * unless CLTOPK_QUERY=spec=1 asks for this kernel) */
+    if (!st && strstr(ctx->caps.platform_name, "Portable Computing Language"))
+        st = qdev_put(o, len, &at, " -cl-opt-disable");
     for (int r = 0; r < EXPR_MAX_REFS && !st; r++) /* unused columns: any type */
         st = qdev_put(o, len, &at, " -D QCT%d=%d", r, r < q->nrefs ? job->types[r] : 0);
     if (!st)
@@ -233,13 +239,18 @@ void cltopk_query_dev_explain(cltopk_context *ctx, const cltopk_query_job *job, 
     }
     const expr_query *q = job->q;
     const char *thr = c.thr ? ", a threshold that k rows beat" : "";
+    const int gpu_dev = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
     if (!c.spec) {
         snprintf(buf, len, "the interpreter of cl/query.cl (%s): one program for every query, "
                  "a register tile a work-group%s, merges of tiles",
                  q->order.nops > QDEV_SPEC_MAX || (q->has_where && q->where.nops > QDEV_SPEC_MAX)
                      ? "a program longer than the specialised kernel unrolls"
-                 : c.spec_auto ? "fewer than 2^22 rows, where the specialised kernel saves less "
-                                 "than its build costs; CLTOPK_QUERY=spec=1 forces it"
+                 : c.spec_auto ? (gpu_dev ? "fewer than 2^22 rows, where the specialised kernel "
+                                            "saves less than its build costs; "
+                                            "CLTOPK_QUERY=spec=1 forces it"
+                                          : "a CPU device, where the specialised kernel saves "
+                                            "less than its build costs; CLTOPK_QUERY=spec=1 "
+                                            "forces it")
                                : "CLTOPK_QUERY=spec=0", thr);
         return;
     }
