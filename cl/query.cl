@@ -625,8 +625,8 @@ inline okey_t row_key(COLS_ARGS, PROG_ARGS, ulong i, uint smallest, int *pass)
 #endif
 
 /* the most elements sorted without radix passes: where tile_select's passes
- * stop (tile.h: 2k, at least 64, at most MCAP) */
-#define FEW(k) ((k) > MCAP / 2 ? MCAP : (k) * 2u < 64u ? (64u < MCAP ? 64u : MCAP) : (k) * 2u)
+ * stop (tile.h) */
+#define FEW(k) TILE_STOP(k)
 
 /* The best cnt (at most FEW(k)) of the group's elements, the real ones those
  * with lo[r] != 0 (LO_OF of a position below PMAXV): gathered and sorted
@@ -634,43 +634,10 @@ inline okey_t row_key(COLS_ARGS, PROG_ARGS, ulong i, uint smallest, int *pass)
  * without its radix passes. */
 inline void tile_select_few(const okey_t *u, const uint *lo, uint cnt, __local tile_locals *L)
 {
-    const uint lid = get_local_id(0);
-    if (lid == 0)
-        L->cnt = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-    for (uint r = 0; r < RT; r++) {
-        if (lo[r]) {
-            uint q = atomic_inc(&L->cnt);
-            L->cu[q] = u[r];
-            L->ci[q] = PMAXV - (lo[r] >> LOSHIFT);
-        }
-    }
-    uint m = 1;
-    while (m < cnt)
-        m <<= 1;
-    for (uint i = cnt + lid; i < m; i += WG) {
-        L->cu[i] = 0;
-        L->ci[i] = SENTINEL_IDX;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint size = 2; size <= m; size <<= 1) {
-        for (uint j = size >> 1; j > 0; j >>= 1) {
-            for (uint c = lid; c < m / 2; c += WG) {
-                uint a = lower_of(c, j), h = a + j;
-                okey_t ua = L->cu[a], uh = L->cu[h];
-                uint ia = L->ci[a], ih = L->ci[h];
-                int hb = pair_better(uh, ih, ua, ia);
-                if (hb == ((a & size) == 0)) {
-                    L->cu[a] = uh;
-                    L->ci[a] = ih;
-                    L->cu[h] = ua;
-                    L->ci[h] = ia;
-                }
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-    }
+    /* the composite (0, 1) is below every real element and above the
+     * padding (0, 0) */
+    tile_gather(u, lo, (okey_t)0, 1u, L);
+    tile_sort_gathered(cnt, L);
 }
 
 /* the threshold *thr: the high 32 bits of an order key that k rows already

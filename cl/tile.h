@@ -31,6 +31,9 @@
 #ifndef TILE_NOMAX
 #define TILE_NOMAX 0 /* 1: never the threshold of the maxima (testing) */
 #endif
+/* the most gathered elements a selection of k sorts without further radix
+ * passes: 2k, at least 64, at most MCAP */
+#define TILE_STOP(k) ((k) > MCAP / 2 ? MCAP : (k) * 2u < 64u ? (64u < MCAP ? 64u : MCAP) : (k) * 2u)
 #define LOSHIFT (32 - PB)
 #define PMAXV ((1u << PB) - 1u)
 #define UPASSES (KEY_BITS / 8)
@@ -272,7 +275,7 @@ inline void tile_select(const okey_t *u, const uint *lo, uint k, __local tile_lo
     /* the passes stop once at most `stop` elements are at or above the prefix
      * (2k, at least 64, at most MCAP): another pass over the registers costs
      * less than sorting a larger gathered set */
-    const uint stop = k > MCAP / 2 ? MCAP : k * 2u < 64u ? (64u < MCAP ? 64u : MCAP) : k * 2u;
+    const uint stop = TILE_STOP(k);
     uint cnt = 0;
     if (k <= WG && WG <= MCAP && !TILE_NOMAX) {
         cnt = tile_by_maxima(u, lo, k, L);

@@ -448,20 +448,9 @@ static void prof_print(cltopk_context *ctx, sf_prof *pr, size_t n, size_t k, cl_
         clEnqueueReadBuffer(ctx->queue, state, CL_TRUE, 0, sizeof w, w, nown, own, NULL);
     else if (pr->n)
         clWaitForEvents(1, &pr->ev[pr->n - 1]);
-    cl_ulong t0 = 0, prev_end = 0;
-    fprintf(stderr, "sample-filter n=%zu k=%zu:", n, k);
-    for (int i = 0; i < pr->n; i++) {
-        cl_ulong a = 0, b = 0;
-        clGetEventProfilingInfo(pr->ev[i], CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
-        clGetEventProfilingInfo(pr->ev[i], CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
-        if (i == 0)
-            t0 = a;
-        fprintf(stderr, " %s %.1f us (gap %.1f)", pr->name[i], (double)(b - a) * 1e-3,
-                i ? (double)(a - prev_end) * 1e-3 : 0.0);
-        prev_end = b;
-        clReleaseEvent(pr->ev[i]);
-    }
-    fprintf(stderr, "; total %.1f us", (double)(prev_end - t0) * 1e-3);
+    char label[64];
+    snprintf(label, sizeof label, "sample-filter n=%zu k=%zu", n, k);
+    cltopk_events_print(label, pr->ev, pr->name, pr->n);
     if (state)
         fprintf(stderr, "; survivors %u, spilled %u, path %u", w[SF_ST_TOTAL], w[SF_ST_SPILL],
                 w[SF_ST_PATH]);

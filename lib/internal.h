@@ -204,6 +204,10 @@ CLTOPK_INTERNAL int cltopk_finish_own(cltopk_context *ctx);
 /* CLTOPK_PROFILE=1: print the recorded launches' device times (after their
  * completion) and forget them; nothing otherwise */
 CLTOPK_INTERNAL void cltopk_prof_flush(cltopk_context *ctx);
+/* "label: name T us (gap G); ... first start to last end T us" on stderr
+ * (no newline) for n completed events, which it releases */
+CLTOPK_INTERNAL void cltopk_events_print(const char *label, cl_event *ev,
+                                         const char *const *names, int n);
 /* The event after which all of the context's work so far completes (a marker
  * is enqueued for launches made without events on an in-order queue); NULL
  * when the context has enqueued nothing.  Commands that must follow our work

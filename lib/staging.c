@@ -156,25 +156,34 @@ cl_uint cltopk_after_own(cltopk_context *ctx, cl_event **list)
     return ctx->last ? 1u : 0u;
 }
 
+void cltopk_events_print(const char *label, cl_event *ev, const char *const *names, int n)
+{
+    cl_ulong t0 = 0, end = 0;
+    fprintf(stderr, "%s:", label);
+    for (int i = 0; i < n; i++) {
+        cl_ulong a = 0, b = 0;
+        clGetEventProfilingInfo(ev[i], CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
+        clGetEventProfilingInfo(ev[i], CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
+        if (i == 0)
+            t0 = a;
+        fprintf(stderr, " %s %.1f us (gap %.1f);", names[i], (double)(b - a) * 1e-3,
+                i ? (double)(a - end) * 1e-3 : 0.0);
+        end = b;
+        clReleaseEvent(ev[i]);
+    }
+    fprintf(stderr, " first start to last end %.1f us", (double)(end - t0) * 1e-3);
+}
+
 void cltopk_prof_flush(cltopk_context *ctx)
 {
     if (!ctx->nprof)
         return;
     clWaitForEvents((cl_uint)ctx->nprof, ctx->prof_ev);
-    cl_ulong t0 = 0, end = 0;
-    fprintf(stderr, "profile:");
-    for (int i = 0; i < ctx->nprof; i++) {
-        cl_ulong a = 0, b = 0;
-        clGetEventProfilingInfo(ctx->prof_ev[i], CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
-        clGetEventProfilingInfo(ctx->prof_ev[i], CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
-        if (i == 0)
-            t0 = a;
-        fprintf(stderr, " %s %.1f us (gap %.1f);", ctx->prof_name[i], (double)(b - a) * 1e-3,
-                i ? (double)(a - end) * 1e-3 : 0.0);
-        end = b;
-        clReleaseEvent(ctx->prof_ev[i]);
-    }
-    fprintf(stderr, " first start to last end %.1f us\n", (double)(end - t0) * 1e-3);
+    const char *names[64];
+    for (int i = 0; i < ctx->nprof; i++)
+        names[i] = ctx->prof_name[i];
+    cltopk_events_print("profile", ctx->prof_ev, names, ctx->nprof);
+    fprintf(stderr, "\n");
     ctx->nprof = 0;
 }
 

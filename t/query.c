@@ -789,6 +789,18 @@ static void spec_limits(cltopk_context *ctx, const char *dev)
     table_free(&tb);
 }
 
+/* Q1's filter tweet_time < X at selectivity sel / 10 (tc: the time column),
+ * its text in where */
+static enode *q1_filter(enode *tc, int sel, char *where, size_t len)
+{
+    enode *x = en(E_LITI);
+    x->bits = (uint64_t)(1493596800 + 267840 * (int64_t)sel);
+    enode *cmp = en(E_CMP);
+    cmp->op = 0, cmp->a[0] = tc, cmp->a[1] = x;
+    snprintf(where, len, "tweet_time < %llu", (unsigned long long)x->bits);
+    return cmp;
+}
+
 /* the paper's three queries on a tweet-like table */
 static void tweets(cltopk_context *const *ctxs, const char *const *devs, int nctx)
 {
@@ -821,13 +833,8 @@ static void tweets(cltopk_context *const *ctxs, const char *const *devs, int nct
     enode *sum = en(E_BIN);
     sum->op = 0, sum->a[0] = rc, sum->a[1] = mul;
     for (int sel = 0; sel <= 10; sel += 5) {
-        /* tweet_time < X at selectivity sel / 10 */
-        enode *x = en(E_LITI);
-        x->bits = (uint64_t)(1493596800 + 267840 * (int64_t)sel);
-        enode *cmp = en(E_CMP);
-        cmp->op = 0, cmp->a[0] = tc, cmp->a[1] = x;
         char where[128];
-        snprintf(where, sizeof where, "tweet_time < %llu", (unsigned long long)x->bits);
+        enode *cmp = q1_filter(tc, sel, where, sizeof where);
         for (int c = 0; c < nctx; c++)
             for (int via = 0; via <= (c > 0); via++)
                 check_query(ctxs[c], devs[c], via, &tb, rc, cmp, "retweet_count", where, 50,
@@ -855,12 +862,8 @@ static void tweets(cltopk_context *const *ctxs, const char *const *devs, int nct
     if (nctx > 1) {
         setenv("CLTOPK_QUERY", "spec=1", 1);
         for (int sel = 1; sel <= 9; sel += 8) {
-            enode *x = en(E_LITI);
-            x->bits = (uint64_t)(1493596800 + 267840 * (int64_t)sel);
-            enode *cmp = en(E_CMP);
-            cmp->op = 0, cmp->a[0] = tc, cmp->a[1] = x;
             char where[128];
-            snprintf(where, sizeof where, "tweet_time < %llu", (unsigned long long)x->bits);
+            enode *cmp = q1_filter(tc, sel, where, sizeof where);
             check_query(ctxs[1], devs[1], VIA_BUFFER, &tb, rc, cmp, "retweet_count", where, 50,
                         0, 0, "Q1 filter on time, specialised (spec=1)");
         }
