@@ -6,7 +6,7 @@
 #   bench/gpu-run.sh [TARBALL]       (default: the newest .gpu/cltopk-*.tar.gz)
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
-# than one 10-minute call allows): check poclcheck onepass band bandx rows query prof knnx demo bitonic keysonly dist
+# than one 10-minute call allows): check poclcheck onepass band bandx rows rowsx query prof knnx demo bitonic keysonly dist
 # ablation paper torch tune unpack sbp tree cpu; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
@@ -229,6 +229,23 @@ if want rows; then
         log "vs_torch: knn nq = 1000, np = 2^20, d = $d (torch.cdist + torch.topk)"
         python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --knn 1000,1048576,$d \
             --k 10,100 --reps 5 2>&1 | tee -a "$OUT/summary.txt" "$OUT/rows.txt"
+    done
+fi
+
+# ---- the register tile's shape: variants of CLTOPK_BITS (issue 13)
+if want rowsx; then
+    for spec in "16384 4096 32:wg=256,rt=16 wg=128,rt=32 wg=512,rt=8 wg=1024,rt=4 maxima=0" \
+                "65536 1024 16:rt=16 rt=8 rt=32 rt=4 maxima=0" \
+                "1024 65536 256:tkmax=128 tkmax=4096 tkmax=4096,wg=1024,rt=16 tkmax=4096,rt=32" \
+                "64 131072 50:rt=16 rt=32 rt=8"; do
+        shape=${spec%%:*}
+        set -- $shape
+        for v in ${spec#*:}; do
+            printf "rows %s x %s k=%s CLTOPK_BITS=%-28s " $1 $2 $3 "$v" | tee -a "$OUT/summary.txt" "$OUT/rowsx.txt"
+            CLTOPK_BITS=$v tools/cltopk bench --rows $1 -n $2 -k $3 --device gpu --algo bits \
+                --reps 10 2>&1 | grep -E "bits|error" | sed 's/.*bits *//' |
+                tee -a "$OUT/summary.txt" "$OUT/rowsx.txt"
+        done
     done
 fi
 
