@@ -118,12 +118,17 @@ static int segment_args(cltopk_context *ctx, const char *fn, size_t nseg, const 
     if (offsets[0] < 0)
         return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
                            "%s: offsets[0] = %lld is negative", fn, (long long)offsets[0]);
+    /* the first decrease (threads share the pass over millions of segments) */
+    size_t bad = nseg;
+#pragma omp parallel for reduction(min : bad) schedule(static) if (nseg > 65536)
     for (size_t s = 0; s < nseg; s++)
-        if (offsets[s + 1] < offsets[s])
-            return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
-                               "%s: offsets[%zu] = %lld is smaller than offsets[%zu] = %lld "
-                               "(offsets must not decrease)", fn, s + 1,
-                               (long long)offsets[s + 1], s, (long long)offsets[s]);
+        if (offsets[s + 1] < offsets[s] && s < bad)
+            bad = s;
+    if (bad < nseg)
+        return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                           "%s: offsets[%zu] = %lld is smaller than offsets[%zu] = %lld "
+                           "(offsets must not decrease)", fn, bad + 1,
+                           (long long)offsets[bad + 1], bad, (long long)offsets[bad]);
     if ((uint64_t)offsets[nseg] > SIZE_MAX / 16)
         return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
                            "%s: offsets[%zu] = %lld is out of range", fn, nseg,

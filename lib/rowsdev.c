@@ -162,10 +162,14 @@ int cltopk_rows_dev_can(cltopk_context *ctx, const cltopk_request *rq,
         longest = job->cols;
     else if (job->mode == ROWS_KNN)
         longest = job->np;
-    else
-        for (size_t s = 0; s < job->nrows; s++)
-            if ((size_t)(job->offsets[s + 1] - job->offsets[s]) > longest)
-                longest = (size_t)(job->offsets[s + 1] - job->offsets[s]);
+    else {
+        const int64_t *o = job->offsets;
+        const size_t n = job->nrows;
+#pragma omp parallel for reduction(max : longest) schedule(static) if (n > 65536)
+        for (size_t s = 0; s < n; s++)
+            if ((size_t)(o[s + 1] - o[s]) > longest)
+                longest = (size_t)(o[s + 1] - o[s]);
+    }
     if (job->mode == ROWS_KNN && !cltopk_knn_dev_can(ctx, rq, job, why, whylen))
         return 0;
     if ((unsigned long long)longest > ROWS_MAXLEN || (job->mode == ROWS_KNN && job->d > 0xFFFFFFFFu)) {
@@ -393,13 +397,19 @@ static void seg_planning(const cltopk_context *ctx, const cltopk_request *rq, co
         most = 0x7FFFFFFEu;
     if (most > big && tile_fit(ctx, rq, c, rq->k, big, most - 1, &p->tile[SEG_SPLIT]))
         p->upto[SEG_SPLIT] = most;
-    for (size_t s = 0; n <= 0xFFFFFFFFu && s < n; s++) {
+    size_t count[SEG_CLASSES] = {0}, parts = 0;
+    const size_t m = n <= 0xFFFFFFFFu ? n : 0;
+#pragma omp parallel for reduction(+ : count[:SEG_CLASSES], parts) schedule(static) \
+    if (m > 65536)
+    for (size_t s = 0; s < m; s++) {
         size_t len = (size_t)(offs[s + 1] - offs[s]);
         int cl = seg_class(p, len);
-        p->count[cl]++;
+        count[cl]++;
         if (cl == SEG_SPLIT)
-            p->parts += (len + big - 1) / big;
+            parts += (len + big - 1) / big;
     }
+    memcpy(p->count, count, sizeof count);
+    p->parts = parts;
     if (n > 0xFFFFFFFFu) {
         memset(p->count, 0, sizeof p->count);
         p->count[SEG_LONG] = n;
@@ -407,24 +417,24 @@ static void seg_planning(const cltopk_context *ctx, const cltopk_request *rq, co
     }
 }
 
-/* the split segments: parts of wg x rt elements a group each (their best k
- * to the candidates), then a group a segment over its parts' candidates */
+/* the split segments (their ids in sids): parts of wg x rt elements a group
+ * each (their best k to the candidates), then a group a segment over its
+ * parts' candidates */
 static int split_launch(cltopk_context *ctx, const cltopk_request *rq,
-                        const rows_launch_args *a, const seg_plan *p, cl_uint num_wait,
-                        const cl_event *wait)
+                        const rows_launch_args *a, const seg_plan *p, const cl_uint *sids,
+                        cl_uint num_wait, const cl_event *wait)
 {
     const tile_cfg *t = &p->tile[SEG_SPLIT];
-    size_t big = (size_t)t->wg * t->rt, P = p->parts, H = p->count[SEG_SPLIT], n = a->nrows;
+    size_t big = (size_t)t->wg * t->rt, P = p->parts, H = p->count[SEG_SPLIT];
     /* one list: the parts' segments and first elements, then the segments,
      * their first candidate and their parts */
     cl_uint *h = malloc((2 * P + 3 * H) * sizeof *h);
     if (!h)
         return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for %zu parts", P);
     size_t pi = 0, hi = 0;
-    for (size_t s = 0; s < n; s++) {
+    for (size_t i = 0; i < H; i++) {
+        const size_t s = sids[i];
         size_t len = (size_t)(a->hoffs[s + 1] - a->hoffs[s]);
-        if (seg_class(p, len) != SEG_SPLIT)
-            continue;
         size_t np = (len + big - 1) / big;
         h[2 * P + hi] = (cl_uint)s;
         h[2 * P + H + hi] = (cl_uint)(pi * rq->k);
@@ -495,6 +505,7 @@ static int segments_launch(cltopk_context *ctx, const cltopk_request *rq,
     for (int i = 1; i < SEG_CLASSES; i++)
         first[i] = first[i - 1] + p.count[i - 1];
     cl_mem ids = a->in; /* unused without a list */
+    cl_uint *hlist = NULL; /* the list on the host (the split class's ids) */
     int st = CLTOPK_OK;
     if (listed) {
         cl_uint *h = malloc(nlist * sizeof *h);
@@ -509,9 +520,11 @@ static int segments_launch(cltopk_context *ctx, const cltopk_request *rq,
                 h[at[cl]++] = (cl_uint)s;
         }
         st = rows_host_copy(ctx, SCR_ROWS_IDS, h, nlist * sizeof *h, &ids);
-        free(h);
-        if (st != CLTOPK_OK)
+        if (st != CLTOPK_OK) {
+            free(h);
             return st;
+        }
+        hlist = h;
     }
     cl_uint k = (cl_uint)rq->k, sm = (cl_uint)rq->smallest, use_ids = listed;
     cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
@@ -528,7 +541,7 @@ static int segments_launch(cltopk_context *ctx, const cltopk_request *rq,
         num_wait = 0, wait = NULL; /* the next launch follows this one */
     }
     if (st == CLTOPK_OK && p.count[SEG_SPLIT]) {
-        st = split_launch(ctx, rq, a, &p, num_wait, wait);
+        st = split_launch(ctx, rq, a, &p, hlist + first[SEG_SPLIT], num_wait, wait);
         num_wait = 0, wait = NULL;
     }
     for (int cl = SEG_TBIG; st == CLTOPK_OK && cl <= SEG_TSMALL; cl++) {
@@ -567,6 +580,7 @@ static int segments_launch(cltopk_context *ctx, const cltopk_request *rq,
             clReleaseKernel(ks);
         }
     }
+    free(hlist);
     return st;
 }
 
