@@ -27,6 +27,10 @@
  * where the tiles are off (CLTOPK_KNN=tile=0) or do not fit the device. */
 #include "internal.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #if HAVE_OPENCL
 
 #include <stdio.h>
@@ -417,6 +421,48 @@ static void seg_planning(const cltopk_context *ctx, const cltopk_request *rq, co
     }
 }
 
+/* the ids of the segments of every class but SEG_SHORT into h, class c from
+ * first[c], each class in increasing order: threads take equal ranges of
+ * segments, count their classes, then write from their offsets (the same
+ * list as one thread's pass) */
+static void seg_list(const seg_plan *p, const int64_t *offs, size_t n, const size_t *first,
+                     cl_uint *h)
+{
+    enum { MAXT = 64 };
+    size_t cnt[MAXT][SEG_CLASSES];
+    int want = 1;
+#ifdef _OPENMP
+    want = n > 65536 ? omp_get_max_threads() : 1;
+    if (want > MAXT)
+        want = MAXT;
+#endif
+#pragma omp parallel num_threads(want)
+    {
+        int t = 0, nt = 1;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+        nt = omp_get_num_threads();
+#endif
+        const size_t lo = n * (size_t)t / (size_t)nt, hi = n * (size_t)(t + 1) / (size_t)nt;
+        size_t mine[SEG_CLASSES] = {0};
+        for (size_t s = lo; s < hi; s++)
+            mine[seg_class(p, (size_t)(offs[s + 1] - offs[s]))]++;
+        memcpy(cnt[t], mine, sizeof mine);
+#pragma omp barrier
+        size_t at[SEG_CLASSES];
+        for (int c = 0; c < SEG_CLASSES; c++) {
+            at[c] = first[c];
+            for (int u = 0; u < t; u++)
+                at[c] += cnt[u][c];
+        }
+        for (size_t s = lo; s < hi; s++) {
+            int cl = seg_class(p, (size_t)(offs[s + 1] - offs[s]));
+            if (cl != SEG_SHORT)
+                h[at[cl]++] = (cl_uint)s;
+        }
+    }
+}
+
 /* the split segments (their ids in sids): parts of wg x rt elements a group
  * each (their best k to the candidates), then a group a segment over its
  * parts' candidates */
@@ -512,13 +558,7 @@ static int segments_launch(cltopk_context *ctx, const cltopk_request *rq,
         if (!h)
             return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for %zu segment "
                                "ids", nlist);
-        size_t at[SEG_CLASSES];
-        memcpy(at, first, sizeof at);
-        for (size_t s = 0; s < n; s++) {
-            int cl = seg_class(&p, (size_t)(a->hoffs[s + 1] - a->hoffs[s]));
-            if (cl != SEG_SHORT)
-                h[at[cl]++] = (cl_uint)s;
-        }
+        seg_list(&p, a->hoffs, n, first, h);
         st = rows_host_copy(ctx, SCR_ROWS_IDS, h, nlist * sizeof *h, &ids);
         if (st != CLTOPK_OK) {
             free(h);
