@@ -624,22 +624,6 @@ inline okey_t row_key(COLS_ARGS, PROG_ARGS, ulong i, uint smallest, int *pass)
 #define QSPEC_START
 #endif
 
-/* the most elements sorted without radix passes: where tile_select's passes
- * stop (tile.h) */
-#define FEW(k) TILE_STOP(k)
-
-/* The best cnt (at most FEW(k)) of the group's elements, the real ones those
- * with lo[r] != 0 (LO_OF of a position below PMAXV): gathered and sorted
- * best first into L->cu / L->ci[0 .. cnt) as tile_select leaves them,
- * without its radix passes. */
-inline void tile_select_few(const okey_t *u, const uint *lo, uint cnt, __local tile_locals *L)
-{
-    /* the composite (0, 1) is below every real element and above the
-     * padding (0, 0) */
-    tile_gather(u, lo, (okey_t)0, 1u, L);
-    tile_sort_gathered(cnt, L);
-}
-
 /* the threshold *thr: the high 32 bits of an order key that k rows already
  * reach (each tile with k candidates raises it to its k-th); a row whose key
  * is below it cannot be among the k best, so it is no tile's candidate (it
@@ -752,10 +736,7 @@ query_tile(KCOLS_ARGS, PROG_ARGS, ulong n, uint k, uint smallest, __global okey_
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint cnt = passing, cc = cands;
     const uint kk = k < cc ? k : cc;
-    if (cc > FEW(k))
-        tile_select(u, lo, kk, &L);
-    else if (cc)
-        tile_select_few(u, lo, cc, &L);
+    tile_select_of(u, lo, k, cc, &L);
     tile_store(cand_u, cand_i, g * k, k, kk, (uint)base, &L);
     if (lid == 0 && cnt)
         atomic_add(count, cnt);
@@ -792,10 +773,7 @@ query_merge(KCOLS_ARGS, PROG_ARGS, uint k, uint parts, ulong ncand,
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint cnt = real;
     const uint kk = k < cnt ? k : cnt;
-    if (cnt > FEW(k))
-        tile_select(u, lo, kk, &L);
-    else if (cnt)
-        tile_select_few(u, lo, cnt, &L);
+    tile_select_of(u, lo, k, cnt, &L);
     if (!final) {
         tile_store(out_u, out_i, g * k, k, kk, 0, &L);
         return;

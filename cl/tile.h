@@ -26,9 +26,6 @@
 #endif
 
 #ifndef TILE_NOMAX
-#define TILE_NOMAX 0
-#endif
-#ifndef TILE_NOMAX
 #define TILE_NOMAX 0 /* 1: never the threshold of the maxima (testing) */
 #endif
 /* the most gathered elements a selection of k sorts without further radix
@@ -284,6 +281,22 @@ inline void tile_select(const okey_t *u, const uint *lo, uint k, __local tile_lo
     if (cnt < k || cnt > stop)
         cnt = tile_by_radix(u, lo, k, stop, L);
     tile_sort_gathered(cnt, L);
+}
+
+/* The k best of the group's elements when `real` of them are real (lo != 0):
+ * at most TILE_STOP(k) are gathered and sorted whole, without a selection;
+ * more take tile_select (k capped at real) */
+inline void tile_select_of(const okey_t *u, const uint *lo, uint k, uint real,
+                           __local tile_locals *L)
+{
+    if (real > TILE_STOP(k)) {
+        tile_select(u, lo, k < real ? k : real, L);
+    } else if (real) {
+        /* the composite (0, 1) is below every real element and above the
+         * padding (0, 0) */
+        tile_gather(u, lo, (okey_t)0, 1u, L);
+        tile_sort_gathered(real, L);
+    }
 }
 
 /* The tile's slots from candidates (order key, position; the sentinel

@@ -138,7 +138,7 @@ enum { SCR_INPUT = 0, SCR_CAND_U0, SCR_CAND_I0, SCR_CAND_U1, SCR_CAND_I1, SCR_OU
        /* sample-filter's selection: its state beside the radix select's */
        SCR_SF_STATE,
        /* many rows (rowsdev.c): the queries of kNN on host data */
-       SCR_ROWS_Q, SCR_ROWS_OFFS, SCR_ROWS_IDS,
+       SCR_ROWS_Q, SCR_ROWS_OFFS, SCR_ROWS_IDS, SCR_ROWS_SPLIT,
        /* kNN by tiles (knndev.c): the sample's keys, the thresholds, the counts */
        SCR_KNN_KEYS, SCR_KNN_THR, SCR_KNN_COUNT,
        SCR_COUNT };

@@ -13,7 +13,7 @@
  * best k are merged by a second launch (a group a row): enough groups for the
  * device (4 a compute unit on GPUs), each part at least 4 rounds long, or
  * CLTOPK_BITS=parts=N.  Segments of at most 32 elements are sorted whole by
- * one work-item each (a second launch), the others take a group each.
+ * one work-item each, the others go to the classes of seg_class below.
  *
  * The register tile (cl/rows_tile.cl; CLTOPK_BITS tile=0 turns it off) takes
  * dense rows, parts of rows and segments of up to wg x rt elements (rt = 16 on
@@ -198,7 +198,8 @@ int cltopk_rows_dev_can(cltopk_context *ctx, const cltopk_request *rq,
  * that the call may return before its launches run and the caller may reuse
  * the memory (a blocking write from pageable memory is several times faster
  * than clCreateBuffer with CL_MEM_COPY_HOST_PTR on NVIDIA's driver) */
-static int rows_host_copy(cltopk_context *ctx, int slot, const void *p, size_t bytes, cl_mem *out)
+static int rows_host_copy(cltopk_context *ctx, int slot, const void *p, size_t bytes,
+                          const char *what, cl_mem *out)
 {
     int st = cltopk_scratch(ctx, slot, bytes ? bytes : 1, out);
     if (st != CLTOPK_OK || !bytes)
@@ -206,8 +207,7 @@ static int rows_host_copy(cltopk_context *ctx, int slot, const void *p, size_t b
     cl_event *own;
     cl_uint nown = cltopk_after_own(ctx, &own);
     cl_int err = clEnqueueWriteBuffer(ctx->queue, *out, CL_TRUE, 0, bytes, p, nown, own, NULL);
-    return err == CL_SUCCESS ? CLTOPK_OK
-                             : cltopk_clfail(ctx, err, "clEnqueueWriteBuffer (segment offsets)");
+    return err == CL_SUCCESS ? CLTOPK_OK : cltopk_clfail(ctx, err, what);
 }
 
 /* one launch over nrows rows: dense rows of `in` from in_off; segments with
@@ -412,13 +412,10 @@ static void seg_planning(const cltopk_context *ctx, const cltopk_request *rq, co
         if (cl == SEG_SPLIT)
             parts += (len + big - 1) / big;
     }
+    if (m < n) /* more segments than 32-bit ids: all by rows_segments */
+        count[SEG_LONG] = n;
     memcpy(p->count, count, sizeof count);
     p->parts = parts;
-    if (n > 0xFFFFFFFFu) {
-        memset(p->count, 0, sizeof p->count);
-        p->count[SEG_LONG] = n;
-        p->parts = 0;
-    }
 }
 
 /* the ids of the segments of every class but SEG_SHORT into h, class c from
@@ -491,17 +488,17 @@ static int split_launch(cltopk_context *ctx, const cltopk_request *rq,
             h[P + pi] = (cl_uint)(q * big);
         }
     }
-    cl_int err;
-    cl_mem list = clCreateBuffer(ctx->clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                 (2 * P + 3 * H) * sizeof *h, h, &err);
+    cl_mem list;
+    int st = rows_host_copy(ctx, SCR_ROWS_SPLIT, h, (2 * P + 3 * H) * sizeof *h,
+                            "clEnqueueWriteBuffer (the parts of long segments)", &list);
     free(h);
-    if (!list)
-        return cltopk_clfail(ctx, err, "clCreateBuffer (the parts of long segments)");
+    if (st != CLTOPK_OK)
+        return st;
     char topts[256];
     tile_opts(rq, t, topts, sizeof topts);
     cl_kernel kp = NULL, km = NULL;
     cl_mem cu, ci;
-    int st = cltopk_kernel_get(ctx, "rows_tile.cl", topts, "rows_tile_segpart", &kp);
+    st = cltopk_kernel_get(ctx, "rows_tile.cl", topts, "rows_tile_segpart", &kp);
     if (st == CLTOPK_OK)
         st = cltopk_kernel_get(ctx, "rows_tile.cl", topts, "rows_tile_segmerge", &km);
     if (st == CLTOPK_OK &&
@@ -529,7 +526,6 @@ static int split_launch(cltopk_context *ctx, const cltopk_request *rq,
         clReleaseKernel(kp);
     if (km)
         clReleaseKernel(km);
-    clReleaseMemObject(list); /* freed once the launches are done with it */
     return st;
 }
 
@@ -559,7 +555,8 @@ static int segments_launch(cltopk_context *ctx, const cltopk_request *rq,
             return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for %zu segment "
                                "ids", nlist);
         seg_list(&p, a->hoffs, n, first, h);
-        st = rows_host_copy(ctx, SCR_ROWS_IDS, h, nlist * sizeof *h, &ids);
+        st = rows_host_copy(ctx, SCR_ROWS_IDS, h, nlist * sizeof *h,
+                            "clEnqueueWriteBuffer (segment ids)", &ids);
         if (st != CLTOPK_OK) {
             free(h);
             return st;
@@ -761,8 +758,8 @@ int cltopk_rows_dev_buffer(cltopk_context *ctx, const cltopk_request *rq,
                           .out_index = rq->dout_index};
     int st;
     if (job->mode == ROWS_SEGMENTS &&
-        (st = rows_host_copy(ctx, SCR_ROWS_OFFS, job->offsets, (job->nrows + 1) * 8, &a.offs)) !=
-            CLTOPK_OK)
+        (st = rows_host_copy(ctx, SCR_ROWS_OFFS, job->offsets, (job->nrows + 1) * 8,
+                             "clEnqueueWriteBuffer (segment offsets)", &a.offs)) != CLTOPK_OK)
         return st;
     a.hoffs = job->offsets;
     if (job->mode == ROWS_KNN) {
@@ -884,7 +881,8 @@ int cltopk_rows_dev_host(cltopk_context *ctx, const cltopk_request *rq,
             if (job->mode == ROWS_SEGMENTS) {
                 a.in_off = -(long long)job->offsets[r0];
                 a.hoffs = job->offsets + r0;
-                if ((st = rows_host_copy(ctx, SCR_ROWS_OFFS, job->offsets + r0, (nb + 1) * 8, &a.offs)) !=
+                if ((st = rows_host_copy(ctx, SCR_ROWS_OFFS, job->offsets + r0, (nb + 1) * 8,
+                                         "clEnqueueWriteBuffer (segment offsets)", &a.offs)) !=
                     CLTOPK_OK) {
                     clReleaseEvent(ev);
                     break;
