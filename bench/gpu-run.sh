@@ -6,7 +6,7 @@
 #   bench/gpu-run.sh [TARBALL]       (default: the newest .gpu/cltopk-*.tar.gz)
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
-# than one 10-minute call allows): check poclcheck onepass band bandx rows rowsx query prof knnx demo bitonic keysonly dist
+# than one 10-minute call allows): check poclcheck onepass sfx band bandx rows rowsx query prof knnx demo bitonic keysonly dist
 # ablation paper torch tune unpack sbp tree cpu; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
@@ -289,6 +289,37 @@ if want prof; then
     CLTOPK_PROFILE=1 tools/cltopk bench --knn -q 1000 -p 1048576 -d 32 -k 10 --device gpu \
         --reps 1 2>&1 | grep -E "^profile: rows|knn|error" | tail -2 |
         tee -a "$OUT/summary.txt" "$OUT/prof.txt"
+fi
+
+# ---- experiments on sample-filter's tile order and its stages (issue 11)
+if want sfx; then
+    B="tools/cltopk bench --device gpu -t f32 -n 2^29"
+    # SFX_PROF, SFX_SPECS, SFX_TAIL: CLTOPK_SAMPLE_FILTER settings to profile,
+    # to time on three distributions and keys only, and to time on uniform
+    for spec in ${SFX_PROF:-seed=1 groups=1056}; do
+        for k in 1 32 256 4096; do
+            log "profile: sample-filter $spec k = $k"
+            CLTOPK_SAMPLE_FILTER=$spec,profile=1 $B -k $k --algo sample-filter --reps 3 2>&1 |
+                grep -E "^sample-filter|uniform" | tail -2 | tee -a "$OUT/summary.txt" "$OUT/sfx.txt"
+        done
+    done
+    for spec in ${SFX_SPECS:-seed=1 groups=1056}; do
+        log "sample-filter $spec: uniform, increasing, bucket-killer"
+        CLTOPK_SAMPLE_FILTER=$spec $B -k 1,32,256,1024,4096 --algo sample-filter \
+            --dist uniform,increasing,bucket-killer --reps 7 2>&1 | grep -E "^(uniform|incr|bucket)" |
+            tee -a "$OUT/summary.txt" "$OUT/sfx.txt"
+        log "sample-filter $spec: keys only"
+        CLTOPK_SAMPLE_FILTER=$spec $B -k 32,256 --algo sample-filter --keys-only --reps 7 2>&1 |
+            grep -E "^uniform" | tee -a "$OUT/summary.txt" "$OUT/sfx.txt"
+    done
+    for spec in ${SFX_TAIL:-}; do
+        log "sample-filter $spec: uniform"
+        CLTOPK_SAMPLE_FILTER=$spec $B -k 32,256,1024,4096 --algo sample-filter --reps 7 2>&1 |
+            grep -E "^uniform" | tee -a "$OUT/summary.txt" "$OUT/sfx.txt"
+    done
+    log "profile: the sort, 2^29 f32 with positions"
+    CLTOPK_PROFILE=1 $B -k 536870912 --algo sort --reps 2 2>&1 | tail -3 |
+        tee -a "$OUT/summary.txt" "$OUT/sfx.txt"
 fi
 
 # ---- experiments on the band filter at the median (issue 11)

@@ -675,6 +675,15 @@ void sf_band_sample(uint kept, uint r_up, uint has_up, uint r_lo, uint has_lo,
     }
 }
 
+/* the tile that a group's t-th turn reads (t = group, group + groups, ...):
+ * (pa t + pb) mod ntiles, pa prime to ntiles.  (On the H200 the tiles in
+ * order, t itself, read at 1.17x the floor against 1.15x, and a permutation
+ * within each round of `groups` consecutive tiles at 1.26x: bench/RESULTS.md) */
+inline uint sf_tile(uint t, uint ntiles, ulong pa, ulong pb)
+{
+    return (uint)((pa * (ulong)t + pb) % (ulong)ntiles);
+}
+
 /* P1: the filtering read.  Vector v of the aligned body is element
  * head + v * VEC; elements before head and after the body are read one by
  * one by the last group.  Tile t (WG * UNR vectors) is the (pa * t + pb) %
@@ -756,7 +765,7 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
         /* fill: the segment's pairs (the same in every work-item) */
         uint fill = 0u;
         for (uint t = get_group_id(0); t < ntiles; t += groups) {
-            uint tile = (uint)((pa * (ulong)t + pb) % (ulong)ntiles);
+            uint tile = sf_tile(t, ntiles, pa, pb);
             uint v0 = tile * (uint)(WG * UNR) + lid;
             vec_t x[UNR];
 #pragma unroll
@@ -849,7 +858,7 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
 #undef BAND_CLASS
 #endif
     for (uint t = get_group_id(0); t < ntiles; t += groups) {
-        uint tile = (uint)((pa * (ulong)t + pb) % (ulong)ntiles);
+        uint tile = sf_tile(t, ntiles, pa, pb);
         uint v0 = tile * (uint)(WG * UNR) + lid;
         vec_t x[UNR];
 #pragma unroll
@@ -994,11 +1003,12 @@ void sf_band_final(__global const okey_t *in, ulong off, uint n, uint smallest, 
     }
 }
 
-/* k = 1: each group's best pair (tiles in order, so a work-item meets
- * positions in increasing order and keeps the first of equal keys) */
+/* k = 1: each group's best pair (its tiles as sf_filter's, sf_tile: ties go
+ * to the smaller position) */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void sf_best_part(__global const okey_t *in, ulong off, uint n, uint smallest, uint head,
-                  uint nvec, uint ntiles, __global okey_t *pu, __global uint *pi)
+                  uint nvec, uint ntiles, ulong pa, ulong pb, __global okey_t *pu,
+                  __global uint *pi)
 {
     __local okey_t ru[WG];
     __local uint ri[WG];
@@ -1016,7 +1026,7 @@ void sf_best_part(__global const okey_t *in, ulong off, uint n, uint smallest, u
     }
     __global const vec_t *vp = (__global const vec_t *)(in + off + head);
     for (uint t = get_group_id(0); t < ntiles; t += groups) {
-        uint v0 = t * (uint)(WG * UNR) + lid;
+        uint v0 = sf_tile(t, ntiles, pa, pb) * (uint)(WG * UNR) + lid;
         vec_t x[UNR];
 #pragma unroll
         for (uint q = 0; q < UNR; q++) {
@@ -1032,9 +1042,10 @@ void sf_best_part(__global const okey_t *in, ulong off, uint n, uint smallest, u
 #define LANE(F, E)                                                                 \
                 {                                                                  \
                     okey_t u_ = order_key(x[q].F, smallest);                       \
-                    if (u_ > bu || bi == SENT_I) {                                 \
+                    uint i_ = base + E;                                            \
+                    if (u_ > bu || (u_ == bu && i_ < bi)) {                        \
                         bu = u_;                                                   \
-                        bi = base + E;                                             \
+                        bi = i_;                                                   \
                     }                                                              \
                 }
                 LANES(LANE)

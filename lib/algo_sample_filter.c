@@ -3,7 +3,8 @@
  * Top-k in about one read of the input, for k up to a limit set by the device's
  * local memory (the final sort: 4096 pairs, 2048 for 64-bit keys on 48 KB).
  * Five launches, enqueued back to back with no read-back:
- *   sf_gather  s = min(65536, n / 2) samples (4096 on CPU devices), one in
+ *   sf_gather  s = min(65536, n / 2) samples (GPUs: n / 2048 up to 262144
+ *              for large n; 4096 on CPU devices), one in
  *              each of s equal strata at a hashed offset (one work-item each);
  *              each group keeps its best min(r, group size), sorted
  *   sf_sample  (one group) the r-th best sample on the composite order (order
@@ -13,7 +14,7 @@
  *              Poisson(l) tail beyond 5 sigma.  (s is halved while r would
  *              exceed the sort; below 64 samples, or r >= s, sf_init instead
  *              puts T below everything.)
- *   sf_filter  (compute units x 8 groups on GPUs) the one read: elements at or
+ *   sf_filter  (compute units x 32 groups on GPUs) the one read: elements at or
  *              above T go to their group's local segment, then to the survivor
  *              buffer (about r n / s pairs; it holds (r + 6 sqrt(r) + 16) n / s)
  *   sf_reduce  (k < group size) each group of survivors cut to its best k, so
@@ -34,7 +35,8 @@
  * or a value out of range makes the algorithm refuse every call (supports()
  * says which).  Names:
  *   seed=N     a fixed seed (decimal or 0x hex, any 64-bit value)
- *   s=N        the sample size, 64..65536 (default 65536, CPUs 4096); a call
+ *   s=N        the sample size, 64..2^20 (default 65536, on GPUs n / 2048
+ *              where that is more, up to 262144; CPUs 4096); a call
  *              takes at most n / 2, and below 64 keeps everything (T below
  *              every element)
  *   bs=N       the band's sample size (selections, and k above the final
@@ -61,10 +63,11 @@
  *              (every element survives); none (default)
  *   wg=N       work-items of a filter group, a power of two 16..1024 (GPU 256,
  *              CPU 64)
- *   unr=N      16-byte vectors a work-item loads a round, 1..16 (default 4)
+ *   unr=N      16-byte vectors a work-item loads a round, 1..16 (default 4;
+ *              GPUs 8 for k = 1)
  *   fwg=N      work-items of the one-group kernels, a power of two 16..1024
  *              (GPU 1024, CPU 64; at most the sort's capacity)
- *   groups=N   filter groups, 1..65536 (default compute units x 8, CPU x 2)
+ *   groups=N   filter groups, 1..65536 (default compute units x 32, CPU x 2)
  *   sort=N     the final sort's capacity, which is the largest k: a power of
  *              two 64..the default (the largest that local memory holds, at
  *              most 4096)
@@ -105,6 +108,8 @@
 #define SF_ST_PATH 5
 #define SF_ST_SPILL 6
 #define SF_SMAX 65536
+#define SF_SMAX_TOPK (1 << 20) /* a top-k's sample: s= up to this */
+#define SF_S_LARGE 262144 /* GPUs: the sample of a large n (n / 2048, at most this) */
 #define SF_BAND_GROUPS 8192 /* groups of a wide band's filter */
 
 enum { SF_FORCE_NONE = 0, SF_FORCE_ALL = 1, SF_FORCE_FEW = 2 };
@@ -119,7 +124,7 @@ typedef struct {
     size_t small; /* a selection's band buffer up to this: one group picks the rank */
     size_t cap;
     uint64_t seed;
-    int seed_set, rank_set, cap_set, groups_set, wg_set;
+    int seed_set, rank_set, cap_set, groups_set, wg_set, s_set, unr_set, gpu;
 } sf_cfg;
 
 /* the largest sort (pairs) that the one-group kernels' local memory holds */
@@ -141,7 +146,8 @@ enum { SP_SEED, SP_S, SP_RANK, SP_CAP, SP_LSEG, SP_FORCE, SP_WG, SP_UNR, SP_FWG,
        SP_SORT, SP_DIGIT, SP_REDUCE, SP_PROFILE, SP_CHECK, SP_BS, SP_DENSE, SP_SMALL, SP_N };
 static const cltopk_param sf_params[] = {
     [SP_SEED] = {.name = "seed", .min = 0, .max = 18446744073709551615.0, .integer = 1},
-    [SP_S] = {.name = "s", .gpu = 65536, .cpu = 4096, .min = 64, .max = SF_SMAX, .integer = 1},
+    [SP_S] = {.name = "s", .gpu = 65536, .cpu = 4096, .min = 64, .max = SF_SMAX_TOPK,
+              .integer = 1},
     [SP_RANK] = {.name = "rank", .min = 1, .max = 65536, .integer = 1},
     [SP_CAP] = {.name = "cap", .min = 1, .max = 4294967294.0, .integer = 1},
     [SP_LSEG] = {.name = "lseg", .min = 1, .max = 8192, .integer = 1},
@@ -213,6 +219,9 @@ static int sf_configure(const cltopk_context *ctx, const cltopk_request *rq, sf_
     c->groups = (unsigned)p.v[SP_GROUPS];
     c->groups_set = SET(SP_GROUPS);
     c->wg_set = SET(SP_WG) || SET(SP_FWG);
+    c->s_set = SET(SP_S);
+    c->unr_set = SET(SP_UNR);
+    c->gpu = gpu;
 #undef SET
     /* what the device decides */
     const char *bad = NULL;
@@ -282,7 +291,14 @@ static uint64_t fresh_seed(const cltopk_context *ctx)
 static void plan_call(const sf_cfg *c, size_t n, size_t k, uint64_t seed, sf_call *p)
 {
     p->seed = seed;
-    size_t s = c->s < n / 2 ? c->s : n / 2;
+    size_t s = c->s;
+    /* GPUs: a larger sample of a large input leaves 4x fewer survivors for
+     * the one-group selection (n = 2^29 on the H200: k = 4096 took 0.77
+     * instead of 0.82 ms, bench/RESULTS.md) */
+    if (c->gpu && !c->s_set && n / 2048 > s)
+        s = n / 2048 < SF_S_LARGE ? n / 2048 : SF_S_LARGE;
+    if (s > n / 2)
+        s = n / 2;
     unsigned r = 0;
     /* the sample's selection sorts at most sortcap pairs: r <= sortcap, which
      * a smaller sample always reaches (s <= n / 4 gives l <= sortcap / 4) */
@@ -502,7 +518,7 @@ static void tiles_of(const cltopk_context *ctx, const cltopk_request *rq, const 
     t->ntiles = (t->nvec + per - 1) / per;
     t->groups = c->groups_set ? c->groups
                               : (size_t)(ctx->caps.compute_units ? ctx->caps.compute_units : 1) *
-                                    (gpu ? 8 : 2);
+                                    (gpu ? 32 : 2);
     if (t->groups > t->ntiles)
         t->groups = t->ntiles;
     if (t->groups == 0)
@@ -589,6 +605,8 @@ static int sf_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg
         return sf_band_device(ctx, rq, cfg, in, off, n, k - 1, 1, out_keys, out_index, want,
                               index_base, num_wait, wait);
     int best = k == 1;
+    if (best && c.gpu && !c.unr_set)
+        c.unr = 8; /* the H200's reduction: 0.98x the floor with 8, 1.06x with 4 */
     sf_call p;
     plan_call(&c, n, k, 0, &p);
     int use = best ? USE_BEST : (p.r && c.force == SF_FORCE_NONE) ? USE_SAMPLE : USE_INIT;
@@ -616,10 +634,10 @@ static int sf_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg
             (st = cltopk_scratch(ctx, SCR_CAND_I1, groups * 4, &pi)) != CLTOPK_OK)
             goto out;
         cl_uint g32 = (cl_uint)groups;
-        st = cltopk_set_args(ctx, kk[K_BPART], 9, sizeof(cl_mem), &in, sizeof off64, &off64,
+        st = cltopk_set_args(ctx, kk[K_BPART], 11, sizeof(cl_mem), &in, sizeof off64, &off64,
                              sizeof n32, &n32, sizeof sm, &sm, sizeof head32, &head32,
-                             sizeof nvec32, &nvec32, sizeof nt32, &nt32, sizeof(cl_mem), &pu,
-                             sizeof(cl_mem), &pi);
+                             sizeof nvec32, &nvec32, sizeof nt32, &nt32, sizeof t.pa, &t.pa,
+                             sizeof t.pb, &t.pb, sizeof(cl_mem), &pu, sizeof(cl_mem), &pi);
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, kk[K_BPART], groups * c.wg, c.wg, num_wait, wait);
         prof_add(ctx, pr, "best_part");
@@ -971,10 +989,10 @@ static size_t sf_workspace(cltopk_context *ctx, const cltopk_request *rq)
     return bytes;
 }
 
-/* GPUs, from the H200 (bench/RESULTS.md): the filtering read at about 1.15
- * reads, the sample and the one-group selections about 0.12 ms, the final sort
- * growing with k (0.08 ms at k = 32, 0.2 ms at 4096); k = 1 a reduction at
- * about 1.1 reads.  Other devices: the filter's compare costs about one read
+/* GPUs, from the H200 (bench/RESULTS.md): the filtering read at about 1.08
+ * reads, the sample and the one-group selections about 0.1 ms, the final sort
+ * growing with k (0.03 ms at k = 32, 0.13 ms at 4096); k = 1 a reduction at
+ * about 1.04 reads.  Other devices: the filter's compare costs about one read
  * more, the selections a local operation an element of the survivors. */
 static double band_time(const cltopk_request *rq, const cltopk_consts *c);
 
@@ -987,9 +1005,9 @@ static double sf_predict(const cltopk_context *ctx, const cltopk_request *rq,
     if (rq->k > max_sortcap(ctx, rq->bytes)) /* the band (sf_band_device) */
         return band_time(rq, c) + cltopk_winners_time(c, rq->k, rq->bytes);
     if (rq->k == 1)
-        return R * (c->gpu ? 1.1 : 1.5) + 2 * c->launch;
+        return R * (c->gpu ? 1.04 : 1.5) + 2 * c->launch;
     if (c->gpu)
-        return R * 1.15 + 5 * c->launch + 1.2e-4 + k * 3e-8;
+        return R * 1.08 + 5 * c->launch + 1.0e-4 + k * 3e-8;
     return R * 2 + (double)rq->n * 0.1 / c->lrate + 5 * c->launch + k * 64 / c->lrate;
 }
 

@@ -258,6 +258,8 @@ int main(void)
                    100000, ks);
         with_knobs(ctx, "s=64,groups=37", CLTOPK_FLOAT32, 0, "bucket", 100000, ks);
         with_knobs(ctx, "s=65536,unr=1", CLTOPK_FLOAT32, 0, "uniform", 300000, ks);
+        /* a sample above 65536 (GPUs take n / 2048 up to 262144 of a large n) */
+        with_knobs(ctx, "s=262144,unr=8", CLTOPK_FLOAT32, 1, "few", 1 << 20, ks);
         /* a smaller final sort: k above it by the band, each path forced */
         size_t kb[] = {63, 64, 65, 1000, 5000, 0};
         with_knobs(ctx, "sort=64", CLTOPK_FLOAT32, 0, "uniform", 100000, kb);
@@ -303,7 +305,7 @@ int main(void)
     /* strict parsing */
     refused(ctx, "bogus=1");
     refused(ctx, "s=10");
-    refused(ctx, "s=1000000");
+    refused(ctx, "s=2000000");
     refused(ctx, "rank=0");
     refused(ctx, "cap=0");
     refused(ctx, "lseg=0");
