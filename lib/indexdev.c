@@ -1,0 +1,273 @@
+/* indexdev.c - the early-stopping index on the OpenCL device (cl/index.cl).
+ *
+ * The layout's four arrays live in device buffers for the index's life.  A
+ * query makes small buffers of its own (the attributes and weights, the
+ * partitions' state and lists, the block list of a full evaluation, the
+ * outputs), then:
+ *   1. index_scan, a work-group a partition, at most q->probe blocks each;
+ *   2. reads the partitions' state back and decides (as cpu/indexcpu.c): on
+ *      with index_scan to the end, or index_full over every block not read
+ *      yet (groups of consecutive blocks: 4 a compute unit on GPUs, 2 else);
+ *   3. index_merge, one work-group, the k best of all the lists;
+ * and reads the outputs and the state (the statistics) back.
+ * Work-groups of 256 work-items on GPUs, 64 elsewhere; SN local slots of 8
+ * bytes, a power of two >= max(2 k, k + WG): k up to 2048 where the device
+ * has the local memory (cltopk_index_dev_kmax). */
+#include "internal.h"
+
+#if HAVE_OPENCL
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define IXD_KMAX 2048
+
+static unsigned ixd_wg(const cltopk_context *ctx)
+{
+    unsigned wg = (ctx->caps.type & CL_DEVICE_TYPE_GPU) ? 256 : 64;
+    size_t maxwg = cltopk_pow2_le(ctx->caps.max_wg ? ctx->caps.max_wg : 1);
+    while (wg > maxwg)
+        wg >>= 1;
+    return wg;
+}
+
+static size_t ixd_sn(size_t k, unsigned wg)
+{
+    size_t a = cltopk_pow2_ge(2 * k), b = cltopk_pow2_ge(k + wg);
+    return a > b ? a : b;
+}
+
+size_t cltopk_index_dev_kmax(cltopk_context *ctx)
+{
+    if (!ctx->is_cl || !ctx->caps.int64)
+        return 0;
+    unsigned wg = ixd_wg(ctx);
+    if (wg < 16)
+        return 0;
+    size_t k = IXD_KMAX;
+    while (k > 0 && ixd_sn(k, wg) * 8 + 64 > ctx->caps.local_mem)
+        k /= 2;
+    return k;
+}
+
+static cl_mem ixd_buffer(cltopk_context *ctx, cl_mem_flags flags, size_t bytes, const void *host,
+                         const char *what, int *st)
+{
+    cl_int err;
+    if (*st != CLTOPK_OK)
+        return NULL;
+    cl_mem m = clCreateBuffer(ctx->clctx, flags | (host ? CL_MEM_COPY_HOST_PTR : 0),
+                              bytes ? bytes : 8, (void *)host, &err);
+    if (!m) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "clCreateBuffer (%s)", what);
+        *st = cltopk_clfail(ctx, err, msg);
+    }
+    return m;
+}
+
+int cltopk_index_dev_upload(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev)
+{
+    const size_t nb = L->nblocks, d = L->d, B = L->B;
+    const size_t bytes = nb * d * B * 4;
+    memset(dev, 0, sizeof *dev);
+    if (bytes > ctx->caps.max_alloc || bytes + nb * B * 4 > ctx->caps.global_mem / 2)
+        return cltopk_fail(ctx, CLTOPK_ERR_DEVICE_MEMORY, "the index (%zu bytes) does not fit "
+                           "%s (one allocation of at most %llu bytes, half of its memory)",
+                           bytes, ctx->name, (unsigned long long)ctx->caps.max_alloc);
+    int st = CLTOPK_OK;
+    dev->data = ixd_buffer(ctx, CL_MEM_READ_ONLY, bytes, L->data, "the index's attributes", &st);
+    dev->ids = ixd_buffer(ctx, CL_MEM_READ_ONLY, nb * B * 4, L->ids, "the index's tuples", &st);
+    dev->thr = ixd_buffer(ctx, CL_MEM_READ_ONLY, nb * d * 4, L->thr, "the thresholds", &st);
+    dev->pstart = ixd_buffer(ctx, CL_MEM_READ_ONLY, (L->P + 1) * 4, L->pstart,
+                             "the partitions", &st);
+    if (st != CLTOPK_OK)
+        cltopk_index_dev_release(dev);
+    return st;
+}
+
+void cltopk_index_dev_release(cltopk_ix_dev *dev)
+{
+    cl_mem *m[] = {&dev->data, &dev->ids, &dev->thr, &dev->pstart};
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        if (*m[i])
+            clReleaseMemObject(*m[i]);
+        *m[i] = NULL;
+    }
+}
+
+/* a blocking read of bytes of m after the context's work */
+static int ixd_read(cltopk_context *ctx, cl_mem m, size_t bytes, void *host, const char *what)
+{
+    if (!bytes)
+        return CLTOPK_OK;
+    cl_event *own;
+    cl_uint nw = cltopk_after_own(ctx, &own);
+    cl_int err = clEnqueueReadBuffer(ctx->queue, m, CL_TRUE, 0, bytes, host, nw, nw ? own : NULL,
+                                     NULL);
+    if (err != CL_SUCCESS) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "clEnqueueReadBuffer (%s)", what);
+        return cltopk_clfail(ctx, err, msg);
+    }
+    return CLTOPK_OK;
+}
+
+int cltopk_index_dev_read(cltopk_context *ctx, const cltopk_ix_layout *L, const cltopk_ix_dev *dev,
+                          float *data, uint32_t *ids, float *thr)
+{
+    const size_t nb = L->nblocks, d = L->d, B = L->B;
+    int st = ixd_read(ctx, dev->data, nb * d * B * 4, data, "the index's attributes");
+    if (st == CLTOPK_OK)
+        st = ixd_read(ctx, dev->ids, nb * B * 4, ids, "the index's tuples");
+    if (st == CLTOPK_OK)
+        st = ixd_read(ctx, dev->thr, nb * d * 4, thr, "the thresholds");
+    return st;
+}
+
+/* a blocking write of a host array to m (after the context's work) */
+static int ixd_write(cltopk_context *ctx, cl_mem m, size_t bytes, const void *host)
+{
+    cl_event *own;
+    cl_uint nw = cltopk_after_own(ctx, &own);
+    cl_int err = clEnqueueWriteBuffer(ctx->queue, m, CL_TRUE, 0, bytes, host, nw,
+                                      nw ? own : NULL, NULL);
+    return err == CL_SUCCESS ? CLTOPK_OK
+                             : cltopk_clfail(ctx, err, "clEnqueueWriteBuffer (the index's block "
+                                             "list)");
+}
+
+int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, const cltopk_ix_dev *dev,
+                           const cltopk_ix_query *q)
+{
+    const unsigned wg = ixd_wg(ctx);
+    const size_t K = q->k, P = L->P, sn = ixd_sn(K, wg);
+    const int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
+    size_t G = (size_t)ctx->caps.compute_units * (gpu ? 4 : 2);
+    G = G < 1 ? 1 : G > L->nblocks ? (L->nblocks ? L->nblocks : 1) : G;
+    char opts[128];
+    snprintf(opts, sizeof opts, "-D KEY_BITS=32 -D KEY_KIND=2 -D WG=%u -D SN=%zu", wg, sn);
+    cl_kernel ks = NULL, kf = NULL, km = NULL;
+    int st = cltopk_kernel_get(ctx, "index.cl", opts, "index_scan", &ks);
+    if (st == CLTOPK_OK)
+        st = cltopk_kernel_get(ctx, "index.cl", opts, "index_full", &kf);
+    if (st == CLTOPK_OK)
+        st = cltopk_kernel_get(ctx, "index.cl", opts, "index_merge", &km);
+    uint32_t *state = calloc(3 * P, sizeof *state), *todo = malloc((L->nblocks + 1) * 4);
+    uint32_t *scores = malloc(K * 4);
+    int64_t *index = malloc(K * 8);
+    if (st == CLTOPK_OK && (!state || !todo || !scores || !index))
+        st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "the index query: out of host memory");
+    uint32_t zeros[1] = {0};
+    cl_mem mattr = ixd_buffer(ctx, CL_MEM_READ_ONLY, q->m * 4, q->m ? (const void *)q->attr : zeros,
+                              "the query's attributes", &st);
+    cl_mem mw = ixd_buffer(ctx, CL_MEM_READ_ONLY, q->m * 4, q->m ? (const void *)q->w : zeros,
+                           "the query's weights", &st);
+    cl_mem mstate = ixd_buffer(ctx, CL_MEM_READ_WRITE, 3 * P * 4, state, "the partitions' state",
+                               &st);
+    cl_mem mlists = ixd_buffer(ctx, CL_MEM_READ_WRITE, (P + G) * K * 8, NULL,
+                               "the partitions' lists", &st);
+    cl_mem mtodo = ixd_buffer(ctx, CL_MEM_READ_ONLY, L->nblocks * 4, NULL, "the block list", &st);
+    cl_mem mscores = ixd_buffer(ctx, CL_MEM_WRITE_ONLY, K * 4, NULL, "the scores", &st);
+    cl_mem mindex = ixd_buffer(ctx, CL_MEM_WRITE_ONLY, K * 8, NULL, "the tuple numbers", &st);
+    cl_uint m = (cl_uint)q->m, d = (cl_uint)L->d, B = (cl_uint)L->B, k = (cl_uint)K;
+    int full = q->full;
+    if (!full && st == CLTOPK_OK) {
+        cl_uint limit = q->probe > 0xFFFFFFFFu ? 0xFFFFFFFFu : (cl_uint)q->probe;
+        for (int pass = 0; pass < 2 && st == CLTOPK_OK; pass++) {
+            st = cltopk_set_args(ctx, ks, 13, sizeof(cl_mem), &dev->data, sizeof(cl_mem),
+                                 &dev->ids, sizeof(cl_mem), &dev->thr, sizeof(cl_mem),
+                                 &dev->pstart, sizeof(cl_mem), &mattr, sizeof(cl_mem), &mw,
+                                 sizeof m, &m, sizeof d, &d, sizeof B, &B, sizeof k, &k,
+                                 sizeof(cl_mem), &mlists, sizeof(cl_mem), &mstate, sizeof limit,
+                                 &limit);
+            if (st == CLTOPK_OK)
+                st = cltopk_launch(ctx, ks, P * wg, wg, 0, NULL);
+            if (st == CLTOPK_OK)
+                st = ixd_read(ctx, mstate, 3 * P * 4, state, "the partitions' state");
+            if (st != CLTOPK_OK || pass == 1)
+                break;
+            size_t nonempty = 0, finished = 0;
+            for (size_t i = 0; i < P; i++) {
+                uint32_t nb = L->pstart[i + 1] - L->pstart[i];
+                nonempty += nb > 0;
+                finished += nb > 0 && (state[3 * i + 2] || state[3 * i] == nb);
+            }
+            full = finished < nonempty &&
+                   (q->sw == 2 || (q->sw == 1 && 2 * finished < nonempty));
+            if (full || finished == nonempty)
+                break;
+            limit = 0xFFFFFFFFu;
+        }
+    }
+    cl_ulong ncand = (cl_ulong)P * K;
+    if (full && st == CLTOPK_OK) {
+        size_t ntodo = 0;
+        for (size_t i = 0; i < P; i++) {
+            uint32_t nb = L->pstart[i + 1] - L->pstart[i];
+            if (state[3 * i + 2])
+                continue;
+            for (uint32_t b = state[3 * i]; b < nb; b++)
+                todo[ntodo++] = L->pstart[i] + b;
+            state[3 * i] = nb;
+        }
+        if (ntodo)
+            st = ixd_write(ctx, mtodo, ntodo * 4, todo);
+        cl_uint nt = (cl_uint)ntodo, per = (cl_uint)((ntodo + G - 1) / G), ob = (cl_uint)P;
+        if (st == CLTOPK_OK)
+            st = cltopk_set_args(ctx, kf, 13, sizeof(cl_mem), &dev->data, sizeof(cl_mem),
+                                 &dev->ids, sizeof(cl_mem), &mtodo, sizeof nt, &nt, sizeof per,
+                                 &per, sizeof(cl_mem), &mattr, sizeof(cl_mem), &mw, sizeof m, &m,
+                                 sizeof d, &d, sizeof B, &B, sizeof k, &k, sizeof(cl_mem),
+                                 &mlists, sizeof ob, &ob);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kf, G * wg, wg, 0, NULL);
+        ncand += (cl_ulong)G * K;
+    }
+    /* a full evaluation from the start has no partitions' lists */
+    cl_ulong first = q->full ? (cl_ulong)P * K : 0;
+    if (st == CLTOPK_OK)
+        st = cltopk_set_args(ctx, km, 6, sizeof(cl_mem), &mlists, sizeof first, &first,
+                             sizeof ncand, &ncand, sizeof k, &k, sizeof(cl_mem), &mscores, sizeof(cl_mem), &mindex);
+    if (st == CLTOPK_OK)
+        st = cltopk_launch(ctx, km, wg, wg, 0, NULL);
+    if (st == CLTOPK_OK)
+        st = ixd_read(ctx, mscores, K * 4, scores, "the scores");
+    if (st == CLTOPK_OK)
+        st = ixd_read(ctx, mindex, K * 8, index, "the tuple numbers");
+    if (st == CLTOPK_OK) {
+        if (q->out_scores)
+            memcpy(q->out_scores, scores, K * 4);
+        if (q->out_index)
+            memcpy(q->out_index, index, K * 8);
+        cltopk_index_stats *s = q->st;
+        memset(s, 0, sizeof *s);
+        s->tuples = L->n;
+        for (size_t i = 0; i < P; i++) {
+            uint64_t ev = (uint64_t)state[3 * i] * L->B;
+            s->tuples_evaluated += ev < L->psize[i] ? ev : L->psize[i];
+            s->blocks_read += state[3 * i];
+            s->partitions += L->pstart[i + 1] > L->pstart[i];
+            s->partitions_stopped += state[3 * i + 2] != 0;
+        }
+        s->stopped_early = s->tuples_evaluated < L->n;
+        s->full_evaluation = full;
+        s->on_device = 1;
+    }
+    cl_mem mine[] = {mattr, mw, mstate, mlists, mtodo, mscores, mindex};
+    for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++)
+        if (mine[i])
+            clReleaseMemObject(mine[i]);
+    cl_kernel kk[] = {ks, kf, km};
+    for (size_t i = 0; i < 3; i++)
+        if (kk[i])
+            clReleaseKernel(kk[i]);
+    free(state);
+    free(todo);
+    free(scores);
+    free(index);
+    return st;
+}
+
+#endif
