@@ -436,3 +436,59 @@ int gen_fill(cltopk_dtype type, const char *dist, size_t n, uint64_t seed, void 
     }
     return 0;
 }
+
+/* ------------------------------------------------- tuples (skyline data) */
+
+const char *const gen_tuple_dists[] = {"correlated", "independent", "anticorrelated", NULL};
+
+/* the generator of Borzsonyi, Kossmann and Stocker ("The Skyline Operator",
+ * ICDE 2001), as their published program draws: random_peak(min, max, dim) is
+ * the mean of dim uniform draws scaled to [min, max); random_normal(med, var)
+ * is random_peak(med - var, med + var, 12) */
+static double sky_peak(rng *r, double lo, double hi, size_t dim)
+{
+    double sum = 0;
+    for (size_t i = 0; i < dim; i++)
+        sum += unit53(r);
+    return sum / (double)dim * (hi - lo) + lo;
+}
+
+int gen_tuples(const char *dist, size_t n, size_t d, uint64_t seed, float *out)
+{
+    int kind = -1;
+    for (int i = 0; gen_tuple_dists[i]; i++)
+        if (!strcmp(dist, gen_tuple_dists[i]))
+            kind = i;
+    if (kind < 0 || d < 1 || d > 64)
+        return -1;
+    rng r;
+    rng_seed(&r, seed);
+    double x[64];
+    for (size_t t = 0; t < n; t++) {
+        for (int again = 1; again;) {
+            if (kind == 1) {
+                for (size_t j = 0; j < d; j++)
+                    x[j] = unit53(&r);
+            } else {
+                /* correlated: a point on the diagonal, peaked at the middle,
+                 * moved along it by normal steps; anti-correlated: near the
+                 * plane sum = d/2, spread by uniform steps */
+                double v = kind == 0 ? sky_peak(&r, 0, 1, d) : sky_peak(&r, 0.25, 0.75, 12);
+                double l = v <= 0.5 ? v : 1.0 - v;
+                for (size_t j = 0; j < d; j++)
+                    x[j] = v;
+                for (size_t j = 0; j < d; j++) {
+                    double h = kind == 0 ? sky_peak(&r, -l, l, 12) : unit53(&r) * 2 * l - l;
+                    x[j] += h;
+                    x[(j + 1) % d] -= h;
+                }
+            }
+            again = 0;
+            for (size_t j = 0; j < d; j++)
+                again |= x[j] < 0 || x[j] >= 1;
+        }
+        for (size_t j = 0; j < d; j++)
+            out[j * n + t] = (float)x[j];
+    }
+    return 0;
+}
