@@ -18,10 +18,11 @@
  * overflow, and after each block, a bitonic sort of all SN slots (empty slots
  * 0) puts the best K first.
  *   index_scan   a work-group a partition, from its saved position for at most
- *                `limit` blocks, stopping when the K-th key's score is strictly
- *                above the threshold score of the block just read (which is
- *                neither NaN nor +inf): see cpu/indexcpu.c for why this is
- *                exact.  The list and position are saved for the next launch.
+ *                `limit` blocks, stopping when the bound (the best K-th score
+ *                of any partition so far, its own included) is strictly above
+ *                the threshold score of the block just read (which is neither
+ *                NaN nor +inf): see cpu/indexcpu.c for why this is exact.  The
+ *                list and position are saved for the next launch.
  *   index_full   work-groups each read a contiguous share of a list of blocks
  *                with no threshold (full evaluation), each writing its K best.
  *   index_merge  one work-group: the K best of all the lists, written as score
@@ -92,10 +93,12 @@ inline ulong ix_merge(__local ulong *S, __local uint *meta, uint K, uint lid)
     return meta[0] == K ? S[K - 1] : 0;
 }
 
-/* read block g into the list; returns the K-th after it */
+/* read block g into the list (keys above bfloor only); returns the K-th
+ * after it */
 inline ulong ix_block(__global const float *data, __global const uint *ids, ulong g, uint d,
                       uint B, __global const uint *attr, __global const float *w, uint m,
-                      uint K, __local ulong *S, __local uint *meta, ulong kth, uint lid)
+                      uint K, __local ulong *S, __local uint *meta, ulong kth, ulong bfloor,
+                      uint lid)
 {
     for (uint base = 0; base < B; base += WG) {
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -108,7 +111,7 @@ inline ulong ix_block(__global const float *data, __global const uint *ids, ulon
             uint id = ids[g * B + s];
             if (id != IX_PAD) {
                 ulong key = ix_key(ix_score(data + g * d * B + s, (ulong)B, attr, w, m), id);
-                if (key > kth)
+                if (key > kth && key > bfloor)
                     S[K + atomic_inc(&meta[1])] = key;
             }
         }
@@ -119,15 +122,19 @@ inline ulong ix_block(__global const float *data, __global const uint *ids, ulon
     return kth;
 }
 
-/* state: 3 uints a partition: blocks read, keys in its list, stopped */
+/* state: 3 uints a partition: blocks read, keys in its list, stopped.
+ * bound: the largest order key of a partition's K-th score so far, shared by
+ * all work-groups (atomic_max): no tuple scoring below it can be among the K
+ * best, so keys at or below bound << 32 are not kept, and a partition stops
+ * when its threshold score is strictly below it (its own K-th included) */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 index_scan(__global const float *data, __global const uint *ids, __global const float *thr,
            __global const uint *pstart, __global const uint *attr, __global const float *w,
            uint m, uint d, uint B, uint K, __global ulong *lists, __global uint *state,
-           uint limit)
+           uint limit, __global uint *bound)
 {
     __local ulong S[SN];
-    __local uint meta[2];
+    __local uint meta[3];
     const uint i = get_group_id(0), lid = get_local_id(0);
     const uint g0 = pstart[i], nb = pstart[i + 1] - g0;
     uint pos = state[3 * i], stopped = state[3 * i + 2];
@@ -142,17 +149,25 @@ index_scan(__global const float *data, __global const uint *ids, __global const 
     if (lid == 0) {
         meta[0] = cnt;
         meta[1] = 0;
+        meta[2] = atomic_max(bound, 0u);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     ulong kth = cnt == K ? S[K - 1] : 0;
+    uint b = meta[2];
     for (uint left = limit; pos < nb && left > 0; left--) {
         const ulong g = g0 + pos;
-        kth = ix_block(data, ids, g, d, B, attr, w, m, K, S, meta, kth, lid);
+        kth = ix_block(data, ids, g, d, B, attr, w, m, K, S, meta, kth, (ulong)b << 32, lid);
         pos++;
-        if (pos < nb && kth != 0) {
+        /* publish this partition's K-th, read the bound: one value for all */
+        if (lid == 0) {
+            uint v = kth ? (uint)(kth >> 32) : 0u;
+            meta[2] = max(atomic_max(bound, v), v);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        b = meta[2];
+        if (pos < nb && b != 0) {
             float t = ix_score(thr + g * d, 1, attr, w, m);
-            if (!isnan(t) && !(isinf(t) && t > 0) &&
-                (uint)(kth >> 32) > order_key(as_uint(t), 0u)) {
+            if (!isnan(t) && !(isinf(t) && t > 0) && b > order_key(as_uint(t), 0u)) {
                 stopped = 1;
                 break;
             }
@@ -172,8 +187,10 @@ index_scan(__global const float *data, __global const uint *ids, __global const 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 index_full(__global const float *data, __global const uint *ids, __global const uint *todo,
            uint ntodo, uint per, __global const uint *attr, __global const float *w, uint m,
-           uint d, uint B, uint K, __global ulong *lists, uint obase)
+           uint d, uint B, uint K, __global ulong *lists, uint obase,
+           __global const uint *bound)
 {
+    const ulong bfloor = (ulong)bound[0] << 32; /* final: the scans are done */
     __local ulong S[SN];
     __local uint meta[2];
     const uint q = get_group_id(0), lid = get_local_id(0);
@@ -187,7 +204,7 @@ index_full(__global const float *data, __global const uint *ids, __global const 
     ulong kth = 0;
     const uint lo = min(q * per, ntodo), hi = min(lo + per, ntodo);
     for (uint x = lo; x < hi; x++)
-        kth = ix_block(data, ids, todo[x], d, B, attr, w, m, K, S, meta, kth, lid);
+        kth = ix_block(data, ids, todo[x], d, B, attr, w, m, K, S, meta, kth, bfloor, lid);
     for (uint x = lid; x < K; x += WG)
         lists[(ulong)(obase + q) * K + x] = S[x];
 }

@@ -20,9 +20,16 @@
  * impossible, so no later tuple with a smaller number could displace it
  * (hence strictly greater: with >= an equal score could still enter).
  *
- * The query reads q->probe blocks of every partition, then either goes on
- * partition by partition or (q->sw) scores every block not yet read on all
- * threads, each thread keeping its own heap; the heaps are merged last. */
+ * A shared bound (the largest order key of any partition's k-th score so
+ * far, raised atomically) stops a partition as soon as its threshold score
+ * is strictly below it, and keeps out of the heaps every tuple scoring below
+ * it: k tuples of one partition score at least that much, so neither can be
+ * among the k best (a tuple scoring exactly the bound is still kept).
+ *
+ * The query reads the partitions in rounds of q->probe blocks; after each,
+ * cltopk_ix_switch may decide to score every block not yet read on all
+ * threads instead, each thread keeping its own heap; the heaps are merged
+ * last. */
 #include "internal.h"
 
 #include <math.h>
@@ -125,27 +132,39 @@ static void ixc_push(uint64_t *h, size_t *cnt, size_t cap, uint64_t key)
     h[i] = key;
 }
 
-/* push the tuples of block g (scores sc) into the heap */
+/* push the tuples of block g (scores sc) whose keys exceed floor into the
+ * heap */
 static void ixc_take(const cltopk_ix_layout *L, size_t g, const float *sc, uint64_t *h,
-                     size_t *cnt, size_t cap)
+                     size_t *cnt, size_t cap, uint64_t floor)
 {
     const uint32_t *ids = L->ids + g * L->B;
     for (size_t s = 0; s < L->B && ids[s] != IX_PAD; s++) {
         uint64_t key = cltopk_ix_key(sc[s], ids[s]);
-        if (*cnt < cap || key > h[0])
+        if (key > floor && (*cnt < cap || key > h[0]))
             ixc_push(h, cnt, cap, key);
     }
 }
 
-/* the stop test: the heap's least key (the k-th) has a score strictly above
- * the threshold score t, and t is neither NaN nor +inf (see the top) */
-static int ixc_stops(float t, uint64_t kth)
+/* the stop test: the bound (the order key of a k-th score) strictly above
+ * the threshold score t, and t neither NaN nor +inf (see the top) */
+static int ixc_stops(float t, uint32_t bound)
 {
     uint32_t b;
     memcpy(&b, &t, 4);
     if (isnan(t) || (isinf(t) && t > 0))
         return 0;
-    return (uint32_t)(kth >> 32) > order_key32(b, KIND_FLOAT, 0);
+    return bound > order_key32(b, KIND_FLOAT, 0);
+}
+
+/* the shared bound: the largest order key of a partition's k-th score so far
+ * (every partition that holds k tuples publishes its k-th) */
+static uint32_t ixc_bound_raise(uint32_t *bound, uint32_t v)
+{
+    uint32_t cur = __atomic_load_n(bound, __ATOMIC_RELAXED);
+    while (cur < v && !__atomic_compare_exchange_n(bound, &cur, v, 1, __ATOMIC_RELAXED,
+                                                   __ATOMIC_RELAXED))
+        ;
+    return cur > v ? cur : v;
 }
 
 typedef struct {
@@ -156,18 +175,21 @@ typedef struct {
 } ixc_part;
 
 /* read partition i from its position, at most `limit` blocks, testing the
- * threshold after each block that has one */
+ * threshold after each block that has one against the shared bound */
 static void ixc_scan(const cltopk_ix_layout *L, const cltopk_ix_query *q, ixc_part *p, size_t i,
-                     size_t limit, ixc_scorer score, float *sc)
+                     size_t limit, ixc_scorer score, float *sc, uint32_t *bound)
 {
     const size_t g0 = L->pstart[i];
     while (p->pos < p->nb && limit-- > 0) {
         const size_t g = g0 + p->pos;
         score(L, g, q->attr, q->w, q->m, sc);
-        ixc_take(L, g, sc, p->h, &p->cnt, p->cap);
+        uint32_t b = __atomic_load_n(bound, __ATOMIC_RELAXED);
+        ixc_take(L, g, sc, p->h, &p->cnt, p->cap, (uint64_t)b << 32);
         p->pos++;
-        if (p->pos < p->nb && p->cnt == q->k &&
-            ixc_stops(cltopk_ix_score(L->thr + g * L->d, q->attr, q->w, q->m), p->h[0])) {
+        if (p->cnt == q->k)
+            b = ixc_bound_raise(bound, (uint32_t)(p->h[0] >> 32));
+        if (p->pos < p->nb && b &&
+            ixc_stops(cltopk_ix_score(L->thr + g * L->d, q->attr, q->w, q->m), b)) {
             p->stopped = 1;
             break;
         }
@@ -217,22 +239,11 @@ int cltopk_cpu_index_query(const cltopk_ix_layout *L, const cltopk_ix_query *q)
     const ixc_scorer score = ixc_pick();
     int full = q->full;
     size_t nonempty = 0, finished = 0;
+    uint32_t bound = 0;
     if (!full) {
-        /* the probe */
-#pragma omp parallel for schedule(dynamic, 1)
-        for (size_t i = 0; i < P; i++) {
-            int t = 0;
-#ifdef _OPENMP
-            t = omp_get_thread_num();
-#endif
-            ixc_scan(L, q, &parts[i], i, q->probe, score, scr + (size_t)t * L->B);
-        }
-        for (size_t i = 0; i < P; i++) {
-            nonempty += parts[i].nb > 0;
-            finished += parts[i].nb > 0 && (parts[i].stopped || parts[i].pos == parts[i].nb);
-        }
-        full = finished < nonempty && (q->sw == 2 || (q->sw == 1 && 2 * finished < nonempty));
-        if (!full) {
+        /* rounds of q->probe blocks a partition until every partition is
+         * finished or the rest is evaluated in full */
+        for (size_t round = 1;; round++) {
 #pragma omp parallel for schedule(dynamic, 1)
             for (size_t i = 0; i < P; i++) {
                 int t = 0;
@@ -240,8 +251,18 @@ int cltopk_cpu_index_query(const cltopk_ix_layout *L, const cltopk_ix_query *q)
                 t = omp_get_thread_num();
 #endif
                 if (!parts[i].stopped)
-                    ixc_scan(L, q, &parts[i], i, SIZE_MAX, score, scr + (size_t)t * L->B);
+                    ixc_scan(L, q, &parts[i], i, q->probe, score, scr + (size_t)t * L->B,
+                             &bound);
             }
+            nonempty = finished = 0;
+            for (size_t i = 0; i < P; i++) {
+                nonempty += parts[i].nb > 0;
+                finished += parts[i].nb > 0 && (parts[i].stopped || parts[i].pos == parts[i].nb);
+            }
+            if (finished == nonempty)
+                break;
+            if ((full = cltopk_ix_switch(q, round, finished, nonempty)))
+                break;
         }
     }
     if (full) {
@@ -277,7 +298,7 @@ int cltopk_cpu_index_query(const cltopk_ix_layout *L, const cltopk_ix_query *q)
 #pragma omp for schedule(dynamic, 16)
             for (size_t x = 0; x < left; x++) {
                 score(L, todo[x], q->attr, q->w, q->m, sc);
-                ixc_take(L, todo[x], sc, h, &tcnt[t], tcap);
+                ixc_take(L, todo[x], sc, h, &tcnt[t], tcap, (uint64_t)bound << 32);
             }
         }
         free(todo);

@@ -663,9 +663,10 @@ typedef enum { CLTOPK_PARTITION_RANDOM = 0, CLTOPK_PARTITION_ANGLE = 1 } cltopk_
 
 typedef struct {
     cltopk_partitioning partitioning;
-    size_t partitions; /* at most this many partitions; 0: chosen from n (about
-                          one a 2^16 tuples, 16 to 2048) */
-    size_t block;      /* tuples a block, 1 to 2^20; 0: chosen (1024, fewer for
+    size_t partitions; /* at most this many partitions; 0: chosen from n and the
+                          device (one a 2^18 tuples, on an OpenCL GPU one a
+                          2^16 and two a compute unit at least; 16 to 2048) */
+    size_t block;      /* tuples a block, 1 to 2^20; 0: chosen (256, fewer for
                           small partitions) */
     uint64_t seed;     /* the random partitioning's permutation */
 } cltopk_index_options;

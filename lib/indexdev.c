@@ -4,10 +4,13 @@
  * query makes small buffers of its own (the attributes and weights, the
  * partitions' state and lists, the block list of a full evaluation, the
  * outputs), then:
- *   1. index_scan, a work-group a partition, at most q->probe blocks each;
- *   2. reads the partitions' state back and decides (as cpu/indexcpu.c): on
- *      with index_scan to the end, or index_full over every block not read
- *      yet (groups of consecutive blocks: 4 a compute unit on GPUs, 2 else);
+ *   1. index_scan, a work-group a partition, at most q->probe blocks each,
+ *      all sharing one bound (a uint in device memory raised by atomic_max:
+ *      the best k-th score of any partition so far);
+ *   2. reads the partitions' state back and decides (cltopk_ix_switch, as
+ *      cpu/indexcpu.c): another round of index_scan, or index_full over every
+ *      block not read yet (groups of consecutive blocks: 4 a compute unit on
+ *      GPUs, 2 else);
  *   3. index_merge, one work-group, the k best of all the lists;
  * and reads the outputs and the state (the statistics) back.
  * Work-groups of 256 work-items on GPUs, 64 elsewhere; SN local slots of 8
@@ -169,24 +172,25 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, const
     cl_mem mlists = ixd_buffer(ctx, CL_MEM_READ_WRITE, (P + G) * K * 8, NULL,
                                "the partitions' lists", &st);
     cl_mem mtodo = ixd_buffer(ctx, CL_MEM_READ_ONLY, L->nblocks * 4, NULL, "the block list", &st);
+    cl_mem mbound = ixd_buffer(ctx, CL_MEM_READ_WRITE, 4, zeros, "the shared bound", &st);
     cl_mem mscores = ixd_buffer(ctx, CL_MEM_WRITE_ONLY, K * 4, NULL, "the scores", &st);
     cl_mem mindex = ixd_buffer(ctx, CL_MEM_WRITE_ONLY, K * 8, NULL, "the tuple numbers", &st);
     cl_uint m = (cl_uint)q->m, d = (cl_uint)L->d, B = (cl_uint)L->B, k = (cl_uint)K;
     int full = q->full;
     if (!full && st == CLTOPK_OK) {
         cl_uint limit = q->probe > 0xFFFFFFFFu ? 0xFFFFFFFFu : (cl_uint)q->probe;
-        for (int pass = 0; pass < 2 && st == CLTOPK_OK; pass++) {
-            st = cltopk_set_args(ctx, ks, 13, sizeof(cl_mem), &dev->data, sizeof(cl_mem),
+        for (size_t round = 1; st == CLTOPK_OK; round++) {
+            st = cltopk_set_args(ctx, ks, 14, sizeof(cl_mem), &dev->data, sizeof(cl_mem),
                                  &dev->ids, sizeof(cl_mem), &dev->thr, sizeof(cl_mem),
                                  &dev->pstart, sizeof(cl_mem), &mattr, sizeof(cl_mem), &mw,
                                  sizeof m, &m, sizeof d, &d, sizeof B, &B, sizeof k, &k,
                                  sizeof(cl_mem), &mlists, sizeof(cl_mem), &mstate, sizeof limit,
-                                 &limit);
+                                 &limit, sizeof(cl_mem), &mbound);
             if (st == CLTOPK_OK)
                 st = cltopk_launch(ctx, ks, P * wg, wg, 0, NULL);
             if (st == CLTOPK_OK)
                 st = ixd_read(ctx, mstate, 3 * P * 4, state, "the partitions' state");
-            if (st != CLTOPK_OK || pass == 1)
+            if (st != CLTOPK_OK)
                 break;
             size_t nonempty = 0, finished = 0;
             for (size_t i = 0; i < P; i++) {
@@ -194,11 +198,8 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, const
                 nonempty += nb > 0;
                 finished += nb > 0 && (state[3 * i + 2] || state[3 * i] == nb);
             }
-            full = finished < nonempty &&
-                   (q->sw == 2 || (q->sw == 1 && 2 * finished < nonempty));
-            if (full || finished == nonempty)
+            if (finished == nonempty || (full = cltopk_ix_switch(q, round, finished, nonempty)))
                 break;
-            limit = 0xFFFFFFFFu;
         }
     }
     cl_ulong ncand = (cl_ulong)P * K;
@@ -216,11 +217,11 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, const
             st = ixd_write(ctx, mtodo, ntodo * 4, todo);
         cl_uint nt = (cl_uint)ntodo, per = (cl_uint)((ntodo + G - 1) / G), ob = (cl_uint)P;
         if (st == CLTOPK_OK)
-            st = cltopk_set_args(ctx, kf, 13, sizeof(cl_mem), &dev->data, sizeof(cl_mem),
+            st = cltopk_set_args(ctx, kf, 14, sizeof(cl_mem), &dev->data, sizeof(cl_mem),
                                  &dev->ids, sizeof(cl_mem), &mtodo, sizeof nt, &nt, sizeof per,
                                  &per, sizeof(cl_mem), &mattr, sizeof(cl_mem), &mw, sizeof m, &m,
                                  sizeof d, &d, sizeof B, &B, sizeof k, &k, sizeof(cl_mem),
-                                 &mlists, sizeof ob, &ob);
+                                 &mlists, sizeof ob, &ob, sizeof(cl_mem), &mbound);
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, kf, G * wg, wg, 0, NULL);
         ncand += (cl_ulong)G * K;
@@ -255,7 +256,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, const
         s->full_evaluation = full;
         s->on_device = 1;
     }
-    cl_mem mine[] = {mattr, mw, mstate, mlists, mtodo, mscores, mindex};
+    cl_mem mine[] = {mattr, mw, mstate, mlists, mtodo, mbound, mscores, mindex};
     for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++)
         if (mine[i])
             clReleaseMemObject(mine[i]);

@@ -665,16 +665,16 @@ typedef struct {
 
 /* One query of the index: score(t) by the fma rule of cltopk.h over attr[0 ..
  * m) and w; the best k by (score, smaller tuple number).  full: no threshold
- * (cltopk_index_full_topk).  probe: blocks a partition the probe reads at
- * least (the query's choice, lib/index.c); sw: after the probe, 0 keep to
- * the index, 1 switch to full evaluation when fewer than half of the
- * non-empty partitions stopped, 2 always switch (CLTOPK_INDEX=switch). */
+ * (cltopk_index_full_topk).  The index is read in rounds of `probe` blocks a
+ * partition (lib/index.c chooses it; maxnb: the longest partition's blocks);
+ * after each round cltopk_ix_switch decides whether the blocks not read yet
+ * are evaluated in full instead (sw: CLTOPK_INDEX=switch). */
 typedef struct {
     const unsigned *attr;
     const float *w;
     size_t m, k;
     int full;
-    size_t probe;
+    size_t probe, maxnb;
     int sw;
     float *out_scores;   /* k, or NULL */
     int64_t *out_index;  /* k, or NULL */
@@ -699,6 +699,25 @@ static inline uint32_t cltopk_ix_score_bits(uint64_t key)
     if (u == 0xFFFFFFFFu)
         return 0x7FC00000u;
     return (u & 0x80000000u) ? u ^ 0x80000000u : ~u;
+}
+
+/* After `round` rounds (1, 2, ...) with `finished` of the `nonempty`
+ * partitions stopped or read to their end: 1 to evaluate the rest in full.
+ * sw 0: never; 2: always (testing); 1: when the share of partitions finished
+ * is below twice the share of a partition's blocks read (x = round * probe /
+ * maxnb): data that stops early finishes its partitions faster than it reads
+ * them; data that does not (anti-correlated) switches after its first round,
+ * and any query has switched once half of every partition is read. */
+static inline int cltopk_ix_switch(const cltopk_ix_query *q, size_t round, size_t finished,
+                                   size_t nonempty)
+{
+    if (finished >= nonempty || q->sw == 0)
+        return 0;
+    if (q->sw == 2)
+        return 1;
+    /* finished / nonempty < 2 * round * probe / maxnb */
+    return (double)finished * (double)q->maxnb <
+           2.0 * (double)round * (double)q->probe * (double)nonempty;
 }
 
 /* indexcpu.c: the query on a host layout, OpenMP over partitions and blocks;
