@@ -453,6 +453,43 @@ static double sky_peak(rng *r, double lo, double hi, size_t dim)
     return sum / (double)dim * (hi - lo) + lo;
 }
 
+/* tuples [t0, t1) of a draw: their own generator, seeded from the seed and
+ * the chunk, so that the bytes do not depend on the number of threads */
+static void sky_chunk(int kind, size_t n, size_t d, uint64_t seed, size_t t0, size_t t1,
+                      float *out)
+{
+    rng r;
+    uint64_t x = seed ^ (t0 * 0xD1B54A32D192ED03ull);
+    rng_seed(&r, splitmix64(&x));
+    double v[64];
+    for (size_t t = t0; t < t1; t++) {
+        for (int again = 1; again;) {
+            if (kind == 1) {
+                for (size_t j = 0; j < d; j++)
+                    v[j] = unit53(&r);
+            } else {
+                /* correlated: a point on the diagonal, peaked at the middle,
+                 * moved by normal steps that keep its sum; anti-correlated:
+                 * near the plane sum = d/2, spread by uniform steps */
+                double c = kind == 0 ? sky_peak(&r, 0, 1, d) : sky_peak(&r, 0.25, 0.75, 12);
+                double l = c <= 0.5 ? c : 1.0 - c;
+                for (size_t j = 0; j < d; j++)
+                    v[j] = c;
+                for (size_t j = 0; j < d; j++) {
+                    double h = kind == 0 ? sky_peak(&r, -l, l, 12) : unit53(&r) * 2 * l - l;
+                    v[j] += h;
+                    v[(j + 1) % d] -= h;
+                }
+            }
+            again = 0;
+            for (size_t j = 0; j < d; j++)
+                again |= v[j] < 0 || v[j] >= 1;
+        }
+        for (size_t j = 0; j < d; j++)
+            out[j * n + t] = (float)v[j];
+    }
+}
+
 int gen_tuples(const char *dist, size_t n, size_t d, uint64_t seed, float *out)
 {
     int kind = -1;
@@ -461,34 +498,9 @@ int gen_tuples(const char *dist, size_t n, size_t d, uint64_t seed, float *out)
             kind = i;
     if (kind < 0 || d < 1 || d > 64)
         return -1;
-    rng r;
-    rng_seed(&r, seed);
-    double x[64];
-    for (size_t t = 0; t < n; t++) {
-        for (int again = 1; again;) {
-            if (kind == 1) {
-                for (size_t j = 0; j < d; j++)
-                    x[j] = unit53(&r);
-            } else {
-                /* correlated: a point on the diagonal, peaked at the middle,
-                 * moved along it by normal steps; anti-correlated: near the
-                 * plane sum = d/2, spread by uniform steps */
-                double v = kind == 0 ? sky_peak(&r, 0, 1, d) : sky_peak(&r, 0.25, 0.75, 12);
-                double l = v <= 0.5 ? v : 1.0 - v;
-                for (size_t j = 0; j < d; j++)
-                    x[j] = v;
-                for (size_t j = 0; j < d; j++) {
-                    double h = kind == 0 ? sky_peak(&r, -l, l, 12) : unit53(&r) * 2 * l - l;
-                    x[j] += h;
-                    x[(j + 1) % d] -= h;
-                }
-            }
-            again = 0;
-            for (size_t j = 0; j < d; j++)
-                again |= x[j] < 0 || x[j] >= 1;
-        }
-        for (size_t j = 0; j < d; j++)
-            out[j * n + t] = (float)x[j];
-    }
+    const size_t chunk = 65536, nchunks = (n + chunk - 1) / chunk;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (size_t c = 0; c < nchunks; c++)
+        sky_chunk(kind, n, d, seed, c * chunk, c + 1 < nchunks ? (c + 1) * chunk : n, out);
     return 0;
 }
