@@ -122,7 +122,9 @@ inline ulong ix_block(__global const float *data, __global const uint *ids, ulon
     return kth;
 }
 
-/* state: 3 uints a partition: blocks read, keys in its list, stopped.
+/* state: 5 uints a partition: blocks read, keys in its list, stopped, and
+ * the bits of the threshold scores after its first and its last block read
+ * (for the host's switch rule).
  * bound: the largest order key of a partition's K-th score so far, shared by
  * all work-groups (atomic_max): no tuple scoring below it can be among the K
  * best, so keys at or below bound << 32 are not kept, and a partition stops
@@ -137,8 +139,9 @@ index_scan(__global const float *data, __global const uint *ids, __global const 
     __local uint meta[3];
     const uint i = get_group_id(0), lid = get_local_id(0);
     const uint g0 = pstart[i], nb = pstart[i + 1] - g0;
-    uint pos = state[3 * i], stopped = state[3 * i + 2];
-    const uint cnt = state[3 * i + 1];
+    uint pos = state[5 * i], stopped = state[5 * i + 2];
+    const uint cnt = state[5 * i + 1];
+    float tfirst = as_float(state[5 * i + 3]), tnow = as_float(state[5 * i + 4]);
     if (nb == 0) /* an empty partition: an empty list */
         for (uint x = lid; x < K; x += WG)
             lists[(ulong)i * K + x] = 0;
@@ -165,20 +168,25 @@ index_scan(__global const float *data, __global const uint *ids, __global const 
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         b = meta[2];
-        if (pos < nb && b != 0) {
-            float t = ix_score(thr + g * d, 1, attr, w, m);
-            if (!isnan(t) && !(isinf(t) && t > 0) && b > order_key(as_uint(t), 0u)) {
-                stopped = 1;
-                break;
-            }
+        if (pos == nb)
+            break;
+        const float t = ix_score(thr + g * d, 1, attr, w, m);
+        tnow = t;
+        if (pos == 1)
+            tfirst = t;
+        if (b != 0 && !isnan(t) && !(isinf(t) && t > 0) && b > order_key(as_uint(t), 0u)) {
+            stopped = 1;
+            break;
         }
     }
     for (uint x = lid; x < K; x += WG)
         lists[(ulong)i * K + x] = S[x];
     if (lid == 0) {
-        state[3 * i] = pos;
-        state[3 * i + 1] = meta[0];
-        state[3 * i + 2] = stopped;
+        state[5 * i] = pos;
+        state[5 * i + 1] = meta[0];
+        state[5 * i + 2] = stopped;
+        state[5 * i + 3] = as_uint(tfirst);
+        state[5 * i + 4] = as_uint(tnow);
     }
 }
 

@@ -27,7 +27,7 @@
  * among the k best (a tuple scoring exactly the bound is still kept).
  *
  * The query reads the partitions in rounds of q->probe blocks; after each,
- * cltopk_ix_switch may decide to score every block not yet read on all
+ * cltopk_ix_decide may decide to score every block not yet read on all
  * threads instead, each thread keeping its own heap; the heaps are merged
  * last. */
 #include "internal.h"
@@ -172,6 +172,7 @@ typedef struct {
     size_t cap, cnt;
     size_t pos, nb; /* blocks read, blocks */
     int stopped;
+    float tfirst, tnow; /* threshold scores after the first and the last block read */
 } ixc_part;
 
 /* read partition i from its position, at most `limit` blocks, testing the
@@ -188,8 +189,13 @@ static void ixc_scan(const cltopk_ix_layout *L, const cltopk_ix_query *q, ixc_pa
         p->pos++;
         if (p->cnt == q->k)
             b = ixc_bound_raise(bound, (uint32_t)(p->h[0] >> 32));
-        if (p->pos < p->nb && b &&
-            ixc_stops(cltopk_ix_score(L->thr + g * L->d, q->attr, q->w, q->m), b)) {
+        if (p->pos == p->nb)
+            break;
+        const float t = cltopk_ix_score(L->thr + g * L->d, q->attr, q->w, q->m);
+        p->tnow = t;
+        if (p->pos == 1)
+            p->tfirst = t;
+        if (b && ixc_stops(t, b)) {
             p->stopped = 1;
             break;
         }
@@ -200,6 +206,49 @@ static int ixc_desc(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The switch rule.  An unfinished partition's threshold score falls as it is
+ * read; at the rate of its last round (blocks read since the previous
+ * decision, or since its first block) it needs about (tnow - bound) / rate
+ * more blocks, at most the rest.  Reading on costs those blocks, switching
+ * costs every block left, each block of the full evaluation q->ratio times
+ * the cost of an index block; switch when that is cheaper.  No bound yet, a
+ * threshold that does not fall, or a score that is not finite: the whole
+ * rest.  Anti-correlated data then switches after its first round, and
+ * correlated data reads on. */
+int cltopk_ix_decide(const cltopk_ix_query *q, cltopk_ix_progress *pr, size_t P, uint32_t bound)
+{
+    double left = 0, need = 0;
+    float bs = 0;
+    if (bound) {
+        uint32_t bb = cltopk_ix_score_bits((uint64_t)bound << 32);
+        memcpy(&bs, &bb, 4);
+    }
+    for (size_t i = 0; i < P; i++) {
+        cltopk_ix_progress *x = &pr[i];
+        if (x->done || x->pos >= x->nb)
+            continue;
+        const double rest = (double)(x->nb - x->pos);
+        uint32_t p0 = x->ppos ? x->ppos : 1;
+        float t0 = x->ppos ? x->tprev : x->tfirst;
+        double est = rest;
+        if (bound && x->pos > p0 && isfinite(t0) && isfinite(x->tnow) && isfinite(bs) &&
+            t0 > x->tnow) {
+            double rate = ((double)t0 - (double)x->tnow) / (double)(x->pos - p0);
+            double more = ((double)x->tnow - (double)bs) / rate;
+            est = more < 1 ? 1 : more < rest ? more : rest;
+        }
+        left += rest;
+        need += est;
+        x->ppos = x->pos;
+        x->tprev = x->tnow;
+    }
+    if (left == 0 || q->sw == 0)
+        return 0;
+    if (q->sw == 2)
+        return 1;
+    return need > q->ratio * left;
 }
 
 int cltopk_cpu_index_query(const cltopk_ix_layout *L, const cltopk_ix_query *q)
@@ -237,13 +286,22 @@ int cltopk_cpu_index_query(const cltopk_ix_layout *L, const cltopk_ix_query *q)
     }
     uint64_t *theaps = heaps + room;
     const ixc_scorer score = ixc_pick();
+    cltopk_ix_progress *pr = calloc(P ? P : 1, sizeof *pr);
+    if (!pr) {
+        free(parts);
+        free(heaps);
+        free(tcnt);
+        free(fin);
+        free(scr);
+        return CLTOPK_ERR_NO_MEMORY;
+    }
     int full = q->full;
     size_t nonempty = 0, finished = 0;
     uint32_t bound = 0;
     if (!full) {
         /* rounds of q->probe blocks a partition until every partition is
          * finished or the rest is evaluated in full */
-        for (size_t round = 1;; round++) {
+        for (;;) {
 #pragma omp parallel for schedule(dynamic, 1)
             for (size_t i = 0; i < P; i++) {
                 int t = 0;
@@ -258,10 +316,15 @@ int cltopk_cpu_index_query(const cltopk_ix_layout *L, const cltopk_ix_query *q)
             for (size_t i = 0; i < P; i++) {
                 nonempty += parts[i].nb > 0;
                 finished += parts[i].nb > 0 && (parts[i].stopped || parts[i].pos == parts[i].nb);
+                pr[i].pos = (uint32_t)parts[i].pos;
+                pr[i].nb = (uint32_t)parts[i].nb;
+                pr[i].done = parts[i].stopped;
+                pr[i].tfirst = parts[i].tfirst;
+                pr[i].tnow = parts[i].tnow;
             }
             if (finished == nonempty)
                 break;
-            if ((full = cltopk_ix_switch(q, round, finished, nonempty)))
+            if ((full = cltopk_ix_decide(q, pr, P, __atomic_load_n(&bound, __ATOMIC_RELAXED))))
                 break;
         }
     }
@@ -273,6 +336,7 @@ int cltopk_cpu_index_query(const cltopk_ix_layout *L, const cltopk_ix_query *q)
                 left += parts[i].nb - parts[i].pos;
         uint32_t *todo = malloc((left ? left : 1) * sizeof *todo);
         if (!todo) {
+            free(pr);
             free(parts);
             free(heaps);
             free(tcnt);
@@ -332,6 +396,7 @@ int cltopk_cpu_index_query(const cltopk_ix_layout *L, const cltopk_ix_query *q)
     }
     st->stopped_early = st->tuples_evaluated < L->n;
     st->full_evaluation = full;
+    free(pr);
     free(parts);
     free(heaps);
     free(tcnt);

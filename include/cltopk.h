@@ -93,6 +93,13 @@
  *                          is computed whole), cap (candidates a query; 0 =
  *                          chosen; small values force the overflow path:
  *                          testing), batch (queries a batch; 0 = chosen)
+ *   CLTOPK_INDEX           the early-stopping index's queries: probe (rounds of
+ *                          1/probe of the longest partition's blocks; default
+ *                          16), switch (0: never switch to full evaluation;
+ *                          1, the default: by the rounds' progress; 2: always
+ *                          after the first round) and ratio (the cost of a
+ *                          full-evaluation block over an index block that the
+ *                          rule assumes; 0.8 on CPUs, 0.5 on GPUs)
  *   CLTOPK_QUERY           the device query (cltopk_query_topk): spec (1: the
  *                          kernel built for each query shape from its
  *                          programs; 0: the interpreter, one program for
@@ -628,18 +635,24 @@ CLTOPK_API int cltopk_benchmark_query(cltopk_context *ctx, const cltopk_column *
  * ties by smaller tuple number: the same tuples and score bits as the full
  * evaluation (cltopk_index_full_topk), on every device.  A score is written as
  * computed, except a NaN, written 0x7FC00000, and a zero, written +0.0.
- * Each partition is read block by block keeping its k best; after a block,
- * once it holds k tuples, it stops when its k-th score is strictly greater
- * than the score of the block's threshold tuple computed by the same rule
- * (and that score is neither NaN nor +inf).  This is exact: fmaf with a
- * weight >= 0 rounds to nearest a function non-decreasing in each argument,
- * so no later tuple of the partition can score above the threshold's score,
- * nor tie the k-th (a tie with a smaller tuple number would displace it).
- * The query first reads a few blocks of every partition (a probe); when fewer
- * than half of the partitions have stopped by then, it evaluates every block
- * not yet read with the full evaluation instead (stats->full_evaluation), so
- * that data that does not stop early (anti-correlated) costs about one full
- * evaluation.
+ * Each partition is read block by block keeping its k best.  Every
+ * partition that holds k tuples publishes its k-th score to a bound shared by
+ * all (the largest such score so far); after a block, a partition stops when
+ * the bound is strictly greater than the score of the block's threshold tuple
+ * computed by the same rule (and that score is neither NaN nor +inf).  This is
+ * exact: fmaf with a weight >= 0 rounds to nearest a function non-decreasing
+ * in each argument, so no later tuple of the partition can score above the
+ * threshold's score, hence none reaches the bound, below which k tuples of
+ * one partition already lie (with >= a later tuple tying the k-th with a
+ * smaller tuple number could be lost).  The partitions are read in rounds
+ * (each 1/16 of the longest partition's blocks, CLTOPK_INDEX=probe).  After
+ * each round the query projects, from how fast each unfinished partition's
+ * threshold score fell in its last round, how many more blocks it needs to
+ * fall below the bound; when reading those costs more than scoring every
+ * block left by the full evaluation (whose blocks cost CLTOPK_INDEX=ratio of
+ * an index block: 0.8 on CPUs, 0.5 on GPUs), it does the latter
+ * (stats->full_evaluation).  Data whose thresholds do not fall switches after
+ * its first round, so it costs about one full evaluation.
  *
  * Where it runs.  On an OpenCL context the index is kept in device memory
  * (one allocation for the attributes: it must fit CL_DEVICE_MAX_MEM_ALLOC_SIZE

@@ -50,13 +50,18 @@ struct cltopk_index {
 
 /* CLTOPK_INDEX (tune.h): probe, the rounds' size: 1/probe of the longest
  * partition's blocks (at least enough blocks for k tuples and one more);
- * switch (cltopk_ix_switch): 0 never switch to full evaluation, 1 by the
- * rounds' progress, 2 always after the first round (testing) */
-enum { IXP_PROBE, IXP_SWITCH, IXP_N };
+ * switch (cltopk_ix_decide): 0 never switch to full evaluation, 1 by the
+ * rounds' progress, 2 always after the first round (testing); ratio: the
+ * cost of a full-evaluation block over an index block, for that rule */
+enum { IXP_PROBE, IXP_SWITCH, IXP_RATIO, IXP_N };
 static const cltopk_param ix_params[] = {
     [IXP_PROBE] = {.name = "probe", .gpu = 16, .cpu = 16, .min = 1, .max = 1 << 20,
                    .integer = 1},
     [IXP_SWITCH] = {.name = "switch", .gpu = 1, .cpu = 1, .min = 0, .max = 2, .integer = 1},
+    /* the cost of a block of full evaluation over one of the index: on 2
+     * cores about the same (0.8 keeps a margin); on GPUs a guess until
+     * measured (the index reads a partition by one work-group) */
+    [IXP_RATIO] = {.name = "ratio", .gpu = 0.5, .cpu = 0.8, .min = 0.01, .max = 100},
 };
 static const cltopk_param_table ix_table = {"CLTOPK_INDEX", ix_params, IXP_N, NULL};
 
@@ -587,8 +592,8 @@ static int ix_query(cltopk_index *idx, const char *fn, int full, const unsigned 
     if (probe < (k + L->B - 1) / L->B + 1)
         probe = (k + L->B - 1) / L->B + 1;
     cltopk_index_stats local;
-    cltopk_ix_query q = {attr, wv, m, k, full, probe, maxnb, (int)p.v[IXP_SWITCH], out_scores,
-                         out_index, &local};
+    cltopk_ix_query q = {attr, wv, m, k, full, probe, (int)p.v[IXP_SWITCH], p.v[IXP_RATIO],
+                         out_scores, out_index, &local};
     /* the outputs of a failing run stay untouched: results go to a copy */
     float *ts = malloc(k * sizeof *ts);
     int64_t *ti = malloc(k * sizeof *ti);

@@ -7,7 +7,7 @@
  *   1. index_scan, a work-group a partition, at most q->probe blocks each,
  *      all sharing one bound (a uint in device memory raised by atomic_max:
  *      the best k-th score of any partition so far);
- *   2. reads the partitions' state back and decides (cltopk_ix_switch, as
+ *   2. reads the partitions' state back and decides (cltopk_ix_decide, as
  *      cpu/indexcpu.c): another round of index_scan, or index_full over every
  *      block not read yet (groups of consecutive blocks: 4 a compute unit on
  *      GPUs, 2 else);
@@ -157,17 +157,18 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, const
         st = cltopk_kernel_get(ctx, "index.cl", opts, "index_full", &kf);
     if (st == CLTOPK_OK)
         st = cltopk_kernel_get(ctx, "index.cl", opts, "index_merge", &km);
-    uint32_t *state = calloc(3 * P, sizeof *state), *todo = malloc((L->nblocks + 1) * 4);
+    uint32_t *state = calloc(5 * P, sizeof *state), *todo = malloc((L->nblocks + 1) * 4);
+    cltopk_ix_progress *pr = calloc(P, sizeof *pr);
     uint32_t *scores = malloc(K * 4);
     int64_t *index = malloc(K * 8);
-    if (st == CLTOPK_OK && (!state || !todo || !scores || !index))
+    if (st == CLTOPK_OK && (!state || !todo || !scores || !index || !pr))
         st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "the index query: out of host memory");
     uint32_t zeros[1] = {0};
     cl_mem mattr = ixd_buffer(ctx, CL_MEM_READ_ONLY, q->m * 4, q->m ? (const void *)q->attr : zeros,
                               "the query's attributes", &st);
     cl_mem mw = ixd_buffer(ctx, CL_MEM_READ_ONLY, q->m * 4, q->m ? (const void *)q->w : zeros,
                            "the query's weights", &st);
-    cl_mem mstate = ixd_buffer(ctx, CL_MEM_READ_WRITE, 3 * P * 4, state, "the partitions' state",
+    cl_mem mstate = ixd_buffer(ctx, CL_MEM_READ_WRITE, 5 * P * 4, state, "the partitions' state",
                                &st);
     cl_mem mlists = ixd_buffer(ctx, CL_MEM_READ_WRITE, (P + G) * K * 8, NULL,
                                "the partitions' lists", &st);
@@ -179,7 +180,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, const
     int full = q->full;
     if (!full && st == CLTOPK_OK) {
         cl_uint limit = q->probe > 0xFFFFFFFFu ? 0xFFFFFFFFu : (cl_uint)q->probe;
-        for (size_t round = 1; st == CLTOPK_OK; round++) {
+        while (st == CLTOPK_OK) {
             st = cltopk_set_args(ctx, ks, 14, sizeof(cl_mem), &dev->data, sizeof(cl_mem),
                                  &dev->ids, sizeof(cl_mem), &dev->thr, sizeof(cl_mem),
                                  &dev->pstart, sizeof(cl_mem), &mattr, sizeof(cl_mem), &mw,
@@ -189,16 +190,24 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, const
             if (st == CLTOPK_OK)
                 st = cltopk_launch(ctx, ks, P * wg, wg, 0, NULL);
             if (st == CLTOPK_OK)
-                st = ixd_read(ctx, mstate, 3 * P * 4, state, "the partitions' state");
+                st = ixd_read(ctx, mstate, 5 * P * 4, state, "the partitions' state");
+            uint32_t bound = 0;
+            if (st == CLTOPK_OK)
+                st = ixd_read(ctx, mbound, 4, &bound, "the shared bound");
             if (st != CLTOPK_OK)
                 break;
             size_t nonempty = 0, finished = 0;
             for (size_t i = 0; i < P; i++) {
                 uint32_t nb = L->pstart[i + 1] - L->pstart[i];
                 nonempty += nb > 0;
-                finished += nb > 0 && (state[3 * i + 2] || state[3 * i] == nb);
+                finished += nb > 0 && (state[5 * i + 2] || state[5 * i] == nb);
+                pr[i].pos = state[5 * i];
+                pr[i].nb = nb;
+                pr[i].done = state[5 * i + 2] != 0;
+                memcpy(&pr[i].tfirst, &state[5 * i + 3], 4);
+                memcpy(&pr[i].tnow, &state[5 * i + 4], 4);
             }
-            if (finished == nonempty || (full = cltopk_ix_switch(q, round, finished, nonempty)))
+            if (finished == nonempty || (full = cltopk_ix_decide(q, pr, P, bound)))
                 break;
         }
     }
@@ -207,11 +216,11 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, const
         size_t ntodo = 0;
         for (size_t i = 0; i < P; i++) {
             uint32_t nb = L->pstart[i + 1] - L->pstart[i];
-            if (state[3 * i + 2])
+            if (state[5 * i + 2])
                 continue;
-            for (uint32_t b = state[3 * i]; b < nb; b++)
+            for (uint32_t b = state[5 * i]; b < nb; b++)
                 todo[ntodo++] = L->pstart[i] + b;
-            state[3 * i] = nb;
+            state[5 * i] = nb;
         }
         if (ntodo)
             st = ixd_write(ctx, mtodo, ntodo * 4, todo);
@@ -246,11 +255,11 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, const
         memset(s, 0, sizeof *s);
         s->tuples = L->n;
         for (size_t i = 0; i < P; i++) {
-            uint64_t ev = (uint64_t)state[3 * i] * L->B;
+            uint64_t ev = (uint64_t)state[5 * i] * L->B;
             s->tuples_evaluated += ev < L->psize[i] ? ev : L->psize[i];
-            s->blocks_read += state[3 * i];
+            s->blocks_read += state[5 * i];
             s->partitions += L->pstart[i + 1] > L->pstart[i];
-            s->partitions_stopped += state[3 * i + 2] != 0;
+            s->partitions_stopped += state[5 * i + 2] != 0;
         }
         s->stopped_early = s->tuples_evaluated < L->n;
         s->full_evaluation = full;
@@ -265,6 +274,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, const
         if (kk[i])
             clReleaseKernel(kk[i]);
     free(state);
+    free(pr);
     free(todo);
     free(scores);
     free(index);

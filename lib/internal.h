@@ -666,16 +666,17 @@ typedef struct {
 /* One query of the index: score(t) by the fma rule of cltopk.h over attr[0 ..
  * m) and w; the best k by (score, smaller tuple number).  full: no threshold
  * (cltopk_index_full_topk).  The index is read in rounds of `probe` blocks a
- * partition (lib/index.c chooses it; maxnb: the longest partition's blocks);
- * after each round cltopk_ix_switch decides whether the blocks not read yet
- * are evaluated in full instead (sw: CLTOPK_INDEX=switch). */
+ * partition (lib/index.c chooses it); after each round cltopk_ix_decide says
+ * whether the blocks not read yet are evaluated in full instead (sw and
+ * ratio: CLTOPK_INDEX=switch and ratio). */
 typedef struct {
     const unsigned *attr;
     const float *w;
     size_t m, k;
     int full;
-    size_t probe, maxnb;
+    size_t probe;
     int sw;
+    double ratio;
     float *out_scores;   /* k, or NULL */
     int64_t *out_index;  /* k, or NULL */
     cltopk_index_stats *st; /* always set (the caller's or a local one) */
@@ -701,24 +702,21 @@ static inline uint32_t cltopk_ix_score_bits(uint64_t key)
     return (u & 0x80000000u) ? u ^ 0x80000000u : ~u;
 }
 
-/* After `round` rounds (1, 2, ...) with `finished` of the `nonempty`
- * partitions stopped or read to their end: 1 to evaluate the rest in full.
- * sw 0: never; 2: always (testing); 1: when the share of partitions finished
- * is below twice the share of a partition's blocks read (x = round * probe /
- * maxnb): data that stops early finishes its partitions faster than it reads
- * them; data that does not (anti-correlated) switches after its first round,
- * and any query has switched once half of every partition is read. */
-static inline int cltopk_ix_switch(const cltopk_ix_query *q, size_t round, size_t finished,
-                                   size_t nonempty)
-{
-    if (finished >= nonempty || q->sw == 0)
-        return 0;
-    if (q->sw == 2)
-        return 1;
-    /* finished / nonempty < 2 * round * probe / maxnb */
-    return (double)finished * (double)q->maxnb <
-           2.0 * (double)round * (double)q->probe * (double)nonempty;
-}
+/* What the switch rule knows of a partition after a round. */
+typedef struct {
+    uint32_t pos, nb; /* blocks read, blocks */
+    int done;         /* stopped, or read to its end */
+    float tfirst;     /* the threshold score after its first block */
+    float tnow;       /* ... after the last block read */
+    uint32_t ppos;    /* pos and tnow at the previous decision (ppos 0: none) */
+    float tprev;
+} cltopk_ix_progress;
+
+/* indexcpu.c: after a round, whether to evaluate the blocks not read yet in
+ * full (1) or read on (0), with bound the shared bound's order key (0: none
+ * yet); updates pr's previous positions.  See cpu/indexcpu.c. */
+CLTOPK_INTERNAL int cltopk_ix_decide(const cltopk_ix_query *q, cltopk_ix_progress *pr, size_t P,
+                                     uint32_t bound);
 
 /* indexcpu.c: the query on a host layout, OpenMP over partitions and blocks;
  * fills q->st; CLTOPK_OK or CLTOPK_ERR_NO_MEMORY (nothing written then) */

@@ -589,6 +589,12 @@ static void behaviour(cltopk_context *ctx, const char *cname)
        "tuples, %llu blocks, %zu of %zu partitions stopped)", cname,
        (unsigned long long)st.tuples_evaluated, n, (unsigned long long)st.blocks_read,
        st.partitions_stopped, st.partitions);
+    /* m = 0: every score 0, thresholds that never fall: the rule switches */
+    st.full_evaluation = 0;
+    good = idx && check_query(idx, 0, cols, n, attr, w, 0, 16, &st, msg, sizeof msg);
+    ok(good && st.full_evaluation && st.tuples_evaluated == n,
+       "%s: m = 0 (no threshold ever falls) switches to full evaluation: tuples 0 .. 15 (%s)",
+       cname, good ? "exact" : msg);
     cltopk_index_free(idx);
     free(cols);
 }
