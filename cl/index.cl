@@ -93,6 +93,43 @@ inline ulong ix_merge(__local ulong *S, __local uint *meta, uint K, uint lid)
     return meta[0] == K ? S[K - 1] : 0;
 }
 
+/* an empty list (no keys, no candidates); ends with a barrier */
+inline void ix_list_empty(__local ulong *S, __local uint *meta, uint lid)
+{
+    for (uint x = lid; x < SN; x += WG)
+        S[x] = 0;
+    if (lid == 0) {
+        meta[0] = 0;
+        meta[1] = 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* one round of at most WG keys offered to the list: room is made first (a
+ * merge when the candidates could overflow), then each work-item's key (0:
+ * none) joins the candidates if it beats the K-th and floor; returns the
+ * K-th.  ix_flush ends the rounds: the candidates merged */
+inline ulong ix_offer(__local ulong *S, __local uint *meta, uint K, uint lid, ulong kth,
+                      ulong key, ulong floor)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint nc = meta[1];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (nc + WG > SN - K)
+        kth = ix_merge(S, meta, K, lid);
+    if (key > kth && key > floor)
+        S[K + atomic_inc(&meta[1])] = key;
+    return kth;
+}
+
+inline ulong ix_flush(__local ulong *S, __local uint *meta, uint K, uint lid, ulong kth)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (meta[1] > 0)
+        kth = ix_merge(S, meta, K, lid);
+    return kth;
+}
+
 /* read block g into the list (keys above bfloor only); returns the K-th
  * after it */
 inline ulong ix_block(__global const float *data, __global const uint *ids, ulong g, uint d,
@@ -101,25 +138,14 @@ inline ulong ix_block(__global const float *data, __global const uint *ids, ulon
                       uint lid)
 {
     for (uint base = 0; base < B; base += WG) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        uint nc = meta[1];
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (nc + WG > SN - K)
-            kth = ix_merge(S, meta, K, lid);
         uint s = base + lid;
-        if (s < B) {
-            uint id = ids[g * B + s];
-            if (id != IX_PAD) {
-                ulong key = ix_key(ix_score(data + g * d * B + s, (ulong)B, attr, w, m), id);
-                if (key > kth && key > bfloor)
-                    S[K + atomic_inc(&meta[1])] = key;
-            }
-        }
+        uint id = s < B ? ids[g * B + s] : IX_PAD;
+        ulong key = id != IX_PAD
+                        ? ix_key(ix_score(data + g * d * B + s, (ulong)B, attr, w, m), id)
+                        : 0;
+        kth = ix_offer(S, meta, K, lid, kth, key, bfloor);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (meta[1] > 0)
-        kth = ix_merge(S, meta, K, lid);
-    return kth;
+    return ix_flush(S, meta, K, lid, kth);
 }
 
 /* state: 5 uints a partition: blocks read, keys in its list, stopped, and
@@ -202,13 +228,7 @@ index_full(__global const float *data, __global const uint *ids, __global const 
     __local ulong S[SN];
     __local uint meta[2];
     const uint q = get_group_id(0), lid = get_local_id(0);
-    for (uint x = lid; x < SN; x += WG)
-        S[x] = 0;
-    if (lid == 0) {
-        meta[0] = 0;
-        meta[1] = 0;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    ix_list_empty(S, meta, lid);
     ulong kth = 0;
     const uint lo = min(q * per, ntodo), hi = min(lo + per, ntodo);
     for (uint x = lo; x < hi; x++)
@@ -225,30 +245,13 @@ index_merge(__global const ulong *cand, ulong first, ulong ncand, uint K, __glob
     __local ulong S[SN];
     __local uint meta[2];
     const uint lid = get_local_id(0);
-    for (uint x = lid; x < SN; x += WG)
-        S[x] = 0;
-    if (lid == 0) {
-        meta[0] = 0;
-        meta[1] = 0;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    ix_list_empty(S, meta, lid);
     ulong kth = 0;
     for (ulong base = first; base < ncand; base += WG) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        uint nc = meta[1];
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (nc + WG > SN - K)
-            kth = ix_merge(S, meta, K, lid);
         ulong x = base + lid;
-        if (x < ncand) {
-            ulong key = cand[x];
-            if (key > kth)
-                S[K + atomic_inc(&meta[1])] = key;
-        }
+        kth = ix_offer(S, meta, K, lid, kth, x < ncand ? cand[x] : 0, 0);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (meta[1] > 0)
-        kth = ix_merge(S, meta, K, lid);
+    ix_flush(S, meta, K, lid, kth);
     for (uint x = lid; x < K; x += WG) {
         ulong key = S[x];
         uint u = (uint)(key >> 32);

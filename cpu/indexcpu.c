@@ -251,10 +251,35 @@ int cltopk_ix_decide(const cltopk_ix_query *q, cltopk_ix_progress *pr, size_t P,
     return need > q->ratio * left;
 }
 
+/* the query's host memory */
+typedef struct {
+    ixc_part *parts;
+    cltopk_ix_progress *pr;
+    uint64_t *heaps, *fin;
+    size_t *tcnt;
+    float *scr;
+    uint32_t *todo;
+} ixc_mem;
+
+static int ixc_release(ixc_mem *a, int st)
+{
+    free(a->parts);
+    free(a->pr);
+    free(a->heaps);
+    free(a->fin);
+    free(a->tcnt);
+    free(a->scr);
+    free(a->todo);
+    return st;
+}
+
 int cltopk_cpu_index_query(const cltopk_ix_layout *L, const cltopk_ix_query *q)
 {
     const size_t P = L->P, K = q->k;
-    ixc_part *parts = calloc(P ? P : 1, sizeof *parts);
+    ixc_mem a = {0};
+    ixc_part *parts = a.parts = calloc(P ? P : 1, sizeof *parts);
+    if (!parts)
+        return CLTOPK_ERR_NO_MEMORY;
     size_t room = 0;
     for (size_t i = 0; i < P; i++) {
         parts[i].nb = L->pstart[i + 1] - L->pstart[i];
@@ -267,18 +292,13 @@ int cltopk_cpu_index_query(const cltopk_ix_layout *L, const cltopk_ix_query *q)
 #endif
     /* the heaps: the partitions', then one a thread for full evaluation */
     const size_t tcap = K < L->n ? K : L->n;
-    uint64_t *heaps = malloc((room + (size_t)nthreads * tcap + 1) * sizeof *heaps);
-    size_t *tcnt = calloc((size_t)nthreads, sizeof *tcnt);
-    uint64_t *fin = malloc((K + 1) * sizeof *fin);
-    float *scr = malloc((size_t)nthreads * L->B * sizeof *scr);
-    if (!parts || !heaps || !tcnt || !fin || !scr) {
-        free(parts);
-        free(heaps);
-        free(tcnt);
-        free(fin);
-        free(scr);
-        return CLTOPK_ERR_NO_MEMORY;
-    }
+    uint64_t *heaps = a.heaps = malloc((room + (size_t)nthreads * tcap + 1) * sizeof *heaps);
+    size_t *tcnt = a.tcnt = calloc((size_t)nthreads, sizeof *tcnt);
+    uint64_t *fin = a.fin = malloc((K + 1) * sizeof *fin);
+    float *scr = a.scr = malloc((size_t)nthreads * L->B * sizeof *scr);
+    cltopk_ix_progress *pr = a.pr = calloc(P ? P : 1, sizeof *pr);
+    if (!heaps || !tcnt || !fin || !scr || !pr)
+        return ixc_release(&a, CLTOPK_ERR_NO_MEMORY);
     room = 0;
     for (size_t i = 0; i < P; i++) {
         parts[i].h = heaps + room;
@@ -286,15 +306,6 @@ int cltopk_cpu_index_query(const cltopk_ix_layout *L, const cltopk_ix_query *q)
     }
     uint64_t *theaps = heaps + room;
     const ixc_scorer score = ixc_pick();
-    cltopk_ix_progress *pr = calloc(P ? P : 1, sizeof *pr);
-    if (!pr) {
-        free(parts);
-        free(heaps);
-        free(tcnt);
-        free(fin);
-        free(scr);
-        return CLTOPK_ERR_NO_MEMORY;
-    }
     int full = q->full;
     size_t nonempty = 0, finished = 0;
     uint32_t bound = 0;
@@ -334,16 +345,9 @@ int cltopk_cpu_index_query(const cltopk_ix_layout *L, const cltopk_ix_query *q)
         for (size_t i = 0; i < P; i++)
             if (!parts[i].stopped)
                 left += parts[i].nb - parts[i].pos;
-        uint32_t *todo = malloc((left ? left : 1) * sizeof *todo);
-        if (!todo) {
-            free(pr);
-            free(parts);
-            free(heaps);
-            free(tcnt);
-            free(fin);
-            free(scr);
-            return CLTOPK_ERR_NO_MEMORY;
-        }
+        uint32_t *todo = a.todo = malloc((left ? left : 1) * sizeof *todo);
+        if (!todo)
+            return ixc_release(&a, CLTOPK_ERR_NO_MEMORY);
         left = 0;
         for (size_t i = 0; i < P; i++)
             if (!parts[i].stopped) {
@@ -365,7 +369,6 @@ int cltopk_cpu_index_query(const cltopk_ix_layout *L, const cltopk_ix_query *q)
                 ixc_take(L, todo[x], sc, h, &tcnt[t], tcap, (uint64_t)bound << 32);
             }
         }
-        free(todo);
     }
     /* the k best of every heap */
     size_t nfin = 0;
@@ -396,11 +399,5 @@ int cltopk_cpu_index_query(const cltopk_ix_layout *L, const cltopk_ix_query *q)
     }
     st->stopped_early = st->tuples_evaluated < L->n;
     st->full_evaluation = full;
-    free(pr);
-    free(parts);
-    free(heaps);
-    free(tcnt);
-    free(fin);
-    free(scr);
-    return nfin == K ? CLTOPK_OK : CLTOPK_ERR_INTERNAL;
+    return ixc_release(&a, nfin == K ? CLTOPK_OK : CLTOPK_ERR_INTERNAL);
 }

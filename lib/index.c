@@ -388,6 +388,20 @@ static int ix_place(cltopk_context *ctx, cltopk_index *idx)
     return CLTOPK_OK;
 }
 
+/* the end of a build or load: place the index (st OK) and hand it out, or
+ * free it; the context's lock is given back */
+static int ix_finish(cltopk_context *ctx, cltopk_index *idx, int st, cltopk_index **out)
+{
+    if (st == CLTOPK_OK)
+        st = ix_place(ctx, idx);
+    if (st == CLTOPK_OK)
+        *out = idx;
+    else
+        ix_destroy(idx);
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
 int cltopk_index_build(cltopk_context *ctx, const float *const *attrs, size_t d, size_t n,
                        const cltopk_index_options *opt, cltopk_index **out)
 {
@@ -487,14 +501,7 @@ int cltopk_index_build(cltopk_context *ctx, const float *const *attrs, size_t d,
         st = cltopk_fail(ctx, st, "%s: out of host memory for an index of %zu x %zu", fn, n, d);
     else if (st != CLTOPK_OK)
         st = cltopk_fail(ctx, st, "%s: more than 2^32 - 1 blocks (block = %zu)", fn, o.block);
-    if (st == CLTOPK_OK)
-        st = ix_place(ctx, idx);
-    if (st == CLTOPK_OK)
-        *out = idx;
-    else
-        ix_destroy(idx);
-    pthread_mutex_unlock(&ctx->lock);
-    return st;
+    return ix_finish(ctx, idx, st, out);
 }
 
 void cltopk_index_free(cltopk_index *idx)
@@ -993,12 +1000,5 @@ int cltopk_index_load(cltopk_context *ctx, const char *path, cltopk_index **out)
         ix_layout_set(idx);
         st = ix_verify(ctx, fn, path, idx);
     }
-    if (st == CLTOPK_OK)
-        st = ix_place(ctx, idx);
-    if (st == CLTOPK_OK)
-        *out = idx;
-    else
-        ix_destroy(idx);
-    pthread_mutex_unlock(&ctx->lock);
-    return st;
+    return ix_finish(ctx, idx, st, out);
 }

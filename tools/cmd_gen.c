@@ -68,10 +68,7 @@ static void gen_help(void)
 static int gen_tuples_file(const char *out_path, uint64_t n, uint64_t d, const char *dist,
                            uint64_t seed, int format, int typed)
 {
-    int known = 0;
-    for (int i = 0; gen_tuple_dists[i]; i++)
-        known |= !strcmp(dist, gen_tuple_dists[i]);
-    if (!known)
+    if (gen_tuple_kind(dist) < 0)
         return usage_error("gen", "--tuples takes --dist correlated, independent or "
                            "anticorrelated (not '%s')", dist);
     if (!d)

@@ -66,6 +66,42 @@ static double ix_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* a count option --name from lo to hi: 0, or EXIT_USAGE after saying why */
+static int count_opt(const char *cmd, const char *name, const char *arg, uint64_t lo, uint64_t hi,
+                     uint64_t *out)
+{
+    if (parse_count(arg, hi, out) < 0 || *out < lo)
+        return usage_error(cmd, "bad %s '%s' (%llu to %llu)", name, arg, (unsigned long long)lo,
+                           (unsigned long long)hi);
+    return 0;
+}
+
+/* the options build and bench share: the data's and the index's shape */
+enum { OS_DIMS = 1, OS_PARTS, OS_BLOCK, OS_SEED, OS_DEVICE, OS_HELP, OS_OWN };
+typedef struct {
+    uint64_t d, parts, block, seed;
+    const char *device;
+} shape_opts;
+
+/* handle option id if it is one of those: 0 (handled), EXIT_OK (--help,
+ * printed), EXIT_USAGE (a bad value, said), or -1 (not one of them) */
+static int shape_opt(const char *cmd, int id, const char *arg, shape_opts *o)
+{
+    switch (id) {
+    case OS_DIMS: return count_opt(cmd, "--dims", arg, 1, 64, &o->d);
+    case OS_PARTS: return count_opt(cmd, "--partitions", arg, 0, (uint64_t)1 << 32, &o->parts);
+    case OS_BLOCK: return count_opt(cmd, "--block", arg, 0, (uint64_t)1 << 20, &o->block);
+    case OS_SEED:
+        return parse_u64(arg, &o->seed) < 0 ? usage_error(cmd, "bad seed '%s'", arg) : 0;
+    case OS_DEVICE: o->device = arg; return 0;
+    case OS_HELP: index_help(); return EXIT_OK;
+    default: return -1;
+    }
+}
+#define SHAPE_OPTIONS                                                                          \
+    {OS_DIMS, 'D', "dims", 1}, {OS_PARTS, 0, "partitions", 1}, {OS_BLOCK, 0, "block", 1},        \
+        {OS_SEED, 's', "seed", 1}, {OS_DEVICE, 0, "device", 1}, {OS_HELP, 'h', "help", 0}
+
 static int parse_partitioning(const char *s, cltopk_partitioning *p)
 {
     if (!strcmp(s, "random"))
@@ -87,53 +123,35 @@ static const char *partitioning_name(cltopk_partitioning p)
 static int index_build(int argc, char **argv)
 {
     const char *cmd = "index build";
-    enum { O_DIMS = 1, O_PART, O_PARTS, O_BLOCK, O_SEED, O_DEVICE, O_HELP };
+    enum { O_PART = OS_OWN };
     static const cli_option opts[] = {
-        {O_DIMS, 'D', "dims", 1},     {O_PART, 0, "partitioning", 1}, {O_PARTS, 0, "partitions", 1},
-        {O_BLOCK, 0, "block", 1},     {O_SEED, 's', "seed", 1},       {O_DEVICE, 0, "device", 1},
-        {O_HELP, 'h', "help", 0},     {0, 0, NULL, 0},
+        SHAPE_OPTIONS, {O_PART, 0, "partitioning", 1}, {0, 0, NULL, 0},
     };
     cli_parser p;
-    const char *arg, *in = NULL, *outp = NULL, *device = NULL;
-    uint64_t d = 0, parts = 0, block = 0, seed = 0;
+    const char *arg, *in = NULL, *outp = NULL;
+    shape_opts so = {0, 0, 0, 0, NULL};
     cltopk_partitioning part = CLTOPK_PARTITION_RANDOM;
-    int id;
+    int id, r;
     cli_init(&p, cmd, argc, argv);
     while ((id = cli_next(&p, opts, &arg)) != -1) {
-        switch (id) {
-        case -2: return EXIT_USAGE;
-        case 0:
+        if (id == -2)
+            return EXIT_USAGE;
+        if (id == 0) {
             if (!in)
                 in = arg;
             else if (!outp)
                 outp = arg;
             else
                 return usage_error(cmd, "too many operands ('%s')", arg);
-            break;
-        case O_DIMS:
-            if (parse_count(arg, 64, &d) < 0 || !d)
-                return usage_error(cmd, "bad --dims '%s' (1 to 64)", arg);
-            break;
-        case O_PART:
+        } else if (id == O_PART) {
             if (parse_partitioning(arg, &part))
                 return usage_error(cmd, "bad --partitioning '%s' (random or angle)", arg);
-            break;
-        case O_PARTS:
-            if (parse_count(arg, (uint64_t)1 << 32, &parts) < 0)
-                return usage_error(cmd, "bad --partitions '%s'", arg);
-            break;
-        case O_BLOCK:
-            if (parse_count(arg, (uint64_t)1 << 20, &block) < 0)
-                return usage_error(cmd, "bad --block '%s' (at most 2^20)", arg);
-            break;
-        case O_SEED:
-            if (parse_u64(arg, &seed) < 0)
-                return usage_error(cmd, "bad seed '%s'", arg);
-            break;
-        case O_DEVICE: device = arg; break;
-        case O_HELP: index_help(); return EXIT_OK;
+        } else if ((r = shape_opt(cmd, id, arg, &so)) != 0) {
+            return r;
         }
     }
+    const uint64_t d = so.d;
+    const char *device = so.device;
     if (!d)
         return usage_error(cmd, "the attributes a tuple are missing: give --dims D");
     if (!in || !outp)
@@ -165,7 +183,7 @@ static int index_build(int argc, char **argv)
         free(cols);
         return rc;
     }
-    cltopk_index_options o = {part, (size_t)parts, (size_t)block, seed};
+    cltopk_index_options o = {part, (size_t)so.parts, (size_t)so.block, so.seed};
     cltopk_index *idx;
     double t0 = ix_now();
     int st = cltopk_index_build(ctx, attrs, (size_t)d, n, &o, &idx);
@@ -252,8 +270,8 @@ static int index_query(int argc, char **argv)
             path = arg;
             break;
         case O_K:
-            if (parse_count(arg, (uint64_t)1 << 32, &k) < 0)
-                return usage_error(cmd, "bad k '%s'", arg);
+            if (count_opt(cmd, "-k", arg, 0, 0xFFFFFFFEull, &k))
+                return EXIT_USAGE;
             have_k = 1;
             break;
         case O_ATTRS: {
@@ -373,36 +391,35 @@ static int bench_one(cltopk_index *idx, int full, const unsigned *attr, const fl
 static int index_bench(int argc, char **argv)
 {
     const char *cmd = "index bench";
-    enum { O_TUPLES = 1, O_DIMS, O_DIST, O_PART, O_M, O_K, O_REPS, O_SEED, O_JSON, O_DEVICE,
-           O_HELP, O_PARTS, O_BLOCK };
+    enum { O_TUPLES = OS_OWN, O_DIST, O_PART, O_M, O_K, O_REPS, O_JSON };
     static const cli_option opts[] = {
-        {O_TUPLES, 0, "tuples", 1}, {O_DIMS, 'D', "dims", 1}, {O_DIST, 0, "dist", 1},
+        SHAPE_OPTIONS,            {O_TUPLES, 0, "tuples", 1}, {O_DIST, 0, "dist", 1},
         {O_PART, 0, "partitioning", 1}, {O_M, 'm', NULL, 1}, {O_K, 'k', "k", 1},
-        {O_REPS, 'r', "reps", 1},   {O_SEED, 's', "seed", 1}, {O_JSON, 0, "json", 0},
-        {O_DEVICE, 0, "device", 1}, {O_HELP, 'h', "help", 0}, {O_PARTS, 0, "partitions", 1},
-        {O_BLOCK, 0, "block", 1},   {0, 0, NULL, 0},
+        {O_REPS, 'r', "reps", 1}, {O_JSON, 0, "json", 0},   {0, 0, NULL, 0},
     };
     cli_parser p;
-    const char *arg, *device = NULL;
-    uint64_t n = (uint64_t)1 << 20, d = 8, seed = 1, reps = 5, nparts = 0, block = 0;
+    const char *arg;
+    uint64_t n = (uint64_t)1 << 20, reps = 5;
+    shape_opts so = {8, 0, 0, 1, NULL};
     uint64_t ms[64] = {2, 4, 6, 8}, ks[64] = {4, 16, 64, 256};
     size_t nm = 4, nk = 4, nd = 3, np = 2;
     const char *dists[3] = {"correlated", "independent", "anticorrelated"};
     cltopk_partitioning parts[2] = {CLTOPK_PARTITION_RANDOM, CLTOPK_PARTITION_ANGLE};
-    int id, json = 0;
+    int id, json = 0, r;
     char dbuf[256], pbuf[64];
     cli_init(&p, cmd, argc, argv);
     while ((id = cli_next(&p, opts, &arg)) != -1) {
+        if (id >= OS_DIMS && id < OS_OWN) {
+            if ((r = shape_opt(cmd, id, arg, &so)) != 0)
+                return r;
+            continue;
+        }
         switch (id) {
         case -2: return EXIT_USAGE;
         case 0: return usage_error(cmd, "no operands (got '%s')", arg);
         case O_TUPLES:
-            if (parse_count(arg, (uint64_t)1 << 32, &n) < 0 || !n)
-                return usage_error(cmd, "bad --tuples '%s'", arg);
-            break;
-        case O_DIMS:
-            if (parse_count(arg, 64, &d) < 0 || !d)
-                return usage_error(cmd, "bad --dims '%s' (1 to 64)", arg);
+            if (count_opt(cmd, "--tuples", arg, 1, 0xFFFFFFFEull, &n))
+                return EXIT_USAGE;
             break;
         case O_DIST: {
             const char *items[3];
@@ -410,10 +427,7 @@ static int index_bench(int argc, char **argv)
             if (split_list(dbuf, items, 3, &nd) < 0)
                 return usage_error(cmd, "bad --dist '%s'", arg);
             for (size_t i = 0; i < nd; i++) {
-                int known = 0;
-                for (int j = 0; gen_tuple_dists[j]; j++)
-                    known |= !strcmp(items[i], gen_tuple_dists[j]);
-                if (!known)
+                if (gen_tuple_kind(items[i]) < 0)
                     return usage_error(cmd, "unknown distribution '%s' (correlated, "
                                        "independent, anticorrelated)", items[i]);
                 dists[i] = items[i];
@@ -439,26 +453,14 @@ static int index_bench(int argc, char **argv)
                 return usage_error(cmd, "bad -k '%s'", arg);
             break;
         case O_REPS:
-            if (parse_count(arg, 63, &reps) < 0 || !reps)
-                return usage_error(cmd, "bad --reps '%s' (1 to 63)", arg);
-            break;
-        case O_SEED:
-            if (parse_u64(arg, &seed) < 0)
-                return usage_error(cmd, "bad seed '%s'", arg);
-            break;
-        case O_PARTS:
-            if (parse_count(arg, (uint64_t)1 << 32, &nparts) < 0)
-                return usage_error(cmd, "bad --partitions '%s'", arg);
-            break;
-        case O_BLOCK:
-            if (parse_count(arg, (uint64_t)1 << 20, &block) < 0)
-                return usage_error(cmd, "bad --block '%s' (at most 2^20)", arg);
+            if (count_opt(cmd, "--reps", arg, 1, 63, &reps))
+                return EXIT_USAGE;
             break;
         case O_JSON: json = 1; break;
-        case O_DEVICE: device = arg; break;
-        case O_HELP: index_help(); return EXIT_OK;
         }
     }
+    const uint64_t d = so.d, seed = so.seed, nparts = so.parts, block = so.block;
+    const char *device = so.device;
     for (size_t i = 0; i < nm; i++)
         if (ms[i] > d)
             return usage_error(cmd, "m = %llu is more than the %llu attributes",

@@ -490,12 +490,17 @@ static void sky_chunk(int kind, size_t n, size_t d, uint64_t seed, size_t t0, si
     }
 }
 
-int gen_tuples(const char *dist, size_t n, size_t d, uint64_t seed, float *out)
+int gen_tuple_kind(const char *dist)
 {
-    int kind = -1;
     for (int i = 0; gen_tuple_dists[i]; i++)
         if (!strcmp(dist, gen_tuple_dists[i]))
-            kind = i;
+            return i;
+    return -1;
+}
+
+int gen_tuples(const char *dist, size_t n, size_t d, uint64_t seed, float *out)
+{
+    const int kind = gen_tuple_kind(dist);
     if (kind < 0 || d < 1 || d > 64)
         return -1;
     const size_t chunk = 65536, nchunks = (n + chunk - 1) / chunk;

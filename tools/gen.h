@@ -45,6 +45,8 @@ extern const char *const gen_dists[];
  *                   one, bad in others
  * Returns 0, or -1 for an unknown distribution or d (nothing written). */
 extern const char *const gen_tuple_dists[];
+/* the index of dist in gen_tuple_dists, or -1 */
+int gen_tuple_kind(const char *dist);
 int gen_tuples(const char *dist, size_t n, size_t d, uint64_t seed, float *out);
 
 #endif
