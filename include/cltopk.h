@@ -621,7 +621,7 @@ CLTOPK_API int cltopk_benchmark_query(cltopk_context *ctx, const cltopk_column *
  *                            phi_0 into s_0 equal-count slabs, each slab by
  *                            phi_1 into s_1, and so on (the product of the
  *                            s_j is at most `partitions`: the partition count
- *                            may come out smaller, see cltopk_index_info).
+ *                            may come out smaller: cltopk_index_info_get).
  * Within a partition tuples are ordered by their largest attribute,
  * descending (ties by tuple number), and cut into blocks of `block` tuples
  * (the last one padded).  Each block keeps a threshold tuple: per attribute
@@ -753,7 +753,9 @@ CLTOPK_API int cltopk_index_full_topk(cltopk_index *idx, const unsigned *attr, c
                                       size_t m, size_t k, float *out_scores, int64_t *out_index,
                                       cltopk_index_stats *stats);
 
-/* Fill *info.  Returns CLTOPK_OK or CLTOPK_ERR_INVALID_ARGUMENT (a NULL). */
+/* Fill *info (the index's shape, fixed once built: no lock is taken, any
+ * thread may ask).  Returns CLTOPK_OK or CLTOPK_ERR_INVALID_ARGUMENT (a NULL;
+ * info NULL sets the index's context's detail text, under its lock). */
 CLTOPK_API int cltopk_index_info_get(const cltopk_index *idx, cltopk_index_info *info);
 
 /* Free an index and its memory (host and device).  NULL is a no-op.  Call it

@@ -516,9 +516,15 @@ void cltopk_index_free(cltopk_index *idx)
 
 int cltopk_index_info_get(const cltopk_index *idx, cltopk_index_info *info)
 {
-    if (!idx || !info)
-        return cltopk_fail(idx ? idx->ctx : NULL, CLTOPK_ERR_INVALID_ARGUMENT,
-                           "cltopk_index_info_get: %s is NULL", !idx ? "idx" : "info");
+    if (!idx)
+        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "cltopk_index_info_get: idx is NULL");
+    if (!info) {
+        cltopk_enter(idx->ctx);
+        int st = cltopk_fail(idx->ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                             "cltopk_index_info_get: info is NULL");
+        pthread_mutex_unlock(&idx->ctx->lock);
+        return st;
+    }
     const cltopk_ix_layout *L = &idx->L;
     memset(info, 0, sizeof *info);
     info->n = L->n;
