@@ -737,9 +737,10 @@ CLTOPK_API int cltopk_index_build(cltopk_context *ctx, const float *const *attrs
  *   stats       receives what the query did, or NULL
  * Returns CLTOPK_OK, CLTOPK_ERR_INVALID_ARGUMENT (idx NULL, a NULL array, an
  * attribute number out of range, a weight negative, NaN or infinite, m > 64:
- * the detail says which), CLTOPK_ERR_K_RANGE, CLTOPK_ERR_NO_MEMORY,
- * CLTOPK_ERR_OPENCL, CLTOPK_ERR_BUILD, CLTOPK_ERR_DEVICE_MEMORY.  A call that
- * fails writes nothing.  Blocks until the outputs are written. */
+ * the detail says which), CLTOPK_ERR_K_RANGE, CLTOPK_ERR_UNSUPPORTED (a
+ * malformed CLTOPK_INDEX), CLTOPK_ERR_NO_MEMORY, CLTOPK_ERR_OPENCL,
+ * CLTOPK_ERR_BUILD, CLTOPK_ERR_DEVICE_MEMORY.  A call that fails writes
+ * nothing (outputs and stats).  Blocks until the outputs are written. */
 CLTOPK_API int cltopk_index_topk(cltopk_index *idx, const unsigned *attr, const float *w,
                                  size_t m, size_t k, float *out_scores, int64_t *out_index,
                                  cltopk_index_stats *stats);
