@@ -14,8 +14,8 @@
  *   3. index_merge, one work-group, the k best of all the lists;
  * and reads the outputs and the state (the statistics) back.
  * Work-groups of 256 work-items on GPUs, 64 elsewhere; SN local slots of 8
- * bytes, a power of two >= max(2 k, k + WG): k up to 2048 where the device
- * has the local memory (cltopk_index_dev_kmax). */
+ * bytes (ixd_sn: 512 up to k = 256, 4096 above): k up to 2048 where the
+ * device has the local memory (cltopk_index_dev_kmax). */
 #include "internal.h"
 
 #if HAVE_OPENCL
@@ -35,10 +35,14 @@ static unsigned ixd_wg(const cltopk_context *ctx)
     return wg;
 }
 
+/* local slots: a power of two >= max(2 k, k + wg), and at least 512 (then
+ * 4096 where k <= 2048 and wg <= 2048): few programs serve every k (each is
+ * a build: some 15 s on POCL), at the price of larger sorts for small k */
 static size_t ixd_sn(size_t k, unsigned wg)
 {
     size_t a = cltopk_pow2_ge(2 * k), b = cltopk_pow2_ge(k + wg);
-    return a > b ? a : b;
+    size_t sn = a > b ? a : b;
+    return sn <= 512 ? 512 : sn <= 4096 ? 4096 : sn;
 }
 
 size_t cltopk_index_dev_kmax(cltopk_context *ctx)
