@@ -159,7 +159,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 index_scan(__global const float *data, __global const uint *ids, __global const float *thr,
            __global const uint *pstart, __global const uint *attr, __global const float *w,
            uint m, uint d, uint B, uint K, __global ulong *lists, __global uint *state,
-           uint limit, __global uint *bound)
+           uint limit, __global uint *bound, __global const uint *wmap, uint streamed)
 {
     __local ulong S[SN];
     __local uint meta[3];
@@ -183,8 +183,12 @@ index_scan(__global const float *data, __global const uint *ids, __global const 
     barrier(CLK_LOCAL_MEM_FENCE);
     ulong kth = cnt == K ? S[K - 1] : 0;
     uint b = meta[2];
-    for (uint left = limit; pos < nb && left > 0; left--) {
-        const ulong g = g0 + pos;
+    /* streamed: this round's wmap[3 i + 2] blocks of the partition were
+     * copied to slots wmap[3 i] .. of the buffers, from its block wmap[3 i +
+     * 1] (which is pos) */
+    for (uint left = streamed ? min(limit, wmap[3 * i + 2]) : limit; pos < nb && left > 0;
+         left--) {
+        const ulong g = streamed ? (ulong)wmap[3 * i] + (pos - wmap[3 * i + 1]) : (ulong)g0 + pos;
         kth = ix_block(data, ids, g, d, B, attr, w, m, K, S, meta, kth, (ulong)b << 32, lid);
         pos++;
         /* publish this partition's K-th, read the bound: one value for all */
@@ -222,14 +226,25 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 index_full(__global const float *data, __global const uint *ids, __global const uint *todo,
            uint ntodo, uint per, __global const uint *attr, __global const float *w, uint m,
            uint d, uint B, uint K, __global ulong *lists, uint obase,
-           __global const uint *bound)
+           __global const uint *bound, uint resume)
 {
     const ulong bfloor = (ulong)bound[0] << 32; /* final: the scans are done */
     __local ulong S[SN];
     __local uint meta[2];
     const uint q = get_group_id(0), lid = get_local_id(0);
     ix_list_empty(S, meta, lid);
-    ulong kth = 0;
+    if (resume) {
+        /* on from the group's list of the last launch (streamed chunks):
+         * its keys first, sorted, empty slots 0 */
+        for (uint x = lid; x < K; x += WG) {
+            ulong key = lists[(ulong)(obase + q) * K + x];
+            S[x] = key;
+            if (key != 0)
+                atomic_inc(&meta[0]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    ulong kth = meta[0] == K ? S[K - 1] : 0;
     const uint lo = min(q * per, ntodo), hi = min(lo + per, ntodo);
     for (uint x = lo; x < hi; x++)
         kth = ix_block(data, ids, todo[x], d, B, attr, w, m, K, S, meta, kth, bfloor, lid);

@@ -97,9 +97,12 @@
  *                          1/probe of the longest partition's blocks; default
  *                          16), switch (0: never switch to full evaluation;
  *                          1, the default: by the rounds' progress; 2: always
- *                          after the first round) and ratio (the cost of a
+ *                          after the first round), ratio (the cost of a
  *                          full-evaluation block over an index block that the
- *                          rule assumes; 0.8 on CPUs, 0.5 on GPUs)
+ *                          rule assumes; 0.8 on CPUs, 0.5 on GPUs), resident
+ *                          (0: indexes built or loaded stay in host memory,
+ *                          their blocks copied to the device by the queries)
+ *                          and stage (blocks such a copy holds; 0: chosen)
  *   CLTOPK_QUERY           the device query (cltopk_query_topk): spec (1: the
  *                          kernel built for each query shape from its
  *                          programs; 0: the interpreter, one program for
@@ -655,15 +658,17 @@ CLTOPK_API int cltopk_benchmark_query(cltopk_context *ctx, const cltopk_column *
  * its first round, so it costs about one full evaluation.
  *
  * Where it runs.  On an OpenCL context the index is kept in device memory
- * (one allocation for the attributes: it must fit CL_DEVICE_MAX_MEM_ALLOC_SIZE
- * and the device memory beside other allocations; several indexes may share a
- * device) and queried by cl/index.cl (a work-group a partition; k up to 2048,
- * less where local memory is small); a larger k, or an index that does not fit
- * the device, is answered on the host by the OpenMP code of the "cpu" context
- * from a host copy (kept in host memory for an index that did not fit; read
- * back for the call otherwise).  On the "cpu" context everything is in host
- * memory and runs on OpenMP threads.  No streaming of a host-resident index
- * through the device yet.
+ * where it fits (the attributes in one allocation of at most
+ * CL_DEVICE_MAX_MEM_ALLOC_SIZE and half the device's memory; several indexes
+ * may share a device) and queried by cl/index.cl (a work-group a partition;
+ * k up to 2048, less where local memory is small).  An index that does not
+ * fit (or CLTOPK_INDEX=resident=0) stays in host memory, and its queries copy
+ * the blocks each round reads (and, after a switch, the blocks left, a chunk
+ * at a time) to the device as they go: the copies are not overlapped with
+ * the kernels yet.  A k above the kernels' limit is answered on the host by
+ * the OpenMP code of the "cpu" context (from a copy read back for the call
+ * where the device holds the index).  On the "cpu" context everything is in
+ * host memory and runs on OpenMP threads.
  *
  * Threads.  An index belongs to the context it was built or loaded on, which
  * must outlive it; its calls take that context's lock (thread rules as

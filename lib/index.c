@@ -53,7 +53,7 @@ struct cltopk_index {
  * switch (cltopk_ix_decide): 0 never switch to full evaluation, 1 by the
  * rounds' progress, 2 always after the first round (testing); ratio: the
  * cost of a full-evaluation block over an index block, for that rule */
-enum { IXP_PROBE, IXP_SWITCH, IXP_RATIO, IXP_N };
+enum { IXP_PROBE, IXP_SWITCH, IXP_RATIO, IXP_RESIDENT, IXP_STAGE, IXP_N };
 static const cltopk_param ix_params[] = {
     [IXP_PROBE] = {.name = "probe", .gpu = 16, .cpu = 16, .min = 1, .max = 1 << 20,
                    .integer = 1},
@@ -62,8 +62,31 @@ static const cltopk_param ix_params[] = {
      * cores about the same (0.8 keeps a margin); on GPUs a guess until
      * measured (the index reads a partition by one work-group) */
     [IXP_RATIO] = {.name = "ratio", .gpu = 0.5, .cpu = 0.8, .min = 0.01, .max = 100},
+    /* 1: an index goes to the device where it fits; 0: it stays in host
+     * memory and queries copy its blocks to the device as they read them */
+    [IXP_RESIDENT] = {.name = "resident", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+    /* blocks a copy of such an index (0: an eighth of one allocation, at most
+     * 256 MiB) */
+    [IXP_STAGE] = {.name = "stage", .gpu = 0, .cpu = 0, .min = 0, .max = 1u << 30, .integer = 1},
 };
+
 static const cltopk_param_table ix_table = {"CLTOPK_INDEX", ix_params, IXP_N, NULL};
+
+/* the parameters for ctx (k 0 at build time): 0, or UNSUPPORTED (why set) */
+static int ix_params_get(cltopk_context *ctx, const char *fn, size_t k, cltopk_params *p)
+{
+    char why[256];
+    cltopk_tune_for f = {0, "", 4, 1, k};
+#if HAVE_OPENCL
+    if (ctx->is_cl) {
+        f.gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
+        f.device_name = ctx->caps.device_name;
+    }
+#endif
+    if (cltopk_params_get(NULL, &ix_table, &f, p, why, sizeof why) != 0)
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s: %s", fn, why);
+    return CLTOPK_OK;
+}
 
 /* ----------------------------------------------------------------- build */
 
@@ -368,11 +391,15 @@ static void ix_destroy(cltopk_index *idx)
 
 /* put the built (or loaded) index where it lives: the device of an OpenCL
  * context where it fits (the host copy then freed), else the host */
-static int ix_place(cltopk_context *ctx, cltopk_index *idx)
+static int ix_place(cltopk_context *ctx, cltopk_index *idx, const char *fn)
 {
     ix_layout_set(idx);
+    cltopk_params p;
+    int st0 = ix_params_get(ctx, fn, 0, &p);
+    if (st0 != CLTOPK_OK)
+        return st0;
 #if HAVE_OPENCL
-    if (ctx->is_cl) {
+    if (ctx->is_cl && p.v[IXP_RESIDENT] != 0) {
         int st = cltopk_index_dev_upload(ctx, &idx->L, &idx->dev);
         if (st == CLTOPK_OK) {
             idx->on_device = 1;
@@ -384,16 +411,16 @@ static int ix_place(cltopk_context *ctx, cltopk_index *idx)
         ctx->err[0] = 0; /* it stays in host memory: not an error */
     }
 #endif
-    (void)ctx;
     return CLTOPK_OK;
 }
 
 /* the end of a build or load: place the index (st OK) and hand it out, or
  * free it; the context's lock is given back */
-static int ix_finish(cltopk_context *ctx, cltopk_index *idx, int st, cltopk_index **out)
+static int ix_finish(cltopk_context *ctx, const char *fn, cltopk_index *idx, int st,
+                     cltopk_index **out)
 {
     if (st == CLTOPK_OK)
-        st = ix_place(ctx, idx);
+        st = ix_place(ctx, idx, fn);
     if (st == CLTOPK_OK)
         *out = idx;
     else
@@ -501,7 +528,7 @@ int cltopk_index_build(cltopk_context *ctx, const float *const *attrs, size_t d,
         st = cltopk_fail(ctx, st, "%s: out of host memory for an index of %zu x %zu", fn, n, d);
     else if (st != CLTOPK_OK)
         st = cltopk_fail(ctx, st, "%s: more than 2^32 - 1 blocks (block = %zu)", fn, o.block);
-    return ix_finish(ctx, idx, st, out);
+    return ix_finish(ctx, fn, idx, st, out);
 }
 
 void cltopk_index_free(cltopk_index *idx)
@@ -579,16 +606,7 @@ static int ix_query(cltopk_index *idx, const char *fn, int full, const unsigned 
         return st;
     }
     cltopk_params p;
-    char why[256];
-    cltopk_tune_for f = {0, "", 4, 1, k};
-#if HAVE_OPENCL
-    if (ctx->is_cl) {
-        f.gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
-        f.device_name = ctx->caps.device_name;
-    }
-#endif
-    if (cltopk_params_get(NULL, &ix_table, &f, &p, why, sizeof why) != 0) {
-        st = cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s: %s", fn, why);
+    if ((st = ix_params_get(ctx, fn, k, &p)) != CLTOPK_OK) {
         pthread_mutex_unlock(&ctx->lock);
         return st;
     }
@@ -605,8 +623,8 @@ static int ix_query(cltopk_index *idx, const char *fn, int full, const unsigned 
     if (probe < (k + L->B - 1) / L->B + 1)
         probe = (k + L->B - 1) / L->B + 1;
     cltopk_index_stats local;
-    cltopk_ix_query q = {attr, wv, m, k, full, probe, (int)p.v[IXP_SWITCH], p.v[IXP_RATIO],
-                         out_scores, out_index, &local};
+    cltopk_ix_query q = {attr,     wv, m, k, full, probe, (int)p.v[IXP_SWITCH], p.v[IXP_RATIO],
+                         (size_t)p.v[IXP_STAGE], out_scores, out_index, &local};
     /* the outputs of a failing run stay untouched: results go to a copy */
     float *ts = malloc(k * sizeof *ts);
     int64_t *ti = malloc(k * sizeof *ti);
@@ -620,8 +638,9 @@ static int ix_query(cltopk_index *idx, const char *fn, int full, const unsigned 
     q.out_scores = ts;
     q.out_index = ti;
 #if HAVE_OPENCL
-    if (idx->on_device && k <= cltopk_index_dev_kmax(ctx)) {
-        st = cltopk_index_dev_query(ctx, L, &idx->dev, &q);
+    if (ctx->is_cl && k <= cltopk_index_dev_kmax(ctx)) {
+        /* on the device: resident, or streamed from host memory */
+        st = cltopk_index_dev_query(ctx, L, idx->on_device ? &idx->dev : NULL, &q);
     } else if (idx->on_device) {
         /* k above the kernels' limit: a host copy for this call */
         const size_t nb = L->nblocks, d = L->d, B = L->B;
@@ -1006,5 +1025,5 @@ int cltopk_index_load(cltopk_context *ctx, const char *path, cltopk_index **out)
         ix_layout_set(idx);
         st = ix_verify(ctx, fn, path, idx);
     }
-    return ix_finish(ctx, idx, st, out);
+    return ix_finish(ctx, fn, idx, st, out);
 }

@@ -677,6 +677,8 @@ typedef struct {
     size_t probe;
     int sw;
     double ratio;
+    size_t stage; /* an index in host memory queried on the device: blocks
+                     staged a transfer (0: chosen) */
     float *out_scores;   /* k, or NULL */
     int64_t *out_index;  /* k, or NULL */
     cltopk_index_stats *st; /* always set (the caller's or a local one) */
@@ -743,7 +745,9 @@ CLTOPK_INTERNAL int cltopk_index_dev_read(cltopk_context *ctx, const cltopk_ix_l
                                           float *thr);
 /* the largest k the device kernels take on this device (0: none) */
 CLTOPK_INTERNAL size_t cltopk_index_dev_kmax(cltopk_context *ctx);
-/* the query on the device (k <= cltopk_index_dev_kmax); fills q->st; blocks */
+/* the query on the device (k <= cltopk_index_dev_kmax); fills q->st; blocks.
+ * dev NULL: the index is in host memory (L's arrays) and its blocks are
+ * copied to the device a round (or a chunk of the full evaluation) at a time */
 CLTOPK_INTERNAL int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L,
                                            const cltopk_ix_dev *dev, const cltopk_ix_query *q);
 #endif

@@ -557,17 +557,56 @@ static void distributions(cltopk_context *ctx, const char *cname, size_t kdev)
             cltopk_index_free(idx);
         }
     }
-    setenv("CLTOPK_INDEX", "switch=7", 1);
     {
         cltopk_index *idx = build(ctx, cols, n, d, CLTOPK_PARTITION_RANDOM, 4, 64, 1);
+        setenv("CLTOPK_INDEX", "switch=7", 1);
         unsigned attr[1] = {0};
         float w[1] = {1}, sc[2] = {-1, -1};
         int s = idx ? cltopk_index_topk(idx, attr, w, 1, 2, sc, NULL, NULL) : -1;
         ok(s == CLTOPK_ERR_UNSUPPORTED && sc[0] == -1 && strstr(cltopk_last_error(ctx), "CLTOPK_INDEX"),
            "%s: a malformed CLTOPK_INDEX is UNSUPPORTED, naming it", cname);
         cltopk_index_free(idx);
+        const float *a[1] = {cols};
+        cltopk_index *out = (cltopk_index *)&rng;
+        s = cltopk_index_build(ctx, a, 1, n, NULL, &out);
+        ok(s == CLTOPK_ERR_UNSUPPORTED && out == NULL,
+           "%s: a build under a malformed CLTOPK_INDEX is UNSUPPORTED", cname);
     }
     unsetenv("CLTOPK_INDEX");
+    if (kdev) {
+        /* an index kept in host memory, its blocks copied to the device as
+         * queries read them: staging of 5 blocks (rounds cut short, chunks of
+         * the full evaluation), both decisions and the default */
+        const char *modes[] = {"resident=0,stage=5,switch=0", "resident=0,stage=5,switch=2",
+                               "resident=0,stage=7", "resident=0"};
+        for (int mi = 0; mi < 4; mi++) {
+            setenv("CLTOPK_INDEX", modes[mi], 1);
+            for (int di = 0; gen_tuple_dists[di]; di++) {
+                gen_tuples(gen_tuple_dists[di], n, d, 37 + (uint64_t)di, cols);
+                char what[200];
+                snprintf(what, sizeof what, "%s, %s, streamed (CLTOPK_INDEX=%s)", cname,
+                         gen_tuple_dists[di], modes[mi]);
+                cltopk_index *idx =
+                    build(ctx, cols, n, d, (cltopk_partitioning)(di & 1), 12, 16, 1);
+                cltopk_index_info info;
+                if (!idx || cltopk_index_info_get(idx, &info) != CLTOPK_OK || info.on_device) {
+                    ok(0, "%s: build in host memory", what);
+                    cltopk_index_free(idx);
+                    continue;
+                }
+                size_t ks[] = {1, 20, 300};
+                sweep(idx, what, cols, n, d, ks, 3);
+                unsigned attr[2] = {0, 1};
+                float w[2] = {1, 2};
+                cltopk_index_stats st;
+                int64_t ids[5];
+                int s = cltopk_index_topk(idx, attr, w, 2, 5, NULL, ids, &st);
+                ok(s == CLTOPK_OK && st.on_device, "%s: the device ran it", what);
+                cltopk_index_free(idx);
+            }
+        }
+        unsetenv("CLTOPK_INDEX");
+    }
     free(cols);
 }
 
