@@ -93,6 +93,16 @@
  *                          is computed whole), cap (candidates a query; 0 =
  *                          chosen; small values force the overflow path:
  *                          testing), batch (queries a batch; 0 = chosen)
+ *   CLTOPK_INDEX           the early-stopping index's queries: probe (rounds of
+ *                          1/probe of the longest partition's blocks; default
+ *                          16), switch (0: never switch to full evaluation;
+ *                          1, the default: by the rounds' progress; 2: always
+ *                          after the first round), ratio (the cost of a
+ *                          full-evaluation block over an index block that the
+ *                          rule assumes; 0.8 on CPUs, 0.5 on GPUs), resident
+ *                          (0: indexes built or loaded stay in host memory,
+ *                          their blocks copied to the device by the queries)
+ *                          and stage (blocks such a copy holds; 0: chosen)
  *   CLTOPK_QUERY           the device query (cltopk_query_topk): spec (1: the
  *                          kernel built for each query shape from its
  *                          programs; 0: the interpreter, one program for
@@ -189,7 +199,7 @@ typedef enum {
 #define CLTOPK_ERR_NO_MEMORY        (-12) /* host memory allocation failed               */
 #define CLTOPK_ERR_DEVICE_MEMORY    (-13) /* device memory allocation failed             */
 #define CLTOPK_ERR_BUFFER_SIZE      (-14) /* a cl_mem is smaller than the call needs     */
-#define CLTOPK_ERR_CORRUPT          (-15) /* packed input is malformed                   */
+#define CLTOPK_ERR_CORRUPT          (-15) /* packed input or a saved index is malformed   */
 #define CLTOPK_ERR_INTERNAL         (-16) /* a bug: please report it with the detail     */
 #define CLTOPK_ERR_EXPRESSION       (-17) /* a query expression is malformed (detail)    */
 
@@ -597,6 +607,189 @@ CLTOPK_API int cltopk_benchmark_query(cltopk_context *ctx, const cltopk_column *
                                       cltopk_dtype score_type, int reps, double *median_s,
                                       double *floor_s);
 /* ============================================== end queries over columns */
+
+/* ================================================ early-stopping top-k index
+ * The k best tuples of a table of scored tuples under a weighted sum of some of
+ * their attributes, read block by block until the rest cannot enter (seed 002:
+ * Zois, Tsotras, Najjar, ADMS'19, "the ordered data-threshold table").
+ *
+ * Build.  The n tuples (d float32 attributes each) are split into partitions:
+ *   CLTOPK_PARTITION_RANDOM  a random permutation (seed) cut into equal parts;
+ *   CLTOPK_PARTITION_ANGLE   angle-space partitioning: each tuple's d - 1
+ *                            hyperspherical angles around a reference point
+ *                            beyond the best corner (per attribute: its maximum
+ *                            plus a tenth of its range), phi_j = atan2(sqrt(
+ *                            sum over l > j of r_l^2), r_j) with r_l the
+ *                            distance to that point; the tuples are cut by
+ *                            phi_0 into s_0 equal-count slabs, each slab by
+ *                            phi_1 into s_1, and so on (the product of the
+ *                            s_j is at most `partitions`: the partition count
+ *                            may come out smaller: cltopk_index_info_get).
+ * Within a partition tuples are ordered by their largest attribute,
+ * descending (ties by tuple number), and cut into blocks of `block` tuples
+ * (the last one padded).  Each block keeps a threshold tuple: per attribute
+ * the maximum over all LATER blocks of its partition.
+ *
+ * Query.  score(t) = acc, where acc = 0.0f and for j = 0 .. m-1 in order
+ *   acc = fmaf(w[j], a[attr[j]][t], acc)   (one rounding each, IEEE 754)
+ * with every w[j] >= 0 and finite.  The answer is the k tuples with the best
+ * scores under THE ORDER for CLTOPK_LARGEST float keys (a NaN score, which
+ * only an overflow to both infinities can make, above +inf; -0 equal to +0),
+ * ties by smaller tuple number: the same tuples and score bits as the full
+ * evaluation (cltopk_index_full_topk), on every device.  A score is written as
+ * computed, except a NaN, written 0x7FC00000, and a zero, written +0.0.
+ * Each partition is read block by block keeping its k best.  Every
+ * partition that holds k tuples publishes its k-th score to a bound shared by
+ * all (the largest such score so far); after a block, a partition stops when
+ * the bound is strictly greater than the score of the block's threshold tuple
+ * computed by the same rule (and that score is neither NaN nor +inf).  This is
+ * exact: fmaf with a weight >= 0 rounds to nearest a function non-decreasing
+ * in each argument, so no later tuple of the partition can score above the
+ * threshold's score, hence none reaches the bound, below which k tuples of
+ * one partition already lie (with >= a later tuple tying the k-th with a
+ * smaller tuple number could be lost).  The partitions are read in rounds
+ * (each 1/16 of the longest partition's blocks, CLTOPK_INDEX=probe).  After
+ * each round the query projects, from how fast each unfinished partition's
+ * threshold score fell in its last round, how many more blocks it needs to
+ * fall below the bound; when reading those costs more than scoring every
+ * block left by the full evaluation (whose blocks cost CLTOPK_INDEX=ratio of
+ * an index block: 0.8 on CPUs, 0.5 on GPUs), it does the latter
+ * (stats->full_evaluation).  Data whose thresholds do not fall switches after
+ * its first round, so it costs about one full evaluation.
+ *
+ * Where it runs.  On an OpenCL context the index is kept in device memory
+ * where it fits (the attributes in one allocation of at most
+ * CL_DEVICE_MAX_MEM_ALLOC_SIZE and half the device's memory; several indexes
+ * may share a device) and queried by cl/index.cl (a work-group a partition;
+ * k up to 2048, less where local memory is small).  An index that does not
+ * fit (or CLTOPK_INDEX=resident=0) stays in host memory, and its queries copy
+ * the blocks each round reads (and, after a switch, the blocks left, a chunk
+ * at a time) to the device as they go: the copies are not overlapped with
+ * the kernels yet.  A k above the kernels' limit is answered on the host by
+ * the OpenMP code of the "cpu" context (from a copy read back for the call
+ * where the device holds the index).  On the "cpu" context everything is in
+ * host memory and runs on OpenMP threads.
+ *
+ * Threads.  An index belongs to the context it was built or loaded on, which
+ * must outlive it; its calls take that context's lock (thread rules as
+ * cltopk_topk).  Failing calls set the context's detail text.
+ * ======================================================================== */
+
+typedef struct cltopk_index cltopk_index;
+
+typedef enum { CLTOPK_PARTITION_RANDOM = 0, CLTOPK_PARTITION_ANGLE = 1 } cltopk_partitioning;
+
+typedef struct {
+    cltopk_partitioning partitioning;
+    size_t partitions; /* at most this many partitions; 0: chosen from n and the
+                          device (one a 2^18 tuples, on an OpenCL GPU one a
+                          2^16 and two a compute unit at least; 16 to 2048) */
+    size_t block;      /* tuples a block, 1 to 2^20; 0: chosen (256, fewer for
+                          small partitions) */
+    uint64_t seed;     /* the random partitioning's permutation */
+} cltopk_index_options;
+
+typedef struct {
+    uint64_t tuples_evaluated;    /* scores computed (padding not counted)     */
+    uint64_t blocks_read;         /* blocks whose attributes were read          */
+    uint64_t tuples;              /* n                                          */
+    size_t partitions;            /* non-empty partitions                       */
+    size_t partitions_stopped;    /* of those, stopped before their last block  */
+    int stopped_early;            /* 1: some tuples were never evaluated        */
+    int full_evaluation;          /* 1: the blocks left after the probe were
+                                     evaluated in full (or the call was
+                                     cltopk_index_full_topk)                    */
+    int on_device;                /* 1: run by the OpenCL device's kernels      */
+} cltopk_index_stats;
+
+/* What an index is made of (cltopk_index_info). */
+typedef struct {
+    size_t n, d;
+    size_t partitions;            /* partitions made (some may be empty)        */
+    size_t block;                 /* tuples a block                             */
+    size_t blocks;                /* blocks of all partitions                   */
+    cltopk_partitioning partitioning;
+    uint64_t seed;
+    int on_device;                /* 1: held in the device's memory             */
+    uint64_t bytes;               /* memory the index holds (device or host)    */
+} cltopk_index_info;
+
+/* Build an index of n tuples of d attributes.
+ *   ctx    an open context: the index lives on its device (see above)
+ *   attrs  d pointers to n floats each: attrs[j][t] is attribute j of tuple t
+ *          (copied; the caller keeps its arrays); every value finite
+ *   d      1 to 64; n 1 to 2^32 - 2
+ *   opt    NULL: defaults (random partitioning, seed 0, chosen sizes)
+ *   out    receives the index (NULL on failure); free it with cltopk_index_free
+ * Returns CLTOPK_OK, CLTOPK_ERR_INVALID_ARGUMENT (a NULL pointer, d or n out
+ * of range, an unknown partitioning, block out of range, a NaN or infinite
+ * attribute: the detail names the tuple and attribute), CLTOPK_ERR_NO_MEMORY,
+ * CLTOPK_ERR_OPENCL.  Blocks until the index is built. */
+CLTOPK_API int cltopk_index_build(cltopk_context *ctx, const float *const *attrs, size_t d,
+                                  size_t n, const cltopk_index_options *opt,
+                                  cltopk_index **out);
+
+/* The top k tuples of the index by the score above.
+ *   attr        m attribute numbers (each < d; repeats allowed), NULL when m = 0
+ *   w           m weights, each finite and >= 0 (-0.0 counts as 0), NULL when
+ *               m = 0
+ *   m           0 to 64; m = 0 makes every score 0: the answer is tuples 0 ..
+ *               k-1 with score +0.0
+ *   k           0 <= k <= n (CLTOPK_ERR_K_RANGE above, as cltopk_topk); 0
+ *               writes nothing (not even stats)
+ *   out_scores  k floats, best first, or NULL
+ *   out_index   k tuple numbers (int64), or NULL (not both NULL)
+ *   stats       receives what the query did, or NULL
+ * Returns CLTOPK_OK, CLTOPK_ERR_INVALID_ARGUMENT (idx NULL, a NULL array, an
+ * attribute number out of range, a weight negative, NaN or infinite, m > 64:
+ * the detail says which), CLTOPK_ERR_K_RANGE, CLTOPK_ERR_UNSUPPORTED (a
+ * malformed CLTOPK_INDEX), CLTOPK_ERR_NO_MEMORY, CLTOPK_ERR_OPENCL,
+ * CLTOPK_ERR_BUILD, CLTOPK_ERR_DEVICE_MEMORY.  A call that fails writes
+ * nothing (outputs and stats).  Blocks until the outputs are written. */
+CLTOPK_API int cltopk_index_topk(cltopk_index *idx, const unsigned *attr, const float *w,
+                                 size_t m, size_t k, float *out_scores, int64_t *out_index,
+                                 cltopk_index_stats *stats);
+
+/* The same answer by full evaluation: every tuple of the index scored, no
+ * threshold (the baseline of the early stop).  On an OpenCL device many
+ * work-groups read consecutive blocks and one merges their best k; on the
+ * "cpu" context OpenMP threads do.  Arguments and returns as
+ * cltopk_index_topk; stats->full_evaluation is 1. */
+CLTOPK_API int cltopk_index_full_topk(cltopk_index *idx, const unsigned *attr, const float *w,
+                                      size_t m, size_t k, float *out_scores, int64_t *out_index,
+                                      cltopk_index_stats *stats);
+
+/* Fill *info (the index's shape, fixed once built: no lock is taken, any
+ * thread may ask).  Returns CLTOPK_OK or CLTOPK_ERR_INVALID_ARGUMENT (a NULL;
+ * info NULL sets the index's context's detail text, under its lock). */
+CLTOPK_API int cltopk_index_info_get(const cltopk_index *idx, cltopk_index_info *info);
+
+/* Free an index and its memory (host and device).  NULL is a no-op.  Call it
+ * before closing the index's context. */
+CLTOPK_API void cltopk_index_free(cltopk_index *idx);
+
+/* Save an index to a file (docs/FORMAT.md, "Index files": little-endian, a
+ * versioned header, the partitions, thresholds, tuple numbers and attributes,
+ * a 64-bit checksum of everything before it).  The file is written under a
+ * temporary name in the same directory and renamed over path when complete.
+ * Returns CLTOPK_OK, CLTOPK_ERR_INVALID_ARGUMENT (a NULL), CLTOPK_ERR_OPENCL
+ * (reading a device index back), CLTOPK_ERR_NO_MEMORY, or
+ * CLTOPK_ERR_UNSUPPORTED when the file cannot be written (the detail gives
+ * the system's reason).  Big-endian hosts are refused (UNSUPPORTED). */
+CLTOPK_API int cltopk_index_save(cltopk_index *idx, const char *path);
+
+/* Load an index saved by cltopk_index_save onto ctx's device (as
+ * cltopk_index_build places it).  The file is untrusted: its magic, version,
+ * sizes, checksum, partition table, tuple numbers (a permutation of 0 .. n-1
+ * in the blocks, padding exactly where a partition ends), attributes (finite)
+ * and every threshold tuple (recomputed) are checked; any defect, and a file
+ * shorter or longer than its header says, is CLTOPK_ERR_CORRUPT with a
+ * detail saying what and where, *out NULL and nothing else changed.  Returns
+ * CLTOPK_OK, CLTOPK_ERR_CORRUPT, CLTOPK_ERR_INVALID_ARGUMENT (a NULL),
+ * CLTOPK_ERR_UNSUPPORTED (cannot open or read the file: the system's reason),
+ * CLTOPK_ERR_NO_MEMORY, CLTOPK_ERR_OPENCL. */
+CLTOPK_API int cltopk_index_load(cltopk_context *ctx, const char *path, cltopk_index **out);
+/* ============================================ end early-stopping top-k index */
 
 /* Device scratch memory, in bytes, that a cltopk_topk / cltopk_topk_buffer call
  * with these arguments needs beyond its inputs and outputs (0 for CPU

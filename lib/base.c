@@ -75,7 +75,7 @@ const char *cltopk_strerror(int status)
     case CLTOPK_ERR_NO_MEMORY: return "out of host memory";
     case CLTOPK_ERR_DEVICE_MEMORY: return "out of device memory";
     case CLTOPK_ERR_BUFFER_SIZE: return "a device buffer is too small for the call";
-    case CLTOPK_ERR_CORRUPT: return "packed data is corrupt";
+    case CLTOPK_ERR_CORRUPT: return "packed data or a saved index is corrupt";
     case CLTOPK_ERR_INTERNAL: return "internal error (a bug in cltopk)";
     case CLTOPK_ERR_EXPRESSION: return "malformed query expression";
     default: return status < 0 ? "unknown error status" : "unknown status";

@@ -643,4 +643,113 @@ CLTOPK_INTERNAL void cltopk_query_dev_explain(cltopk_context *ctx, const cltopk_
                                               char *buf, size_t len);
 #endif
 
+/* ------------------------------------- the early-stopping index (issue 15) */
+
+/* The index's layout, the same in host and device memory (lib/index.c builds
+ * it; docs/FORMAT.md "Index files" stores it): P partitions, partition i being
+ * blocks pstart[i] .. pstart[i+1] - 1 holding psize[i] tuples; block g holds
+ * B slots, attribute a of slot s at data[(g * d + a) * B + s], its tuple
+ * number at ids[g * B + s] (IX_PAD in the padding after a partition's last
+ * tuple, whose attributes are 0); thr[g * d + a] is the largest attribute a
+ * of the blocks after g in its partition (-inf in a partition's last block,
+ * which no query reads). */
+#define IX_PAD 0xFFFFFFFFu
+typedef struct {
+    size_t n, d, B, P, nblocks;
+    const uint32_t *pstart; /* P + 1 */
+    const uint64_t *psize;  /* P */
+    const float *data;      /* NULL where the index is on the device only */
+    const uint32_t *ids;
+    const float *thr;
+} cltopk_ix_layout;
+
+/* One query of the index: score(t) by the fma rule of cltopk.h over attr[0 ..
+ * m) and w; the best k by (score, smaller tuple number).  full: no threshold
+ * (cltopk_index_full_topk).  The index is read in rounds of `probe` blocks a
+ * partition (lib/index.c chooses it); after each round cltopk_ix_decide says
+ * whether the blocks not read yet are evaluated in full instead (sw and
+ * ratio: CLTOPK_INDEX=switch and ratio). */
+typedef struct {
+    const unsigned *attr;
+    const float *w;
+    size_t m, k;
+    int full;
+    size_t probe;
+    int sw;
+    double ratio;
+    size_t stage; /* an index in host memory queried on the device: blocks
+                     staged a transfer (0: chosen) */
+    float *out_scores;   /* k, or NULL */
+    int64_t *out_index;  /* k, or NULL */
+    cltopk_index_stats *st; /* always set (the caller's or a local one) */
+} cltopk_ix_query;
+
+/* A tuple's rank key: the order key of its score (THE ORDER of float32,
+ * largest first) above its complemented tuple number, so that a larger key
+ * is a better tuple and no two tuples have one key; 0 is below every tuple. */
+static inline uint64_t cltopk_ix_key(float score, uint32_t id)
+{
+    uint32_t b;
+    memcpy(&b, &score, 4);
+    return ((uint64_t)order_key32(b, KIND_FLOAT, 0) << 32) | (uint32_t)~id;
+}
+
+/* The score bits the API writes for a key: its float, +0.0 for a zero, the
+ * quiet NaN 0x7FC00000 for a NaN */
+static inline uint32_t cltopk_ix_score_bits(uint64_t key)
+{
+    uint32_t u = (uint32_t)(key >> 32);
+    if (u == 0xFFFFFFFFu)
+        return 0x7FC00000u;
+    return (u & 0x80000000u) ? u ^ 0x80000000u : ~u;
+}
+
+/* What the switch rule knows of a partition after a round. */
+typedef struct {
+    uint32_t pos, nb; /* blocks read, blocks */
+    int done;         /* stopped, or read to its end */
+    float tfirst;     /* the threshold score after its first block */
+    float tnow;       /* ... after the last block read */
+    uint32_t ppos;    /* pos and tnow at the previous decision (ppos 0: none) */
+    float tprev;
+} cltopk_ix_progress;
+
+/* indexcpu.c: after a round, whether to evaluate the blocks not read yet in
+ * full (1) or read on (0), with bound the shared bound's order key (0: none
+ * yet); updates pr's previous positions.  See cpu/indexcpu.c. */
+CLTOPK_INTERNAL int cltopk_ix_decide(const cltopk_ix_query *q, cltopk_ix_progress *pr, size_t P,
+                                     uint32_t bound);
+
+/* indexcpu.c: the query on a host layout, OpenMP over partitions and blocks;
+ * fills q->st; CLTOPK_OK or CLTOPK_ERR_NO_MEMORY (nothing written then) */
+CLTOPK_INTERNAL int cltopk_cpu_index_query(const cltopk_ix_layout *L, const cltopk_ix_query *q);
+/* indexcpu.c: the score of one threshold tuple (or any d-attribute tuple) by
+ * the fma rule */
+CLTOPK_INTERNAL float cltopk_ix_score(const float *tuple, const unsigned *attr, const float *w,
+                                      size_t m);
+
+#if HAVE_OPENCL
+/* indexdev.c (cl/index.cl): the layout in device memory */
+typedef struct {
+    cl_mem data, ids, thr, pstart;
+} cltopk_ix_dev;
+/* copy the host layout's arrays to the device: CLTOPK_OK, or
+ * CLTOPK_ERR_DEVICE_MEMORY (too large: nothing allocated) or an OpenCL status */
+CLTOPK_INTERNAL int cltopk_index_dev_upload(cltopk_context *ctx, const cltopk_ix_layout *L,
+                                            cltopk_ix_dev *dev);
+CLTOPK_INTERNAL void cltopk_index_dev_release(cltopk_ix_dev *dev);
+/* read the device arrays back into the host arrays data, ids, thr (the
+ * layout's sizes); blocks */
+CLTOPK_INTERNAL int cltopk_index_dev_read(cltopk_context *ctx, const cltopk_ix_layout *L,
+                                          const cltopk_ix_dev *dev, float *data, uint32_t *ids,
+                                          float *thr);
+/* the largest k the device kernels take on this device (0: none) */
+CLTOPK_INTERNAL size_t cltopk_index_dev_kmax(cltopk_context *ctx);
+/* the query on the device (k <= cltopk_index_dev_kmax); fills q->st; blocks.
+ * dev NULL: the index is in host memory (L's arrays) and its blocks are
+ * copied to the device a round (or a chunk of the full evaluation) at a time */
+CLTOPK_INTERNAL int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L,
+                                           const cltopk_ix_dev *dev, const cltopk_ix_query *q);
+#endif
+
 #endif

@@ -183,6 +183,50 @@ succeeds "knn l2 nq=3 np=500 d=5" "bench --knn" \
 fails 2 "one of --rows R, --segments and --knn" "bench --rows with --knn is refused" \
     "$CLTOPK" bench --rows 4 --knn --device cpu
 
+# ------------------------------------------------------------ index (issue 15)
+succeeds "Usage: cltopk index" "index --help" "$CLTOPK" index --help
+run "$CLTOPK" gen --tuples 1000 --dims 3 --dist correlated -s 7 "$tmp/t1.f32"
+run "$CLTOPK" gen --tuples 1000 --dims 3 --dist correlated -s 7 "$tmp/t2.f32"
+cmp -s "$tmp/t1.f32" "$tmp/t2.f32" && [ "$(wc -c < "$tmp/t1.f32")" -eq 12000 ]
+ok $? "gen --tuples 1000 --dims 3: 12000 bytes, the same for a seed"
+fails 2 "correlated, independent or anticorrelated" "gen --tuples: a distribution of gen -t" \
+    "$CLTOPK" gen --tuples 10 --dims 2 --dist uniform "$tmp/x.f32"
+fails 2 "give --dims" "gen --tuples without --dims" \
+    "$CLTOPK" gen --tuples 10 --dist independent "$tmp/x.f32"
+"$CLTOPK" gen --tuples 20000 --dims 4 --dist anticorrelated "$tmp/anti.f32" > /dev/null 2>&1
+succeeds "20000 tuples x 4 attributes, angle partitioning" "index build" \
+    "$CLTOPK" index build --dims 4 --partitioning angle --device cpu "$tmp/anti.f32" "$tmp/anti.cix"
+run "$CLTOPK" index query -k 20 --attrs 3,0,2 --weights 1,0.25,2 --device cpu "$tmp/anti.cix"
+grep -v '^#' "$tmp/out" > "$tmp/iq1"
+run "$CLTOPK" index query -k 20 --attrs 3,0,2 --weights 1,0.25,2 --full --device cpu \
+    "$tmp/anti.cix"
+grep -v '^#' "$tmp/out" > "$tmp/iq2"
+[ "$(wc -l < "$tmp/iq1")" -eq 20 ] && cmp -s "$tmp/iq1" "$tmp/iq2"
+ok $? "index query: the index and --full print the same 20 tuples and scores"
+if [ -n "$cl_dev" ]; then
+    run "$CLTOPK" index query -k 20 --attrs 3,0,2 --weights 1,0.25,2 --device "$cl_dev" \
+        "$tmp/anti.cix"
+    grep -v '^#' "$tmp/out" > "$tmp/iq3"
+    cmp -s "$tmp/iq1" "$tmp/iq3"
+    ok $? "index query: cpu and $cl_dev agree bit for bit"
+else
+    skip "no OpenCL device: index query on both"
+fi
+fails 1 "attr\[1\] = 9" "index query: an attribute out of range" \
+    "$CLTOPK" index query -k 3 --attrs 0,9 --device cpu "$tmp/anti.cix"
+fails 1 "weights must be finite and >= 0" "index query: a negative weight" \
+    "$CLTOPK" index query -k 3 --attrs 0,1 --weights 1,-1 --device cpu "$tmp/anti.cix"
+head -c 5000 "$tmp/anti.cix" > "$tmp/cut.cix"
+fails 1 "corrupt" "index query: a truncated index file" \
+    "$CLTOPK" index query -k 3 --attrs 0 --device cpu "$tmp/cut.cix"
+if [ $have_python = yes ]; then
+    run "$CLTOPK" index bench --tuples 20000 --dims 4 -m 2,4 -k 4,32 --reps 1 --device cpu --json
+    [ $rc -eq 0 ] && [ "$(wc -l < "$tmp/out")" -eq 24 ] && json_ok "$tmp/out" lines
+    ok $? "index bench --json: a line per distribution, partitioning, m and k"
+else
+    skip "index bench --json: no python3"
+fi
+
 if [ -w /dev/full ]; then
     ln -s /dev/full "$tmp/full.lnk"
     fails 1 "cannot write '.*full.lnk': No space" \

@@ -231,3 +231,12 @@ t_query_t_LDADD = $(T_LDADD) -lm
 # ... and `cltopk query` against a numpy evaluation of the same rules
 TESTS += t/query_numpy.sh
 EXTRA_DIST += t/query_numpy.sh t/query_ref.py
+
+# the early-stopping index (issue 15); its data come from tools/gen.c's
+# skyline generator (`cltopk gen --tuples`)
+T_PROGS += t/index.t
+check_PROGRAMS += t/index.t
+TESTS += t/index.t
+t_index_t_SOURCES = t/index.c tools/gen.c tools/gen.h
+t_index_t_CPPFLAGS = $(T_CPPFLAGS)
+t_index_t_LDADD = $(T_LDADD) -lm

@@ -31,6 +31,8 @@ int cmd_unpack(int argc, char **argv);
 int cmd_knn(int argc, char **argv);
 /* cmd_query.c: the top k rows of column files by an expression */
 int cmd_query(int argc, char **argv);
+/* cmd_index.c: the early-stopping top-k index (build, query, bench) */
+int cmd_index(int argc, char **argv);
 /* `cltopk bench --query`: the paper's three queries, fused against the peer */
 int cmd_bench_query(int argc, char **argv);
 /* `cltopk bench --rows R`, `--segments`, `--knn` */

@@ -19,6 +19,7 @@ static const command commands[] = {
     {"topk", cmd_topk, "print the k largest (or smallest) elements of a file, with positions"},
     {"knn", cmd_knn, "the k nearest points of each query (exact; squared L2 or inner product)"},
     {"query", cmd_query, "the top k rows of column files by an expression, with a filter"},
+    {"index", cmd_index, "the early-stopping top-k index of scored tuples: build, query, bench"},
     {"select", cmd_select, "print the element at one rank of the order (the k-th element)"},
     {"bench", cmd_bench, "time algorithms against the device's read floor"},
     {"tune", cmd_tune, "find the fastest bitonic kernel configuration for each k"},

@@ -11,6 +11,7 @@ static void gen_help(void)
 {
     printf("Usage: cltopk gen -t TYPE -n N [-d DIST] [-s SEED] [--text] OUT\n"
            "       cltopk gen -t TYPE -n N ... -        (to standard output)\n"
+           "       cltopk gen --tuples N --dims D --dist DIST [-s SEED] OUT\n"
            "\n"
            "Write N elements of TYPE drawn from DIST to the file OUT.  The same TYPE, N,\n"
            "DIST and SEED always give the same bytes.\n"
@@ -38,6 +39,17 @@ static void gen_help(void)
            "                      codes          0 (40%%), 1 (20%%), 2..9 (5%% each)\n"
            "                    (the last three make a tweet-like table for cltopk query)\n"
            "  -s, --seed SEED   64-bit seed, decimal or 0x-hex (default 1)\n"
+           "      --tuples N    instead: N tuples of D float32 attributes in [0,1) for\n"
+           "                    `cltopk index`, from the standard skyline generator\n"
+           "                    (Borzsonyi et al., ICDE 2001); DIST is one of\n"
+           "                      correlated     near the diagonal (good in one attribute,\n"
+           "                                     good in all)\n"
+           "                      independent    uniform in every attribute\n"
+           "                      anticorrelated near the plane where they sum to D/2\n"
+           "                    Written as D columns one after the other (attribute j of\n"
+           "                    tuple t at float number j * N + t), raw little-endian\n"
+           "                    binary; the same N, D, DIST and SEED give the same bytes\n"
+           "  -D, --dims D      attributes a tuple (1 to 64) for --tuples\n"
            "      --text        one number per line instead of raw binary (the default\n"
            "                    for an OUT ending in .txt or .csv); floats are printed\n"
            "                    with enough digits to read back exactly (%%.9g, %%.17g),\n"
@@ -48,22 +60,61 @@ static void gen_help(void)
            "\n"
            "Examples:\n"
            "  cltopk gen -t f32 -n 1M data.f32\n"
-           "  cltopk gen -t i64 -n 100 -d few --text - | head\n");
+           "  cltopk gen -t i64 -n 100 -d few --text - | head\n"
+           "  cltopk gen --tuples 1M --dims 8 --dist anticorrelated anti.f32\n");
+}
+
+/* `gen --tuples N --dims D --dist DIST OUT`: the skyline generator's columns */
+static int gen_tuples_file(const char *out_path, uint64_t n, uint64_t d, const char *dist,
+                           uint64_t seed, int format, int typed)
+{
+    if (gen_tuple_kind(dist) < 0)
+        return usage_error("gen", "--tuples takes --dist correlated, independent or "
+                           "anticorrelated (not '%s')", dist);
+    if (!d)
+        return usage_error("gen", "the attributes a tuple are missing: give --dims D");
+    if (typed)
+        return usage_error("gen", "--tuples writes float32 columns: no -t or -n");
+    if (format == FORMAT_TEXT)
+        return usage_error("gen", "--tuples writes binary columns only (no --text)");
+    if (!out_path)
+        return usage_error("gen", "the output is missing: give a file name, or - for stdout");
+    int rc = out_check("gen", out_path, OUT_BINARY, NULL);
+    if (rc)
+        return rc;
+    if (n > SIZE_MAX / 4 / d)
+        return fail("gen", "%llu tuples do not fit in memory here", (unsigned long long)n);
+    float *data = malloc((size_t)(n * d) * 4);
+    if (!data)
+        return fail("gen", "out of memory for %llu x %llu floats", (unsigned long long)n,
+                    (unsigned long long)d);
+    gen_tuples(dist, (size_t)n, (size_t)d, seed, data);
+    out_file out;
+    if ((rc = out_open(&out, "gen", out_path, OUT_BINARY, NULL))) {
+        free(data);
+        return rc;
+    }
+    to_little_endian(data, 4, (size_t)(n * d));
+    rc = out_write(&out, data, (size_t)(n * d) * 4);
+    free(data);
+    return rc ? rc : out_commit(&out);
 }
 
 int cmd_gen(int argc, char **argv)
 {
-    enum { O_TYPE = 1, O_N, O_DIST, O_SEED, O_TEXT, O_BINARY, O_HELP };
+    enum { O_TYPE = 1, O_N, O_DIST, O_SEED, O_TEXT, O_BINARY, O_HELP, O_TUPLES, O_DIMS };
     static const cli_option opts[] = {
         {O_TYPE, 't', "type", 1}, {O_N, 'n', "count", 1},      {O_DIST, 'd', "dist", 1},
         {O_SEED, 's', "seed", 1}, {O_TEXT, 0, "text", 0},      {O_BINARY, 0, "binary", 0},
-        {O_HELP, 'h', "help", 0}, {0, 0, NULL, 0},
+        {O_HELP, 'h', "help", 0}, {O_TUPLES, 0, "tuples", 1},  {O_DIMS, 'D', "dims", 1},
+        {0, 0, NULL, 0},
     };
     cli_parser p;
     const char *arg, *out_path = NULL, *dist = "uniform";
     int id, format = FORMAT_AUTO, have_type = 0, have_n = 0;
     cltopk_dtype type = CLTOPK_FLOAT32;
-    uint64_t n = 0, seed = 1;
+    uint64_t n = 0, seed = 1, tuples = 0, dims = 0;
+    int have_tuples = 0;
     cli_init(&p, "gen", argc, argv);
     while ((id = cli_next(&p, opts, &arg)) != -1) {
         switch (id) {
@@ -85,11 +136,22 @@ int cmd_gen(int argc, char **argv)
             have_n = 1;
             break;
         case O_DIST:
+            dist = arg;
+            if (have_tuples)
+                break; /* checked below against the tuples' distributions */
             if (!known_dist(arg))
                 return usage_error("gen", "unknown distribution '%s' (uniform, normal, "
                                    "increasing, decreasing, equal, few, bucket-killer, "
                                    "special, powerlaw, timestamps, codes)", arg);
-            dist = arg;
+            break;
+        case O_TUPLES:
+            if (parse_count(arg, (uint64_t)1 << 36, &tuples) < 0 || tuples == 0)
+                return usage_error("gen", "bad --tuples '%s' (a count from 1 to 2^36)", arg);
+            have_tuples = 1;
+            break;
+        case O_DIMS:
+            if (parse_count(arg, 64, &dims) < 0 || dims == 0)
+                return usage_error("gen", "bad --dims '%s' (1 to 64 attributes)", arg);
             break;
         case O_SEED:
             if (parse_u64(arg, &seed) < 0)
@@ -100,6 +162,10 @@ int cmd_gen(int argc, char **argv)
         case O_HELP: gen_help(); return EXIT_OK;
         }
     }
+    if (have_tuples)
+        return gen_tuples_file(out_path, tuples, dims, dist, seed, format, have_type || have_n);
+    if (dims)
+        return usage_error("gen", "--dims goes with --tuples");
     if (!have_type)
         return usage_error("gen", "the element type is missing: give -t TYPE");
     if (!have_n)

@@ -436,3 +436,76 @@ int gen_fill(cltopk_dtype type, const char *dist, size_t n, uint64_t seed, void 
     }
     return 0;
 }
+
+/* ------------------------------------------------- tuples (skyline data) */
+
+const char *const gen_tuple_dists[] = {"correlated", "independent", "anticorrelated", NULL};
+
+/* the generator of Borzsonyi, Kossmann and Stocker ("The Skyline Operator",
+ * ICDE 2001), as their published program draws: random_peak(min, max, dim) is
+ * the mean of dim uniform draws scaled to [min, max); random_normal(med, var)
+ * is random_peak(med - var, med + var, 12) */
+static double sky_peak(rng *r, double lo, double hi, size_t dim)
+{
+    double sum = 0;
+    for (size_t i = 0; i < dim; i++)
+        sum += unit53(r);
+    return sum / (double)dim * (hi - lo) + lo;
+}
+
+/* tuples [t0, t1) of a draw: their own generator, seeded from the seed and
+ * the chunk, so that the bytes do not depend on the number of threads */
+static void sky_chunk(int kind, size_t n, size_t d, uint64_t seed, size_t t0, size_t t1,
+                      float *out)
+{
+    rng r;
+    uint64_t x = seed ^ (t0 * 0xD1B54A32D192ED03ull);
+    rng_seed(&r, splitmix64(&x));
+    double v[64];
+    for (size_t t = t0; t < t1; t++) {
+        for (int again = 1; again;) {
+            if (kind == 1) {
+                for (size_t j = 0; j < d; j++)
+                    v[j] = unit53(&r);
+            } else {
+                /* correlated: a point on the diagonal, peaked at the middle,
+                 * moved by normal steps that keep its sum; anti-correlated:
+                 * near the plane sum = d/2, spread by uniform steps */
+                double c = kind == 0 ? sky_peak(&r, 0, 1, d) : sky_peak(&r, 0.25, 0.75, 12);
+                double l = c <= 0.5 ? c : 1.0 - c;
+                for (size_t j = 0; j < d; j++)
+                    v[j] = c;
+                for (size_t j = 0; j < d; j++) {
+                    double h = kind == 0 ? sky_peak(&r, -l, l, 12) : unit53(&r) * 2 * l - l;
+                    v[j] += h;
+                    v[(j + 1) % d] -= h;
+                }
+            }
+            again = 0;
+            for (size_t j = 0; j < d; j++)
+                again |= v[j] < 0 || v[j] >= 1;
+        }
+        for (size_t j = 0; j < d; j++)
+            out[j * n + t] = (float)v[j];
+    }
+}
+
+int gen_tuple_kind(const char *dist)
+{
+    for (int i = 0; gen_tuple_dists[i]; i++)
+        if (!strcmp(dist, gen_tuple_dists[i]))
+            return i;
+    return -1;
+}
+
+int gen_tuples(const char *dist, size_t n, size_t d, uint64_t seed, float *out)
+{
+    const int kind = gen_tuple_kind(dist);
+    if (kind < 0 || d < 1 || d > 64)
+        return -1;
+    const size_t chunk = 65536, nchunks = (n + chunk - 1) / chunk;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (size_t c = 0; c < nchunks; c++)
+        sky_chunk(kind, n, d, seed, c * chunk, c + 1 < nchunks ? (c + 1) * chunk : n, out);
+    return 0;
+}

@@ -36,4 +36,17 @@ uint64_t gen_bits(const void *a, size_t bytes, size_t i);
 /* NULL-terminated list of the distribution names above. */
 extern const char *const gen_dists[];
 
+/* Tuples for the early-stopping index: n tuples of d attributes (1 to 64) in
+ * [0, 1), written column after column (attribute j of tuple t at out[j * n +
+ * t]), from the standard skyline generator (Borzsonyi et al., ICDE 2001):
+ *   correlated      near the diagonal: good in one attribute, good in all
+ *   independent     uniform in each attribute
+ *   anticorrelated  near the plane where the attributes sum to d/2: good in
+ *                   one, bad in others
+ * Returns 0, or -1 for an unknown distribution or d (nothing written). */
+extern const char *const gen_tuple_dists[];
+/* the index of dist in gen_tuple_dists, or -1 */
+int gen_tuple_kind(const char *dist);
+int gen_tuples(const char *dist, size_t n, size_t d, uint64_t seed, float *out);
+
 #endif

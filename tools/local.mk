@@ -5,7 +5,7 @@ bin_PROGRAMS = tools/cltopk
 tools_cltopk_SOURCES = \
 	tools/cltopk.c tools/cli.c tools/cli.h \
 	tools/cmd_devices.c tools/cmd_gen.c tools/cmd_topk.c tools/cmd_bench.c tools/cmd_demo.c \
-	tools/cmd_bench_cpu.c tools/cmd_rows.c tools/cmd_query.c \
+	tools/cmd_bench_cpu.c tools/cmd_rows.c tools/cmd_query.c tools/cmd_index.c \
 	tools/gen.c tools/gen.h
 # bit-packed columns: pack, unpack, topk --packed, bench --unpack
 tools_cltopk_SOURCES += tools/cmd_pack.c tools/container.c tools/container.h \

@@ -1,0 +1,704 @@
+/* index.c - TAP test of the early-stopping index (cltopk_index_*, issue 15).
+ *
+ * The reference is this file's own full evaluation: every tuple's score by
+ * fmaf in the query's order from 0.0f, then a plain sort by (score in THE
+ * ORDER of floats, largest first, -0 equal to +0, NaN above +inf; smaller
+ * tuple number first), the scores written as the library writes them (+0.0
+ * for a zero, 0x7FC00000 for a NaN).  Against it, bit for bit: the index
+ * query and the full evaluation, on the "cpu" context and on the OpenCL
+ * device (POCL here; skipped cleanly without one), for the three skyline
+ * distributions, both partitionings, several block sizes and partition
+ * counts, m = 0 .. d, k = 1, small, the device kernel's limit, n; with the
+ * probe's decision forced both ways (CLTOPK_INDEX=switch=0 and 2).
+ * Adversarial data: equal scores at the threshold with smaller tuple numbers
+ * in later blocks (a stop on >= drops them), and values and weights whose
+ * scores tie or nearly tie only under one rounding rule.  Bad arguments
+ * write nothing; save and load round-trip; damaged files are
+ * CLTOPK_ERR_CORRUPT. */
+#include "gen.h"
+#include "tap.h"
+#include "testlib.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+static rng_t rng;
+
+/* ------------------------------------------------------------ reference */
+
+typedef struct {
+    uint32_t key; /* the score's order (larger first) */
+    uint32_t bits;
+    int64_t id;
+} ref_entry;
+
+static uint32_t ref_order(float s)
+{
+    uint32_t b;
+    memcpy(&b, &s, 4);
+    if (isnan(s))
+        return 0xFFFFFFFFu;
+    if (s == 0)
+        return 0x80000000u;
+    return (b & 0x80000000u) ? ~b : b | 0x80000000u;
+}
+
+static int ref_cmp(const void *pa, const void *pb)
+{
+    const ref_entry *a = pa, *b = pb;
+    if (a->key != b->key)
+        return a->key > b->key ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* the best k of columns cols (attribute j of tuple t at cols[j * n + t]) */
+static void reference(const float *cols, size_t n, const unsigned *attr, const float *w,
+                      size_t m, size_t k, uint32_t *out_bits, int64_t *out_id)
+{
+    ref_entry *e = malloc(n * sizeof *e);
+    for (size_t t = 0; t < n; t++) {
+        float acc = 0.0f;
+        for (size_t j = 0; j < m; j++)
+            acc = fmaf(w[j], cols[attr[j] * n + t], acc);
+        e[t].key = ref_order(acc);
+        memcpy(&e[t].bits, &acc, 4);
+        if (isnan(acc))
+            e[t].bits = 0x7FC00000u;
+        else if (acc == 0)
+            e[t].bits = 0;
+        e[t].id = (int64_t)t;
+    }
+    qsort(e, n, sizeof *e, ref_cmp);
+    for (size_t r = 0; r < k; r++) {
+        out_bits[r] = e[r].bits;
+        out_id[r] = e[r].id;
+    }
+    free(e);
+}
+
+/* ------------------------------------------------------------ checking */
+
+#define POISON_ID ((int64_t)-777)
+
+/* run the query (full: the full evaluation) and compare with the reference;
+ * 1 if equal, else 0 with the first difference in msg */
+static int check_query(cltopk_index *idx, int full, const float *cols, size_t n,
+                       const unsigned *attr, const float *w, size_t m, size_t k,
+                       cltopk_index_stats *st, char *msg, size_t len)
+{
+    uint32_t *eb = malloc((k + 1) * 4), *gb = malloc((k + 1) * 4);
+    int64_t *ei = malloc((k + 1) * 8), *gi = malloc((k + 1) * 8);
+    reference(cols, n, attr, w, m, k, eb, ei);
+    for (size_t r = 0; r <= k; r++) {
+        gb[r] = 0xDEADBEEFu;
+        gi[r] = POISON_ID;
+    }
+    int s = full ? cltopk_index_full_topk(idx, attr, w, m, k, (float *)gb, gi, st)
+                 : cltopk_index_topk(idx, attr, w, m, k, (float *)gb, gi, st);
+    int good = s == CLTOPK_OK;
+    if (!good)
+        snprintf(msg, len, "status %d (%s)", s, cltopk_strerror(s));
+    for (size_t r = 0; good && r < k; r++)
+        if (gb[r] != eb[r] || gi[r] != ei[r]) {
+            snprintf(msg, len, "rank %zu: tuple %lld score 0x%08x, expected tuple %lld score "
+                     "0x%08x", r, (long long)gi[r], gb[r], (long long)ei[r], eb[r]);
+            good = 0;
+        }
+    if (good && (gb[k] != 0xDEADBEEFu || gi[k] != POISON_ID)) {
+        snprintf(msg, len, "wrote past k");
+        good = 0;
+    }
+    free(eb);
+    free(gb);
+    free(ei);
+    free(gi);
+    return good;
+}
+
+static cltopk_index *build(cltopk_context *ctx, const float *cols, size_t n, size_t d,
+                           cltopk_partitioning part, size_t P, size_t B, uint64_t seed)
+{
+    const float *a[64];
+    for (size_t j = 0; j < d; j++)
+        a[j] = cols + j * n;
+    cltopk_index_options o = {part, P, B, seed};
+    cltopk_index *idx = NULL;
+    int s = cltopk_index_build(ctx, a, d, n, &o, &idx);
+    if (s != CLTOPK_OK)
+        diag("build: %s: %s", cltopk_strerror(s), cltopk_last_error(ctx));
+    return idx;
+}
+
+/* a random query of m attributes (distinct while they last) and weights
+ * (zeros one time in six, else U[0, 2)) */
+static void random_query(size_t d, size_t m, unsigned *attr, float *w)
+{
+    unsigned perm[64];
+    for (size_t j = 0; j < d; j++)
+        perm[j] = (unsigned)j;
+    for (size_t j = d; j-- > 1;) {
+        size_t x = rng_below(&rng, j + 1);
+        unsigned t = perm[j];
+        perm[j] = perm[x];
+        perm[x] = t;
+    }
+    for (size_t j = 0; j < m; j++) {
+        attr[j] = perm[j % d];
+        w[j] = rng_below(&rng, 6) == 0 ? 0.0f : (float)(rng_next(&rng) >> 40) * 0x1.0p-23f;
+    }
+}
+
+/* every m and the given k on one index: answers and the full evaluation */
+static void sweep(cltopk_index *idx, const char *what, const float *cols, size_t n, size_t d,
+                  const size_t *ks, size_t nk)
+{
+    char msg[256];
+    int bad = 0;
+    size_t runs = 0;
+    unsigned attr[64];
+    float w[64];
+    for (size_t m = 0; m <= d && !bad; m++)
+        for (size_t x = 0; x < nk && !bad; x++) {
+            size_t k = ks[x] > n ? n : ks[x];
+            random_query(d, m, attr, w);
+            cltopk_index_stats st;
+            if (!check_query(idx, 0, cols, n, attr, w, m, k, &st, msg, sizeof msg) ||
+                !check_query(idx, 1, cols, n, attr, w, m, k, &st, msg, sizeof msg)) {
+                diag("%s: m = %zu, k = %zu: %s", what, m, k, msg);
+                bad = 1;
+            }
+            runs++;
+        }
+    ok(!bad, "%s: %zu queries equal the reference (index and full evaluation)", what, runs);
+}
+
+/* ---------------------------------------------------------- adversarial */
+
+/* Equal scores at the threshold: tuples A = (1, 0) (largest attribute 1:
+ * the first blocks) and B = (0.5, 0.5) (later blocks), all scoring 1 under w
+ * = (1, 1); B has the smaller tuple numbers.  After A's blocks the threshold
+ * score is 1 = the k-th: stopping on >= would return A's tuples. */
+static float *ties_at_threshold(size_t n)
+{
+    float *c = malloc(2 * n * sizeof *c);
+    for (size_t t = 0; t < n; t++) {
+        int b = t < n / 2;
+        c[t] = b ? 0.5f : 1.0f;
+        c[n + t] = b ? 0.5f : 0.0f;
+    }
+    return c;
+}
+
+/* Values from a small set chosen so that sums with these weights round
+ * differently with and without fma and tie often: a threshold score computed
+ * by another rule than the tuples' would be one ulp off somewhere. */
+static float *near_ties(size_t n, size_t d)
+{
+    static const float vals[] = {0.1f, 0.2f, 0.3f, 0.7f, 1.0f / 3.0f, 0.6f, 0.9f, 1e-8f};
+    float *c = malloc(d * n * sizeof *c);
+    for (size_t i = 0; i < d * n; i++)
+        c[i] = vals[rng_below(&rng, 8)];
+    return c;
+}
+
+/* A tie that only the fma rule makes: weights (1, w1), tuple T = (t0, t1)
+ * scoring S = fmaf(w1, t1, t0), tuple A = (S, 0) scoring S too but ordered
+ * first (its largest attribute is larger); T has the smaller number, so T is
+ * the top 1.  Values are drawn until the same sum without fma (or in the
+ * other order) rounds below S: a threshold computed that way would stop
+ * after A's block and return A. */
+static void fma_tie(cltopk_context *ctx, const char *cname)
+{
+    int found = 0, good = 1;
+    char msg[256];
+    for (int tries = 0; tries < 100000 && found < 12 && good; tries++) {
+        float t0 = 0.5f + (float)(rng_next(&rng) >> 40) * 0x1.0p-25f;
+        float t1 = 0.5f + (float)(rng_next(&rng) >> 40) * 0x1.0p-25f;
+        float w1 = 0.5f + (float)(rng_next(&rng) >> 40) * 0x1.0p-25f;
+        volatile float prod = w1 * t1;
+        float plain = t0 + prod, S = fmaf(w1, t1, t0);
+        if (!(plain < S) || !(S > t0 && S > t1))
+            continue;
+        found++;
+        float cols[4] = {t0, S, t1, 0.0f}; /* tuple 0 = T, tuple 1 = A */
+        cltopk_index *idx = build(ctx, cols, 2, 2, CLTOPK_PARTITION_RANDOM, 1, 1, 0);
+        unsigned attr[2] = {0, 1};
+        float w[2] = {1.0f, w1};
+        good = idx && check_query(idx, 0, cols, 2, attr, w, 2, 1, NULL, msg, sizeof msg);
+        if (!good)
+            diag("t0 %a t1 %a w1 %a: %s", (double)t0, (double)t1, (double)w1, msg);
+        cltopk_index_free(idx);
+    }
+    ok(good && found == 12, "%s: %d ties that only fma rounding makes (a threshold without fma "
+       "would stop one block early)", cname, found);
+}
+
+static void adversarial(cltopk_context *ctx, const char *cname)
+{
+    fma_tie(ctx, cname);
+    char msg[256], what[160];
+    const size_t n = 4096;
+    float *c = ties_at_threshold(n);
+    unsigned attr[2] = {0, 1};
+    float w[2] = {1.0f, 1.0f};
+    for (int part = 0; part < 2; part++) {
+        cltopk_index *idx = build(ctx, c, n, 2, (cltopk_partitioning)part, 4, 64, 3);
+        size_t ks[] = {1, 10, 100, 1000};
+        int good = idx != NULL;
+        for (size_t x = 0; good && x < 4; x++)
+            good = check_query(idx, 0, c, n, attr, w, 2, ks[x], NULL, msg, sizeof msg);
+        if (!good && idx)
+            diag("%s", msg);
+        ok(good, "%s, %s: equal scores at the threshold with smaller tuple numbers later",
+           cname, part ? "angle" : "random");
+        cltopk_index_free(idx);
+    }
+    free(c);
+    const size_t d = 4, n2 = 3000;
+    c = near_ties(n2, d);
+    static const float wset[] = {0.1f, 0.3f, 1.0f / 3.0f, 0.7f, 3.0f, 1.0f};
+    for (int part = 0; part < 2; part++) {
+        cltopk_index *idx = build(ctx, c, n2, d, (cltopk_partitioning)part, 8, 32, 5);
+        int good = idx != NULL;
+        size_t q = 0;
+        for (; good && q < 60; q++) {
+            unsigned at[8];
+            float ww[8];
+            size_t m = 1 + rng_below(&rng, 6);
+            for (size_t j = 0; j < m; j++) {
+                at[j] = (unsigned)rng_below(&rng, d);
+                ww[j] = wset[rng_below(&rng, 6)];
+            }
+            size_t k = 1 + rng_below(&rng, 200);
+            good = check_query(idx, 0, c, n2, at, ww, m, k, NULL, msg, sizeof msg);
+        }
+        if (!good && idx)
+            diag("query %zu: %s", q, msg);
+        snprintf(what, sizeof what, "%s, %s: near ties under fma rounding (%zu queries)", cname,
+                 part ? "angle" : "random", q);
+        ok(good, "%s", what);
+        cltopk_index_free(idx);
+    }
+    free(c);
+}
+
+/* ------------------------------------------------------------ arguments */
+
+static void bad_arguments(cltopk_context *ctx, const float *cols, size_t n, size_t d)
+{
+    cltopk_index *idx = build(ctx, cols, n, d, CLTOPK_PARTITION_RANDOM, 4, 32, 1);
+    if (!idx) {
+        ok(0, "an index for the argument checks");
+        return;
+    }
+    const size_t k = 5;
+    float sc[5];
+    int64_t id[5];
+    cltopk_index_stats st;
+    unsigned attr[3] = {0, 1, 2}, badattr[2] = {0, (unsigned)d};
+    float w[3] = {1, 1, 1}, neg[2] = {1, -0.5f}, nanw[2] = {NAN, 1}, infw[2] = {1, INFINITY};
+    struct {
+        const char *what;
+        cltopk_index *idx;
+        const unsigned *attr;
+        const float *w;
+        size_t m, k;
+        int outs;
+        int expect;
+    } cases[] = {
+        {"idx NULL", NULL, attr, w, 2, k, 3, CLTOPK_ERR_INVALID_ARGUMENT},
+        {"attr NULL with m = 2", idx, NULL, w, 2, k, 3, CLTOPK_ERR_INVALID_ARGUMENT},
+        {"w NULL with m = 2", idx, attr, NULL, 2, k, 3, CLTOPK_ERR_INVALID_ARGUMENT},
+        {"an attribute id out of range", idx, badattr, w, 2, k, 3, CLTOPK_ERR_INVALID_ARGUMENT},
+        {"a negative weight", idx, attr, neg, 2, k, 3, CLTOPK_ERR_INVALID_ARGUMENT},
+        {"a NaN weight", idx, attr, nanw, 2, k, 3, CLTOPK_ERR_INVALID_ARGUMENT},
+        {"an infinite weight", idx, attr, infw, 2, k, 3, CLTOPK_ERR_INVALID_ARGUMENT},
+        {"m = 65", idx, attr, w, 65, k, 3, CLTOPK_ERR_INVALID_ARGUMENT},
+        {"both outputs NULL", idx, attr, w, 2, k, 0, CLTOPK_ERR_INVALID_ARGUMENT},
+        {"k > n", idx, attr, w, 2, n + 1, 3, CLTOPK_ERR_K_RANGE},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        for (int full = 0; full < 2; full++) {
+            for (size_t r = 0; r < k; r++) {
+                sc[r] = -12345.0f;
+                id[r] = POISON_ID;
+            }
+            memset(&st, 0xA5, sizeof st);
+            cltopk_index_stats st0 = st;
+            /* k > n needs room for n + 1 outputs: the call must not write */
+            size_t kk = cases[c].k;
+            float *os = kk > k ? malloc(kk * 4) : sc;
+            int64_t *oi = kk > k ? malloc(kk * 8) : id;
+            for (size_t r = 0; kk > k && r < kk; r++) {
+                os[r] = -12345.0f;
+                oi[r] = POISON_ID;
+            }
+            int s = (full ? cltopk_index_full_topk : cltopk_index_topk)(
+                cases[c].idx, cases[c].attr, cases[c].w, cases[c].m, kk,
+                (cases[c].outs & 1) ? os : NULL, (cases[c].outs & 2) ? oi : NULL, &st);
+            int untouched = !memcmp(&st, &st0, sizeof st);
+            for (size_t r = 0; r < kk; r++)
+                untouched &= os[r] == -12345.0f && oi[r] == POISON_ID;
+            const char *detail = cltopk_last_error(cases[c].idx ? ctx : NULL);
+            ok(s == cases[c].expect && untouched && detail && *detail,
+               "%s: %s gives %s, writes nothing (%s)", full ? "full" : "index", cases[c].what,
+               cltopk_strerror(cases[c].expect), detail);
+            if (os != sc) {
+                free(os);
+                free(oi);
+            }
+        }
+    }
+    /* k = 0 succeeds and writes nothing */
+    sc[0] = -12345.0f;
+    ok(cltopk_index_topk(idx, attr, w, 3, 0, sc, id, NULL) == CLTOPK_OK && sc[0] == -12345.0f,
+       "k = 0 succeeds and writes nothing");
+    cltopk_index_free(idx);
+
+    /* build: NaN and infinite attributes, bad sizes */
+    float *c2 = malloc(2 * 100 * sizeof *c2);
+    for (int i = 0; i < 200; i++)
+        c2[i] = (float)i;
+    const float *a2[2] = {c2, c2 + 100};
+    const float bads[] = {NAN, INFINITY, -INFINITY};
+    for (int b = 0; b < 3; b++) {
+        c2[100 + 37] = bads[b];
+        cltopk_index *out = (cltopk_index *)&rng;
+        int s = cltopk_index_build(ctx, a2, 2, 100, NULL, &out);
+        ok(s == CLTOPK_ERR_INVALID_ARGUMENT && out == NULL &&
+               strstr(cltopk_last_error(ctx), "tuple 37"),
+           "build: an attribute %g is INVALID_ARGUMENT, naming the tuple (%s)", (double)bads[b],
+           cltopk_last_error(ctx));
+    }
+    c2[137] = 1;
+    cltopk_index *out = NULL;
+    cltopk_index_options o = {CLTOPK_PARTITION_ANGLE, 0, (size_t)1 << 21, 0};
+    ok(cltopk_index_build(ctx, a2, 2, 100, &o, &out) == CLTOPK_ERR_INVALID_ARGUMENT && !out,
+       "build: block 2^21 is INVALID_ARGUMENT");
+    o.block = 0;
+    o.partitioning = (cltopk_partitioning)7;
+    ok(cltopk_index_build(ctx, a2, 2, 100, &o, &out) == CLTOPK_ERR_INVALID_ARGUMENT && !out,
+       "build: an unknown partitioning is INVALID_ARGUMENT");
+    ok(cltopk_index_build(ctx, a2, 0, 100, NULL, &out) == CLTOPK_ERR_INVALID_ARGUMENT &&
+           cltopk_index_build(ctx, a2, 2, 0, NULL, &out) == CLTOPK_ERR_INVALID_ARGUMENT &&
+           cltopk_index_build(ctx, NULL, 2, 100, NULL, &out) == CLTOPK_ERR_INVALID_ARGUMENT &&
+           cltopk_index_build(ctx, a2, 2, 100, NULL, NULL) == CLTOPK_ERR_INVALID_ARGUMENT,
+       "build: d = 0, n = 0, attrs NULL, out NULL are INVALID_ARGUMENT");
+    free(c2);
+}
+
+/* ------------------------------------------------------------ save, load */
+
+static long file_size(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    fseek(f, 0, SEEK_END);
+    long s = ftell(f);
+    fclose(f);
+    return s;
+}
+
+/* copy src to dst, with byte `at` xor-ed by x (at < 0: none) and cut to len
+ * bytes (len < 0: whole) */
+static void damaged_copy(const char *src, const char *dst, long at, unsigned x, long len)
+{
+    long size = file_size(src);
+    unsigned char *b = malloc((size_t)size);
+    FILE *f = fopen(src, "rb");
+    size_t got = fread(b, 1, (size_t)size, f);
+    fclose(f);
+    if (at >= 0 && at < size)
+        b[at] ^= (unsigned char)x;
+    f = fopen(dst, "wb");
+    fwrite(b, 1, len >= 0 ? (size_t)len : got, f);
+    fclose(f);
+    free(b);
+}
+
+static void save_load(cltopk_context *ctx, const char *cname, const float *cols, size_t n,
+                      size_t d)
+{
+    char path[512], bad[560], msg[256];
+    snprintf(path, sizeof path, "%s/index-%ld-%s.cix", test_tmpdir(), (long)getpid(), cname);
+    snprintf(bad, sizeof bad, "%s.bad", path);
+    cltopk_index *idx = build(ctx, cols, n, d, CLTOPK_PARTITION_ANGLE, 16, 64, 9);
+    int s = idx ? cltopk_index_save(idx, path) : -1;
+    ok(s == CLTOPK_OK, "%s: save (%s)", cname, s ? cltopk_last_error(ctx) : "ok");
+    cltopk_index *back = NULL;
+    s = cltopk_index_load(ctx, path, &back);
+    ok(s == CLTOPK_OK && back, "%s: load (%s)", cname, s ? cltopk_last_error(ctx) : "ok");
+    if (back) {
+        cltopk_index_info a, b;
+        cltopk_index_info_get(idx, &a);
+        cltopk_index_info_get(back, &b);
+        ok(a.n == b.n && a.d == b.d && a.partitions == b.partitions && a.block == b.block &&
+               a.blocks == b.blocks && a.partitioning == b.partitioning && a.seed == b.seed,
+           "%s: the loaded index has the saved one's shape", cname);
+        unsigned attr[64];
+        float w[64];
+        int good = 1;
+        for (int q = 0; q < 5 && good; q++) {
+            random_query(d, d, attr, w);
+            good = check_query(back, 0, cols, n, attr, w, d, 7 + 20 * q, NULL, msg, sizeof msg);
+        }
+        if (!good)
+            diag("%s", msg);
+        ok(good, "%s: the loaded index answers as the reference", cname);
+    }
+    long size = file_size(path);
+    struct {
+        const char *what;
+        long at;
+        unsigned x;
+        long len;
+    } dmg[] = {
+        {"a damaged magic", 0, 0x20, -1},
+        {"a damaged version", 8, 0x02, -1},
+        {"a damaged n in the header", 16, 0x01, -1},
+        {"a damaged byte of the partition table", 64, 0x01, -1},
+        {"a damaged byte in the middle", size / 2, 0x10, -1},
+        {"a damaged last attribute byte", size - 9, 0x80, -1},
+        {"a damaged checksum", size - 1, 0x01, -1},
+        {"40 bytes (truncated)", -1, 0, 40},
+        {"one byte cut off", -1, 0, size - 1},
+        {"no bytes", -1, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof dmg / sizeof dmg[0]; i++) {
+        damaged_copy(path, bad, dmg[i].at, dmg[i].x, dmg[i].len);
+        cltopk_index *o = (cltopk_index *)&rng;
+        s = cltopk_index_load(ctx, bad, &o);
+        ok(s == CLTOPK_ERR_CORRUPT && o == NULL && *cltopk_last_error(ctx),
+           "%s: a file with %s is CORRUPT (%s)", cname, dmg[i].what, cltopk_last_error(ctx));
+    }
+    /* one byte more than the header says */
+    FILE *f = fopen(bad, "wb");
+    fclose(f);
+    damaged_copy(path, bad, -1, 0, -1);
+    f = fopen(bad, "ab");
+    fputc(0, f);
+    fclose(f);
+    cltopk_index *o = NULL;
+    ok(cltopk_index_load(ctx, bad, &o) == CLTOPK_ERR_CORRUPT && !o,
+       "%s: a file longer than its header says is CORRUPT", cname);
+    ok(cltopk_index_load(ctx, "/nonexistent/dir/x.cix", &o) == CLTOPK_ERR_UNSUPPORTED && !o,
+       "%s: a missing file is UNSUPPORTED, not CORRUPT", cname);
+    unlink(bad);
+    unlink(path);
+    cltopk_index_free(back);
+    cltopk_index_free(idx);
+}
+
+/* ------------------------------------------------------------ the runs */
+
+static void distributions(cltopk_context *ctx, const char *cname, size_t kdev)
+{
+    const int full = test_full();
+    const size_t n = full ? 20000 : 3000, d = full ? 6 : 4;
+    float *cols = malloc(n * d * sizeof *cols);
+    for (int di = 0; gen_tuple_dists[di]; di++) {
+        gen_tuples(gen_tuple_dists[di], n, d, 17 + (uint64_t)di, cols);
+        struct {
+            size_t P, B;
+        } shapes[] = {{0, 0}, {7, 33}, {16, 64}, {1, 1000}, {64, 1}};
+        const size_t nshapes = full ? 5 : 3;
+        for (int part = 0; part < 2; part++)
+            for (size_t sh = 0; sh < nshapes; sh++) {
+                char what[200];
+                snprintf(what, sizeof what, "%s, %s, %s, P %zu, B %zu", cname,
+                         gen_tuple_dists[di], part ? "angle" : "random", shapes[sh].P,
+                         shapes[sh].B);
+                cltopk_index *idx = build(ctx, cols, n, d, (cltopk_partitioning)part,
+                                          shapes[sh].P, shapes[sh].B, 100 + sh);
+                if (!idx) {
+                    ok(0, "%s: build", what);
+                    continue;
+                }
+                size_t ks[] = {1, 4, 37, 256, kdev ? kdev : 300, n};
+                size_t nk = sh == 0 ? 6 : 3;
+                sweep(idx, what, cols, n, d, ks, nk);
+                cltopk_index_free(idx);
+            }
+    }
+    /* the probe's decision both ways, on the three distributions */
+    for (int sw = 0; sw <= 2; sw += 2) {
+        setenv("CLTOPK_INDEX", sw ? "switch=2" : "switch=0", 1);
+        for (int di = 0; gen_tuple_dists[di]; di++) {
+            gen_tuples(gen_tuple_dists[di], n, d, 27 + (uint64_t)di, cols);
+            char what[200];
+            snprintf(what, sizeof what, "%s, %s, CLTOPK_INDEX=switch=%d", cname,
+                     gen_tuple_dists[di], sw);
+            cltopk_index *idx = build(ctx, cols, n, d, CLTOPK_PARTITION_ANGLE, 16, 32, 1);
+            size_t ks[] = {3, 50};
+            if (idx)
+                sweep(idx, what, cols, n, d, ks, 2);
+            else
+                ok(0, "%s: build", what);
+            unsigned attr[8] = {0, 1, 2, 3};
+            float w[8] = {1, 1, 1, 1};
+            cltopk_index_stats st;
+            int s = idx ? cltopk_index_topk(idx, attr, w, d < 4 ? d : 4, 10, NULL,
+                                            (int64_t[10]){0}, &st)
+                        : -1;
+            ok(s == CLTOPK_OK && st.full_evaluation == (sw == 2 && st.partitions_stopped <
+                                                                       st.partitions),
+               "%s: stats say whether it switched (%d)", what, s == CLTOPK_OK ? st.full_evaluation
+                                                                              : -1);
+            cltopk_index_free(idx);
+        }
+    }
+    {
+        cltopk_index *idx = build(ctx, cols, n, d, CLTOPK_PARTITION_RANDOM, 4, 64, 1);
+        setenv("CLTOPK_INDEX", "switch=7", 1);
+        unsigned attr[1] = {0};
+        float w[1] = {1}, sc[2] = {-1, -1};
+        int s = idx ? cltopk_index_topk(idx, attr, w, 1, 2, sc, NULL, NULL) : -1;
+        ok(s == CLTOPK_ERR_UNSUPPORTED && sc[0] == -1 && strstr(cltopk_last_error(ctx), "CLTOPK_INDEX"),
+           "%s: a malformed CLTOPK_INDEX is UNSUPPORTED, naming it", cname);
+        cltopk_index_free(idx);
+        const float *a[1] = {cols};
+        cltopk_index *out = (cltopk_index *)&rng;
+        s = cltopk_index_build(ctx, a, 1, n, NULL, &out);
+        ok(s == CLTOPK_ERR_UNSUPPORTED && out == NULL,
+           "%s: a build under a malformed CLTOPK_INDEX is UNSUPPORTED", cname);
+    }
+    unsetenv("CLTOPK_INDEX");
+    if (kdev) {
+        /* an index kept in host memory, its blocks copied to the device as
+         * queries read them: staging of 5 blocks (rounds cut short, chunks of
+         * the full evaluation), both decisions and the default */
+        const char *modes[] = {"resident=0,stage=5,switch=0", "resident=0,stage=5,switch=2",
+                               "resident=0,stage=7", "resident=0"};
+        for (int mi = 0; mi < 4; mi++) {
+            setenv("CLTOPK_INDEX", modes[mi], 1);
+            for (int di = 0; gen_tuple_dists[di]; di++) {
+                gen_tuples(gen_tuple_dists[di], n, d, 37 + (uint64_t)di, cols);
+                char what[200];
+                snprintf(what, sizeof what, "%s, %s, streamed (CLTOPK_INDEX=%s)", cname,
+                         gen_tuple_dists[di], modes[mi]);
+                cltopk_index *idx =
+                    build(ctx, cols, n, d, (cltopk_partitioning)(di & 1), 12, 16, 1);
+                cltopk_index_info info;
+                if (!idx || cltopk_index_info_get(idx, &info) != CLTOPK_OK || info.on_device) {
+                    ok(0, "%s: build in host memory", what);
+                    cltopk_index_free(idx);
+                    continue;
+                }
+                size_t ks[] = {1, 20, 300};
+                sweep(idx, what, cols, n, d, ks, 3);
+                unsigned attr[2] = {0, 1};
+                float w[2] = {1, 2};
+                cltopk_index_stats st;
+                int64_t ids[5];
+                int s = cltopk_index_topk(idx, attr, w, 2, 5, NULL, ids, &st);
+                ok(s == CLTOPK_OK && st.on_device, "%s: the device ran it", what);
+                cltopk_index_free(idx);
+            }
+        }
+        unsetenv("CLTOPK_INDEX");
+    }
+    free(cols);
+}
+
+/* correlated data stops early and says so; anti-correlated switches */
+static void behaviour(cltopk_context *ctx, const char *cname)
+{
+    const size_t n = 1 << 16, d = 4;
+    float *cols = malloc(n * d * sizeof *cols);
+    gen_tuples("correlated", n, d, 5, cols);
+    cltopk_index *idx = build(ctx, cols, n, d, CLTOPK_PARTITION_ANGLE, 16, 64, 1);
+    unsigned attr[4] = {0, 1, 2, 3};
+    float w[4] = {1, 1, 1, 1};
+    char msg[256];
+    cltopk_index_stats st = {0};
+    int good = idx && check_query(idx, 0, cols, n, attr, w, 4, 16, &st, msg, sizeof msg);
+    ok(good && st.stopped_early && !st.full_evaluation && st.tuples_evaluated < n / 8 &&
+           st.partitions_stopped > 0 && st.tuples == n,
+       "%s: correlated data, 16 angle partitions, blocks of 64, k = 16: exact and stops early (%llu of %zu "
+       "tuples, %llu blocks, %zu of %zu partitions stopped)", cname,
+       (unsigned long long)st.tuples_evaluated, n, (unsigned long long)st.blocks_read,
+       st.partitions_stopped, st.partitions);
+    /* m = 0: every score 0, thresholds that never fall: the rule switches */
+    st.full_evaluation = 0;
+    good = idx && check_query(idx, 0, cols, n, attr, w, 0, 16, &st, msg, sizeof msg);
+    ok(good && st.full_evaluation && st.tuples_evaluated == n,
+       "%s: m = 0 (no threshold ever falls) switches to full evaluation: tuples 0 .. 15 (%s)",
+       cname, good ? "exact" : msg);
+    cltopk_index_free(idx);
+    free(cols);
+}
+
+int main(void)
+{
+    watchdog(900);
+    rng_init(&rng, test_seed());
+    plan_lazy();
+    cltopk_context *cpu = NULL, *cl = NULL;
+    if (cltopk_open(&cpu, "cpu") != CLTOPK_OK)
+        bail("cannot open the cpu context");
+    char why[256];
+    if (!open_test_cl(&cl, why, sizeof why))
+        diag("no OpenCL device, its tests are skipped: %s", why);
+    cltopk_context *ctxs[2] = {cpu, cl};
+    const char *names[2] = {"cpu", "opencl"};
+    for (int c = 0; c < 2; c++) {
+        if (!ctxs[c]) {
+            skip_block(1, "no OpenCL device: %s", why);
+            continue;
+        }
+        cltopk_index_info info;
+        const float col[4] = {1, 2, 3, 4};
+        const float *a1[1] = {col};
+        cltopk_index *tiny = NULL;
+        int s = cltopk_index_build(ctxs[c], a1, 1, 4, NULL, &tiny);
+        ok(s == CLTOPK_OK && cltopk_index_info_get(tiny, &info) == CLTOPK_OK &&
+               info.on_device == (c == 1),
+           "%s: a tiny index lives %s", names[c], c ? "on the device" : "in host memory");
+        cltopk_index_free(tiny);
+        /* the device kernel's largest k, found from k = 2048 down by the stats */
+        size_t kdev = 0;
+        if (c == 1) {
+            const size_t n = 5000;
+            float *cols = malloc(n * sizeof *cols);
+            for (size_t t = 0; t < n; t++)
+                cols[t] = (float)(t % 97);
+            const float *a[1] = {cols};
+            cltopk_index *idx = NULL;
+            cltopk_index_build(cl, a, 1, n, NULL, &idx);
+            unsigned at[1] = {0};
+            float w[1] = {1};
+            int64_t *ids = malloc(n * 8);
+            for (size_t k = 2048; k >= 1 && !kdev; k /= 2) {
+                cltopk_index_stats st;
+                if (idx && cltopk_index_topk(idx, at, w, 1, k, NULL, ids, &st) == CLTOPK_OK &&
+                    st.on_device)
+                    kdev = k;
+            }
+            diag("the device kernel takes k up to %zu", kdev);
+            cltopk_index_free(idx);
+            free(ids);
+            free(cols);
+        }
+        distributions(ctxs[c], names[c], kdev);
+        adversarial(ctxs[c], names[c]);
+        float *cols = malloc(2000 * 3 * sizeof *cols);
+        gen_tuples("independent", 2000, 3, 77, cols);
+        bad_arguments(ctxs[c], cols, 2000, 3);
+        save_load(ctxs[c], names[c], cols, 2000, 3);
+        free(cols);
+        behaviour(ctxs[c], names[c]);
+    }
+    cltopk_close(cl);
+    cltopk_close(cpu);
+    return tap_done();
+}
