@@ -11,8 +11,8 @@
  *      cpu/indexcpu.c): another round of index_scan, or index_full over every
  *      block not read yet (groups of consecutive blocks: 4 a compute unit on
  *      GPUs, 2 else);
- *   3. index_merge, one work-group, the k best of all the lists (it and
- *      index_full with 4096 local slots where the device has them);
+ *   3. index_merge, one work-group, the k best of all the lists (with 4096
+ *      local slots where the device has them);
  * and reads the outputs and the state (the statistics) back.
  * An index kept in host memory (it did not fit, or CLTOPK_INDEX=resident=0)
  * is streamed: before each round the blocks it reads (probe blocks of each
@@ -191,10 +191,11 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, const
     const int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
     size_t G = (size_t)ctx->caps.compute_units * (gpu ? 4 : 2);
     G = G < 1 ? 1 : G > L->nblocks ? (L->nblocks ? L->nblocks : 1) : G;
-    /* the full evaluation and the merge read many keys a group: a list of
-     * 4096 slots (where local memory holds it) lets candidates gather before
-     * a sort, where 512 slots sort every round that brings one (k = 256 on
-     * the H200: the merge of 1024 lists took some 2.5 ms) */
+    /* the merge reads many lists in one group: a list of 4096 slots (where
+     * local memory holds it) lets candidates gather before a sort, where 512
+     * slots sort every round that brings one (k = 256 on the H200: the index
+     * query 3.2 -> 1.3-1.5 ms).  Not index_full: with 4096 slots its many
+     * groups took 2-8x longer (bench/RESULTS.md) */
     const size_t snbig = sn < 4096 && 4096 * 8 + 64 <= ctx->caps.local_mem ? 4096 : sn;
     char opts[128], optsbig[128];
     snprintf(opts, sizeof opts, "-D KEY_BITS=32 -D KEY_KIND=2 -D WG=%u -D SN=%zu", wg, sn);
@@ -203,7 +204,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, const
     cl_kernel ks = NULL, kf = NULL, km = NULL;
     int st = cltopk_kernel_get(ctx, "index.cl", opts, "index_scan", &ks);
     if (st == CLTOPK_OK)
-        st = cltopk_kernel_get(ctx, "index.cl", optsbig, "index_full", &kf);
+        st = cltopk_kernel_get(ctx, "index.cl", opts, "index_full", &kf);
     if (st == CLTOPK_OK)
         st = cltopk_kernel_get(ctx, "index.cl", optsbig, "index_merge", &km);
     ixd_src src = {0};
