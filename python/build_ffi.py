@@ -164,6 +164,9 @@ int cltopk_topk_packed(cltopk_context *ctx, cltopk_codec codec, const uint32_t *
 int cltopk_codec_parse(const char *name, cltopk_codec *codec);
 
 int cltopk_set_threads(int n);
+int cltopk_benchmark(cltopk_context *ctx, cltopk_dtype type, const void *keys, size_t n,
+                     size_t k, unsigned flags, cltopk_algo algo, int reps, double *median_s,
+                     double *floor_s);
 const char *cltopk_cpu_isa(void);
 """
 

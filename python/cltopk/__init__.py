@@ -343,6 +343,21 @@ class Context:
         self._call("cltopk_explain", dt, n, k, flags, int(bool(device_data)), buf, 8192)
         return ffi.string(buf).decode()
 
+    def benchmark(self, x, k, *, largest=True, algo="auto", reps=11):
+        """The library's own timing of a top-k of x (cltopk_benchmark: not a stable
+        interface): (median seconds of `reps` calls after a warm-up, seconds of one
+        read of x at the device's bandwidth: the floor).  On the "cpu" context the
+        calls run on x in place; on an OpenCL device x is copied there once and the
+        device work alone is timed."""
+        x, dt = _keys(x)
+        k = _count(k, "k")
+        if k < 1 or k > x.size:
+            raise ValueError("k = %d is out of range: 1 <= k <= len(x) = %d" % (k, x.size))
+        median, floor = ffi.new("double *"), ffi.new("double *")
+        self._call("cltopk_benchmark", dt, _ptr(x), x.size, k, _flags(largest), _algo(algo),
+                   _count(reps, "reps"), median, floor)
+        return median[0], floor[0]
+
     # ------------------------------------------------------- many rows at once
 
     def topk_rows(self, x, k, *, largest=True, algo="auto"):
