@@ -3,8 +3,8 @@
 The C library is found, in this order:
   1. CLTOPK_BUILD_DIR: an Autotools build directory of cltopk (holding
      .libs/libcltopk.so and include/cltopk_version.h); the header comes from
-     the source tree this directory belongs to (../include next to python/),
-     and the extension gets a run path to the build directory's .libs;
+     the source tree, CLTOPK_SOURCE_DIR (default: the directory above this
+     python/), and the extension gets a run path to the build directory's .libs;
   2. pkg-config cltopk: the installed library (PKG_CONFIG_PATH is honoured);
   3. the source tree around python/ when it has been built in place
      (./bootstrap or ./configure && make), as in 1.
@@ -17,7 +17,7 @@ import sys
 from setuptools import setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.dirname(HERE)
+SRC = os.path.abspath(os.environ.get("CLTOPK_SOURCE_DIR") or os.path.dirname(HERE))
 
 
 def build_tree(build_dir):
