@@ -180,7 +180,24 @@ def _flags(largest):
 
 # ----------------------------------------------------------------- contexts
 
-class Context:
+class _Closable:
+    """A `with` block closes the object; so does its collection (close() must be
+    idempotent)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class Context(_Closable):
     """A cltopk context: one device, opened once, for repeated calls.
 
         with cltopk.Context("cpu") as ctx:
@@ -229,18 +246,6 @@ class Context:
                None, "cltopk_open_cl")
         self._ptr = p[0]
         return self
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def close(self):
         """Free the context (idempotent), and the indexes built or loaded on it."""
@@ -710,7 +715,7 @@ def devices():
 
 # ------------------------------------------------------- the early-stopping index
 
-class Index:
+class Index(_Closable):
     """The early-stopping top-k index of cltopk.h (cltopk_index_*): the k best
     tuples of a table under a weighted sum of some of its float32 attributes,
     read block by block until the rest cannot enter.
@@ -823,15 +828,3 @@ class Index:
             with self._context._lock:   # the context outlives its indexes (Context.close)
                 lib.cltopk_index_free(self._ptr)
                 self._ptr = ffi.NULL
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
