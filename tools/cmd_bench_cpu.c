@@ -315,9 +315,11 @@ int cmd_bench_cpu(int argc, char **argv)
                 snprintf(label, sizeof label, "%s%s", algos[a] == CLTOPK_ALGO_AUTO ? "auto -> " : "",
                          st == CLTOPK_OK ? cltopk_algo_name(ran) : "?");
                 double med = 0, flo = 0;
+                progress("bench --cpu: %s k=%zu %s ...", dists[d], k, label);
                 if (st == CLTOPK_OK)
                     st = cltopk_benchmark(ctx, type, data, (size_t)n, k, smallest, algos[a],
                                           (int)reps, &med, &flo);
+                progress_done();
                 if (st == CLTOPK_OK) {
                     rd = flo;
                     time_row(dists[d], k, label, med, flo, 0, 0);
