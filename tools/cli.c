@@ -1020,3 +1020,31 @@ void json_string(FILE *f, const char *s)
     }
     fputc('"', f);
 }
+
+static int progress_on = -1; /* -1: not yet asked */
+static int progress_shown;
+
+void progress(const char *fmt, ...)
+{
+    if (progress_on < 0)
+        progress_on = isatty(STDERR_FILENO);
+    if (!progress_on)
+        return;
+    char line[100];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\r%-79.79s", line);
+    fflush(stderr);
+    progress_shown = 1;
+}
+
+void progress_done(void)
+{
+    if (!progress_shown)
+        return;
+    fprintf(stderr, "\r%79s\r", "");
+    fflush(stderr);
+    progress_shown = 0;
+}

@@ -202,4 +202,10 @@ const char *out_name(const char *path);
 /* Print s as a JSON string (with the quotes). */
 void json_string(FILE *f, const char *s);
 
+/* A progress line of a long run on standard error, only when standard error is
+ * a terminal: each call replaces the line ("\r" and the text, padded);
+ * progress_done() clears it.  Nothing goes to a file or a pipe. */
+void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void progress_done(void);
+
 #endif

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_LIST 64
 
@@ -29,8 +30,11 @@ static void bench_help(void)
            "device already: no transfers), the read floor (the median time of one pass\n"
            "reading the same bytes at the device's streaming bandwidth, measured in the\n"
            "same call: no top-k can be faster), time / floor, elements per second and\n"
-           "the effective bandwidth n * element size / time.  A combination that an\n"
-           "algorithm cannot run prints 'unsupported: <reason>' instead of failing.\n"
+           "the effective bandwidth n * element size / time, and on an OpenCL device the\n"
+           "first call's kernel build apart from the run (build ms: a first call minus a\n"
+           "second one, on host data; loading from the disk cache once built).  A\n"
+           "combination that an algorithm cannot run prints 'unsupported: <reason>'\n"
+           "instead of failing.  A terminal shows the row being run on standard error.\n"
            "\n"
            "Options:\n"
            "      --device SPEC  auto (default), cpu, gpu, P:D, or part of one device's name\n"
@@ -52,7 +56,8 @@ static void bench_help(void)
            "      --json         JSON lines: one object per row, with the fields device,\n"
            "                     type, n, dist, k, algo, ran (what auto chose), status\n"
            "                     (ok, unsupported or error), median_s, floor_s, ratio,\n"
-           "                     elements_per_s, gb_per_s (ok rows) or reason (others);\n"
+           "                     elements_per_s, gb_per_s, build_s (OpenCL rows) (ok\n"
+           "                     rows) or reason (others);\n"
            "                     grid rows add grid (and config: CLTOPK_BITONIC)\n"
            "      --grid NAME    a fixed grid of rows instead of -t, -k and --dist:\n"
            "        paper        the SIGMOD'18 top-k grid: f32 uniform, k = 1,2,4,..,1024;\n"
@@ -101,6 +106,13 @@ typedef struct {
     int errors;         /* rows that failed with an error */
 } bench_run;
 
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* Time one row and print it.  config/adds: the CLTOPK_BITONIC value of an
  * ablation row and what it adds (NULL otherwise). */
 static void bench_row(bench_run *b, cltopk_dtype type, const char *dist, uint64_t n,
@@ -132,9 +144,43 @@ static void bench_row(bench_run *b, cltopk_dtype type, const char *dist, uint64_
     snprintf(label, sizeof label, "%s%s", a == CLTOPK_ALGO_AUTO ? "auto -> " : "",
              st == CLTOPK_OK ? ran_name : "?");
     double med = 0, flo = 0;
+    /* The first call's kernel build, apart from the run (plain rows on an
+     * OpenCL device): two host calls of what the row runs, before the timing;
+     * the first builds the programs (or loads them from the disk cache), the
+     * second runs them; build = first - second.  cltopk_benchmark's warm-up
+     * then finds them built. */
+    double build = -1;
+    if (st == CLTOPK_OK && !b->grid && !config && cltopk_get_cl(b->ctx, NULL, NULL, NULL) ==
+        CLTOPK_OK) {
+        int sel = (b->flags & CLTOPK_BENCH_SELECT) != 0;
+        unsigned order = b->flags & CLTOPK_SMALLEST;
+        size_t m = sel ? 1 : k;
+        void *ok_keys = malloc(m * bytes);
+        int64_t *ok_index = (b->flags & CLTOPK_BENCH_KEYS_ONLY) ? NULL : malloc(m * 8);
+        if (ok_keys && (ok_index || (b->flags & CLTOPK_BENCH_KEYS_ONLY))) {
+            double t[3];
+            int bst = CLTOPK_OK;
+            progress("bench: %s %s k=%zu %s: building ...", cltopk_dtype_name(type), dist, k,
+                     label);
+            for (int i = 0; i < 2 && bst == CLTOPK_OK; i++) {
+                t[i] = wall_now();
+                bst = sel ? cltopk_select(b->ctx, type, data, (size_t)n, k - 1, order, ran,
+                                          ok_keys, ok_index)
+                          : cltopk_topk(b->ctx, type, data, (size_t)n, k, order, ran, ok_keys,
+                                        ok_index);
+                t[i + 1] = wall_now();
+            }
+            if (bst == CLTOPK_OK)
+                build = (t[1] - t[0]) - (t[2] - t[1]) > 0 ? (t[1] - t[0]) - (t[2] - t[1]) : 0;
+        }
+        free(ok_keys);
+        free(ok_index);
+    }
+    progress("bench: %s %s k=%zu %s ...", cltopk_dtype_name(type), dist, k, label);
     if (st == CLTOPK_OK)
         st = cltopk_benchmark(b->ctx, type, data, (size_t)n, k, b->flags, a, (int)b->reps, &med,
                               &flo);
+    progress_done();
     const char *status = st == CLTOPK_OK                ? "ok"
                          : st == CLTOPK_ERR_UNSUPPORTED ? "unsupported"
                                                         : "error";
@@ -165,8 +211,11 @@ static void bench_row(bench_run *b, cltopk_dtype type, const char *dist, uint64_
                status);
         if (st == CLTOPK_OK) {
             printf(", \"median_s\": %.9g, \"floor_s\": %.9g, \"ratio\": %.6g, "
-                   "\"elements_per_s\": %.6g, \"gb_per_s\": %.6g}\n",
+                   "\"elements_per_s\": %.6g, \"gb_per_s\": %.6g",
                    med, flo, ratio, eps, gbs);
+            if (build >= 0)
+                printf(", \"build_s\": %.6g", build);
+            printf("}\n");
         } else {
             printf(", \"reason\": ");
             json_string(stdout, reason);
@@ -181,7 +230,10 @@ static void bench_row(bench_run *b, cltopk_dtype type, const char *dist, uint64_
         printf("%-4s %-13s %10" PRIu64 " %5zu  %-22s", cltopk_dtype_name(type), dist, n, k, label);
     else
         printf("%-13s %6zu  %-22s", dist, k, label);
-    if (st == CLTOPK_OK)
+    if (st == CLTOPK_OK && build >= 0)
+        printf(" %10.3f %10.3f %7.2f %10.1f %8.2f %9.1f\n", med * 1e3, flo * 1e3, ratio,
+               eps / 1e6, gbs, build * 1e3);
+    else if (st == CLTOPK_OK)
         printf(" %10.3f %10.3f %7.2f %10.1f %8.2f\n", med * 1e3, flo * 1e3, ratio, eps / 1e6,
                gbs);
     else
@@ -596,7 +648,11 @@ int cmd_bench(int argc, char **argv)
                " runs, %s\n\n", n, cltopk_dtype_name(type), mib,
                flags & CLTOPK_SMALLEST ? "smallest" : "largest", reps, outputs_name(flags));
         printf("%-13s %6s  %-22s", "dist", "k", "algorithm");
-        numbers_header();
+        if (cltopk_get_cl(ctx, NULL, NULL, NULL) == CLTOPK_OK)
+            printf(" %10s %10s %7s %10s %8s %9s\n", "time ms", "floor ms", "ratio", "Melem/s",
+                   "GB/s", "build ms");
+        else
+            numbers_header();
         fflush(stdout);
     }
     for (size_t di = 0; di < ndist; di++) {
@@ -813,12 +869,14 @@ int cmd_tune(int argc, char **argv)
                     continue;
                 /* OUT: the library's default for B and WG */
                 snprintf(spec, sizeof spec, "B=%u,WG=%u,MAXM=16,SWZ=1", B, WG);
+                progress("tune: k=%zu (%zu of %zu), %s", k, ki + 1, nk, spec);
                 int ok = tune_time(ctx, type, data, (size_t)n, k, (int)reps, flags, spec, &med,
                                          &flo);
                 errors += ok < 0;
                 if (ok == 1 && (!bB || med < bmed))
                     bB = B, bWG = WG, bmed = med;
             }
+        progress_done();
         char best[64] = "-", bms[32] = "-", dms[32] = "-", fms[32] = "-", gain[32] = "-";
         if (bB) {
             snprintf(best, sizeof best, "%u,%u,16", bB, bWG);

@@ -18,7 +18,7 @@ static void bench_cpu_help(void)
 {
     printf("Usage: cltopk bench --cpu [-t TYPE] [-n N] [-k LIST] [--dist LIST] [--algo LIST]\n"
            "                    [--reps R] [--seed S] [--smallest] [--threads T]\n"
-           "                    [--peers PROGRAM] [--numpy SCRIPT] [--no-peers]\n"
+           "                    [--peers PROGRAM] [--numpy SCRIPT] [--no-peers] [--json]\n"
            "\n"
            "Time the CPU algorithms on the \"cpu\" device for every (distribution, k) of\n"
            "the lists, beside their peers on the same array in the same run:\n"
@@ -48,6 +48,11 @@ static void bench_cpu_help(void)
            "      --numpy SCRIPT the numpy peer (default $CLTOPK_BENCH_NUMPY, else\n"
            "                     bench/cpu_peers_numpy.py under the current directory)\n"
            "      --no-peers     our algorithms only\n"
+           "      --json         JSON lines on standard output, one a row: device, type,\n"
+           "                     n, dist, k, method, threads (all or 1), status, median_s,\n"
+           "                     floor_s (the read), ratio; or reason (unsupported rows);\n"
+           "                     the header lines go to standard error (bench/plot.py\n"
+           "                     draws them)\n"
            "  -h, --help         this text\n"
            "\n"
            "Exit status 1 if a row of ours failed with an error (not counting\n"
@@ -57,7 +62,7 @@ static void bench_cpu_help(void)
            "  make bench-peers && tools/cltopk bench --cpu -n 2^25 -k 64,256\n");
 }
 
-static void machine_line(void)
+static void machine_line(FILE *out)
 {
     char model[256] = "unknown processor";
     FILE *f = fopen("/proc/cpuinfo", "r");
@@ -78,7 +83,29 @@ static void machine_line(void)
         fclose(f);
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    printf("machine    %s, %ld logical cores\n", model, cores);
+    fprintf(out, "machine    %s, %ld logical cores\n", model, cores);
+}
+
+/* --json: rows as JSON lines (the header lines left out); else a table */
+static int json_rows;
+static const char *json_type;
+static uint64_t json_n;
+
+/* One timed row: method label, median and read seconds; one_thread: the
+ * method and its read ran on one thread (the table says so); peer: a peer
+ * program (one thread; its read column repeats ours). */
+static void time_row(const char *dist, size_t k, const char *method, double s, double rd,
+                     int one_thread, int peer)
+{
+    if (json_rows)
+        printf("{\"device\": \"cpu\", \"type\": \"%s\", \"n\": %" PRIu64 ", \"dist\": \"%s\", "
+               "\"k\": %zu, \"method\": \"%s\", \"threads\": \"%s\", \"status\": \"ok\", "
+               "\"median_s\": %.9g, \"floor_s\": %.9g, \"ratio\": %.4f}\n",
+               json_type, json_n, dist, k, method, one_thread || peer ? "1" : "all", s, rd,
+               rd > 0 ? s / rd : 0);
+    else
+        printf("%-13s %6zu  %-26s %10.3f %10.3f %7.2f%s\n", dist, k, method, s * 1e3, rd * 1e3,
+               rd > 0 ? s / rd : 0, one_thread ? "   (read: 1 thread)" : "");
 }
 
 /* Run a peer on the array in `file`; print its rows beside the read time. */
@@ -101,12 +128,12 @@ static void run_peer(const char *prog, int python, cltopk_dtype type, size_t k, 
         if (sscanf(line, "%127s %lf", name, &s) == 2) {
             char label[160];
             snprintf(label, sizeof label, "%s%s", python ? "" : "std::", name);
-            printf("%-13s %6zu  %-26s %10.3f %10.3f %7.2f\n", dist, k, label, s * 1e3, rd * 1e3,
-                   rd > 0 ? s / rd : 0);
+            /* the peers run on one thread; their read column repeats ours */
+            time_row(dist, k, label, s, rd, 0, 1);
             rows++;
         } else {
             line[strcspn(line, "\n")] = 0;
-            printf("# %s: %s\n", prog, line);
+            fprintf(json_rows ? stderr : stdout, "# %s: %s\n", prog, line);
         }
     }
     int st = pclose(p);
@@ -120,13 +147,13 @@ static void run_peer(const char *prog, int python, cltopk_dtype type, size_t k, 
 int cmd_bench_cpu(int argc, char **argv)
 {
     enum { O_CPU = 1, O_TYPE, O_N, O_K, O_ALGO, O_DIST, O_REPS, O_SEED, O_SMALLEST, O_THREADS,
-           O_PEERS, O_NUMPY, O_NOPEERS, O_HELP };
+           O_PEERS, O_NUMPY, O_NOPEERS, O_JSON, O_HELP };
     static const cli_option opts[] = {
         {O_CPU, 0, "cpu", 0},        {O_TYPE, 't', "type", 1},       {O_N, 'n', "count", 1},
         {O_K, 'k', "k", 1},          {O_ALGO, 'a', "algo", 1},       {O_DIST, 0, "dist", 1},
         {O_REPS, 'r', "reps", 1},    {O_SEED, 's', "seed", 1},       {O_SMALLEST, 0, "smallest", 0},
         {O_THREADS, 0, "threads", 1}, {O_PEERS, 0, "peers", 1},      {O_NUMPY, 0, "numpy", 1},
-        {O_NOPEERS, 0, "no-peers", 0}, {O_HELP, 'h', "help", 0},     {0, 0, NULL, 0},
+        {O_NOPEERS, 0, "no-peers", 0}, {O_JSON, 0, "json", 0}, {O_HELP, 'h', "help", 0},     {0, 0, NULL, 0},
     };
     cli_parser p;
     const char *arg;
@@ -196,6 +223,7 @@ int cmd_bench_cpu(int argc, char **argv)
         case O_PEERS: peers = arg; break;
         case O_NUMPY: numpy = arg; break;
         case O_NOPEERS: no_peers = 1; break;
+        case O_JSON: json_rows = 1; break;
         case O_HELP: bench_cpu_help(); return EXIT_OK;
         }
     }
@@ -231,26 +259,30 @@ int cmd_bench_cpu(int argc, char **argv)
             close(fd);
         }
     }
-    machine_line();
+    /* with --json the header goes to stderr: standard output holds the rows */
+    FILE *hdr = json_rows ? stderr : stdout;
+    json_type = cltopk_dtype_name(type);
+    json_n = n;
+    machine_line(hdr);
     /* the library's CPU algorithms run on OpenMP's default team (the same
      * runtime as this program's) unless --threads sets it */
     if (threads)
-        printf("threads    %d (--threads %d), CPU kernels %s\n", (int)threads, (int)threads,
+        fprintf(hdr, "threads    %d (--threads %d), CPU kernels %s\n", (int)threads, (int)threads,
                cltopk_cpu_isa());
     else
 #ifdef _OPENMP
-        printf("threads    %d (OpenMP's default; --threads T sets it), CPU kernels %s\n",
+        fprintf(hdr, "threads    %d (OpenMP's default; --threads T sets it), CPU kernels %s\n",
                omp_get_max_threads(), cltopk_cpu_isa());
 #else
-        printf("threads    default (OpenMP's; --threads T sets it), CPU kernels %s\n",
+        fprintf(hdr, "threads    default (OpenMP's; --threads T sets it), CPU kernels %s\n",
                cltopk_cpu_isa());
 #endif
-    printf("data       %s, n = %" PRIu64 ", %s first, median of %" PRIu64
+    fprintf(hdr, "data       %s, n = %" PRIu64 ", %s first, median of %" PRIu64
            " runs (peers: %d)\n", cltopk_dtype_name(type), n, smallest ? "smallest" : "largest",
            reps, reps < 3 ? (int)reps : 3);
     if (!no_peers && !have_peers)
-        printf("peers      %s not found (make bench-peers, or --peers PROG)\n", peers);
-    printf("\n%-13s %6s  %-26s %10s %10s %7s\n", "dist", "k", "method", "time ms", "read ms",
+        fprintf(hdr, "peers      %s not found (make bench-peers, or --peers PROG)\n", peers);
+    fprintf(hdr, "\n%-13s %6s  %-26s %10s %10s %7s\n", "dist", "k", "method", "time ms", "read ms",
            "ratio");
     int errors = 0;
     for (size_t d = 0; d < ndist; d++) {
@@ -283,19 +315,29 @@ int cmd_bench_cpu(int argc, char **argv)
                 snprintf(label, sizeof label, "%s%s", algos[a] == CLTOPK_ALGO_AUTO ? "auto -> " : "",
                          st == CLTOPK_OK ? cltopk_algo_name(ran) : "?");
                 double med = 0, flo = 0;
+                progress("bench --cpu: %s k=%zu %s ...", dists[d], k, label);
                 if (st == CLTOPK_OK)
                     st = cltopk_benchmark(ctx, type, data, (size_t)n, k, smallest, algos[a],
                                           (int)reps, &med, &flo);
+                progress_done();
                 if (st == CLTOPK_OK) {
                     rd = flo;
-                    printf("%-13s %6zu  %-26s %10.3f %10.3f %7.2f\n", dists[d], k, label,
-                           med * 1e3, flo * 1e3, flo > 0 ? med / flo : 0);
+                    time_row(dists[d], k, label, med, flo, 0, 0);
                 } else {
                     if (st != CLTOPK_ERR_UNSUPPORTED)
                         errors++;
-                    printf("%-13s %6zu  %-26s %s: %s\n", dists[d], k, label,
-                           st == CLTOPK_ERR_UNSUPPORTED ? "unsupported" : "error",
-                           cltopk_last_error(ctx));
+                    const char *what = st == CLTOPK_ERR_UNSUPPORTED ? "unsupported" : "error";
+                    if (json_rows) {
+                        printf("{\"device\": \"cpu\", \"type\": \"%s\", \"n\": %" PRIu64
+                               ", \"dist\": \"%s\", \"k\": %zu, \"method\": \"%s\", "
+                               "\"status\": \"%s\", \"reason\": ", json_type, n, dists[d], k,
+                               label, what);
+                        json_string(stdout, cltopk_last_error(ctx));
+                        printf("}\n");
+                    } else {
+                        printf("%-13s %6zu  %-26s %s: %s\n", dists[d], k, label, what,
+                               cltopk_last_error(ctx));
+                    }
                 }
                 fflush(stdout);
             }
@@ -306,9 +348,7 @@ int cmd_bench_cpu(int argc, char **argv)
                                       CLTOPK_ALGO_CPU_HEAP, (int)reps, &med, &flo);
                 cltopk_set_threads((int)threads);
                 if (st == CLTOPK_OK)
-                    printf("%-13s %6zu  %-26s %10.3f %10.3f %7.2f   (read: 1 thread)\n",
-                           dists[d], k, "cpu-heap, 1 thread", med * 1e3, flo * 1e3,
-                           flo > 0 ? med / flo : 0);
+                    time_row(dists[d], k, "cpu-heap, 1 thread", med, flo, 1, 0);
             }
             int pr = reps < 3 ? (int)reps : 3;
             if (have_peers)

@@ -186,7 +186,11 @@ int cmd_gen(int argc, char **argv)
         return fail("gen", "out of memory for %llu %s elements (%llu bytes)",
                     (unsigned long long)n, cltopk_dtype_name(type),
                     (unsigned long long)(n * bytes));
+    if (n >= ((uint64_t)1 << 24))
+        progress("gen: generating %llu %s elements (%s)", (unsigned long long)n,
+                 cltopk_dtype_name(type), dist);
     if (gen_fill(type, dist, (size_t)n, seed, data) != 0) {
+        progress_done();
         free(data);
         return fail("gen", "cannot generate '%s' data of type %s", dist, cltopk_dtype_name(type));
     }
@@ -199,14 +203,20 @@ int cmd_gen(int argc, char **argv)
     if (text) {
         char buf[64];
         for (size_t i = 0; i < n; i++) {
+            if (n >= ((uint64_t)1 << 20) && (i & 0xFFFFF) == 0)
+                progress("gen: writing text, %.0f%% of %llu", 100.0 * (double)i / (double)n,
+                         (unsigned long long)n);
             format_value(type, gen_bits(data, bytes, i), buf, sizeof buf);
             fputs(buf, out.f);
             fputc('\n', out.f);
         }
     } else {
         to_little_endian(data, bytes, (size_t)n);
+        if (n >= ((uint64_t)1 << 24))
+            progress("gen: writing %llu bytes", (unsigned long long)(n * bytes));
         rc = out_write(&out, data, (size_t)n * bytes);
     }
+    progress_done();
     free(data);
     if (rc)
         return rc;

@@ -27,6 +27,9 @@ T_LOG_DRIVER = $(LOG_DRIVER)
 SH_LOG_COMPILER = $(SHELL)
 SH_LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 EXTRA_DIST += tools/cltopk.1 t/cli.sh t/cli_tap.sh
+# cltopk(3) names every function of cltopk.h
+TESTS += t/man3.sh
+EXTRA_DIST += t/man3.sh
 # bit-packed columns: pack / unpack / topk --packed / bench --unpack
 TESTS += t/cli_codec.sh
 EXTRA_DIST += t/cli_codec.sh
