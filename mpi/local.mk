@@ -1,7 +1,7 @@
 # mpi/local.mk - libcltopk_mpi (top-k over the ranks of an MPI communicator),
 # the cltopk-mpi command and their test; included from the top Makefile.am after
 # t/local.mk and tools/local.mk.  Built when configure found MPI (HAVE_MPI);
-# the sources are distributed either way.
+# Automake distributes the conditional sources and header either way.
 
 EXTRA_DIST += cltopk_mpi.pc.in docs/SCALE.md t/mpi.sh
 # t/mpi.sh runs t/mpi.t under $(MPIEXEC) with 1 to 4 ranks, or skips
@@ -30,6 +30,4 @@ check_PROGRAMS += t/mpi.t
 t_mpi_t_SOURCES = t/mpi.c
 t_mpi_t_CPPFLAGS = $(T_CPPFLAGS) $(MPI_CFLAGS)
 t_mpi_t_LDADD = t/libtest.a libcltopk_mpi.la libcltopk.la $(MPI_LIBS)
-else
-EXTRA_DIST += include/cltopk_mpi.h mpi/cltopk_mpi.c tools/cltopk-mpi.c t/mpi.c
 endif
