@@ -82,7 +82,7 @@ extern "C" {
  *   out_keys    on root: k elements of `type`, or NULL; ignored elsewhere
  *   out_index   on root: k int64 global positions, or NULL (not both NULL on
  *               root); ignored elsewhere
- * Memory: the call allocates about 48 * k bytes on every rank (plus the
+ * Memory: the call allocates about 64 * k bytes on every rank (plus the
  * local top-k's own), freed before it returns; the caller keeps every buffer.
  * Returns CLTOPK_OK or, on every rank alike, CLTOPK_ERR_INVALID_ARGUMENT,
  * CLTOPK_ERR_BAD_TYPE, CLTOPK_ERR_BAD_FLAGS, CLTOPK_ERR_BAD_ALGO,

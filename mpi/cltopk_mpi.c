@@ -213,26 +213,27 @@ static int topk_common(cltopk_context *ctx, MPI_Comm comm, cltopk_dtype type,
             send[i].bits = 0;
         }
         /* the merge */
-        MPI_Datatype rec3, list;
+        MPI_Datatype rec3, list = MPI_DATATYPE_NULL;
         MPI_Op op;
         int rc = MPI_Type_contiguous(3, MPI_UINT64_T, &rec3);
-        if (rc == MPI_SUCCESS)
+        if (rc == MPI_SUCCESS) {
             rc = MPI_Type_contiguous((int)k, rec3, &list);
+            MPI_Type_free(&rec3); /* list keeps what it needs */
+        }
         if (rc == MPI_SUCCESS)
             rc = MPI_Type_commit(&list);
-        if (rc == MPI_SUCCESS)
+        if (rc == MPI_SUCCESS) {
             rc = MPI_Op_create(merge_op, 1, &op);
-        if (rc == MPI_SUCCESS) {
-            if (all)
-                rc = MPI_Allreduce(send, recv, 1, list, op, comm);
-            else
-                rc = MPI_Reduce(send, recv, 1, list, op, root, comm);
-            MPI_Op_free(&op);
+            if (rc == MPI_SUCCESS) {
+                if (all)
+                    rc = MPI_Allreduce(send, recv, 1, list, op, comm);
+                else
+                    rc = MPI_Reduce(send, recv, 1, list, op, root, comm);
+                MPI_Op_free(&op);
+            }
         }
-        if (rc == MPI_SUCCESS) {
+        if (list != MPI_DATATYPE_NULL)
             MPI_Type_free(&list);
-            MPI_Type_free(&rec3);
-        }
         st = rc == MPI_SUCCESS ? CLTOPK_OK : CLTOPK_ERR_INTERNAL;
         if (st == CLTOPK_OK && receives) {
             for (size_t i = 0; i < k; i++) {
