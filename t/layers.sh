@@ -5,7 +5,8 @@
 #   2. a file calls only files of its own layer or of layers below it;
 #   3. an algorithm file calls no other algorithm file;
 #   4. nothing below the API layer calls the public API (the exported names);
-#   5. no two files call each other, directly or around a loop.
+#   5. no two files call each other, directly or around a loop;
+#   6. libcltopk_mpi, where built, calls only the library's exported names.
 # Layers, bottom first: base (lib/base.c, lib/tune.c), runtime, algorithms,
 # plan, api.  A file missing from the map below fails the test: every new file
 # is placed on purpose.
@@ -73,6 +74,7 @@ ok "$([ -z "$srcdups" ] && echo 0 || echo 1)" "no function name is defined in tw
 
 # file -> file edges through undefined references
 awk '$2 == "D" { print $3, $1 }' "$tmp/syms" | sort -u > "$tmp/defs"
+awk '{ print $1 }' "$tmp/defs" | sort -u > "$tmp/defs.names"
 awk '$2 == "U" { print $3, $1 }' "$tmp/syms" | sort -u > "$tmp/uses"
 join "$tmp/uses" "$tmp/defs" | awk '$2 != $3 { print $2, $3, $1 }' | sort -u > "$tmp/edges"
 awk 'NR == FNR { L[$1] = $2; next } { print $1, L[$1], $2, L[$2], $3 }' "$tmp/layers" "$tmp/edges" > "$tmp/ledges"
@@ -106,6 +108,16 @@ while :; do
 done
 ok "$([ -s "$tmp/g" ] && echo 1 || echo 0)" "no two files call each other, directly or around a loop"
 [ -s "$tmp/g" ] && sed 's/^/# in a loop: /' "$tmp/g"
+
+# 6. libcltopk_mpi (where built) sits above the whole library: of the core
+# library's names it calls only the exported ones, the public API
+mpi_archive=$(dirname "$archive")/libcltopk_mpi.a
+if [ -f "$mpi_archive" ] && [ -f "$shared" ]; then
+    inner=$(nm "$mpi_archive" 2>/dev/null | awk '$1 == "U" { print $2 }' | sort -u |
+        comm -12 - "$tmp/defs.names" | comm -23 - "$tmp/global")
+    ok "$([ -z "$inner" ] && echo 0 || echo 1)" "libcltopk_mpi calls only the public API of libcltopk"
+    [ -z "$inner" ] || echo "$inner" | sed 's/^/# /'
+fi
 
 echo "1..$n"
 [ "$failed" -eq 0 ]
