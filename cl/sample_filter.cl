@@ -1043,7 +1043,7 @@ void sf_best_part(__global const okey_t *in, ulong off, uint n, uint smallest, u
                 {                                                                  \
                     okey_t u_ = order_key(x[q].F, smallest);                       \
                     uint i_ = base + E;                                            \
-                    if (u_ > bu || (u_ == bu && i_ < bi)) {                        \
+                    if (pair_better(u_, i_, bu, bi)) {                             \
                         bu = u_;                                                   \
                         bi = i_;                                                   \
                     }                                                              \

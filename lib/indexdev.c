@@ -54,6 +54,12 @@ static size_t ixd_sn(size_t k, unsigned wg)
     return sn <= 512 ? 512 : sn <= 4096 ? 4096 : sn;
 }
 
+/* the build options of cl/index.cl for work-groups of wg and sn local slots */
+static void ixd_options(char *buf, size_t len, unsigned wg, size_t sn)
+{
+    snprintf(buf, len, "-D KEY_BITS=32 -D KEY_KIND=2 -D WG=%u -D SN=%zu", wg, sn);
+}
+
 size_t cltopk_index_dev_kmax(cltopk_context *ctx)
 {
     if (!ctx->is_cl || !ctx->caps.int64)
@@ -198,9 +204,8 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, const
      * groups took 2-8x longer (bench/RESULTS.md) */
     const size_t snbig = sn < 4096 && 4096 * 8 + 64 <= ctx->caps.local_mem ? 4096 : sn;
     char opts[128], optsbig[128];
-    snprintf(opts, sizeof opts, "-D KEY_BITS=32 -D KEY_KIND=2 -D WG=%u -D SN=%zu", wg, sn);
-    snprintf(optsbig, sizeof optsbig, "-D KEY_BITS=32 -D KEY_KIND=2 -D WG=%u -D SN=%zu", wg,
-             snbig);
+    ixd_options(opts, sizeof opts, wg, sn);
+    ixd_options(optsbig, sizeof optsbig, wg, snbig);
     cl_kernel ks = NULL, kf = NULL, km = NULL;
     int st = cltopk_kernel_get(ctx, "index.cl", opts, "index_scan", &ks);
     if (st == CLTOPK_OK)
