@@ -6,7 +6,7 @@
 #   bench/gpu-run.sh [TARBALL]       (default: the newest .gpu/cltopk-*.tar.gz)
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
-# than one 10-minute call allows): check poclcheck onepass sfx band bandx rows rowsx query prof knnx demo bitonic keysonly dist
+# than one 10-minute call allows): check poclcheck onepass sfx sortx band bandx rows rowsx query prof knnx demo bitonic keysonly dist
 # ablation paper torch tune unpack sbp tree cpu; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
@@ -320,6 +320,26 @@ if want sfx; then
     log "profile: the sort, 2^29 f32 with positions"
     CLTOPK_PROFILE=1 $B -k 536870912 --algo sort --reps 2 2>&1 | tail -3 |
         tee -a "$OUT/summary.txt" "$OUT/sfx.txt"
+fi
+
+# ---- the device sort's settings (issue 11): SORTX_SPECS are CLTOPK_SORT values
+# ("-" the defaults), each timed on 2^29 f32 with positions, uniform and equal
+if want sortx; then
+    B="tools/cltopk bench --device gpu -t f32 -n 2^29"
+    for spec in ${SORTX_SPECS:-- pf=1 wg=128,gpc=8 ipt=16,ld=0}; do
+        log "sort, CLTOPK_SORT=$spec: ${SORTX_DIST:=uniform,equal}"
+        if [ "$spec" = - ]; then unset CLTOPK_SORT; else export CLTOPK_SORT=$spec; fi
+        $B -k 536870912 --algo sort --dist $SORTX_DIST --reps 3 2>&1 |
+            grep -E "^(uniform|equal)|error" | tee -a "$OUT/summary.txt" "$OUT/sortx.txt"
+        unset CLTOPK_SORT
+    done
+    log "profile: the sort, 2^29 f32 with positions (defaults)"
+    CLTOPK_PROFILE=1 $B -k 536870912 --algo sort --reps 1 2>&1 | grep -m1 "profile: ds_" |
+        tee -a "$OUT/summary.txt" "$OUT/sortx.txt"
+    log "registers of the sort's kernels (-cl-nv-verbose)"
+    CLTOPK_BUILD_OPTIONS=-cl-nv-verbose CLTOPK_SHOW_BUILD_LOG=1 CLTOPK_CACHE=0 \
+        tools/cltopk bench --device gpu -t f32 -n 2^16 -k 65536 --algo sort --reps 1 2>&1 |
+        grep -E "Function properties|registers|ds_" | head -12 | tee -a "$OUT/summary.txt" "$OUT/sortx.txt"
 fi
 
 # ---- experiments on the band filter at the median (issue 11)

@@ -74,7 +74,8 @@
  *                          where it cannot fuse (see cltopk_benchmark_topk_packed)
  *   CLTOPK_SORT            the device sort (CLTOPK_ALGO_SORT, and radix select's
  *                          winners above k = 4096): wg, ipt, digit, lb, hc, gpc,
- *                          reg, ld, xs, tl
+ *                          reg, ld, xs, tl, pf (1: the next tile loaded while
+ *                          one is ranked; the GPU default)
  *   CLTOPK_BITS            bits (the many-rows kernels): wg and r (work-items a
  *                          group, elements a work-item a round: powers of two),
  *                          parts (a long dense row's work-groups; 0 = chosen),
