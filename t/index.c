@@ -9,7 +9,9 @@
  * device (POCL here; skipped cleanly without one), for the three skyline
  * distributions, both partitionings, several block sizes and partition
  * counts, m = 0 .. d, k = 1, small, the device kernel's limit, n; with the
- * probe's decision forced both ways (CLTOPK_INDEX=switch=0 and 2).
+ * probe's decision forced both ways (CLTOPK_INDEX=switch=0 and 2); on the
+ * device, the rounds' growth and the merge's levels forced (grow, probe, fan)
+ * and an index's kept query buffers grown and reused (k up and down).
  * Adversarial data: equal scores at the threshold with smaller tuple numbers
  * in later blocks (a stop on >= drops them), and values and weights whose
  * scores tie or nearly tie only under one rounding rule.  Bad arguments
@@ -605,6 +607,58 @@ static void distributions(cltopk_context *ctx, const char *cname, size_t kdev)
                 cltopk_index_free(idx);
             }
         }
+        unsetenv("CLTOPK_INDEX");
+        /* the device's rounds and merge forced: rounds growing by 2 and 3
+         * (GPUs' default is 2), a one-round probe, merge groups of 1, 2 and
+         * 3 lists (two levels) and of more lists than there are (one level),
+         * with either decision; then an index's kept buffers grown and
+         * reused: k up and down on one index */
+        const char *dmodes[] = {"grow=2",          "grow=3,probe=64,fan=1", "grow=2,switch=2,fan=2",
+                                "probe=1,fan=3",   "grow=2,switch=0,fan=100000"};
+        for (int mi = 0; mi < 5; mi++) {
+            setenv("CLTOPK_INDEX", dmodes[mi], 1);
+            for (int di = 0; gen_tuple_dists[di]; di++) {
+                gen_tuples(gen_tuple_dists[di], n, d, 47 + (uint64_t)di, cols);
+                char what[200];
+                snprintf(what, sizeof what, "%s, %s, device rounds (CLTOPK_INDEX=%s)", cname,
+                         gen_tuple_dists[di], dmodes[mi]);
+                cltopk_index *idx =
+                    build(ctx, cols, n, d, (cltopk_partitioning)(di & 1), 24, 16, 1);
+                size_t ks[] = {2, 33, 300};
+                if (idx)
+                    sweep(idx, what, cols, n, d, ks, 3);
+                else
+                    ok(0, "%s: build", what);
+                cltopk_index_free(idx);
+            }
+        }
+        unsetenv("CLTOPK_INDEX");
+        gen_tuples("independent", n, d, 57, cols);
+        cltopk_index *idx = build(ctx, cols, n, d, CLTOPK_PARTITION_ANGLE, 0, 0, 1);
+        size_t kseq[] = {3, kdev, 1, 200, kdev / 2 ? kdev / 2 : 1, 7};
+        for (int rs = 0; rs < 2; rs++) {
+            setenv("CLTOPK_INDEX", rs ? "resident=0,stage=9" : "grow=2", 1);
+            cltopk_index *jdx = rs ? build(ctx, cols, n, d, CLTOPK_PARTITION_RANDOM, 9, 32, 2)
+                                   : idx;
+            char msg[256] = "no index";
+            int good = jdx != NULL;
+            for (size_t x = 0; good && x < sizeof kseq / sizeof kseq[0]; x++) {
+                unsigned attr[64];
+                float w[64];
+                random_query(d, 1 + x % d, attr, w);
+                cltopk_index_stats st;
+                good = check_query(jdx, (int)(x & 1), cols, n, attr, w, 1 + x % d, kseq[x], &st,
+                                   msg, sizeof msg) &&
+                       check_query(jdx, !(x & 1), cols, n, attr, w, 1 + x % d, kseq[x], &st,
+                                   msg, sizeof msg);
+            }
+            ok(good, "%s: %s index, k = 3, %zu, 1, 200, %zu, 7 in turn (kept buffers grown "
+               "and reused): exact (%s)", cname, rs ? "a streamed" : "one", kdev,
+               kdev / 2 ? kdev / 2 : 1, good ? "all" : msg);
+            if (rs)
+                cltopk_index_free(jdx);
+        }
+        cltopk_index_free(idx);
         unsetenv("CLTOPK_INDEX");
     }
     free(cols);
