@@ -1,27 +1,35 @@
 /* indexdev.c - the early-stopping index on the OpenCL device (cl/index.cl).
  *
- * The layout's four arrays live in device buffers for the index's life.  A
- * query makes small buffers of its own (the attributes and weights, the
- * partitions' state and lists, the block list of a full evaluation, the
- * outputs), then:
- *   1. index_scan, a work-group a partition, at most q->probe blocks each,
- *      all sharing one bound (a uint in device memory raised by atomic_max:
- *      the best k-th score of any partition so far);
- *   2. reads the partitions' state back and decides (cltopk_ix_decide, as
- *      cpu/indexcpu.c): another round of index_scan, or index_full over every
- *      block not read yet (groups of consecutive blocks: 4 a compute unit on
- *      GPUs, 2 else);
- *   3. index_merge, one work-group, the k best of all the lists (with 4096
- *      local slots where the device has them);
- * and reads the outputs and the state (the statistics) back.
+ * The layout's four arrays live in device buffers for the index's life.  The
+ * query's buffers (cl/index.cl's qb: the attributes, weights, control word
+ * and partitions' state; the partitions' and groups' lists; the merge's
+ * lists; the k best keys; the block list) are kept in cltopk_ix_dev from the
+ * first query to cltopk_index_dev_release, made anew only when a query needs
+ * more (a larger k), so that a query makes no buffer.  A query:
+ *   1. writes qb (one copy, not waited for);
+ *   2. enqueues every round at once: index_scan, a work-group a partition,
+ *      probe * grow^r blocks each in round r, all sharing one bound (raised
+ *      by atomic_max: the best k-th score of any partition so far), then
+ *      index_decide, one work-group, which ends the reading (every partition
+ *      finished), lets it go on, or switches to full evaluation (the switch
+ *      rule of cpu/indexcpu.c) and lists the blocks not read; rounds after
+ *      the end do nothing; as many rounds as read the longest partition;
+ *   3. index_full over the blocks a switch left (none without one: its
+ *      groups' lists emptied), groups of consecutive blocks (4 a compute unit
+ *      on GPUs, 2 else);
+ *   4. index_merge: groups of q->fan lists each their k best, then one group
+ *      those (one level where the lists are at most fan);
+ * and waits for its two reads: the k best keys (decoded here) and the state
+ * (the statistics).  No host round trip between the launches.
  * An index kept in host memory (it did not fit, or CLTOPK_INDEX=resident=0)
- * is streamed: before each round the blocks it reads (probe blocks of each
- * partition still reading, fewer where the staging buffers would overflow)
- * are gathered on the host and written to staging buffers, index_scan
- * finding them through a map of (first slot, first block, count) a
- * partition; after a switch, the blocks left go through the staging a chunk
- * at a time, index_full's groups going on from their lists.  The writes are
- * blocking, between the launches: no overlap of copies and kernels yet.
+ * is streamed: before each round the blocks it reads (the round's blocks of
+ * each partition still reading, fewer where the staging buffers would
+ * overflow) are gathered on the host and written to staging buffers,
+ * index_scan finding them through a map of (first slot, first block, count)
+ * a partition, and the state is read back after index_decide; after a
+ * switch, the blocks left go through the staging a chunk at a time,
+ * index_full's groups going on from their lists.  The writes are blocking,
+ * between the launches: no overlap of copies and kernels yet.
  * Work-groups of 256 work-items on GPUs, 64 elsewhere; SN local slots of 8
  * bytes (ixd_sn: 512 up to k = 256, 4096 above): k up to 2048 where the
  * device has the local memory (cltopk_index_dev_kmax). */
