@@ -558,6 +558,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
     cl_event *own;
     if (st != CLTOPK_OK && cltopk_after_own(ctx, &own)) /* nothing left reading dev->hq */
         clWaitForEvents(1, own);
+    cltopk_prof_flush(ctx); /* CLTOPK_PROFILE=1: the launches' device times */
     cl_kernel kk[] = {ks, kd, kf, km};
     for (size_t i = 0; i < 4; i++)
         if (kk[i])
