@@ -163,6 +163,7 @@ inline ulong ix_block(__global const float *data, __global const uint *ids, ulon
  *                          after its first and its last block read, and its
  *                          position and last threshold score at the previous
  *                          decision (0: none; index_decide's switch rule)
+ *   then, from an even index, the K best keys (ulong: index_merge's output)
  * bound: the largest order key of a partition's K-th score so far, shared by
  * all work-groups (atomic_max): no tuple scoring below it can be among the K
  * best, so keys at or below bound << 32 are not kept, and a partition stops
@@ -368,11 +369,12 @@ index_full(__global const float *data, __global const uint *ids, __global const 
 }
 
 /* index_merge: group q, the K best keys of cand[first + q per .. + per) (at
- * most ncand; 0: empty) above the bound's floor, to out[q K ..]: many groups
- * merge a few lists each, then one group their lists */
+ * most ncand; 0: empty) above the bound's floor, to out[obase + q K ..]: many
+ * groups merge a few lists each, then one group their lists (into qb, after
+ * the state: the host reads both at once) */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 index_merge(__global const ulong *cand, ulong first, ulong ncand, ulong per, uint K,
-            __global const uint *qb, __global ulong *out)
+            __global const uint *qb, __global ulong *out, ulong obase)
 {
     __local ulong S[SN];
     __local uint meta[2];
@@ -387,5 +389,5 @@ index_merge(__global const ulong *cand, ulong first, ulong ncand, ulong per, uin
     }
     ix_flush(S, meta, K, lid, kth);
     for (uint x = lid; x < K; x += WG)
-        out[(ulong)q * K + x] = S[x];
+        out[obase + (ulong)q * K + x] = S[x];
 }

@@ -18,9 +18,10 @@
  *      groups' lists emptied), groups of consecutive blocks (4 a compute unit
  *      on GPUs, 2 else);
  *   4. index_merge: groups of q->fan lists each their k best, then one group
- *      those (one level where the lists are at most fan);
- * and waits for its two reads: the k best keys (decoded here) and the state
- * (the statistics).  No host round trip between the launches.
+ *      those (one level where the lists are at most fan), into qb after the
+ *      state;
+ * and waits for its one read: the state (the statistics) and the k best
+ * keys (decoded here).  No host round trip between the launches.
  * An index kept in host memory (it did not fit, or CLTOPK_INDEX=resident=0)
  * is streamed: before each round the blocks it reads (the round's blocks of
  * each partition still reading, fewer where the staging buffers would
@@ -119,31 +120,30 @@ int cltopk_index_dev_upload(cltopk_context *ctx, const cltopk_ix_layout *L, clto
 
 void cltopk_index_dev_release(cltopk_ix_dev *dev)
 {
-    cl_mem *m[] = {&dev->data, &dev->ids, &dev->thr,  &dev->pstart, &dev->qb,
-                   &dev->lists, &dev->part, &dev->keys, &dev->todo,   &dev->wmap,
-                   &dev->sdata, &dev->sids, &dev->sthr};
+    cl_mem *m[] = {&dev->data,  &dev->ids,  &dev->thr,  &dev->pstart, &dev->qb,
+                   &dev->lists, &dev->part, &dev->todo, &dev->wmap,   &dev->sdata,
+                   &dev->sids,  &dev->sthr};
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
         if (*m[i])
             clReleaseMemObject(*m[i]);
         *m[i] = NULL;
     }
-    void *h[] = {dev->hq, dev->hwmap, dev->htodo, dev->hids, dev->hkeys, dev->hdata, dev->hthr};
+    void *h[] = {dev->hq, dev->hwmap, dev->htodo, dev->hids, dev->hdata, dev->hthr};
     for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
         free(h[i]);
     memset(dev, 0, sizeof *dev);
 }
 
-/* a read of bytes of m from byte at, after the context's work: blocking
- * (ev NULL), or not, its event to *ev */
+/* a blocking read of bytes of m from byte at, after the context's work */
 static int ixd_read(cltopk_context *ctx, cl_mem m, size_t at, size_t bytes, void *host,
-                    const char *what, cl_event *ev)
+                    const char *what)
 {
     if (!bytes)
         return CLTOPK_OK;
     cl_event *own;
     cl_uint nw = cltopk_after_own(ctx, &own);
-    cl_int err = clEnqueueReadBuffer(ctx->queue, m, ev ? CL_FALSE : CL_TRUE, at, bytes, host, nw,
-                                     nw ? own : NULL, ev);
+    cl_int err = clEnqueueReadBuffer(ctx->queue, m, CL_TRUE, at, bytes, host, nw,
+                                     nw ? own : NULL, NULL);
     if (err != CL_SUCCESS) {
         char msg[96];
         snprintf(msg, sizeof msg, "clEnqueueReadBuffer (%s)", what);
@@ -156,11 +156,11 @@ int cltopk_index_dev_read(cltopk_context *ctx, const cltopk_ix_layout *L, const 
                           float *data, uint32_t *ids, float *thr)
 {
     const size_t nb = L->nblocks, d = L->d, B = L->B;
-    int st = ixd_read(ctx, dev->data, 0, nb * d * B * 4, data, "the index's attributes", NULL);
+    int st = ixd_read(ctx, dev->data, 0, nb * d * B * 4, data, "the index's attributes");
     if (st == CLTOPK_OK)
-        st = ixd_read(ctx, dev->ids, 0, nb * B * 4, ids, "the index's tuples", NULL);
+        st = ixd_read(ctx, dev->ids, 0, nb * B * 4, ids, "the index's tuples");
     if (st == CLTOPK_OK)
-        st = ixd_read(ctx, dev->thr, 0, nb * d * 4, thr, "the thresholds", NULL);
+        st = ixd_read(ctx, dev->thr, 0, nb * d * 4, thr, "the thresholds");
     return st;
 }
 
@@ -238,18 +238,24 @@ static int ixd_stage(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_d
     return st;
 }
 
-/* The query buffer's layout (cl/index.cl, "The query's buffer qb") */
+/* The query buffer's layout (cl/index.cl, "The query's buffer qb"): the
+ * keys from uint ixd_keyoff(P) */
 #define IXQ_W 64
 #define IXQ_CTL 128
 #define IXQ_STATE 132
 #define IX_ST 7
+
+static size_t ixd_keyoff(size_t P)
+{
+    return (IXQ_STATE + IX_ST * P + 1) & ~(size_t)1;
+}
 
 /* the kept buffers of a query of k on P partitions, nlists lists, merge
  * work-groups of ng lists (above one: a second merge level) */
 static int ixd_prepare(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
                        size_t K, size_t nlists, size_t ng, size_t cap)
 {
-    const size_t P = L->P, nq = IXQ_STATE + IX_ST * P;
+    const size_t P = L->P, nq = ixd_keyoff(P) + 2 * K;
     int st = ixd_keep(ctx, &dev->qb, &dev->qb_n, nq * 4, "the query's state");
     if (st == CLTOPK_OK)
         st = ixd_keep(ctx, &dev->lists, &dev->lists_n, nlists * K * 8, "the partitions' lists");
@@ -257,16 +263,12 @@ static int ixd_prepare(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix
         st = ixd_keep(ctx, &dev->part, &dev->part_n, (ng > 1 ? ng : 1) * K * 8,
                       "the merge's lists");
     if (st == CLTOPK_OK)
-        st = ixd_keep(ctx, &dev->keys, &dev->keys_n, K * 8, "the k best keys");
-    if (st == CLTOPK_OK)
         st = ixd_keep(ctx, &dev->todo, &dev->todo_n, L->nblocks * 4, "the block list");
     if (st == CLTOPK_OK && !dev->pstart)
         dev->pstart = ixd_buffer(ctx, CL_MEM_READ_ONLY, (P + 1) * 4, L->pstart,
                                  "the partitions", &st);
     if (st == CLTOPK_OK)
         st = ixd_keep_host(ctx, &dev->hq, &dev->hq_n, nq * 4);
-    if (st == CLTOPK_OK)
-        st = ixd_keep_host(ctx, &dev->hkeys, &dev->hkeys_n, K * 8);
     if (st != CLTOPK_OK || dev->data)
         return st;
     /* streamed: the staging of cap blocks, the map of a round's slots */
@@ -337,13 +339,15 @@ static int ixd_full(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_de
     return st == CLTOPK_OK ? cltopk_launch(ctx, kf, G * wg, wg, 0, NULL) : st;
 }
 
-/* index_merge: ng groups of per candidates of cand[first .. ncand) to out */
+/* index_merge: ng groups of per candidates of cand[first .. ncand) to out
+ * from element obase */
 static int ixd_merge(cltopk_context *ctx, cl_kernel km, unsigned wg, cl_mem cand, cl_ulong first,
-                     cl_ulong ncand, cl_ulong per, size_t ng, cl_uint k, cl_mem qb, cl_mem out)
+                     cl_ulong ncand, cl_ulong per, size_t ng, cl_uint k, cl_mem qb, cl_mem out,
+                     cl_ulong obase)
 {
-    int st = cltopk_set_args(ctx, km, 7, sizeof(cl_mem), &cand, sizeof first, &first,
+    int st = cltopk_set_args(ctx, km, 8, sizeof(cl_mem), &cand, sizeof first, &first,
                              sizeof ncand, &ncand, sizeof per, &per, sizeof k, &k,
-                             sizeof(cl_mem), &qb, sizeof(cl_mem), &out);
+                             sizeof(cl_mem), &qb, sizeof(cl_mem), &out, sizeof obase, &obase);
     return st == CLTOPK_OK ? cltopk_launch(ctx, km, ng * wg, wg, 0, NULL) : st;
 }
 
@@ -385,7 +389,7 @@ static int ixd_streamed_rounds(cltopk_context *ctx, const cltopk_ix_layout *L, c
             st = ixd_round(ctx, L, dev, q, ks, kd, wg, (cl_uint)lim);
         if (st == CLTOPK_OK)
             st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, (4 + IX_ST * P) * 4, dev->hq + IXQ_CTL,
-                          "the partitions' state", NULL);
+                          "the partitions' state");
         if (st != CLTOPK_OK || dev->hq[IXQ_CTL] != 0)
             break;
         limit = limit * q->grow > maxnb ? maxnb : limit * q->grow;
@@ -426,12 +430,17 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
     const int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0, streamed = dev->data == NULL;
     size_t G = (size_t)ctx->caps.compute_units * (gpu ? 4 : 2);
     G = G < 1 ? 1 : G > L->nblocks ? (L->nblocks ? L->nblocks : 1) : G;
-    /* the merge reads many lists in one group: a list of 4096 slots (where
-     * local memory holds it) lets candidates gather before a sort, where 512
-     * slots sort every round that brings one (k = 256 on the H200: the index
-     * query 3.2 -> 1.3-1.5 ms).  Not index_full: with 4096 slots its many
-     * groups took 2-8x longer (bench/RESULTS.md) */
-    const size_t snbig = sn < 4096 && 4096 * 8 + 64 <= ctx->caps.local_mem ? 4096 : sn;
+    /* the merge reads many lists in a group: where they hold more than 2 sn
+     * keys, a list of 4096 slots (where local memory holds it) lets
+     * candidates gather before a sort, where 512 slots sort every round that
+     * brings one (k = 256 on the H200, one merge group: the index query 3.2
+     * -> 1.3-1.5 ms); fewer keys (small k) take one sort of sn slots.  Not
+     * index_full: with 4096 slots its many groups took 2-8x longer
+     * (bench/RESULTS.md) */
+    const size_t fan = q->fan ? q->fan : 1;
+    const size_t snbig = sn < 4096 && 4096 * 8 + 64 <= ctx->caps.local_mem && fan * K > 2 * sn
+                             ? 4096
+                             : sn;
     char opts[128], optsbig[128];
     ixd_options(opts, sizeof opts, wg, sn);
     ixd_options(optsbig, sizeof optsbig, wg, snbig);
@@ -445,8 +454,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
         st = cltopk_kernel_get(ctx, "index.cl", optsbig, "index_merge", &km);
     /* the lists: the partitions' (P), the full evaluation's (G); the merge
      * takes q->fan lists a group, then one group the groups' lists */
-    const size_t nlists = q->full ? G : P + G, fan = q->fan ? q->fan : 1;
-    const size_t ng = (nlists + fan - 1) / fan;
+    const size_t nlists = q->full ? G : P + G, ng = (nlists + fan - 1) / fan;
     size_t cap = 0, maxnb = 0;
     for (size_t i = 0; i < P; i++)
         if (L->pstart[i + 1] - L->pstart[i] > maxnb)
@@ -468,12 +476,12 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
     if (st == CLTOPK_OK) {
         /* attr, w, a zero ctl and state: one copy, not waited for */
         uint32_t *hq = dev->hq;
-        memset(hq, 0, (IXQ_STATE + IX_ST * P) * 4);
+        memset(hq, 0, ixd_keyoff(P) * 4);
         for (size_t j = 0; j < q->m; j++) {
             hq[j] = q->attr[j];
             memcpy(&hq[IXQ_W + j], &q->w[j], 4);
         }
-        st = ixd_write(ctx, dev->qb, (IXQ_STATE + IX_ST * P) * 4, hq, 0, "the query's state");
+        st = ixd_write(ctx, dev->qb, ixd_keyoff(P) * 4, hq, 0, "the query's state");
     }
     /* the rounds: resident, all enqueued at once (they do nothing once
      * index_decide has ended the reading), as many as read every block of
@@ -499,42 +507,39 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
         else if (st == CLTOPK_OK) /* no switch: the groups' lists emptied */
             st = ixd_full(ctx, L, dev, q, kf, wg, G, 0, 1, 0);
     }
-    /* the merge, then the keys and the state back */
+    /* the merge into qb after the state, then one read of both (the state
+     * only where the rounds ran) */
     const cl_ulong first = q->full ? (cl_ulong)P * K : 0, ncand = (cl_ulong)(P + G) * K;
+    const size_t ko = ixd_keyoff(P);
     if (st == CLTOPK_OK && ng > 1) {
         st = ixd_merge(ctx, km, wg, dev->lists, first, ncand, (cl_ulong)fan * K, ng,
-                       (cl_uint)K, dev->qb, dev->part);
+                       (cl_uint)K, dev->qb, dev->part, 0);
         if (st == CLTOPK_OK)
             st = ixd_merge(ctx, km, wg, dev->part, 0, (cl_ulong)ng * K, (cl_ulong)ng * K, 1,
-                           (cl_uint)K, dev->qb, dev->keys);
+                           (cl_uint)K, dev->qb, dev->qb, ko / 2);
     } else if (st == CLTOPK_OK) {
         st = ixd_merge(ctx, km, wg, dev->lists, first, ncand, ncand - first, 1, (cl_uint)K,
-                       dev->qb, dev->keys);
+                       dev->qb, dev->qb, ko / 2);
     }
-    cl_event kev = NULL;
+    const size_t from = q->full ? ko : IXQ_CTL;
     if (st == CLTOPK_OK)
-        st = ixd_read(ctx, dev->keys, 0, K * 8, dev->hkeys, "the k best keys", &kev);
-    if (st == CLTOPK_OK && !q->full)
-        st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, (4 + IX_ST * P) * 4, dev->hq + IXQ_CTL,
-                      "the partitions' state", NULL);
-    if (kev) {
-        cl_int err = clWaitForEvents(1, &kev);
-        clReleaseEvent(kev);
-        if (st == CLTOPK_OK && err != CL_SUCCESS)
-            st = cltopk_clfail(ctx, err, "clWaitForEvents (the index query)");
-    }
+        st = ixd_read(ctx, dev->qb, from * 4, (ko + 2 * K - from) * 4, dev->hq + from,
+                      q->full ? "the k best keys" : "the state and the k best keys");
+    const unsigned char *keys = (const unsigned char *)(dev->hq + ko);
     for (size_t r = 0; st == CLTOPK_OK && r < K; r++)
-        if (dev->hkeys[r] == 0)
+        if (!memcmp(keys + 8 * r, "\0\0\0\0\0\0\0\0", 8))
             st = cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "the index query on %s found %zu of k = "
                              "%zu tuples (a bug: please report it)", ctx->name, r, K);
     if (st == CLTOPK_OK) {
         for (size_t r = 0; r < K; r++) {
+            uint64_t key;
+            memcpy(&key, keys + 8 * r, 8);
             if (q->out_scores) {
-                uint32_t b = cltopk_ix_score_bits(dev->hkeys[r]);
+                uint32_t b = cltopk_ix_score_bits(key);
                 memcpy(&q->out_scores[r], &b, 4);
             }
             if (q->out_index)
-                q->out_index[r] = (int64_t)(uint32_t)~(uint32_t)dev->hkeys[r];
+                q->out_index[r] = (int64_t)(uint32_t)~(uint32_t)key;
         }
         const uint32_t *state = dev->hq + IXQ_STATE;
         const int full = q->full || dev->hq[IXQ_CTL] == 2;

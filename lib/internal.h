@@ -737,12 +737,11 @@ CLTOPK_INTERNAL float cltopk_ix_score(const float *tuple, const unsigned *attr, 
  * covers them): device buffers with their sizes in bytes, and host arrays */
 typedef struct {
     cl_mem data, ids, thr, pstart;
-    cl_mem qb, lists, part, keys, todo, wmap, sdata, sids, sthr;
-    size_t qb_n, lists_n, part_n, keys_n, todo_n, wmap_n, sdata_n, sids_n, sthr_n;
+    cl_mem qb, lists, part, todo, wmap, sdata, sids, sthr;
+    size_t qb_n, lists_n, part_n, todo_n, wmap_n, sdata_n, sids_n, sthr_n;
     uint32_t *hq, *hwmap, *htodo, *hids;
-    uint64_t *hkeys;
     float *hdata, *hthr;
-    size_t hq_n, hwmap_n, htodo_n, hids_n, hkeys_n, hdata_n, hthr_n;
+    size_t hq_n, hwmap_n, htodo_n, hids_n, hdata_n, hthr_n;
 } cltopk_ix_dev;
 /* copy the host layout's arrays to the device: CLTOPK_OK, or
  * CLTOPK_ERR_DEVICE_MEMORY (too large: nothing allocated) or an OpenCL status */
