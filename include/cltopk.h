@@ -99,10 +99,13 @@
  *                          GPUs, 16 elsewhere), grow (on OpenCL devices each
  *                          round grow times the one before; 2 on GPUs, 1
  *                          elsewhere), fan (the lists a work-group of the
- *                          device's merge takes; 16), switch (0: never
- *                          switch to full evaluation;
- *                          1, the default: by the rounds' progress; 2: always
- *                          after the first round), ratio (the cost of a
+ *                          device's merge takes; 16), sync (on OpenCL
+ *                          devices read the rounds' progress back every
+ *                          sync rounds, stopping early; 0, the default:
+ *                          never, all rounds enqueued at once), switch (0:
+ *                          never switch to full evaluation; 1, the default:
+ *                          by the rounds' progress; 2: always after the
+ *                          first round), ratio (the cost of a
  *                          full-evaluation block over an index block that the
  *                          rule assumes; 0.8 on CPUs, 0.5 on GPUs), resident
  *                          (0: indexes built or loaded stay in host memory,

@@ -53,8 +53,18 @@ struct cltopk_index {
  * switch (cltopk_ix_decide): 0 never switch to full evaluation, 1 by the
  * rounds' progress, 2 always after the first round (testing); ratio: the
  * cost of a full-evaluation block over an index block, for that rule; grow
- * and fan: the device's rounds and merge (below) */
-enum { IXP_PROBE, IXP_SWITCH, IXP_RATIO, IXP_RESIDENT, IXP_STAGE, IXP_GROW, IXP_FAN, IXP_N };
+ * fan and sync: the device's rounds and merge (below) */
+enum {
+    IXP_PROBE,
+    IXP_SWITCH,
+    IXP_RATIO,
+    IXP_RESIDENT,
+    IXP_STAGE,
+    IXP_GROW,
+    IXP_FAN,
+    IXP_SYNC,
+    IXP_N
+};
 static const cltopk_param ix_params[] = {
     /* GPUs: a first round of 1/32, then rounds twice as long (grow), so that
      * the switch is decided after a small share of the blocks and all the
@@ -78,6 +88,10 @@ static const cltopk_param ix_params[] = {
     /* on OpenCL devices: the lists a work-group of the merge's first level
      * takes (one group then merges theirs; lists <= fan: one level) */
     [IXP_FAN] = {.name = "fan", .gpu = 16, .cpu = 16, .min = 1, .max = 1 << 20, .integer = 1},
+    /* on OpenCL devices: read the phase back after every sync rounds and
+     * stop enqueuing once the reading ended (0: never; every round enqueued
+     * at once, those after the end doing nothing) */
+    [IXP_SYNC] = {.name = "sync", .gpu = 0, .cpu = 0, .min = 0, .max = 1 << 20, .integer = 1},
 };
 
 static const cltopk_param_table ix_table = {"CLTOPK_INDEX", ix_params, IXP_N, NULL};
@@ -641,6 +655,7 @@ static int ix_query(cltopk_index *idx, const char *fn, int full, const unsigned 
                          .probe = probe,
                          .grow = (unsigned)p.v[IXP_GROW],
                          .fan = (size_t)p.v[IXP_FAN],
+                         .sync = (size_t)p.v[IXP_SYNC],
                          .sw = (int)p.v[IXP_SWITCH],
                          .ratio = p.v[IXP_RATIO],
                          .stage = (size_t)p.v[IXP_STAGE],

@@ -13,7 +13,9 @@
  *      index_decide, one work-group, which ends the reading (every partition
  *      finished), lets it go on, or switches to full evaluation (the switch
  *      rule of cpu/indexcpu.c) and lists the blocks not read; rounds after
- *      the end do nothing; as many rounds as read the longest partition;
+ *      the end do nothing; as many rounds as read the longest partition
+ *      (CLTOPK_INDEX=sync: the phase read back every sync rounds, and no
+ *      more rounds once it is not 0);
  *   3. index_full over the blocks a switch left (none without one: its
  *      groups' lists emptied), groups of consecutive blocks (4 a compute unit
  *      on GPUs, 2 else);
@@ -489,11 +491,17 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
      * (none without one) */
     if (st == CLTOPK_OK && !q->full && !streamed) {
         size_t limit = q->probe;
-        for (size_t done = 0; st == CLTOPK_OK && done < maxnb;) {
+        for (size_t done = 0, r = 1; st == CLTOPK_OK && done < maxnb; r++) {
             size_t lim = limit < maxnb ? limit : maxnb;
             st = ixd_round(ctx, L, dev, q, ks, kd, wg, (cl_uint)lim);
             done += lim;
             limit = limit * q->grow > maxnb ? maxnb : limit * q->grow;
+            /* CLTOPK_INDEX=sync: the phase back every q->sync rounds */
+            if (st == CLTOPK_OK && q->sync && r % q->sync == 0 && done < maxnb) {
+                st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, 4, dev->hq + IXQ_CTL, "the phase");
+                if (st == CLTOPK_OK && dev->hq[IXQ_CTL] != 0)
+                    break;
+            }
         }
         if (st == CLTOPK_OK)
             st = ixd_full(ctx, L, dev, q, kf, wg, G, 0xFFFFFFFFu, 0, 0);

@@ -677,6 +677,8 @@ typedef struct {
     size_t probe;
     unsigned grow; /* on the device, round r reads probe * grow^r blocks */
     size_t fan;    /* on the device, the lists a merge work-group takes */
+    size_t sync;   /* on the device, read the phase back every sync rounds (0:
+                      never: every round enqueued at once) */
     int sw;
     double ratio;
     size_t stage; /* an index in host memory queried on the device: blocks

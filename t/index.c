@@ -625,11 +625,16 @@ static void distributions(cltopk_context *ctx, const char *cname, size_t kdev)
         /* the device's rounds and merge forced: rounds growing by 2 and 3
          * (GPUs' default is 2), a one-round probe, merge groups of 1, 2 and
          * 3 lists (two levels) and of more lists than there are (one level),
-         * with either decision; then an index's kept buffers grown and
-         * reused: k up and down on one index */
-        const char *dmodes[] = {"grow=2",          "grow=3,probe=64,fan=1", "grow=2,switch=2,fan=2",
-                                "probe=1,fan=3",   "grow=2,switch=0,fan=100000"};
-        knob_sweeps(ctx, cname, cols, n, d, dmodes, 5, "device rounds", 47, 24, 0);
+         * the phase read back every round or two (sync), with either
+         * decision; then an index's kept buffers grown and reused: k up and
+         * down on one index */
+        const char *dmodes[] = {"grow=2",
+                                "grow=3,probe=64,fan=1",
+                                "grow=2,switch=2,fan=2,sync=1",
+                                "probe=1,fan=3",
+                                "grow=2,switch=0,fan=100000,sync=2",
+                                "probe=64,sync=1"};
+        knob_sweeps(ctx, cname, cols, n, d, dmodes, 6, "device rounds", 47, 24, 0);
         gen_tuples("independent", n, d, 57, cols);
         cltopk_index *idx = build(ctx, cols, n, d, CLTOPK_PARTITION_ANGLE, 0, 0, 1);
         size_t kseq[] = {3, kdev, 1, 200, kdev / 2 ? kdev / 2 : 1, 7};
