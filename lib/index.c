@@ -52,7 +52,7 @@ struct cltopk_index {
  * partition's blocks (at least enough blocks for k tuples and one more);
  * switch (cltopk_ix_decide): 0 never switch to full evaluation, 1 by the
  * rounds' progress, 2 always after the first round (testing); ratio: the
- * cost of a full-evaluation block over an index block, for that rule; grow
+ * cost of a full-evaluation block over an index block, for that rule; grow,
  * fan and sync: the device's rounds and merge (below) */
 enum {
     IXP_PROBE,
