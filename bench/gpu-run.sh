@@ -7,7 +7,7 @@
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
 # than one 10-minute call allows): check poclcheck onepass sfx sortx band bandx rows rowsx query prof knnx demo bitonic keysonly dist
-# ablation paper torch tune unpack sbp tree cpu; and compare (with
+# ablation paper torch tune unpack sbp tree cpu index; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
 #
@@ -571,4 +571,48 @@ if want cpu; then
     done
 fi
 # ---- end of the CPU block ----
+# ---- the early-stopping index (issue 15): t/index.t on the GPU, then `cltopk index bench`
+# (3 distributions x 2 partitionings, Q0 on m = 2..8, k = 4..256: the index query against
+# its full evaluation and the expression top-k), then CLTOPK_PROFILE=1 device times of two
+# cells, and the rounds read back after each (sync=1) against the default.  About 5
+# minutes.  INDEX_TUPLES (default 2^26), INDEX_REPS (3), INDEX_ARGS (more options for the
+# bench, e.g. "-k 4,256 --partitioning angle"), INDEX_CHECK=0 skips the test,
+# INDEX_SYNC=0 the sync comparison, INDEX_PROFILE=0 the profile; CLTOPK_INDEX passes
+# through to the bench and the profile (e.g. grow=1,probe=16). ----
+if want index; then
+    if [ "${INDEX_CHECK:-1}" = 1 ]; then
+        log "t/index.t on the GPU"
+        CLTOPK_TEST_DEVICE=gpu timeout 200 make -j"$jobs" check TESTS=t/index.t \
+            >"$OUT/index-check.log" 2>&1
+        irc=$?
+        grep -E "^# (PASS|FAIL|ERROR)" "$OUT/index-check.log" | tee -a "$OUT/summary.txt"
+        grep -E "^(not ok|Bail)" t/index.log 2>/dev/null | head -20 | tee -a "$OUT/summary.txt"
+        log "t/index.t exit $irc"
+        [ $irc -eq 0 ] || rc=$irc
+    fi
+    log "index bench: ${INDEX_TUPLES:-2^26} tuples x 8, three distributions, both partitionings${CLTOPK_INDEX:+ (CLTOPK_INDEX=$CLTOPK_INDEX)}"
+    timeout 400 tools/cltopk index bench --device gpu --tuples "${INDEX_TUPLES:-2^26}" \
+        --reps "${INDEX_REPS:-3}" ${INDEX_ARGS:-} 2>&1 | tee -a "$OUT/summary.txt" "$OUT/index.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || { log "index bench failed"; rc=1; }
+    if [ "${INDEX_SYNC:-1}" = 1 ]; then
+        # the rounds' progress read back after each round (CLTOPK_INDEX=sync=1) against the
+        # default (every round enqueued at once): which is cheaper on this GPU
+        for sy in 0 1; do
+            log "index bench, CLTOPK_INDEX=sync=$sy: angle partitions, m = 2, 8, k = 4, 256"
+            CLTOPK_INDEX=sync=$sy timeout 120 tools/cltopk index bench --device gpu \
+                --tuples "${INDEX_TUPLES:-2^26}" --dist correlated,anticorrelated \
+                --partitioning angle -m 2,8 -k 4,256 --reps "${INDEX_REPS:-3}" --no-query 2>&1 |
+                tee -a "$OUT/summary.txt" "$OUT/index.txt"
+        done
+    fi
+    if [ "${INDEX_PROFILE:-1}" = 1 ]; then
+        for dist in correlated anticorrelated; do
+            log "index profile: $dist, random partitions, m = 4, k = 4 and 256 (one run each)"
+            CLTOPK_PROFILE=1 timeout 120 tools/cltopk index bench --device gpu \
+                --tuples "${INDEX_TUPLES:-2^26}" --dist $dist --partitioning random -m 4 \
+                -k 4,256 --reps 1 --no-query >"$OUT/index-profile-$dist.txt" 2>&1
+            grep -E "^ *4 " "$OUT/index-profile-$dist.txt" | tee -a "$OUT/summary.txt"
+        done
+    fi
+fi
 exit $rc

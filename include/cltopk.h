@@ -95,10 +95,18 @@
  *                          chosen; small values force the overflow path:
  *                          testing), batch (queries a batch; 0 = chosen)
  *   CLTOPK_INDEX           the early-stopping index's queries: probe (rounds of
- *                          1/probe of the longest partition's blocks; default
- *                          16), switch (0: never switch to full evaluation;
- *                          1, the default: by the rounds' progress; 2: always
- *                          after the first round), ratio (the cost of a
+ *                          1/probe of the longest partition's blocks, on
+ *                          OpenCL devices the first round; default 32 on
+ *                          GPUs, 16 elsewhere), grow (on OpenCL devices each
+ *                          round grow times the one before; 2 on GPUs, 1
+ *                          elsewhere), fan (the lists a work-group of the
+ *                          device's merge takes; 16), sync (on OpenCL
+ *                          devices read the rounds' progress back every
+ *                          sync rounds, stopping early; 0, the default:
+ *                          never, all rounds enqueued at once), switch (0:
+ *                          never switch to full evaluation; 1, the default:
+ *                          by the rounds' progress; 2: always after the
+ *                          first round), ratio (the cost of a
  *                          full-evaluation block over an index block that the
  *                          rule assumes; 0.8 on CPUs, 0.5 on GPUs), resident
  *                          (0: indexes built or loaded stay in host memory,
@@ -649,14 +657,19 @@ CLTOPK_API int cltopk_benchmark_query(cltopk_context *ctx, const cltopk_column *
  * threshold's score, hence none reaches the bound, below which k tuples of
  * one partition already lie (with >= a later tuple tying the k-th with a
  * smaller tuple number could be lost).  The partitions are read in rounds
- * (each 1/16 of the longest partition's blocks, CLTOPK_INDEX=probe).  After
- * each round the query projects, from how fast each unfinished partition's
- * threshold score fell in its last round, how many more blocks it needs to
- * fall below the bound; when reading those costs more than scoring every
- * block left by the full evaluation (whose blocks cost CLTOPK_INDEX=ratio of
- * an index block: 0.8 on CPUs, 0.5 on GPUs), it does the latter
- * (stats->full_evaluation).  Data whose thresholds do not fall switches after
- * its first round, so it costs about one full evaluation.
+ * (each 1/16 of the longest partition's blocks, CLTOPK_INDEX=probe; on a GPU
+ * a first round of 1/32, each later one twice as long as the one before,
+ * CLTOPK_INDEX=grow).  After each round the query projects, from how fast
+ * each unfinished partition's threshold score fell in its last round, how
+ * many more blocks it needs to fall below the bound; when reading those
+ * costs more than scoring every block left by the full evaluation (whose
+ * blocks cost CLTOPK_INDEX=ratio of an index block: 0.8 on CPUs, 0.5 on
+ * GPUs), it does the latter (stats->full_evaluation).  Data whose thresholds
+ * do not fall switches after its first round, so it costs about one full
+ * evaluation.  On an OpenCL device that decision is taken by a kernel after
+ * each round (the rule in float arithmetic: it chooses the path, never the
+ * answer), and the host enqueues every round at once and waits only for the
+ * answer (an index in host memory: after each round, for its copies).
  *
  * Where it runs.  On an OpenCL context the index is kept in device memory
  * where it fits (the attributes in one allocation of at most
@@ -673,7 +686,12 @@ CLTOPK_API int cltopk_benchmark_query(cltopk_context *ctx, const cltopk_column *
  *
  * Threads.  An index belongs to the context it was built or loaded on, which
  * must outlive it; its calls take that context's lock (thread rules as
- * cltopk_topk).  Failing calls set the context's detail text.
+ * cltopk_topk), so the queries of one context run one at a time.  On an
+ * OpenCL device an index keeps its queries' buffers (the partitions' state
+ * and lists, the merge's lists, the block list; some 8 (P + 4 compute units)
+ * k bytes, P the partitions) from its first query until cltopk_index_free,
+ * made larger when a query asks a larger k; that lock covers them too.
+ * Failing calls set the context's detail text.
  * ======================================================================== */
 
 typedef struct cltopk_index cltopk_index;

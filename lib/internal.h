@@ -675,6 +675,10 @@ typedef struct {
     size_t m, k;
     int full;
     size_t probe;
+    unsigned grow; /* on the device, round r reads probe * grow^r blocks */
+    size_t fan;    /* on the device, the lists a merge work-group takes */
+    size_t sync;   /* on the device, read the phase back every sync rounds (0:
+                      never: every round enqueued at once) */
     int sw;
     double ratio;
     size_t stage; /* an index in host memory queried on the device: blocks
@@ -729,9 +733,17 @@ CLTOPK_INTERNAL float cltopk_ix_score(const float *tuple, const unsigned *attr, 
                                       size_t m);
 
 #if HAVE_OPENCL
-/* indexdev.c (cl/index.cl): the layout in device memory */
+/* indexdev.c (cl/index.cl): the layout in device memory (data NULL: the
+ * index is in host memory), and what its queries keep from the first one to
+ * cltopk_index_dev_release (grown when a query needs more; the context's lock
+ * covers them): device buffers with their sizes in bytes, and host arrays */
 typedef struct {
     cl_mem data, ids, thr, pstart;
+    cl_mem qb, lists, part, todo, wmap, sdata, sids, sthr;
+    size_t qb_n, lists_n, part_n, todo_n, wmap_n, sdata_n, sids_n, sthr_n;
+    uint32_t *hq, *hwmap, *htodo, *hids;
+    float *hdata, *hthr;
+    size_t hq_n, hwmap_n, htodo_n, hids_n, hdata_n, hthr_n;
 } cltopk_ix_dev;
 /* copy the host layout's arrays to the device: CLTOPK_OK, or
  * CLTOPK_ERR_DEVICE_MEMORY (too large: nothing allocated) or an OpenCL status */
@@ -746,10 +758,10 @@ CLTOPK_INTERNAL int cltopk_index_dev_read(cltopk_context *ctx, const cltopk_ix_l
 /* the largest k the device kernels take on this device (0: none) */
 CLTOPK_INTERNAL size_t cltopk_index_dev_kmax(cltopk_context *ctx);
 /* the query on the device (k <= cltopk_index_dev_kmax); fills q->st; blocks.
- * dev NULL: the index is in host memory (L's arrays) and its blocks are
+ * dev->data NULL: the index is in host memory (L's arrays) and its blocks are
  * copied to the device a round (or a chunk of the full evaluation) at a time */
 CLTOPK_INTERNAL int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L,
-                                           const cltopk_ix_dev *dev, const cltopk_ix_query *q);
+                                           cltopk_ix_dev *dev, const cltopk_ix_query *q);
 #endif
 
 #endif
