@@ -10,11 +10,12 @@
  * bucket holding more than 1/8 of the input is not copied: the next pass reads
  * the input again against the prefix (one read instead of a copy of 2 bytes an
  * input byte); smaller buckets are copied.  CLTOPK_RADIX="hc=H,narrow=N,ipt=I,
- * first=F,pre=P" sets the histogram copies (GPU default 4, CPU 1), that
+ * first=F,pre=P,gpc=G" sets the histogram copies (GPU default 4, CPU 1), that
  * fraction (0: always copy), the elements a work-item loads a round (GPU 8,
  * CPU 4), the bits of the first digit (8..12, default 8: a wider one splits the
- * few exponents of uniform floats in pass 0) and the digits histogrammed in
- * pass 0 (1 or 2).  Passes after the search has ended cost a launch each and
+ * few exponents of uniform floats in pass 0), the digits histogrammed in
+ * pass 0 (1 or 2) and gpc, work-groups a compute unit at most (GPU 16, CPU 2:
+ * every pass is launched with them, also one whose search has ended).  Passes after the search has ended cost a launch each and
  * return at once.  Top-k then sorts its k winners on the device
  * (lib/winners.c) and writes the input's bits and positions.  The variable is
  * parsed strictly (lib/tune.h).
@@ -53,15 +54,16 @@ static int rs_digits(const cltopk_request *rq, int first)
 
 /* CLTOPK_RADIX: hc histogram copies, narrow (0: always copy), ipt elements a
  * work-item a round, first bits of digit 0, pre digits histogrammed in pass 0 */
-enum { RP_HC, RP_NARROW, RP_IPT, RP_FIRST, RP_PRE };
+enum { RP_HC, RP_NARROW, RP_IPT, RP_FIRST, RP_PRE, RP_GPC };
 static const cltopk_param radix_params[] = {
     [RP_HC] = {.name = "hc", .gpu = 4, .cpu = 1, .min = 1, .max = 16, .integer = 1},
     [RP_NARROW] = {.name = "narrow", .gpu = 8, .cpu = 8, .min = 0, .max = 1 << 20, .integer = 1},
     [RP_IPT] = {.name = "ipt", .gpu = 8, .cpu = RS_IPT, .min = 1, .max = 32, .integer = 1},
     [RP_FIRST] = {.name = "first", .gpu = 8, .cpu = 8, .min = 8, .max = 12, .integer = 1},
     [RP_PRE] = {.name = "pre", .gpu = RS_PRE, .cpu = RS_PRE, .min = 1, .max = 2, .integer = 1},
+    [RP_GPC] = {.name = "gpc", .gpu = 16, .cpu = 2, .min = 1, .max = 1024, .integer = 1},
 };
-static const cltopk_param_table radix_table = {"CLTOPK_RADIX", radix_params, 5, NULL};
+static const cltopk_param_table radix_table = {"CLTOPK_RADIX", radix_params, 6, NULL};
 
 static int rs_params(const cltopk_context *ctx, const cltopk_request *rq, cltopk_params *p,
                      char *why, size_t whylen)
@@ -75,13 +77,12 @@ static void rs_configure(const cltopk_context *ctx, const cltopk_request *rq,
                          const cltopk_params *p, size_t n, size_t wg, rs_cfg *c)
 {
     c->wg = wg;
-    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
     int ipt = (int)p->v[RP_IPT], hc = (int)p->v[RP_HC], narrow = (int)p->v[RP_NARROW];
     int first = (int)p->v[RP_FIRST], pre = (int)p->v[RP_PRE];
     size_t per = wg * (size_t)ipt;
     size_t g = (n + per - 1) / per;
     size_t cap = (size_t)(ctx->caps.compute_units ? ctx->caps.compute_units : 1) *
-                 (gpu ? 16 : 2);
+                 (size_t)p->v[RP_GPC];
     if (g > cap)
         g = cap;
     c->groups = g ? g : 1;
