@@ -69,7 +69,20 @@
  *                          are printed to stderr with their device times once
  *                          the call's work is waited for (costs ~7 us a launch)
  *   CLTOPK_MAX_CHUNK       cap, in elements, of one device chunk of host input
- *                          (the default comes from the device limits)
+ *                          (the default comes from the device limits); it caps
+ *                          the pieces of CLTOPK_STREAM too
+ *   CLTOPK_STREAM          how a device algorithm moves host data larger than
+ *                          one piece (32 MiB of keys, or CLTOPK_MAX_CHUNK, or
+ *                          k if larger): 1 streams the pieces through two
+ *                          pinned staging buffers, the transfer of one beside
+ *                          the reduction of the one before (the default on
+ *                          devices that are not CPUs); direct streams them
+ *                          from the caller's memory without the staging copy
+ *                          (for memory the caller pinned); 0 the chunk loop,
+ *                          each chunk transferred before its reduction (the
+ *                          default on CPU devices).  Another value makes such
+ *                          calls fail with CLTOPK_ERR_UNSUPPORTED.
+ *                          cltopk_explain says which path host data takes
  *   CLTOPK_PACKED_FUSED    0: never fuse decoding into top-k; require: fail
  *                          where it cannot fuse (see cltopk_benchmark_topk_packed)
  *   CLTOPK_SORT            the device sort (CLTOPK_ALGO_SORT, and radix select's

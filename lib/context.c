@@ -33,6 +33,9 @@ void cltopk_close(cltopk_context *ctx)
         }
         cltopk_prof_flush(ctx);
         cltopk_scratch_free(ctx);
+        cltopk_stage_free(ctx);
+        if (ctx->tqueue)
+            clReleaseCommandQueue(ctx->tqueue);
         cltopk_programs_free(ctx);
         if (ctx->queue)
             clReleaseCommandQueue(ctx->queue);

@@ -141,6 +141,9 @@ enum { SCR_INPUT = 0, SCR_CAND_U0, SCR_CAND_I0, SCR_CAND_U1, SCR_CAND_I1, SCR_OU
        SCR_ROWS_Q, SCR_ROWS_OFFS, SCR_ROWS_IDS, SCR_ROWS_SPLIT,
        /* kNN by tiles (knndev.c): the sample's keys, the thresholds, the counts */
        SCR_KNN_KEYS, SCR_KNN_THR, SCR_KNN_COUNT,
+       /* streaming host data (chunk.c): the second device input of the two
+        * that alternate (SCR_INPUT the first) */
+       SCR_STREAM_IN,
        SCR_COUNT };
 
 
@@ -169,6 +172,13 @@ struct cltopk_context {
     /* scratch buffers, grown on demand and kept for later calls */
     cl_mem scratch[SCR_COUNT];
     size_t scratch_size[SCR_COUNT];
+    /* streaming host data (chunk.c): a second queue of our own for the
+     * transfers, and two pinned staging buffers (CL_MEM_ALLOC_HOST_PTR) kept
+     * mapped at stage_ptr while the context lives; made on first use */
+    cl_command_queue tqueue;
+    cl_mem stage[2];
+    void *stage_ptr[2];
+    size_t stage_size;
 #endif
 };
 
@@ -266,6 +276,13 @@ typedef int (*cltopk_devrun)(cltopk_context *ctx, const cltopk_request *rq, void
 CLTOPK_INTERNAL int cltopk_chunked_topk(cltopk_context *ctx, const cltopk_request *rq,
                                         cltopk_devrun devrun, void *arg, int index,
                                         int *ambiguous);
+/* chunk.c: how the device records move rq's host data (streamed pieces,
+ * chunks or one transfer), a line of text for explain; its length */
+CLTOPK_INTERNAL size_t cltopk_staging_describe(cltopk_context *ctx, const cltopk_request *rq,
+                                               char *buf, size_t len);
+/* chunk.c: unmap and free the pinned staging buffers of streaming (the
+ * transfer queue stays) */
+CLTOPK_INTERNAL void cltopk_stage_free(cltopk_context *ctx);
 /* chunk.c: the element at `rank` of host data: one chunk by `select` (a devrun
  * whose k is rank + 1 and which writes the one element), several by the best
  * rank + 1 of each chunk through `topk`, merged */

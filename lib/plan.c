@@ -155,6 +155,10 @@ int cltopk_plan_explain(cltopk_context *ctx, const cltopk_request *rq, char *buf
             PUT("%s %-13s (the CPU planner's choice)\n", mark, r->a->name);
     }
     PUT("choice: %s\n", best >= 0 ? rows[best].a->name : "none");
+#if HAVE_OPENCL
+    if (ctx->is_cl && !rq->on_device)
+        o += cltopk_staging_describe(ctx, rq, buf + o, o < len ? len - o : 0);
+#endif
 #undef PUT
     if (o >= len)
         buf[len - 1] = 0;
