@@ -7,7 +7,7 @@
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
 # than one 10-minute call allows): check poclcheck onepass sfx band bandx rows rowsx query prof knnx demo bitonic keysonly dist
-# ablation paper torch tune unpack sbp tree cpu; and compare (with
+# ablation paper torch tune unpack sbp tree cpu stream multi; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
 #
@@ -551,4 +551,19 @@ if want cpu; then
     done
 fi
 # ---- end of the CPU block ----
+# ---- host data larger than a chunk, streamed (issue 17, part 3): 2^32 f32 (16 GiB)
+# in pinned host memory; the host-to-device bandwidth from that memory measured
+# first, then CLTOPK_STREAM=0 (the chunk loop: each chunk waits for its transfer),
+# 1 (pieces through pinned staging, transfers beside reductions) and direct (the
+# pieces written from the caller's pinned memory), every answer checked against
+# mode 0's.  STREAM_N sets n (default 2^32).  About a minute. ----
+if want stream; then
+    log "bench --stream: ${STREAM_N:-2^32} f32 from pinned host memory, radix-select, k = 1000, 2^20"
+    timeout 240 tools/cltopk bench --stream --device gpu -n "${STREAM_N:-2^32}" -k 1000,2^20 \
+        --reps 3 2>&1 | tee -a "$OUT/summary.txt" "$OUT/stream.txt"
+    log "bench --stream: 2^30 f32 from pageable (malloc'd) host memory, k = 1000"
+    timeout 120 tools/cltopk bench --stream --device gpu -n 2^30 -k 1000 --pageable --reps 3 2>&1 |
+        tee -a "$OUT/summary.txt" "$OUT/stream.txt"
+fi
+# ---- end of the stream block ----
 exit $rc

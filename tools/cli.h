@@ -47,6 +47,8 @@ int topk_packed_file(const char *path, uint64_t k, unsigned flags, cltopk_algo a
 int cmd_bench_unpack(int argc, char **argv);
 /* `cltopk bench --cpu` (tools/cmd_bench_cpu.c), reached through cmd_bench */
 int cmd_bench_cpu(int argc, char **argv);
+/* `cltopk bench --stream` (tools/cmd_bench_stream.c), reached through cmd_bench */
+int cmd_bench_stream(int argc, char **argv);
 
 /* ---------------------------------------------------------------- options */
 
