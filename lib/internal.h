@@ -179,8 +179,21 @@ struct cltopk_context {
     cl_mem stage[2];
     void *stage_ptr[2];
     size_t stage_size;
+    /* a context of several devices (cltopk_open with "all" or a list): this
+     * context is the first device, members[0 .. nmembers) the others, each a
+     * context of its own that only this one uses (under this one's lock) */
+    struct cltopk_context **members;
+    size_t nmembers;
 #endif
 };
+
+#if HAVE_OPENCL
+/* device d of a context: 0 the context itself, d >= 1 its member d - 1 */
+static inline cltopk_context *cltopk_device_at(cltopk_context *ctx, size_t d)
+{
+    return d ? ctx->members[d - 1] : ctx;
+}
+#endif
 
 
 #if HAVE_OPENCL
@@ -476,6 +489,21 @@ CLTOPK_INTERNAL int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq,
 /* plan.c: whether a can run rq here (its limits, then supports); why on no */
 CLTOPK_INTERNAL int cltopk_can_run(cltopk_context *ctx, const cltopk_algorithm *a,
                                    const cltopk_request *rq, char *why, size_t whylen);
+#if HAVE_OPENCL
+/* plan.c: how a context of several devices splits rq's host data: lens[d]
+ * elements of device d (cltopk_device_at; consecutive parts in device order),
+ * in proportion to the speed the planner predicts for each device (1 / secs[d],
+ * the named device record's time for the whole input, or for AUTO its fastest
+ * device record's, recs[d]).  *split 0: no split, the call runs as on one
+ * device: a named host record (lens unset), or AUTO where the fastest host
+ * record (*host_secs) beats the devices together (lens set all the same).  A named record that a
+ * device cannot run is UNSUPPORTED, the device named. */
+#define CLTOPK_DEVICES_MAX 64
+CLTOPK_INTERNAL int cltopk_multi_split(cltopk_context *ctx, const cltopk_request *rq,
+                                       cltopk_algo algo, size_t *lens,
+                                       const cltopk_algorithm **recs, double *secs, int *split,
+                                       double *host_secs);
+#endif
 /* plan.c: the text of cltopk_explain for rq */
 CLTOPK_INTERNAL int cltopk_plan_explain(cltopk_context *ctx, const cltopk_request *rq, char *buf,
                                         size_t len);

@@ -186,6 +186,12 @@ int device_spec(const char *spec, char *buf, size_t len, char *why, size_t whyle
         origin = "CLTOPK_DEVICE";
     }
     int bad = !strcmp(origin, "--device") ? 2 : 1;
+    /* several devices: "all" or a comma list, which the library checks item by
+     * item */
+    if (eq_nocase(spec, "all") || strchr(spec, ',')) {
+        snprintf(buf, len, "%s", spec);
+        return 0;
+    }
     if (eq_nocase(spec, "cpu") || eq_nocase(spec, "gpu")) {
         snprintf(buf, len, "%c%c%c", tolower((unsigned char)spec[0]),
                  tolower((unsigned char)spec[1]), tolower((unsigned char)spec[2]));
