@@ -566,4 +566,28 @@ if want stream; then
         tee -a "$OUT/summary.txt" "$OUT/stream.txt"
 fi
 # ---- end of the stream block ----
+# ---- several devices of one host (issue 17, part 2): the GPU and POCL's CPU
+# device in one context (MULTI_DEVICES, default "gpu,Portable"): the split that
+# cltopk devices --split shows, t/multi.t against the oracle and the GPU alone,
+# and the time of 2^30 f32 (pinned) on both against the GPU alone.  About a
+# minute and a half. ----
+if want multi; then
+    md=${MULTI_DEVICES:-gpu,Portable}
+    log "several devices: the split of '$md' (cltopk devices --split)"
+    tools/cltopk devices --split "$md" 2>&1 | sed -n '/^split of/,$p' | tee -a "$OUT/summary.txt" "$OUT/multi.txt"
+    log "several devices: t/multi.t on '$md' (CLTOPK_TEST_MULTI)"
+    CLTOPK_TEST_MULTI="$md" CLTOPK_TEST_DEVICE=gpu timeout 240 make check TESTS=t/multi.t \
+        >"$OUT/check-multi.log" 2>&1
+    mrc=$?
+    grep -E "^(# |not ok|FAIL|ERROR|SKIP)" t/multi.log "$OUT/check-multi.log" 2>/dev/null | tail -20 |
+        tee -a "$OUT/summary.txt" "$OUT/multi.txt"
+    log "t/multi.t exit $mrc"
+    [ $mrc -eq 0 ] || rc=$mrc
+    for d in "$md" gpu; do
+        log "several devices: 2^30 f32 pinned, radix-select, k = 1000 on '$d'"
+        timeout 120 tools/cltopk bench --stream --device "$d" -n 2^30 -k 1000 --modes 1 --reps 3 2>&1 |
+            tee -a "$OUT/summary.txt" "$OUT/multi.txt"
+    done
+fi
+# ---- end of the multi block ----
 exit $rc
