@@ -583,10 +583,13 @@ if want multi; then
         tee -a "$OUT/summary.txt" "$OUT/multi.txt"
     log "t/multi.t exit $mrc"
     [ $mrc -eq 0 ] || rc=$mrc
-    for d in "$md" gpu; do
-        log "several devices: 2^30 f32 pinned, radix-select, k = 1000 on '$d'"
-        timeout 120 tools/cltopk bench --stream --device "$d" -n 2^30 -k 1000 --modes 1 --reps 3 2>&1 |
-            tee -a "$OUT/summary.txt" "$OUT/multi.txt"
+    # named device algorithms: AUTO keeps host data on the host CPU here
+    for a in radix-select sample-filter; do
+        for d in "$md" gpu; do
+            log "several devices: 2^30 f32 pinned, $a, k = 1000 on '$d'"
+            timeout 100 tools/cltopk bench --stream --device "$d" -n 2^30 -k 1000 --modes 1 \
+                --reps 3 --algo $a 2>&1 | tee -a "$OUT/summary.txt" "$OUT/multi.txt"
+        done
     done
 fi
 # ---- end of the multi block ----
