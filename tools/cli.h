@@ -100,6 +100,11 @@ int device_spec(const char *spec, char *buf, size_t len, char *why, size_t whyle
 
 /* ----------------------------------------------------------------- numbers */
 
+/* seconds of the monotonic clock */
+double cli_seconds(void);
+/* the median of v[0 .. n) (n > 0; sorts v) */
+double cli_median(double *v, size_t n);
+
 /* A count: decimal digits with an optional binary suffix K, M, G, T (also Ki,
  * Mi, ...; case-insensitive; 1K = 1024), or a power B^E such as 2^20.  Returns 0
  * or -1 (malformed, or above `max`). */

@@ -7,7 +7,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static void stream_help(void)
 {
@@ -39,25 +38,6 @@ static void stream_help(void)
 }
 
 #if CLTOPK_HAVE_OPENCL
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return v[n / 2];
-}
-
 /* the median seconds of `reps` blocking writes of `bytes` from host to a
  * device buffer; < 0 on an OpenCL error */
 static double h2d_time(cl_context cx, cl_command_queue q, const void *host, size_t bytes,
@@ -69,15 +49,15 @@ static double h2d_time(cl_context cx, cl_command_queue q, const void *host, size
         return -1;
     double t[64];
     for (int r = -1; r < reps; r++) {
-        double t0 = now();
+        double t0 = cli_seconds();
         err = clEnqueueWriteBuffer(q, d, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
         if (err != CL_SUCCESS)
             break;
         if (r >= 0)
-            t[r] = now() - t0;
+            t[r] = cli_seconds() - t0;
     }
     clReleaseMemObject(d);
-    return err == CL_SUCCESS ? median(t, reps) : -1;
+    return err == CL_SUCCESS ? cli_median(t, (size_t)reps) : -1;
 }
 #endif
 
@@ -151,7 +131,7 @@ int cmd_bench_stream(int argc, char **argv)
     cl_int err = CL_SUCCESS;
     cl_mem pin = NULL;
     float *keys = NULL;
-    double t0 = now();
+    double t0 = cli_seconds();
     if (pageable) {
         keys = malloc(bytes);
     } else {
@@ -179,7 +159,7 @@ int cmd_bench_stream(int argc, char **argv)
         }
     printf("device   %s\n", cltopk_device_name(ctx));
     printf("data     %" PRIu64 " float32 (%.2f GiB) in %s host memory, made in %.1f s\n", n,
-           (double)bytes / (1 << 30), pageable ? "pageable" : "pinned", now() - t0);
+           (double)bytes / (1 << 30), pageable ? "pageable" : "pinned", cli_seconds() - t0);
     size_t hb = bytes < ((size_t)1 << 30) ? bytes : (size_t)1 << 30;
     double th = h2d_time(cx, q, keys, hb, (int)reps);
     double bw = th > 0 ? (double)hb / th : 0;
@@ -197,11 +177,11 @@ int cmd_bench_stream(int argc, char **argv)
             double t[64];
             st = CLTOPK_OK;
             for (int r = -1; r < (int)reps && st == CLTOPK_OK; r++) {
-                double a = now();
+                double a = cli_seconds();
                 st = cltopk_topk(ctx, CLTOPK_FLOAT32, keys, (size_t)n, k, 0, algo,
                                  m ? ok_ : ok0, m ? oi : oi0);
                 if (r >= 0)
-                    t[r] = now() - a;
+                    t[r] = cli_seconds() - a;
             }
             if (st != CLTOPK_OK) {
                 printf("%-8zu %-12s error: %s: %s\n", k, modes[m], cltopk_strerror(st),
@@ -209,7 +189,7 @@ int cmd_bench_stream(int argc, char **argv)
                 rc = EXIT_FAIL;
                 continue;
             }
-            double med = median(t, (int)reps);
+            double med = cli_median(t, (size_t)reps);
             if (m == 0)
                 base = med;
             int same = !m || (!memcmp(ok_, ok0, k * 4) && !memcmp(oi, oi0, k * 8));
