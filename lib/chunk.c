@@ -74,9 +74,9 @@ static void acc_fold(chunk_acc *a, const char *pk, const int64_t *pi, size_t got
 /* CLTOPK_STREAM: 0 the chunk loop, each chunk waiting for its transfer; 1
  * streaming through pinned staging buffers; 2 ("direct") streaming with the
  * transfers straight from the caller's memory (memory the caller pinned);
- * unset: streaming on devices that are not CPUs, where the input takes more
- * than one piece.  -1: an invalid value (the detail set). */
-static int stream_mode(cltopk_context *ctx)
+ * unset: streaming on devices that are not CPUs.  -1: an invalid value (the
+ * detail set when report). */
+static int stream_mode(cltopk_context *ctx, int report)
 {
     const char *v = cltopk_env("CLTOPK_STREAM");
     if (!v)
@@ -85,7 +85,8 @@ static int stream_mode(cltopk_context *ctx)
         return v[0] - '0';
     if (!strcmp(v, "direct"))
         return 2;
-    cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+    if (report)
+        cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
                 "CLTOPK_STREAM=\"%s\": use 0 (the chunk loop), 1 (streaming through pinned "
                 "staging buffers) or direct (streaming from the caller's memory)", v);
     return -1;
@@ -102,19 +103,31 @@ static size_t stream_piece(const cltopk_context *ctx, int bytes, size_t k)
     return piece < k ? k : piece;
 }
 
+/* Whether n elements of rq's keys stream (mode > 0) in pieces of *piece
+ * (best k of each): more than one piece, and two of them within what one
+ * chunk may hold on the device (the two device inputs) */
+static int streams(const cltopk_context *ctx, const cltopk_request *rq, int mode, size_t k,
+                   size_t *piece)
+{
+    *piece = stream_piece(ctx, rq->bytes, k);
+    return mode > 0 && rq->n > *piece && *piece <= cltopk_chunk_room(ctx, rq->bytes) / 2;
+}
+
 size_t cltopk_staging_describe(cltopk_context *ctx, const cltopk_request *rq, char *buf,
                                size_t len)
 {
     size_t k = rq->k, chunk = cltopk_chunk_elems(ctx, rq->bytes);
     const char *v = cltopk_env("CLTOPK_STREAM");
-    int mode = stream_mode(ctx);
+    int mode = stream_mode(ctx, 0);
     if (mode < 0)
-        return (size_t)snprintf(buf, len, "host data on a device algorithm: CLTOPK_STREAM=\"%s\" is invalid\n", v);
-    size_t piece = stream_piece(ctx, rq->bytes, k);
+        return (size_t)snprintf(buf, len, "host data on a device algorithm: CLTOPK_STREAM=\"%s\" "
+                                "is invalid\n", v);
+    size_t piece;
+    int stream = streams(ctx, rq, mode, k, &piece);
     if (chunk < k)
         chunk = k;
     int w;
-    if (mode > 0 && rq->n > piece)
+    if (stream)
         w = snprintf(buf, len, "host data on a device algorithm: streamed in %zu pieces of %zu elements, %s, each "
                      "piece's transfer beside the previous one's reduction (CLTOPK_STREAM=%s)\n",
                      (rq->n + piece - 1) / piece, piece,
@@ -397,11 +410,11 @@ static int chunk_loop(cltopk_context *ctx, const cltopk_request *rq, int topk, s
 {
     size_t kb = (size_t)rq->bytes, k = topk ? rq->k : 1;
     size_t chunk = cltopk_chunk_elems(ctx, rq->bytes);
-    int mode = stream_mode(ctx);
+    int mode = stream_mode(ctx, 1);
     if (mode < 0)
         return CLTOPK_ERR_UNSUPPORTED;
-    size_t piece = stream_piece(ctx, rq->bytes, topk ? k : rank + 1);
-    int stream = mode > 0 && rq->n > piece;
+    size_t piece;
+    int stream = streams(ctx, rq, mode, topk ? k : rank + 1, &piece);
     if (!topk && (rq->n > chunk || stream))
         topk = 1, k = rank + 1; /* several chunks: the best rank + 1 of each, merged */
     if (chunk < k)

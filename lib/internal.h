@@ -215,8 +215,12 @@ CLTOPK_INTERNAL int cltopk_kernel_get(cltopk_context *ctx, const char *file, con
 /* staging.c */
 CLTOPK_INTERNAL int cltopk_scratch(cltopk_context *ctx, int slot, size_t bytes, cl_mem *out);
 CLTOPK_INTERNAL void cltopk_scratch_free(cltopk_context *ctx);
-/* Elements of one host chunk for a device algorithm. */
+/* Elements of one host chunk for a device algorithm: cltopk_chunk_room capped
+ * by CLTOPK_MAX_CHUNK. */
 CLTOPK_INTERNAL size_t cltopk_chunk_elems(const cltopk_context *ctx, int bytes);
+/* The most elements one chunk may hold on this device (its memory and largest
+ * allocation), whatever CLTOPK_MAX_CHUNK says. */
+CLTOPK_INTERNAL size_t cltopk_chunk_room(const cltopk_context *ctx, int bytes);
 /* Set kernel argument i; the sizes are those of the values. */
 CLTOPK_INTERNAL int cltopk_set_args(cltopk_context *ctx, cl_kernel kern, int nargs, ...);
 /* Enqueue a 1-D kernel, waiting for the context's last event (and the caller's
