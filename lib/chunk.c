@@ -190,10 +190,10 @@ void cltopk_stage_free(cltopk_context *ctx)
 }
 
 /* copy with the host's threads (one core copies some 10 GB/s: less than a
- * PCIe 5 transfer) */
+ * PCIe 5 transfer), in blocks of 1 MiB (32 of a 32 MiB piece) */
 static void copy_wide(char *dst, const char *src, size_t bytes)
 {
-    const size_t block = (size_t)4 << 20;
+    const size_t block = (size_t)1 << 20;
     long nb = (long)((bytes + block - 1) / block);
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) if (nb > 2)

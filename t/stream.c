@@ -144,6 +144,8 @@ int main(void)
     setenv("CLTOPK_STREAM", "1", 1);
     ok(explains(ctx, 5500, 10, "streamed in 6 pieces of 1000 elements, through pinned staging"),
        "CLTOPK_STREAM=1, cap 1000: explain shows 6 streamed pieces");
+    ok(explains(ctx, 5500, 2003, "streamed in 3 pieces of 2003 elements"),
+       "k above the cap: pieces of k elements, still streamed");
     setenv("CLTOPK_STREAM", "direct", 1);
     ok(explains(ctx, 5500, 10, "written from the caller's memory"),
        "CLTOPK_STREAM=direct: explain shows the direct writes");
