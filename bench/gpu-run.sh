@@ -7,7 +7,7 @@
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
 # than one 10-minute call allows): check poclcheck onepass sfx sortx band bandx rows rowsx query prof knnx demo bitonic keysonly dist
-# ablation paper torch tune unpack sbp tree cpu index; and compare (with
+# ablation paper torch tune unpack sbp tree cpu index stream multi; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
 #
@@ -615,4 +615,46 @@ if want index; then
         done
     fi
 fi
+# ---- host data larger than a chunk, streamed (issue 17, part 3): 2^32 f32 (16 GiB)
+# in pinned host memory; the host-to-device bandwidth from that memory measured
+# first, then CLTOPK_STREAM=0 (the chunk loop: each chunk waits for its transfer),
+# 1 (pieces through pinned staging, transfers beside reductions) and direct (the
+# pieces written from the caller's pinned memory), every answer checked against
+# mode 0's.  STREAM_N sets n (default 2^32).  About a minute. ----
+if want stream; then
+    log "bench --stream: ${STREAM_N:-2^32} f32 from pinned host memory, radix-select, k = 1000, 2^20"
+    timeout 150 tools/cltopk bench --stream --device gpu -n "${STREAM_N:-2^32}" -k 1000,2^20 \
+        --reps 3 2>&1 | tee -a "$OUT/summary.txt" "$OUT/stream.txt"
+    log "bench --stream: 2^30 f32 from pageable (malloc'd) host memory, k = 1000"
+    timeout 60 tools/cltopk bench --stream --device gpu -n 2^30 -k 1000 --pageable --reps 3 2>&1 |
+        tee -a "$OUT/summary.txt" "$OUT/stream.txt"
+fi
+# ---- end of the stream block ----
+# ---- several devices of one host (issue 17, part 2): the GPU and POCL's CPU
+# device in one context (MULTI_DEVICES, default "gpu,Portable"): the split that
+# cltopk devices --split shows, t/multi.t against the oracle and the GPU alone
+# (run directly: make check would build every test first), and the time of
+# 2^28 f32 (pinned) on both against the GPU alone.  About a minute and a half. ----
+if want multi; then
+    md=${MULTI_DEVICES:-gpu,Portable}
+    log "several devices: the split of '$md' (cltopk devices --split)"
+    tools/cltopk devices --split "$md" 2>&1 | sed -n '/^split of/,$p' | tee -a "$OUT/summary.txt" "$OUT/multi.txt"
+    log "several devices: t/multi.t on '$md' (CLTOPK_TEST_MULTI)"
+    make t/multi.t >>"$OUT/build.log" 2>&1
+    CLTOPK_TEST_MULTI="$md" timeout 150 t/multi.t >"$OUT/check-multi.log" 2>&1
+    mrc=$?
+    grep -E "^(not ok|Bail|1\.\.)|^# devices" "$OUT/check-multi.log" | tail -20 |
+        tee -a "$OUT/summary.txt" "$OUT/multi.txt"
+    log "t/multi.t exit $mrc"
+    [ $mrc -eq 0 ] || rc=$mrc
+    # named device algorithms: AUTO keeps host data on the host CPU here
+    for a in radix-select sample-filter; do
+        for d in "$md" gpu; do
+            log "several devices: 2^28 f32 pinned, $a, k = 1000 on '$d'"
+            timeout 60 tools/cltopk bench --stream --device "$d" -n 2^28 -k 1000 --modes 1 \
+                --reps 3 --algo $a 2>&1 | tee -a "$OUT/summary.txt" "$OUT/multi.txt"
+        done
+    done
+fi
+# ---- end of the multi block ----
 exit $rc

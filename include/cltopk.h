@@ -69,7 +69,20 @@
  *                          are printed to stderr with their device times once
  *                          the call's work is waited for (costs ~7 us a launch)
  *   CLTOPK_MAX_CHUNK       cap, in elements, of one device chunk of host input
- *                          (the default comes from the device limits)
+ *                          (the default comes from the device limits); it caps
+ *                          the pieces of CLTOPK_STREAM too
+ *   CLTOPK_STREAM          how a device algorithm moves host data larger than
+ *                          one piece (32 MiB of keys, or CLTOPK_MAX_CHUNK, or
+ *                          k if larger): 1 streams the pieces through two
+ *                          pinned staging buffers, the transfer of one beside
+ *                          the reduction of the one before (the default on
+ *                          devices that are not CPUs); direct streams them
+ *                          from the caller's memory without the staging copy
+ *                          (for memory the caller pinned); 0 the chunk loop,
+ *                          each chunk transferred before its reduction (the
+ *                          default on CPU devices).  Another value makes such
+ *                          calls fail with CLTOPK_ERR_UNSUPPORTED.
+ *                          cltopk_explain says which path host data takes
  *   CLTOPK_PACKED_FUSED    0: never fuse decoding into top-k; require: fail
  *                          where it cannot fuse (see cltopk_benchmark_topk_packed)
  *   CLTOPK_SORT            the device sort (CLTOPK_ALGO_SORT, and radix select's
@@ -235,6 +248,26 @@ CLTOPK_API unsigned cltopk_version_number(void);
  *           the string, case-insensitively; a string that matches several is
  *           CLTOPK_ERR_NO_DEVICE, the detail listing them.
  *           "cpu", "gpu" and "auto" are accepted in any case.
+ *           "all", or a comma list of the specs above ("0:0,0:1", "gpu,Portable";
+ *           OpenCL devices only: no "cpu" or "auto", no device twice, no blank
+ *           around the commas): a context of several devices (at most 64), see
+ *           below.  "all" on a host of one device opens that device alone.
+ * A context of several devices is the first listed device's context for
+ * everything (cltopk_get_cl, the cl_mem calls, rows, queries, indexes, the
+ * benchmarks, cltopk_plan), except cltopk_topk and cltopk_select on host data:
+ * those split the input into consecutive parts, one a device, in proportion to
+ * the speed the planner predicts for each device (its measured constants; the
+ * named device algorithm's model, or with CLTOPK_ALGO_AUTO each device's
+ * fastest), run each part's top-k on its device at the same time (a thread a
+ * device), and merge the parts' answers on the host: the answer, the order and
+ * the ties (by smaller position; positions are of the whole input) are those of
+ * one device.  A selection of rank r takes the best r + 1 of each part (host
+ * memory of (r + 1) x (key size + 8) bytes a device).  AUTO runs the call on
+ * the host alone where a CPU algorithm is predicted faster than the devices
+ * together; a named CPU algorithm runs on the host once.  A named device
+ * algorithm must be able to run the call on every device (else
+ * CLTOPK_ERR_UNSUPPORTED naming the device).  cltopk_explain shows the split.
+ * cltopk_device_name gives the devices' names joined by " + ".
  * Returns CLTOPK_OK, CLTOPK_ERR_INVALID_ARGUMENT (ctx NULL), CLTOPK_ERR_NO_DEVICE,
  * CLTOPK_ERR_NO_OPENCL (an OpenCL device was asked for but OpenCL is missing),
  * CLTOPK_ERR_OPENCL, CLTOPK_ERR_NO_MEMORY.  On failure the detail text is
@@ -280,7 +313,9 @@ CLTOPK_API const char *cltopk_strerror(int status);
  * The outputs may not overlap the input or each other (INVALID_ARGUMENT,
  * nothing written; checked once the algorithm is known to run the call).
  * Blocks until the outputs are written.  Host inputs larger than one device
- * allocation are processed in chunks whose results are merged.
+ * allocation (or than a streamed piece: CLTOPK_STREAM) are processed in chunks
+ * whose results are merged.  On a context of several devices (cltopk_open)
+ * the input is split across them.
  * Returns CLTOPK_OK or CLTOPK_ERR_INVALID_ARGUMENT, CLTOPK_ERR_BAD_TYPE,
  * CLTOPK_ERR_BAD_ALGO, CLTOPK_ERR_BAD_FLAGS, CLTOPK_ERR_K_RANGE,
  * CLTOPK_ERR_UNSUPPORTED, CLTOPK_ERR_OPENCL, CLTOPK_ERR_BUILD,
@@ -298,7 +333,9 @@ CLTOPK_API int cltopk_topk(cltopk_context *ctx, cltopk_dtype type, const void *k
  * way), CLTOPK_ALGO_RADIX_SELECT (the device radix selection of the input) or
  * CLTOPK_ALGO_CPU_RADIX; AUTO takes the one its selection model predicts
  * fastest (cltopk_plan with CLTOPK_PLAN_SELECT tells which).  Another named
- * algorithm answers through its top-k of rank + 1 where that fits.
+ * algorithm answers through its top-k of rank + 1 where that fits.  On a
+ * context of several devices: each device's best rank + 1 of its part, merged
+ * (cltopk_open).
  * Returns as cltopk_topk, with CLTOPK_ERR_RANK_RANGE for rank >= n. */
 CLTOPK_API int cltopk_select(cltopk_context *ctx, cltopk_dtype type, const void *keys, size_t n,
                              size_t rank, unsigned flags, cltopk_algo algo, void *out_key,
@@ -967,7 +1004,11 @@ CLTOPK_API int cltopk_codec_parse(const char *name, cltopk_codec *codec);
  * device constants the models use (read bandwidth, launch cost, local-memory
  * rate, host copies; measured on first use and kept in the kernel cache
  * directory), each algorithm's predicted time or why it cannot run the call,
- * and the choice (the line marked "->").  Predictions assume uniform data.
+ * and the choice (the line marked "->"); on host data, how a device algorithm
+ * moves it (one transfer, chunks, or streamed pieces: CLTOPK_STREAM), and on a
+ * context of several devices the split (lines "split ..." and one line a
+ * device: its P:D, name, the elements of its part and its share, and its
+ * predicted time for the whole input).  Predictions assume uniform data.
  * May measure the constants (a fraction of a second on a GPU, seconds on a CPU
  * device) on the first call for a device.  Thread rules as cltopk_topk.
  * Returns CLTOPK_OK, CLTOPK_ERR_INVALID_ARGUMENT, CLTOPK_ERR_BAD_TYPE,
