@@ -62,6 +62,11 @@
 #ifndef XS
 #define XS 0 /* the work-group scan: 0 in place (two barriers a step), 1 two buffers (one) */
 #endif
+#ifndef PART
+#define PART 0 /* 1: the digit is 0 for a pair at or above the element (part_k[0],
+                  part_i[0]) in THE ORDER, 1 below it (DIGIT 1): one pass is a
+                  stable partition, and only the pairs of digit 0 are written */
+#endif
 #ifndef PF
 #define PF 0 /* 1: (blocked loads) the next tile's pairs are loaded into registers while
                 this one is ranked, so that a group's reads overlap its work */
@@ -106,6 +111,27 @@ inline uint ds_digit(okey_t key, uint pos, uint smallest, uint pb, uint s, uint 
     }
     return v & ((1u << w) - 1u);
 }
+
+/* the digit of a pair in the kernels below (PART: part_u, part_p the
+ * partition's element, as order key and position) */
+#if PART
+#if DIGIT != 1
+#error "PART needs DIGIT 1"
+#endif
+#define DS_DIGIT(K, P)                                                                 \
+    ((order_key((K), smallest) > part_u ||                                             \
+      (order_key((K), smallest) == part_u && (P) <= part_p))                           \
+         ? 0u                                                                          \
+         : 1u)
+#define PART_LOAD                                                                      \
+    okey_t part_u = order_key(part_k[0], smallest);                                    \
+    uint part_p = (uint)part_i[0];
+#else
+#define DS_DIGIT(K, P) ds_digit((K), (P), smallest, pb, s, w)
+#define PART_LOAD                                                                      \
+    (void)part_k;                                                                      \
+    (void)part_i;
+#endif
 
 /* exclusive prefix of v over the work-group; *total the sum (part: 2 WG
  * words) */
@@ -185,8 +211,10 @@ inline void ds_load_pos(__global const uint *pos, uint implicit, ulong i, ulong 
  * indices (pos unused). */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void ds_hist(__global const okey_t *keys, ulong koff, __global const uint *pos, uint implicit,
-             uint m, uint smallest, uint pb, uint s, uint w, uint tpg, __global uint *hist)
+             uint m, uint smallest, uint pb, uint s, uint w, uint tpg, __global uint *hist,
+             __global const okey_t *part_k, __global const long *part_i)
 {
+    PART_LOAD
     __local uint lh[RADIX * HC];
     uint t = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
     for (uint b = t; b < RADIX * HC; b += WG)
@@ -211,7 +239,7 @@ void ds_hist(__global const okey_t *keys, ulong koff, __global const uint *pos, 
         ds_load_pos(pos, !need_pos, i, hi, p);
         for (uint j = 0; j < VEC; j++)
             if (i + j < hi)
-                atomic_inc(&lh[ds_digit(k[j], p[j], smallest, pb, s, w) * HC + hc]);
+                atomic_inc(&lh[DS_DIGIT(k[j], p[j]) * HC + hc]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint b = t; b < RADIX; b += WG) {
@@ -251,8 +279,9 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
                 uint m, uint smallest, uint pb, uint s, uint w, uint tpg,
                 __global const uint *hist, __global const uint *totals, uint final,
                 __global okey_t *dk, __global uint *dp, __global long *dl, ulong base, uint k,
-                uint want)
+                uint want, __global const okey_t *part_k, __global const long *part_i)
 {
+    PART_LOAD
     __local okey_t lk[PADI(TILE)];
     __local uint lp[PADI(TILE)];
     __local ushort cnt[PADC(CN)];
@@ -260,7 +289,7 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
     __local uchar ld[TILE];
 #define DIGIT_AT(p) ((uint)ld[p])
 #else
-#define DIGIT_AT(p) ds_digit(lk[PADI(p)], lp[PADI(p)], smallest, pb, s, w)
+#define DIGIT_AT(p) DS_DIGIT(lk[PADI(p)], lp[PADI(p)])
 #endif
     __local uint part[2 * WG];
     __local uint lstart[RADIX + 1];
@@ -343,7 +372,7 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
         /* padding slots take the last digit: they sort after every pair */
         UNROLL
         for (uint q = 0; q < IPT; q++)
-            dg[q] = ps[q] == PAD_POS ? RADIX - 1u : ds_digit(key[q], ps[q], smallest, pb, s, w);
+            dg[q] = ps[q] == PAD_POS ? RADIX - 1u : DS_DIGIT(key[q], ps[q]);
         /* stable local sort by the digit: LB bits a round, least significant first */
         UNROLL
         for (uint r = 0; r < ROUNDS; r++) {
@@ -419,7 +448,7 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
                     dg[q] = ld[at];
 #else
                     dg[q] = ps[q] == PAD_POS ? RADIX - 1u
-                                             : ds_digit(key[q], ps[q], smallest, pb, s, w);
+                                             : DS_DIGIT(key[q], ps[q]);
 #endif
                 }
                 /* (the next round writes its counters, then waits, before any
@@ -451,8 +480,10 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
             uint d = DIGIT_AT(p);
             uint at = lbase[d] + p;
             if (!final) {
-                dk[at] = kk;
-                dp[at] = pp;
+                if (!PART || d == 0u) {
+                    dk[at] = kk;
+                    dp[at] = pp;
+                }
             } else if (at < k) {
                 if (want & 1u)
                     dk[at] = kk;

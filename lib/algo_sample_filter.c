@@ -42,6 +42,11 @@
  *   bs=N       the band's sample size (selections, and k above the final
  *              sort), 64..65536 (default 65536, CPUs 4096); below 64 samples
  *              the radix select of the input runs alone
+ *   part=K     a top-k above the final sort with k >= K selects the k-th
+ *              element by the band, then the device sort keeps the pairs at or
+ *              above it (one stable partition pass) and sorts those k alone
+ *              (default 0: never; else the band's winners are radix-selected
+ *              and sorted with their positions' bits)
  *   small=N    a selection whose band buffer holds at most N pairs (default
  *              32768) is finished by one group (sf_band_final) instead of
  *              the radix select; 0: always the radix select (one group takes
@@ -122,6 +127,8 @@ typedef struct {
     unsigned s, rank, force, check, groups, profile, noreduce, bs;
     int dense; /* the band filter's way: 0 sparse, 1 dense, -1 by the expected band */
     size_t small; /* a selection's band buffer up to this: one group picks the rank */
+    size_t part;  /* a top-k above the final sort with k >= part (0: none) selects the k-th,
+                     then partitions the input by it and sorts the k winners */
     size_t cap;
     uint64_t seed;
     int seed_set, rank_set, cap_set, groups_set, wg_set, s_set, unr_set, gpu;
@@ -143,7 +150,8 @@ static const char *const sf_force_words[] = {"none", "all", "few", NULL};
 static const char *const sf_check_words[] = {"none", "normal", "few", "overflow", "spill", NULL};
 static const char *const sf_dense_words[] = {"0", "1", "auto", NULL};
 enum { SP_SEED, SP_S, SP_RANK, SP_CAP, SP_LSEG, SP_FORCE, SP_WG, SP_UNR, SP_FWG, SP_GROUPS,
-       SP_SORT, SP_DIGIT, SP_REDUCE, SP_PROFILE, SP_CHECK, SP_BS, SP_DENSE, SP_SMALL, SP_N };
+       SP_SORT, SP_DIGIT, SP_REDUCE, SP_PROFILE, SP_CHECK, SP_BS, SP_DENSE, SP_SMALL, SP_PART,
+       SP_N };
 static const cltopk_param sf_params[] = {
     [SP_SEED] = {.name = "seed", .min = 0, .max = 18446744073709551615.0, .integer = 1},
     [SP_S] = {.name = "s", .gpu = 65536, .cpu = 4096, .min = 64, .max = SF_SMAX_TOPK,
@@ -166,6 +174,7 @@ static const cltopk_param sf_params[] = {
                   .words = sf_dense_words},
     [SP_SMALL] = {.name = "small", .gpu = 32768, .cpu = 32768, .min = 0, .max = 4294967294.0,
                   .integer = 1},
+    [SP_PART] = {.name = "part", .min = 0, .max = 4294967294.0, .integer = 1},
 };
 static const cltopk_param_table sf_table = {"CLTOPK_SAMPLE_FILTER", sf_params, SP_N, NULL};
 
@@ -204,6 +213,7 @@ static int sf_configure(const cltopk_context *ctx, const cltopk_request *rq, sf_
     c->s = (unsigned)p.v[SP_S]; /* a CPU device reads the sample slowly */
     c->bs = (unsigned)p.v[SP_BS];
     c->small = (size_t)p.v[SP_SMALL];
+    c->part = (size_t)p.v[SP_PART];
     c->dense = p.v[SP_DENSE] == 2 ? -1 : (int)p.v[SP_DENSE];
     c->force = (unsigned)p.v[SP_FORCE];
     c->check = (unsigned)p.v[SP_CHECK];
@@ -336,9 +346,12 @@ static int sf_supports(cltopk_context *ctx, const cltopk_request *rq, char *why,
     if (rq->select)
         return cltopk_rselect_supports(ctx, rq, why, whylen);
     if (rq->k > c.sortcap) {
-        /* the band's top-k: the device sort of the winners must run here */
-        size_t ds = rq->k > CLTOPK_WINNERS_BITONIC_MAX
-                        ? cltopk_devsort_scratch(ctx, rq->bytes * 8, rq->k, why, whylen)
+        /* the band's top-k: the device sort of the winners must run here (of
+         * the whole input, for the partition) */
+        int part = c.part && rq->k >= c.part;
+        size_t ds = rq->k > CLTOPK_WINNERS_BITONIC_MAX || part
+                        ? cltopk_devsort_scratch(ctx, rq->bytes * 8, part ? rq->n : rq->k, why,
+                                                 whylen)
                         : 1;
         if (!ds)
             return 0;
@@ -779,6 +792,35 @@ static int sf_band_device(cltopk_context *ctx, const cltopk_request *rq, const s
                           cl_uint num_wait, const cl_event *wait)
 {
     sf_cfg c = *cfg;
+    if (topk && c.part && rank + 1 >= c.part && n < 0xFFFFFFFFu) {
+        /* the element at `rank` (a selection into two small buffers), then
+         * the device sort keeps the pairs at or above it, stably, and sorts
+         * those rank + 1 alone by their keys */
+        cl_mem ek, ei;
+        int st;
+        if ((st = cltopk_scratch(ctx, SCR_SF_PART_K, 8, &ek)) != CLTOPK_OK ||
+            (st = cltopk_scratch(ctx, SCR_SF_PART_I, 8, &ei)) != CLTOPK_OK ||
+            (st = sf_band_device(ctx, rq, cfg, in, off, n, rank, 0, ek, ei, 3, 0, num_wait,
+                                 wait)) != CLTOPK_OK)
+            return st;
+        cltopk_devsort_job j;
+        memset(&j, 0, sizeof j);
+        j.key_bits = rq->bytes * 8;
+        j.kind = rq->kind;
+        j.smallest = rq->smallest;
+        j.m = n;
+        j.keys = in;
+        j.key_off = off;
+        j.final = 1;
+        j.k = rank + 1;
+        j.want = want;
+        j.out_keys = (want & 1u) ? out_keys : NULL;
+        j.out_index = (want & 2u) ? out_index : NULL;
+        j.base = index_base;
+        j.part_key = ek;
+        j.part_index = ei;
+        return cltopk_devsort(ctx, &j, 0, NULL);
+    }
     sf_band b;
     plan_band(&c, n, rank, topk, &b);
     cltopk_rselect_job job = {.in = in, .off = off, .n = n, .k = rank + 1, .topk = topk,

@@ -148,18 +148,21 @@ enum { DS_HIST, DS_SCAN, DS_SCATTER, DS_N };
 static const char *const ds_names[DS_N] = {"ds_hist", "ds_scan", "ds_scatter"};
 
 /* the kernels, the work-group halved while a kernel cannot run it */
-static int ds_kernels(cltopk_context *ctx, const cltopk_devsort_job *j, ds_cfg *c, cl_kernel *k)
+static int ds_kernels(cltopk_context *ctx, const cltopk_devsort_job *j, int part, ds_cfg *c,
+                      cl_kernel *k)
 {
     char why[512];
     if (ds_configure(ctx, j->key_bits, c, why, sizeof why) != 0)
         return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
+    if (part)
+        c->digit = c->lb = 1; /* the partition: one bit */
     for (;;) {
         char opts[256];
         snprintf(opts, sizeof opts,
                  "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D IPT=%u -D DIGIT=%u -D LB=%u -D HC=%u "
-                 "-D RREG=%u -D LDIG=%u -D XS=%u -D TL=%u -D PF=%u",
+                 "-D RREG=%u -D LDIG=%u -D XS=%u -D TL=%u -D PF=%u -D PART=%d",
                  j->key_bits, j->kind, c->wg, c->ipt, c->digit, c->lb, c->hc, c->rreg, c->ldig,
-                 c->xs, c->tl, c->pf);
+                 c->xs, c->tl, c->pf, part);
         memset(k, 0, DS_N * sizeof *k);
         int st = CLTOPK_OK, again = 0;
         size_t least = 0;
@@ -200,14 +203,19 @@ int cltopk_devsort(cltopk_context *ctx, const cltopk_devsort_job *j, cl_uint num
         return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL,
                            "device sort: bad job (m = %zu, key bits %d, position bits %u, k = "
                            "%zu)", j->m, j->key_bits, j->pos_bits, j->k);
+    int part = j->part_key != NULL;
+    if (part && (!j->final || j->pos || j->pos_bits || !j->part_index))
+        return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL,
+                           "device sort: a partition needs final, the pairs in position order "
+                           "and the element's position");
     ds_cfg c;
     cl_kernel kk[DS_N];
-    int st = ds_kernels(ctx, j, &c, kk);
+    int st = ds_kernels(ctx, j, part, &c, kk);
     if (st != CLTOPK_OK)
         return st;
     size_t kb = (size_t)j->key_bits / 8, m = j->m, groups, tpg;
     ds_grid(ctx, &c, m, &groups, &tpg);
-    unsigned T = j->pos_bits + (unsigned)j->key_bits;
+    unsigned T = part ? 1u : j->pos_bits + (unsigned)j->key_bits;
     unsigned passes = (T + c.digit - 1) / c.digit;
     size_t radix = (size_t)1 << c.digit;
     cl_mem hist, totals, tk[2] = {j->tmp_keys[0], j->tmp_keys[1]},
@@ -223,15 +231,16 @@ int cltopk_devsort(cltopk_context *ctx, const cltopk_devsort_job *j, cl_uint num
     cl_uint m32 = (cl_uint)m, sm = (cl_uint)j->smallest, pb = j->pos_bits, tpg32 = (cl_uint)tpg;
     cl_uint G = (cl_uint)groups, k32 = (cl_uint)j->k, want = j->want;
     cl_ulong base = j->base;
+    cl_mem pk = part ? j->part_key : hist, pi = part ? j->part_index : hist;
     for (unsigned p = 0; p < passes && st == CLTOPK_OK; p++) {
         cl_uint s = p * c.digit, w = T - s < c.digit ? T - s : c.digit;
         cl_uint implicit = p == 0 && !j->pos;
-        cl_uint fin = p + 1 == passes && j->final;
+        cl_uint fin = p + 1 == passes && j->final && !part;
         cl_mem sk = p == 0 ? j->keys : tk[(p - 1) & 1];
         cl_mem sp = p == 0 ? (j->pos ? j->pos : j->keys) : tp[(p - 1) & 1];
         cl_ulong koff = p == 0 ? j->key_off : 0;
         cl_mem dk, dp, dl;
-        if (p + 1 < passes) {
+        if (p + 1 < passes || part) {
             dk = tk[p & 1], dp = tp[p & 1], dl = hist;
         } else if (!j->final) {
             dk = j->out_keys, dp = j->out_pos, dl = hist;
@@ -240,10 +249,11 @@ int cltopk_devsort(cltopk_context *ctx, const cltopk_devsort_job *j, cl_uint num
             dl = j->out_index ? j->out_index : hist;
             dp = hist;
         }
-        st = cltopk_set_args(ctx, kk[DS_HIST], 11, sizeof(cl_mem), &sk, sizeof koff, &koff,
+        st = cltopk_set_args(ctx, kk[DS_HIST], 13, sizeof(cl_mem), &sk, sizeof koff, &koff,
                              sizeof(cl_mem), &sp, sizeof implicit, &implicit, sizeof m32, &m32,
                              sizeof sm, &sm, sizeof pb, &pb, sizeof s, &s, sizeof w, &w,
-                             sizeof tpg32, &tpg32, sizeof(cl_mem), &hist);
+                             sizeof tpg32, &tpg32, sizeof(cl_mem), &hist, sizeof(cl_mem), &pk,
+                             sizeof(cl_mem), &pi);
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, kk[DS_HIST], groups * c.wg, c.wg, p ? 0 : num_wait,
                                p ? NULL : wait);
@@ -253,15 +263,27 @@ int cltopk_devsort(cltopk_context *ctx, const cltopk_devsort_job *j, cl_uint num
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, kk[DS_SCAN], radix * c.wg, c.wg, 0, NULL);
         if (st == CLTOPK_OK)
-            st = cltopk_set_args(ctx, kk[DS_SCATTER], 19, sizeof(cl_mem), &sk, sizeof koff,
+            st = cltopk_set_args(ctx, kk[DS_SCATTER], 21, sizeof(cl_mem), &sk, sizeof koff,
                                  &koff, sizeof(cl_mem), &sp, sizeof implicit, &implicit,
                                  sizeof m32, &m32, sizeof sm, &sm, sizeof pb, &pb, sizeof s, &s,
                                  sizeof w, &w, sizeof tpg32, &tpg32, sizeof(cl_mem), &hist,
                                  sizeof(cl_mem), &totals, sizeof fin, &fin, sizeof(cl_mem), &dk,
                                  sizeof(cl_mem), &dp, sizeof(cl_mem), &dl, sizeof base, &base,
-                                 sizeof k32, &k32, sizeof want, &want);
+                                 sizeof k32, &k32, sizeof want, &want, sizeof(cl_mem), &pk,
+                                 sizeof(cl_mem), &pi);
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, kk[DS_SCATTER], groups * c.wg, c.wg, 0, NULL);
+    }
+    if (st == CLTOPK_OK && part) {
+        /* the k winners, in position order in tk[0] / tp[0]: sorted by the key
+         * alone, the passes alternating through tk[1] and tk[0] */
+        cltopk_devsort_job s2 = *j;
+        s2.part_key = s2.part_index = NULL;
+        s2.m = j->k;
+        s2.keys = tk[0], s2.key_off = 0, s2.pos = tp[0];
+        s2.tmp_keys[0] = tk[1], s2.tmp_keys[1] = tk[0];
+        s2.tmp_pos[0] = tp[1], s2.tmp_pos[1] = tp[0];
+        st = cltopk_devsort(ctx, &s2, 0, NULL);
     }
 out:
     for (int i = 0; i < DS_N; i++)

@@ -136,7 +136,7 @@ enum { SCR_INPUT = 0, SCR_CAND_U0, SCR_CAND_I0, SCR_CAND_U1, SCR_CAND_I1, SCR_OU
        /* the device sort (devsort.c): two sets of pairs, digit counts, their totals */
        SCR_DS_K0, SCR_DS_P0, SCR_DS_K1, SCR_DS_P1, SCR_DS_HIST, SCR_DS_TOTALS,
        /* sample-filter's selection: its state beside the radix select's */
-       SCR_SF_STATE,
+       SCR_SF_STATE, SCR_SF_PART_K, SCR_SF_PART_I,
        /* many rows (rowsdev.c): the queries of kNN on host data */
        SCR_ROWS_Q, SCR_ROWS_OFFS, SCR_ROWS_IDS, SCR_ROWS_SPLIT,
        /* kNN by tiles (knndev.c): the sample's keys, the thresholds, the counts */
@@ -334,6 +334,12 @@ typedef struct {
     /* optional: two buffers of m keys and two of m positions for the passes
      * (distinct from the above); NULL: the context's scratch slots SCR_DS_* */
     cl_mem tmp_keys[2], tmp_pos[2];
+    /* optional (final 1, pos NULL, pos_bits 0): the element whose bits are
+     * part_key[0] and whose position is part_index[0] (int64, from key 0) is
+     * the k-th of the m in THE ORDER; a first pass keeps the k pairs at or
+     * above it, stably (a partition by a 1-bit digit), and only those are
+     * sorted.  NULL: every pair is sorted */
+    cl_mem part_key, part_index;
 } cltopk_devsort_job;
 /* Enqueue the sort (about (pos_bits + key_bits) / 8 passes of three launches)
  * after the context's last event and the wait list; the last launch's event

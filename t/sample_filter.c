@@ -273,6 +273,22 @@ int main(void)
                    50000, (const size_t[]){65, 5000, 0});
         with_knobs(ctx, "sort=64,lseg=1,check=spill", CLTOPK_INT32, 0, "uniform", 50000,
                    (const size_t[]){65, 700, 0});
+        /* the partition: the k-th selected, the pairs at or above it kept by one
+         * stable pass, those k sorted alone (every type, ties at the k-th: equal
+         * and five-value input, k at the ends, the band's paths forced) */
+        static const char *const pdists[] = {"uniform", "equal", "five", "increasing",
+                                             "decreasing", "bucket"};
+        for (int ti = 0; ti < 6; ti++)
+            with_knobs(ctx, "sort=64,part=65", all_types[ti], ti & 1, pdists[ti],
+                       40000 + (size_t)ti * 777, (const size_t[]){64, 65, 3001, 39999, 0});
+        with_knobs(ctx, "sort=64,part=1", CLTOPK_FLOAT32, 0, "equal", 30000,
+                   (const size_t[]){65, 15000, 30000, 0});
+        with_knobs(ctx, "sort=64,part=1", CLTOPK_UINT64, 1, "five", 30000,
+                   (const size_t[]){100, 29999, 0});
+        with_knobs(ctx, "sort=64,part=1,force=few", CLTOPK_INT32, 0, "bucket", 30000,
+                   (const size_t[]){65, 20000, 0});
+        with_knobs(ctx, "sort=64,part=1,small=0,bs=64", CLTOPK_FLOAT64, 1, "nan", 30000,
+                   (const size_t[]){66, 12345, 0});
     }
 
     /* against the sampler: every survivor in one region, the top k at the end
