@@ -45,8 +45,9 @@
  *   part=K     a top-k above the final sort with k >= K selects the k-th
  *              element by the band, then the device sort keeps the pairs at or
  *              above it (one stable partition pass) and sorts those k alone
- *              (default 0: never; else the band's winners are radix-selected
- *              and sorted with their positions' bits)
+ *              (default 0: K = n / 16; a K above n: never; below K the band's
+ *              winners are radix-selected and sorted with their positions'
+ *              bits)
  *   small=N    a selection whose band buffer holds at most N pairs (default
  *              32768) is finished by one group (sf_band_final) instead of
  *              the radix select; 0: always the radix select (one group takes
@@ -127,8 +128,8 @@ typedef struct {
     unsigned s, rank, force, check, groups, profile, noreduce, bs;
     int dense; /* the band filter's way: 0 sparse, 1 dense, -1 by the expected band */
     size_t small; /* a selection's band buffer up to this: one group picks the rank */
-    size_t part;  /* a top-k above the final sort with k >= part (0: none) selects the k-th,
-                     then partitions the input by it and sorts the k winners */
+    size_t part;  /* a top-k above the final sort with k >= part (0: n / 16) selects the
+                     k-th, then partitions the input by it and sorts the k winners */
     size_t cap;
     uint64_t seed;
     int seed_set, rank_set, cap_set, groups_set, wg_set, s_set, unr_set, gpu;
@@ -338,6 +339,14 @@ static void plan_call(const sf_cfg *c, size_t n, size_t k, uint64_t seed, sf_cal
     p->cap = cap;
 }
 
+/* a top-k of k above the final sort takes the partition (part=, default n / 16:
+ * on the H200 at 2^29 f32 the partition took 6.2 ms at k = 2^24 against 4.2 ms
+ * by the band's winners, and 22.9 ms at k = 2^28 against 67 ms) */
+static int part_applies(const sf_cfg *c, size_t n, size_t k)
+{
+    return k >= (c->part ? c->part : n / 16);
+}
+
 static int sf_supports(cltopk_context *ctx, const cltopk_request *rq, char *why, size_t whylen)
 {
     sf_cfg c;
@@ -348,7 +357,7 @@ static int sf_supports(cltopk_context *ctx, const cltopk_request *rq, char *why,
     if (rq->k > c.sortcap) {
         /* the band's top-k: the device sort of the winners must run here (of
          * the whole input, for the partition) */
-        int part = c.part && rq->k >= c.part;
+        int part = part_applies(&c, rq->n, rq->k);
         size_t ds = rq->k > CLTOPK_WINNERS_BITONIC_MAX || part
                         ? cltopk_devsort_scratch(ctx, rq->bytes * 8, part ? rq->n : rq->k, why,
                                                  whylen)
@@ -792,7 +801,7 @@ static int sf_band_device(cltopk_context *ctx, const cltopk_request *rq, const s
                           cl_uint num_wait, const cl_event *wait)
 {
     sf_cfg c = *cfg;
-    if (topk && c.part && rank + 1 >= c.part && n < 0xFFFFFFFFu) {
+    if (topk && part_applies(&c, n, rank + 1) && n < 0xFFFFFFFFu) {
         /* the element at `rank` (a selection into two small buffers), then
          * the device sort keeps the pairs at or above it, stably, and sorts
          * those rank + 1 alone by their keys */
@@ -1044,6 +1053,13 @@ static double sf_predict(const cltopk_context *ctx, const cltopk_request *rq,
     if (!c)
         return -1;
     double R = (double)rq->n * rq->bytes / c->bw, k = (double)rq->k;
+    if (rq->k > max_sortcap(ctx, rq->bytes) && rq->k >= rq->n / 16) {
+        /* the partition: the k-th selected by the band, one pass over the
+         * input (9 reads of its keys on the H200), the sort of the k winners */
+        cltopk_request sel = *rq;
+        sel.select = 1;
+        return band_time(&sel, c) + 9 * R + cltopk_devsort_time(c, rq->k, rq->bytes);
+    }
     if (rq->k > max_sortcap(ctx, rq->bytes)) /* the band (sf_band_device) */
         return band_time(rq, c) + cltopk_winners_time(c, rq->k, rq->bytes);
     if (rq->k == 1)

@@ -91,9 +91,7 @@ static double sort_predict(const cltopk_context *ctx, const cltopk_request *rq,
     (void)ctx;
     if (!c || rq->k < rq->n / 4)
         return -1;
-    double R = (double)rq->n * rq->bytes / c->bw, passes = rq->bytes;
-    return passes * (c->gpu ? 17.8 : 6.0) * R * (rq->bytes + 4.0) / rq->bytes / 2 +
-           3 * passes * c->launch;
+    return cltopk_devsort_time(c, rq->n, rq->bytes);
 }
 
 const cltopk_algorithm cltopk_algo_sort = {

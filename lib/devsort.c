@@ -144,6 +144,13 @@ size_t cltopk_devsort_scratch(cltopk_context *ctx, int key_bits, size_t m, char 
     return 2 * m * ((size_t)key_bits / 8 + 4) + (((size_t)1 << c.digit) * (groups + 1)) * 4;
 }
 
+double cltopk_devsort_time(const struct cltopk_consts_s *c, size_t m, int key_bytes)
+{
+    double R = (double)m * key_bytes / c->bw, passes = key_bytes;
+    return passes * (c->gpu ? 17.8 : 6.0) * R * (key_bytes + 4.0) / key_bytes / 2 +
+           3 * passes * c->launch;
+}
+
 enum { DS_HIST, DS_SCAN, DS_SCATTER, DS_N };
 static const char *const ds_names[DS_N] = {"ds_hist", "ds_scan", "ds_scatter"};
 

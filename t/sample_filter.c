@@ -281,6 +281,9 @@ int main(void)
         for (int ti = 0; ti < 6; ti++)
             with_knobs(ctx, "sort=64,part=65", all_types[ti], ti & 1, pdists[ti],
                        40000 + (size_t)ti * 777, (const size_t[]){64, 65, 3001, 39999, 0});
+        /* (and never: the band's winners with their positions' bits, at k = n / 2) */
+        with_knobs(ctx, "sort=64,part=4294967294", CLTOPK_FLOAT32, 1, "few", 30000,
+                   (const size_t[]){65, 15000, 0});
         with_knobs(ctx, "sort=64,part=1", CLTOPK_FLOAT32, 0, "equal", 30000,
                    (const size_t[]){65, 15000, 30000, 0});
         with_knobs(ctx, "sort=64,part=1", CLTOPK_UINT64, 1, "five", 30000,
