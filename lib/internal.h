@@ -141,6 +141,8 @@ enum { SCR_INPUT = 0, SCR_CAND_U0, SCR_CAND_I0, SCR_CAND_U1, SCR_CAND_I1, SCR_OU
        SCR_ROWS_Q, SCR_ROWS_OFFS, SCR_ROWS_IDS, SCR_ROWS_SPLIT,
        /* kNN by tiles (knndev.c): the sample's keys, the thresholds, the counts */
        SCR_KNN_KEYS, SCR_KNN_THR, SCR_KNN_COUNT,
+       /* the sample-filter query (querydev.c): its state */
+       SCR_QSF_STATE,
        SCR_COUNT };
 
 
@@ -636,6 +638,13 @@ CLTOPK_INTERNAL int cltopk_query_dev_can(cltopk_context *ctx, const cltopk_query
  * the wait list; ends in the context's last event */
 CLTOPK_INTERNAL int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job,
                                      cl_uint num_wait, const cl_event *wait);
+/* querydev.c: the device peer of the query (cltopk_benchmark_query_peer):
+ * the score column of job's rows written to scores (job->n elements of the
+ * score type; rows failing the filter the worst score: -inf, or a NaN for
+ * the smallest), after the context's last event; ends in the context's last
+ * event */
+CLTOPK_INTERNAL int cltopk_query_dev_scores(cltopk_context *ctx, const cltopk_query_job *job,
+                                            cl_mem scores);
 /* querydev.c: one line for cltopk_query_explain saying which kernel would run
  * the job (the specialised one or the interpreter, and why) and what building
  * it costs; the job as for cltopk_query_dev_can */
