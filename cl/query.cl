@@ -443,10 +443,15 @@ inline ulong run_prog(COLS_ARGS, __global const uint *ops, uint nops,
 #ifndef QSPEC
 #define QSPEC 0
 #endif
-/* the kernels a program holds (fewer to compile): 0 query_tile and
- * query_merge, 1 those and the sample-filter query's, 2 query_score alone */
+/* the kernels a program holds (fewer to compile): QROWS 1 the kernels that
+ * read the rows (query_tile; with QKERNELS 1 also qsf_sample and qsf_filter;
+ * QKERNELS 2: query_score alone), QROWS 0 those that read candidates
+ * (query_merge; with QKERNELS 1 also qsf_thresh and qsf_reduce) */
 #ifndef QKERNELS
 #define QKERNELS 1
+#endif
+#ifndef QROWS
+#define QROWS 1
 #endif
 #define QMAX 64 /* cl/query_steps.h; lib/querydev.c: QDEV_SPEC_MAX */
 #if QSPEC
@@ -672,7 +677,7 @@ inline okey_t row_key(COLS_ARGS, PROG_ARGS, ulong i, uint smallest, int *pass)
 #define GATE_ARGS __global const uint *gate, uint gmode
 #define GATE_CLOSED (gmode != 0u && gate[QSF_GATE] != gmode)
 
-#if QKERNELS != 2
+#if QROWS && QKERNELS != 2
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 query_tile(KCOLS_ARGS, PROG_ARGS, ulong n, uint k, uint smallest, __global okey_t *cand_u,
            __global uint *cand_i, __global uint *count, __global uint *thr, GATE_ARGS)
@@ -721,7 +726,7 @@ query_tile(KCOLS_ARGS, PROG_ARGS, ulong n, uint k, uint smallest, __global okey_
 
 #endif
 
-#if QKERNELS == 2
+#if QROWS && QKERNELS == 2
 /* ---- the device peer (cltopk_benchmark_query_peer) ----
  * query_score: the score column, materialised: row i's score (bits as
  * computed, a NaN as one NaN), or where the filter fails the worst score (-inf
@@ -751,7 +756,7 @@ query_score(KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, __global okey_t *scor
 
 #endif
 
-#if QKERNELS == 1
+#if QROWS && QKERNELS == 1
 /* ---- the sample-filter query (lib/querydev.c: the steps and their bounds) ----
  * qsf_sample  group g: samples g * TL .. of s, sample t at a hashed row of
  *             stratum [t n / s, (t + 1) n / s) (rows increase with t); the
@@ -869,9 +874,9 @@ qsf_filter(KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, uint cap, __global oke
 
 #endif
 
-/* not in a specialised build: the host takes query_merge from the interpreter's
- * program, which serves every query */
-#if !QSPEC && QKERNELS != 2
+/* in the program that reads candidates (QROWS 0), never specialised: one
+ * program serves every query */
+#if !QROWS && QKERNELS != 2
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 query_merge(KCOLS_ARGS, PROG_ARGS, uint k, uint parts, ulong ncand,
             __global const okey_t *in_u, __global const uint *in_i, __global okey_t *out_u,
@@ -925,7 +930,7 @@ query_merge(KCOLS_ARGS, PROG_ARGS, uint k, uint parts, ulong ncand,
         out_count[0] = (ulong)(k < count[0] ? k : count[0]);
 }
 
-#if QKERNELS == 1
+#if !QROWS && QKERNELS == 1
 /* qsf_thresh  (one group) the rank-th best of the groups' sampled candidates
  *             (ncand of them, at most TL) as the threshold T (composite
  *             order), or, with fewer than rank passing samples (or force 2),

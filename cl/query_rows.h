@@ -51,13 +51,7 @@
         }
     }
 #else
-/* the interpreter unrolled in the tile query's own program; in the
- * sample-filter query's (QKERNELS 1: three kernels, where GPUs take the
- * interpreter only for programs too long to specialise) not, which divides
- * its build time on POCL */
-#if QKERNELS != 1
 #pragma unroll
-#endif
     for (uint r = 0; r < RT; r++) {
         const uint j = r * WG + lid;
         int pass = 0;

@@ -258,16 +258,17 @@ static int qdev_spec_prog(char *o, size_t len, size_t *at, const char *P, const 
     return st;
 }
 
-/* the options of a build (pb: tile.h's PB; spec: specialised to the job's
- * programs; kernels: cl/query.cl's QKERNELS, the kernels it holds) into o: 0, or -1 when they do not fit */
+/* the options of a build (pb: tile.h's PB, 16 for the kernels that read rows
+ * (QROWS 1), 31 for those that read candidates; spec: specialised to the
+ * job's programs; kernels: cl/query.cl's QKERNELS, the kernels it holds) into o: 0, or -1 when they do not fit */
 static int qdev_opts(cltopk_context *ctx, const cltopk_query_job *job, const qdev_cfg *c,
                      int pb, int spec, int kernels, char *o, size_t len)
 {
     size_t at = 0;
     int st = qdev_put(o, len, &at,
                       "-D KEY_BITS=%d -D KEY_KIND=2 -D WG=%u -D RT=%d -D MCAP=%u -D PB=%d "
-                      "-D QKERNELS=%d -D F64=%d -D DIV64=%d -D QTHR=%d%s",
-                      job->q->score64 ? 64 : 32, c->wg, QDEV_RT, c->mcap, pb, kernels,
+                      "-D QKERNELS=%d -D QROWS=%d -D F64=%d -D DIV64=%d -D QTHR=%d%s",
+                      job->q->score64 ? 64 : 32, c->wg, QDEV_RT, c->mcap, pb, kernels, pb == 16,
                       ctx->caps.fp64 ? 1 : 0, c->div64, c->thr,
                       c->crdiv ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
     if (st || !spec)
@@ -300,7 +301,7 @@ static int qdev_opts(cltopk_context *ctx, const cltopk_query_job *job, const qde
     return st;
 }
 
-void cltopk_query_dev_explain(cltopk_context *ctx, const cltopk_query_job *job, char *buf,
+static void qdev_explain_rows(cltopk_context *ctx, const cltopk_query_job *job, char *buf,
                               size_t len)
 {
     qdev_cfg c;
@@ -343,6 +344,26 @@ void cltopk_query_dev_explain(cltopk_context *ctx, const cltopk_query_job *job, 
                    : "a distinct query is one more program build on its first call (some "
                      "0.1 to 0.5 s on GPU drivers, seconds on POCL; then the program caches, "
                      "memory and disk); CLTOPK_QUERY=spec=0 takes the interpreter instead");
+}
+
+void cltopk_query_dev_explain(cltopk_context *ctx, const cltopk_query_job *job, char *buf,
+                              size_t len)
+{
+    qdev_cfg c;
+    char why[256];
+    qdev_explain_rows(ctx, job, buf, len);
+    if (!qdev_config(ctx, job, &c, why, sizeof why) || c.bad)
+        return;
+    size_t at = strlen(buf);
+    if (c.sf)
+        snprintf(buf + at, len - at, "; as the sample-filter query (CLTOPK_QUERY path=sf%s): a "
+                 "threshold from %u sampled rows (rank %u), one read keeping the rows at or "
+                 "above it (a buffer of %zu), their top k, the tile query its exact fallback "
+                 "decided on the device", c.sf_forced ? "" : ", auto on GPUs from 2^22 rows",
+                 c.s, c.rank, c.cap);
+    else
+        snprintf(buf + at, len - at, "; the tile query (not the sample-filter query: %s)",
+                 c.sf_why);
 }
 
 /* a read-only buffer holding bytes of host memory (at least 8 bytes) */
