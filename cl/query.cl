@@ -16,10 +16,17 @@
  *                final 1 (one group), the outputs: rows as int64 (-1 past the
  *                count), scores evaluated again at those rows (a NaN as the
  *                quiet NaN; 0 past the count), and the count min(k, count[0])
+ *   query_score  the device peer: the score column (cltopk_benchmark_query_peer)
+ *   qsf_sample, qsf_thresh, qsf_filter, qsf_reduce  the sample-filter query
+ *                (below): a threshold from sampled rows, one read keeping the
+ *                rows at or above it, their top k through query_merge, or
+ *                the tile query as the exact fallback (its launches gated on
+ *                the decision, made on the device)
  *
  * -D options (defaults below and in tile.h, so that the file compiles on its
  * own): KEY_BITS (32: float32 scores, 64: float64), WG, RT, MCAP, PB (tile.h: 16 for
- * query_tile's positions in a tile, 31 for query_merge's rows), F64 (1: the
+ * query_tile's positions in a tile, 31 for query_merge's rows), QKERNELS and
+ * QROWS (the kernels a program holds, below), F64 (1: the
  * device has fp64, so float64 columns can be read; their types come at run
  * time, offs[8 ..]: 0 float32, 1 float64, 2 int32, 3 uint32, 4 int64, 5
  * uint64, so that one program serves every query), DIV64 (1: float32 division and
@@ -682,8 +689,9 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 query_tile(KCOLS_ARGS, PROG_ARGS, ulong n, uint k, uint smallest, __global okey_t *cand_u,
            __global uint *cand_i, __global uint *count, __global uint *thr, GATE_ARGS)
 {
-    if (GATE_CLOSED)
-        return;
+    /* no return before a barrier (POCL's work-group loops mishandle one):
+     * a closed gate skips the rows and the stores */
+    const int open = !GATE_CLOSED;
     KCOLS_START;
     QSPEC_START;
     __local tile_locals L;
@@ -702,11 +710,16 @@ query_tile(KCOLS_ARGS, PROG_ARGS, ulong n, uint k, uint smallest, __global okey_
     barrier(CLK_LOCAL_MEM_FENCE);
     okey_t u[RT];
     uint lo[RT], mine = 0, minec = 0;
+    if (open) {
 #define QR_ROW(j) TILE_ROWNUM(j)
 #define QR_SET(r, j, pass_, key_) TILE_SET(r, j, base + (j) < n, pass_, key_)
 #include "query_rows.h"
 #undef QR_SET
 #undef QR_ROW
+    } else {
+        for (uint r = 0; r < RT; r++)
+            u[r] = 0, lo[r] = 0;
+    }
     if (mine)
         atomic_add(&passing, mine);
     if (minec)
@@ -715,7 +728,8 @@ query_tile(KCOLS_ARGS, PROG_ARGS, ulong n, uint k, uint smallest, __global okey_
     const uint cnt = passing, cc = cands;
     const uint kk = k < cc ? k : cc;
     tile_select_of(u, lo, k, cc, &L);
-    tile_store(cand_u, cand_i, g * k, k, kk, (uint)base, &L);
+    if (open)
+        tile_store(cand_u, cand_i, g * k, k, kk, (uint)base, &L);
     if (lid == 0 && cnt)
         atomic_add(count, cnt);
 #if QTHR
@@ -780,13 +794,11 @@ qsf_sample(KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, uint s, uint rank, ulo
     KCOLS_START;
     QSPEC_START;
     __local tile_locals L;
-    __local uint passing, cands;
+    __local uint cands;
     const uint lid = get_local_id(0);
     const ulong g = get_group_id(0), t0 = g * (ulong)(WG * RT);
-    if (lid == 0) {
-        passing = 0;
+    if (lid == 0)
         cands = 0;
-    }
     const okey_t tk = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     okey_t u[RT];
@@ -796,6 +808,7 @@ qsf_sample(KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, uint s, uint rank, ulo
 #include "query_rows.h"
 #undef QR_SET
 #undef QR_ROW
+    (void)mine; /* passing samples: not counted */
     if (minec)
         atomic_add(&cands, minec);
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -874,6 +887,28 @@ qsf_filter(KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, uint cap, __global oke
 
 #endif
 
+#if !QROWS
+/* the group's best min(k, real) of the candidates first .. first + len (at
+ * most a tile; the sentinel row marks none) selected into L (tile.h); their
+ * real count, through *real, returned */
+inline uint cands_select(__global const okey_t *in_u, __global const uint *in_i, ulong first,
+                         uint len, uint k, __local tile_locals *L, __local uint *real)
+{
+    if (get_local_id(0) == 0)
+        *real = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    okey_t u[RT];
+    uint lo[RT];
+    const uint mine = tile_from_cands(in_u, in_i, first, len, u, lo);
+    if (mine)
+        atomic_add(real, mine);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint cnt = *real;
+    tile_select_of(u, lo, k, cnt, L);
+    return cnt;
+}
+#endif
+
 /* in the program that reads candidates (QROWS 0), never specialised: one
  * program serves every query */
 #if !QROWS && QKERNELS != 2
@@ -884,26 +919,18 @@ query_merge(KCOLS_ARGS, PROG_ARGS, uint k, uint parts, ulong ncand,
             __global uchar *out_scores, __global long *out_index, __global ulong *out_count,
             uint want, GATE_ARGS)
 {
-    if (GATE_CLOSED)
-        return;
+    const int open = !GATE_CLOSED; /* closed: nothing read or written (no return: query_tile) */
     KCOLS_START;
     __local tile_locals L;
     __local uint real;
     const uint lid = get_local_id(0);
     const ulong g = get_group_id(0), first = g * (ulong)parts * k;
-    const uint len = (uint)(ncand - first < (ulong)parts * k ? ncand - first : (ulong)parts * k);
-    if (lid == 0)
-        real = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    okey_t u[RT];
-    uint lo[RT];
-    const uint mine = tile_from_cands(in_u, in_i, first, len, u, lo);
-    if (mine)
-        atomic_add(&real, mine);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const uint cnt = real;
+    const uint len = !open ? 0u
+                     : (uint)(ncand - first < (ulong)parts * k ? ncand - first : (ulong)parts * k);
+    const uint cnt = cands_select(in_u, in_i, first, len, k, &L, &real);
     const uint kk = k < cnt ? k : cnt;
-    tile_select_of(u, lo, k, cnt, &L);
+    if (!open)
+        return;
     if (!final) {
         tile_store(out_u, out_i, g * k, k, kk, 0, &L);
         return;
@@ -944,17 +971,7 @@ qsf_thresh(uint rank, uint ncand, uint force, __global const okey_t *cand_u,
     __local tile_locals L;
     __local uint real;
     const uint lid = get_local_id(0);
-    if (lid == 0)
-        real = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    okey_t u[RT];
-    uint lo[RT];
-    const uint mine = tile_from_cands(cand_u, cand_i, 0, ncand, u, lo);
-    if (mine)
-        atomic_add(&real, mine);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const uint cnt = real;
-    tile_select_of(u, lo, rank, cnt, &L);
+    const uint cnt = cands_select(cand_u, cand_i, 0, ncand, rank, &L, &real);
     if (lid == 0) {
         okey_t tk = cnt >= rank ? L.cu[rank - 1] : (okey_t)0;
         uint trow = cnt >= rank ? L.ci[rank - 1] : 0u, all = cnt < rank || force == 2u;
@@ -995,21 +1012,12 @@ qsf_reduce(uint k, uint cap, __global const okey_t *in_u, __global const uint *i
     const int serve = m <= cap && m >= (k < p ? k : p);
     if (g == 0 && lid == 0)
         st[QSF_GATE] = serve ? 1u : 2u;
-    if (!serve)
-        return;
-    const uint len = first >= m ? 0u : (uint)(m - first < WG * RT ? m - first : WG * RT);
-    if (lid == 0)
-        real = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    okey_t u[RT];
-    uint lo[RT];
-    const uint mine = tile_from_cands(in_u, in_i, first, len, u, lo);
-    if (mine)
-        atomic_add(&real, mine);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const uint cnt = real;
-    tile_select_of(u, lo, k, cnt, &L);
-    tile_store(out_u, out_i, g * k, k, k < cnt ? k : cnt, 0, &L);
+    /* no return before the barriers (query_tile) */
+    const uint len = !serve || first >= m ? 0u
+                     : (uint)(m - first < WG * RT ? m - first : WG * RT);
+    const uint cnt = cands_select(in_u, in_i, first, len, k, &L, &real);
+    if (serve)
+        tile_store(out_u, out_i, g * k, k, k < cnt ? k : cnt, 0, &L);
 }
 #endif
 #endif

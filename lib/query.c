@@ -98,6 +98,16 @@ static int query_flags(cltopk_context *ctx, const char *fn, unsigned flags)
     return CLTOPK_OK;
 }
 
+/* query_start, then the flags (query_flags) */
+static int query_start_flags(cltopk_context *ctx, const char *fn, const cltopk_column *cols,
+                             size_t ncols, const char *order_by, const char *where,
+                             cltopk_dtype score_type, unsigned flags, expr_query **q,
+                             cltopk_query_job *job)
+{
+    int st = query_start(ctx, fn, cols, ncols, order_by, where, score_type, q, job);
+    return st == CLTOPK_OK ? query_flags(ctx, fn, flags) : st;
+}
+
 /* the host data of the columns the expressions use (n > 0) */
 static int query_data(cltopk_context *ctx, const char *fn, const cltopk_column *cols,
                       const expr_query *q)
@@ -547,9 +557,8 @@ int cltopk_benchmark_query_peer(cltopk_context *ctx, const cltopk_column *cols, 
     cltopk_enter(ctx);
     expr_query *q;
     cltopk_query_job job;
-    int st = query_start(ctx, fn, cols, ncols, order_by, where, score_type, &q, &job);
-    if (st == CLTOPK_OK)
-        st = query_flags(ctx, fn, flags);
+    int st = query_start_flags(ctx, fn, cols, ncols, order_by, where, score_type, flags, &q,
+                               &job);
     if (st == CLTOPK_OK && (!median_s || reps < 1 || reps > 64 || n == 0 || k == 0 || k > n))
         st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
                          "%s: median_s is needed, n >= k >= 1, reps 1 to 64", fn);
@@ -675,9 +684,8 @@ int cltopk_query_explain(cltopk_context *ctx, const cltopk_column *cols, size_t 
     cltopk_enter(ctx);
     expr_query *q;
     cltopk_query_job job;
-    int st = query_start(ctx, fn, cols, ncols, order_by, where, score_type, &q, &job);
-    if (st == CLTOPK_OK)
-        st = query_flags(ctx, fn, flags);
+    int st = query_start_flags(ctx, fn, cols, ncols, order_by, where, score_type, flags, &q,
+                               &job);
     if (st == CLTOPK_OK && (!buf || len == 0))
         st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "%s: buf is NULL or len 0", fn);
     if (st == CLTOPK_OK && device_data && !ctx->is_cl)
