@@ -6,8 +6,8 @@
 #   bench/gpu-run.sh [TARBALL]       (default: the newest .gpu/cltopk-*.tar.gz)
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
-# than one 10-minute call allows): check poclcheck onepass sfx band bandx rows rowsx query querysf prof knnx demo bitonic keysonly dist
-# ablation paper torch tune unpack sbp tree cpu; and compare (with
+# than one 10-minute call allows): check poclcheck onepass sfx sortx band bandx rows rowsx query querysf prof knnx demo bitonic keysonly dist
+# ablation paper torch tune unpack sbp tree cpu index stream multi; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
 #
@@ -345,6 +345,26 @@ if want sfx; then
         tee -a "$OUT/summary.txt" "$OUT/sfx.txt"
 fi
 
+# ---- the device sort's settings (issue 11): SORTX_SPECS are CLTOPK_SORT values
+# ("-" the defaults), each timed on 2^29 f32 with positions, uniform and equal
+if want sortx; then
+    B="tools/cltopk bench --device gpu -t f32 -n 2^29"
+    for spec in ${SORTX_SPECS:-- pf=1 wg=128,gpc=8 ipt=16,ld=0}; do
+        log "sort, CLTOPK_SORT=$spec: ${SORTX_DIST:=uniform,equal}"
+        if [ "$spec" = - ]; then unset CLTOPK_SORT; else export CLTOPK_SORT=$spec; fi
+        $B -k 536870912 --algo sort --dist $SORTX_DIST --reps 3 2>&1 |
+            grep -E "^(uniform|equal)|error" | tee -a "$OUT/summary.txt" "$OUT/sortx.txt"
+        unset CLTOPK_SORT
+    done
+    log "profile: the sort, 2^29 f32 with positions (defaults)"
+    CLTOPK_PROFILE=1 $B -k 536870912 --algo sort --reps 1 2>&1 | grep -m1 "profile: ds_" |
+        tee -a "$OUT/summary.txt" "$OUT/sortx.txt"
+    log "registers of the sort's kernels (-cl-nv-verbose)"
+    CLTOPK_BUILD_OPTIONS=-cl-nv-verbose CLTOPK_SHOW_BUILD_LOG=1 CLTOPK_CACHE=0 \
+        tools/cltopk bench --device gpu -t f32 -n 2^16 -k 65536 --algo sort --reps 1 2>&1 |
+        grep -E "Function properties|registers|ds_" | head -12 | tee -a "$OUT/summary.txt" "$OUT/sortx.txt"
+fi
+
 # ---- experiments on the band filter at the median (issue 11)
 if want bandx; then
     for spec in dense=1 dense=0,groups=8192 dense=0,groups=16384 dense=0,groups=32768 \
@@ -574,4 +594,90 @@ if want cpu; then
     done
 fi
 # ---- end of the CPU block ----
+# ---- the early-stopping index (issue 15): t/index.t on the GPU, then `cltopk index bench`
+# (3 distributions x 2 partitionings, Q0 on m = 2..8, k = 4..256: the index query against
+# its full evaluation and the expression top-k), then CLTOPK_PROFILE=1 device times of two
+# cells, and the rounds read back after each (sync=1) against the default.  About 5
+# minutes.  INDEX_TUPLES (default 2^26), INDEX_REPS (3), INDEX_ARGS (more options for the
+# bench, e.g. "-k 4,256 --partitioning angle"), INDEX_CHECK=0 skips the test,
+# INDEX_SYNC=0 the sync comparison, INDEX_PROFILE=0 the profile; CLTOPK_INDEX passes
+# through to the bench and the profile (e.g. grow=1,probe=16). ----
+if want index; then
+    if [ "${INDEX_CHECK:-1}" = 1 ]; then
+        log "t/index.t on the GPU"
+        CLTOPK_TEST_DEVICE=gpu timeout 200 make -j"$jobs" check TESTS=t/index.t \
+            >"$OUT/index-check.log" 2>&1
+        irc=$?
+        grep -E "^# (PASS|FAIL|ERROR)" "$OUT/index-check.log" | tee -a "$OUT/summary.txt"
+        grep -E "^(not ok|Bail)" t/index.log 2>/dev/null | head -20 | tee -a "$OUT/summary.txt"
+        log "t/index.t exit $irc"
+        [ $irc -eq 0 ] || rc=$irc
+    fi
+    log "index bench: ${INDEX_TUPLES:-2^26} tuples x 8, three distributions, both partitionings${CLTOPK_INDEX:+ (CLTOPK_INDEX=$CLTOPK_INDEX)}"
+    timeout 400 tools/cltopk index bench --device gpu --tuples "${INDEX_TUPLES:-2^26}" \
+        --reps "${INDEX_REPS:-3}" ${INDEX_ARGS:-} 2>&1 | tee -a "$OUT/summary.txt" "$OUT/index.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || { log "index bench failed"; rc=1; }
+    if [ "${INDEX_SYNC:-1}" = 1 ]; then
+        # the rounds' progress read back after each round (CLTOPK_INDEX=sync=1) against the
+        # default (every round enqueued at once): which is cheaper on this GPU
+        for sy in 0 1; do
+            log "index bench, CLTOPK_INDEX=sync=$sy: angle partitions, m = 2, 8, k = 4, 256"
+            CLTOPK_INDEX=sync=$sy timeout 120 tools/cltopk index bench --device gpu \
+                --tuples "${INDEX_TUPLES:-2^26}" --dist correlated,anticorrelated \
+                --partitioning angle -m 2,8 -k 4,256 --reps "${INDEX_REPS:-3}" --no-query 2>&1 |
+                tee -a "$OUT/summary.txt" "$OUT/index.txt"
+        done
+    fi
+    if [ "${INDEX_PROFILE:-1}" = 1 ]; then
+        for dist in correlated anticorrelated; do
+            log "index profile: $dist, random partitions, m = 4, k = 4 and 256 (one run each)"
+            CLTOPK_PROFILE=1 timeout 120 tools/cltopk index bench --device gpu \
+                --tuples "${INDEX_TUPLES:-2^26}" --dist $dist --partitioning random -m 4 \
+                -k 4,256 --reps 1 --no-query >"$OUT/index-profile-$dist.txt" 2>&1
+            grep -E "^ *4 " "$OUT/index-profile-$dist.txt" | tee -a "$OUT/summary.txt"
+        done
+    fi
+fi
+# ---- host data larger than a chunk, streamed (issue 17, part 3): 2^32 f32 (16 GiB)
+# in pinned host memory; the host-to-device bandwidth from that memory measured
+# first, then CLTOPK_STREAM=0 (the chunk loop: each chunk waits for its transfer),
+# 1 (pieces through pinned staging, transfers beside reductions) and direct (the
+# pieces written from the caller's pinned memory), every answer checked against
+# mode 0's.  STREAM_N sets n (default 2^32).  About a minute. ----
+if want stream; then
+    log "bench --stream: ${STREAM_N:-2^32} f32 from pinned host memory, radix-select, k = 1000, 2^20"
+    timeout 150 tools/cltopk bench --stream --device gpu -n "${STREAM_N:-2^32}" -k 1000,2^20 \
+        --reps 3 2>&1 | tee -a "$OUT/summary.txt" "$OUT/stream.txt"
+    log "bench --stream: 2^30 f32 from pageable (malloc'd) host memory, k = 1000"
+    timeout 60 tools/cltopk bench --stream --device gpu -n 2^30 -k 1000 --pageable --reps 3 2>&1 |
+        tee -a "$OUT/summary.txt" "$OUT/stream.txt"
+fi
+# ---- end of the stream block ----
+# ---- several devices of one host (issue 17, part 2): the GPU and POCL's CPU
+# device in one context (MULTI_DEVICES, default "gpu,Portable"): the split that
+# cltopk devices --split shows, t/multi.t against the oracle and the GPU alone
+# (run directly: make check would build every test first), and the time of
+# 2^28 f32 (pinned) on both against the GPU alone.  About a minute and a half. ----
+if want multi; then
+    md=${MULTI_DEVICES:-gpu,Portable}
+    log "several devices: the split of '$md' (cltopk devices --split)"
+    tools/cltopk devices --split "$md" 2>&1 | sed -n '/^split of/,$p' | tee -a "$OUT/summary.txt" "$OUT/multi.txt"
+    log "several devices: t/multi.t on '$md' (CLTOPK_TEST_MULTI)"
+    make t/multi.t >>"$OUT/build.log" 2>&1
+    CLTOPK_TEST_MULTI="$md" timeout 150 t/multi.t >"$OUT/check-multi.log" 2>&1
+    mrc=$?
+    grep -E "^(not ok|Bail|1\.\.)|^# devices" "$OUT/check-multi.log" | tail -20 |
+        tee -a "$OUT/summary.txt" "$OUT/multi.txt"
+    log "t/multi.t exit $mrc"
+    [ $mrc -eq 0 ] || rc=$mrc
+    # named device algorithms: AUTO keeps host data on the host CPU here
+    for a in radix-select sample-filter; do
+        for d in "$md" gpu; do
+            log "several devices: 2^28 f32 pinned, $a, k = 1000 on '$d'"
+            timeout 60 tools/cltopk bench --stream --device "$d" -n 2^28 -k 1000 --modes 1 \
+                --reps 3 --algo $a 2>&1 | tee -a "$OUT/summary.txt" "$OUT/multi.txt"
+        done
+    done
+fi
+# ---- end of the multi block ----
 exit $rc

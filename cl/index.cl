@@ -22,11 +22,15 @@
  *                of any partition so far, its own included) is strictly above
  *                the threshold score of the block just read (which is neither
  *                NaN nor +inf): see cpu/indexcpu.c for why this is exact.  The
- *                list and position are saved for the next launch.
+ *                list and position are saved for the next launch; a launch
+ *                after the phase left 0 does nothing.
+ *   index_decide one work-group after each round: finished, read on, or
+ *                switch to full evaluation (the block list for index_full), so
+ *                that the host enqueues every round without waiting.
  *   index_full   work-groups each read a contiguous share of a list of blocks
  *                with no threshold (full evaluation), each writing its K best.
- *   index_merge  one work-group: the K best of all the lists, written as score
- *                bits (a zero +0.0, a NaN 0x7FC00000) and tuple numbers.
+ *   index_merge  work-groups each the K best of a few lists (raw keys), then
+ *                one work-group those lists' K best; the host decodes them.
  *
  * Options (defaults let the file compile alone): WG work-items a group, SN
  * local slots (a power of two >= K + WG, and >= 2 K).  Needs 64-bit integers. */
@@ -148,26 +152,51 @@ inline ulong ix_block(__global const float *data, __global const uint *ids, ulon
     return ix_flush(S, meta, K, lid, kth);
 }
 
-/* state: 5 uints a partition: blocks read, keys in its list, stopped, and
- * the bits of the threshold scores after its first and its last block read
- * (for the host's switch rule).
+/* The query's buffer qb (uints; lib/indexdev.c fills and reads it):
+ *   qb[0 .. 64)            the attribute numbers attr[0 .. m)
+ *   qb[64 .. 128)          the weights w[0 .. m) (float bits)
+ *   qb[128 .. 132)         ctl: the phase (0 reading, 1 every partition
+ *                          finished, 2 switched to full evaluation), the
+ *                          blocks the switch left (in todo), the bound, 0
+ *   qb[132 + 7 i ..]       partition i's state: blocks read, keys in its
+ *                          list, stopped, the bits of the threshold scores
+ *                          after its first and its last block read, and its
+ *                          position and last threshold score at the previous
+ *                          decision (0: none; index_decide's switch rule)
+ *   then, from an even index, the K best keys (ulong: index_merge's output)
  * bound: the largest order key of a partition's K-th score so far, shared by
  * all work-groups (atomic_max): no tuple scoring below it can be among the K
  * best, so keys at or below bound << 32 are not kept, and a partition stops
  * when its threshold score is strictly below it (its own K-th included) */
+#define IXQ_W 64
+#define IXQ_CTL 128
+#define IXQ_STATE 132
+#define IX_ST 7
+
+/* the float score whose order key is u (u != 0) */
+inline float ix_key_score(uint u)
+{
+    return as_float((u & 0x80000000u) ? u ^ 0x80000000u : ~u);
+}
+
+/* index_scan: a work-group a partition, nothing once the phase is not 0 */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 index_scan(__global const float *data, __global const uint *ids, __global const float *thr,
-           __global const uint *pstart, __global const uint *attr, __global const float *w,
-           uint m, uint d, uint B, uint K, __global ulong *lists, __global uint *state,
-           uint limit, __global uint *bound, __global const uint *wmap, uint streamed)
+           __global const uint *pstart, __global uint *qb, uint m, uint d, uint B, uint K,
+           __global ulong *lists, uint limit, __global const uint *wmap, uint streamed)
 {
     __local ulong S[SN];
     __local uint meta[3];
     const uint i = get_group_id(0), lid = get_local_id(0);
+    __global const uint *attr = qb;
+    __global const float *w = (__global const float *)(qb + IXQ_W);
+    __global uint *ctl = qb + IXQ_CTL, *bound = ctl + 2, *state = qb + IXQ_STATE + IX_ST * i;
     const uint g0 = pstart[i], nb = pstart[i + 1] - g0;
-    uint pos = state[5 * i], stopped = state[5 * i + 2];
-    const uint cnt = state[5 * i + 1];
-    float tfirst = as_float(state[5 * i + 3]), tnow = as_float(state[5 * i + 4]);
+    if (ctl[0] != 0)
+        return;
+    uint pos = state[0], stopped = state[2];
+    const uint cnt = state[1];
+    float tfirst = as_float(state[3]), tnow = as_float(state[4]);
     if (nb == 0) /* an empty partition: an empty list */
         for (uint x = lid; x < K; x += WG)
             lists[(ulong)i * K + x] = 0;
@@ -212,26 +241,112 @@ index_scan(__global const float *data, __global const uint *ids, __global const 
     for (uint x = lid; x < K; x += WG)
         lists[(ulong)i * K + x] = S[x];
     if (lid == 0) {
-        state[5 * i] = pos;
-        state[5 * i + 1] = meta[0];
-        state[5 * i + 2] = stopped;
-        state[5 * i + 3] = as_uint(tfirst);
-        state[5 * i + 4] = as_uint(tnow);
+        state[0] = pos;
+        state[1] = meta[0];
+        state[2] = stopped;
+        state[3] = as_uint(tfirst);
+        state[4] = as_uint(tnow);
     }
 }
 
-/* group q reads blocks todo[q * per .. min((q + 1) * per, ntodo)) and writes
- * its K best to lists[(obase + q) * K ..] */
+/* index_decide: one work-group after each round, while the phase is 0: every
+ * partition finished (stopped or read to its end): phase 1; else the switch
+ * rule of cpu/indexcpu.c (cltopk_ix_decide, here in float: the rule only
+ * chooses the path, never the answer) with sw (CLTOPK_INDEX=switch: 0
+ * never, 1 the rule, 2 always) and ratio; a switch (phase 2) lists every
+ * block not read yet in todo, partition after partition, and their count in
+ * ctl[1] */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+index_decide(__global const uint *pstart, __global uint *qb, uint P, uint sw, float ratio,
+             __global uint *todo)
+{
+    __local float needl[WG];
+    __local uint leftl[WG], openl[WG];
+    __global uint *ctl = qb + IXQ_CTL, *state = qb + IXQ_STATE;
+    const uint lid = get_local_id(0);
+    if (ctl[0] != 0)
+        return;
+    const uint bound = ctl[2];
+    const float bs = bound ? ix_key_score(bound) : 0.0f;
+    const uint per = (P + WG - 1) / WG, lo = min(lid * per, P), hi = min(lo + per, P);
+    float need = 0.0f;
+    uint left = 0, open = 0;
+    for (uint i = lo; i < hi; i++) {
+        __global uint *s = state + IX_ST * i;
+        const uint nb = pstart[i + 1] - pstart[i], pos = s[0];
+        if (s[2] || pos >= nb)
+            continue;
+        const uint rest = nb - pos, ppos = s[5], p0 = ppos ? ppos : 1;
+        const float t0 = as_float(ppos ? s[6] : s[3]), tn = as_float(s[4]);
+        float est = (float)rest;
+        if (bound && pos > p0 && isfinite(t0) && isfinite(tn) && isfinite(bs) && t0 > tn) {
+            const float more = (tn - bs) / ((t0 - tn) / (float)(pos - p0));
+            est = more < 1.0f ? 1.0f : more < (float)rest ? more : (float)rest;
+        }
+        open++;
+        left += rest;
+        need += est;
+        s[5] = pos;
+        s[6] = as_uint(tn);
+    }
+    needl[lid] = need;
+    leftl[lid] = left;
+    openl[lid] = open;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        /* the sums, and leftl made the work-items' first slots in todo */
+        float tneed = 0.0f;
+        uint tleft = 0, topen = 0;
+        for (uint x = 0; x < WG; x++) {
+            const uint l = leftl[x];
+            tneed += needl[x];
+            topen += openl[x];
+            leftl[x] = tleft;
+            tleft += l;
+        }
+        const uint phase = topen == 0 ? 1u
+                           : sw == 0  ? 0u
+                           : sw == 2  ? 2u
+                           : tneed > ratio * (float)tleft ? 2u : 0u;
+        openl[0] = phase;
+        if (phase == 2)
+            ctl[1] = tleft;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint phase = openl[0];
+    if (phase == 2) {
+        uint at = leftl[lid];
+        for (uint i = lo; i < hi; i++) {
+            __global const uint *s = state + IX_ST * i;
+            const uint g0 = pstart[i], nb = pstart[i + 1] - g0;
+            if (s[2])
+                continue;
+            for (uint b = s[0]; b < nb; b++)
+                todo[at++] = g0 + b;
+        }
+    }
+    if (lid == 0 && phase != 0)
+        ctl[0] = phase;
+}
+
+/* index_full: group q reads its share of ntodo blocks (ntodo_arg, or where
+ * that is 0xFFFFFFFF the blocks a switch left: ctl[1] in phase 2, else none):
+ * block todo[x], or x itself where direct; it writes its K best to
+ * lists[(obase + q) * K ..], going on from that list where resume */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 index_full(__global const float *data, __global const uint *ids, __global const uint *todo,
-           uint ntodo, uint per, __global const uint *attr, __global const float *w, uint m,
-           uint d, uint B, uint K, __global ulong *lists, uint obase,
-           __global const uint *bound, uint resume)
+           __global const uint *qb, uint ntodo_arg, uint direct, uint m, uint d, uint B, uint K,
+           __global ulong *lists, uint obase, uint resume)
 {
-    const ulong bfloor = (ulong)bound[0] << 32; /* final: the scans are done */
+    __global const uint *attr = qb;
+    __global const float *w = (__global const float *)(qb + IXQ_W);
+    __global const uint *ctl = qb + IXQ_CTL;
+    const ulong bfloor = (ulong)ctl[2] << 32; /* final: the scans are done */
+    const uint ntodo = ntodo_arg != 0xFFFFFFFFu ? ntodo_arg : ctl[0] == 2 ? ctl[1] : 0;
     __local ulong S[SN];
     __local uint meta[2];
-    const uint q = get_group_id(0), lid = get_local_id(0);
+    const uint q = get_group_id(0), lid = get_local_id(0), ng = get_num_groups(0);
+    const uint per = ntodo / ng + (ntodo % ng != 0);
     ix_list_empty(S, meta, lid);
     if (resume) {
         /* on from the group's list of the last launch (streamed chunks):
@@ -247,30 +362,32 @@ index_full(__global const float *data, __global const uint *ids, __global const 
     ulong kth = meta[0] == K ? S[K - 1] : 0;
     const uint lo = min(q * per, ntodo), hi = min(lo + per, ntodo);
     for (uint x = lo; x < hi; x++)
-        kth = ix_block(data, ids, todo[x], d, B, attr, w, m, K, S, meta, kth, bfloor, lid);
+        kth = ix_block(data, ids, direct ? x : todo[x], d, B, attr, w, m, K, S, meta, kth,
+                       bfloor, lid);
     for (uint x = lid; x < K; x += WG)
         lists[(ulong)(obase + q) * K + x] = S[x];
 }
 
-/* the K best keys of cand[first .. ncand) (0: empty) to the outputs */
+/* index_merge: group q, the K best keys of cand[first + q per .. + per) (at
+ * most ncand; 0: empty) above the bound's floor, to out[obase + q K ..]: many
+ * groups merge a few lists each, then one group their lists (into qb, after
+ * the state: the host reads both at once) */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-index_merge(__global const ulong *cand, ulong first, ulong ncand, uint K, __global uint *out_scores,
-            __global long *out_index)
+index_merge(__global const ulong *cand, ulong first, ulong ncand, ulong per, uint K,
+            __global const uint *qb, __global ulong *out, ulong obase)
 {
     __local ulong S[SN];
     __local uint meta[2];
-    const uint lid = get_local_id(0);
+    const uint lid = get_local_id(0), q = get_group_id(0);
+    const ulong floor = (ulong)qb[IXQ_CTL + 2] << 32;
+    const ulong lo = min(first + q * per, ncand), hi = min(lo + per, ncand);
     ix_list_empty(S, meta, lid);
     ulong kth = 0;
-    for (ulong base = first; base < ncand; base += WG) {
+    for (ulong base = lo; base < hi; base += WG) {
         ulong x = base + lid;
-        kth = ix_offer(S, meta, K, lid, kth, x < ncand ? cand[x] : 0, 0);
+        kth = ix_offer(S, meta, K, lid, kth, x < hi ? cand[x] : 0, floor);
     }
     ix_flush(S, meta, K, lid, kth);
-    for (uint x = lid; x < K; x += WG) {
-        ulong key = S[x];
-        uint u = (uint)(key >> 32);
-        out_scores[x] = u == 0xFFFFFFFFu ? 0x7FC00000u : (u & 0x80000000u) ? u ^ 0x80000000u : ~u;
-        out_index[x] = (long)(~(uint)key);
-    }
+    for (uint x = lid; x < K; x += WG)
+        out[obase + (ulong)q * K + x] = S[x];
 }

@@ -57,6 +57,9 @@
 #ifndef NARROW
 #define NARROW 8
 #endif
+#ifndef LASTG
+#define LASTG 0 /* 1: the last work-group to finish rs_hist chooses the bin (no rs_choose) */
+#endif
 
 /* digit 0 has FIRST bits (8..12), every later digit 8, the last what is left
  * of the KEY_BITS + 32 composite bits */
@@ -177,7 +180,7 @@ void rs_init(__global uint *state, __global uint *hist, uint n, uint k, uint top
              __global uint *from, uint use_from, uint from_cap)
 {
     uint lid = get_local_id(0);
-    for (uint b = lid; b < DIGITS * RADIX; b += WG)
+    for (uint b = lid; b <= DIGITS * RADIX; b += WG) /* (and the groups' ticket) */
         hist[b] = 0u;
     if (lid == 0u) {
         for (uint w = 0; w < 16u; w++)
@@ -206,6 +209,99 @@ void rs_init(__global uint *state, __global uint *hist, uint n, uint k, uint top
     }
 }
 
+/* One work-group: the bin b of digit `pass` that holds the need-th largest
+ * candidate, the pass's mode, the state (lh: RADIX words, sf: 2 words of local
+ * memory; fresh: the histogram was counted by the same launch, read it by
+ * atomics) */
+inline void choose_bin(uint pass, __global uint *state, __global uint *hist, __local uint *lh,
+                       __local uint *sf, int fresh)
+{
+    uint lid = get_local_id(0);
+    if (lid == 0u)
+        sf[0] = state[S_DONE];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (sf[0]) {
+        if (lid == 0u)
+            state[S_MODE] = M_DONE;
+        return;
+    }
+    uint nbins = 1u << wid_of(pass);
+    /* (atomic reads: the counts of the other groups of the same launch) */
+    for (uint b = lid; b < nbins; b += WG)
+        lh[b] = fresh ? atomic_add(&hist[pass * RADIX + b], 0u) : hist[pass * RADIX + b];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0u) {
+        uint need = state[S_NEED], cand = state[S_CAND], cur = state[S_CUR];
+        uint topk = state[S_TOPK];
+        uint mode, b = 0u;
+        if (topk && need == cand) {
+            mode = M_ALL;
+        } else {
+            uint above = 0u;
+            b = nbins - 1u;
+            while (b > 0u && above + lh[b] < need) {
+                above += lh[b];
+                b--;
+            }
+            uint cb = lh[b];
+            uint np = state[S_NP], narrowed = state[S_NARROWED];
+            /* the input may stay the input (prefix matching) up to the
+             * last key digit */
+            uint keep_in = cur == 0u && cons_of(pass + 1u) < (uint)KEY_BITS;
+            need -= above;
+            if (topk && cb == need)
+                mode = M_EMIT_GE;
+            else if (cb == cand && (cur != 0u || !narrowed || keep_in))
+                mode = M_SKIP;
+            else if (NARROW > 0 && keep_in && (ulong)cb * (ulong)NARROW > (ulong)cand)
+                mode = M_NARROW;
+            else
+                mode = M_FILTER;
+            state[S_NEED] = need;
+            if (mode == M_FILTER || mode == M_NARROW)
+                state[S_CAND] = cb;
+            if (cur == 0u && (mode == M_NARROW || mode == M_SKIP)) {
+                /* the prefix of the input's candidates gains digit b (past the
+                 * key digits only while never narrowed: then unused) */
+                if (mode == M_NARROW)
+                    state[S_NARROWED] = 1u;
+                okey_t P = (get_pfx(state) << wid_of(pass)) | (okey_t)b;
+                state[S_PLO] = (uint)P;
+#if KEY_BITS == 64
+                state[S_PHI] = (uint)(P >> 32);
+#endif
+                state[S_NP] = np + 1u;
+            }
+        }
+        state[S_FSRC] = cur;
+        if (cur != 0u)
+            state[S_FCNT] = cand; /* the input: stays n */
+        if (mode == M_FILTER)
+            state[S_CUR] = cur == 1u ? 2u : 1u;
+        if (mode == M_ALL || mode == M_EMIT_GE)
+            state[S_DONE] = 1u;
+        if (mode != M_SKIP)
+            state[S_PRE] = 0u;
+        state[S_DIG] = b;
+        state[S_MODE] = mode;
+        state[S_NEXT] = 0u;
+        /* the next pass counts afresh unless pass 0 already counted its digit */
+        sf[1] = !(state[S_PRE] && pass + 1u < (uint)PRE);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (sf[1] && pass + 1u < (uint)DIGITS)
+        for (uint b = lid; b < RADIX; b += WG)
+            hist[(pass + 1u) * RADIX + b] = 0u;
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void rs_choose(uint pass, __global uint *state, __global uint *hist)
+{
+    __local uint lh[RADIX];
+    __local uint sf[2];
+    choose_bin(pass, state, hist, lh, sf, 0);
+}
+
 /* histogram of digit `pass` of the current candidates (pass 0: digits
  * 0..PRE-1); on a narrowed input also the emission of the last narrowing
  * pass's higher buckets */
@@ -220,13 +316,18 @@ void rs_hist(uint pass, __global const okey_t *in, ulong off, uint smallest,
     uint lid = get_local_id(0);
     uint done = state[S_DONE], cur = state[S_CUR], cnt = state[S_CAND];
     /* finished, or a histogram pass 0 already made */
-    if (done || (pass > 0u && pass < (uint)PRE && state[S_PRE]))
+    uint skip = done || (pass > 0u && pass < (uint)PRE && state[S_PRE]);
+#if !LASTG
+    if (skip)
         return;
+#endif
     uint np = (cur == 0u && state[S_NARROWED]) ? state[S_NP] : 0u;
     okey_t P = get_pfx(state);
     uint emit = np > 0u && state[S_TOPK];
     if (cur == 0u)
         cnt = state[S_FCNT]; /* the input's length (n) */
+    if (skip)
+        cnt = 0u; /* (LASTG) nothing to count; the last group still chooses */
     uint nd = pass == 0u ? (uint)PRE : 1u;
     /* local bins: pass 0 digit 0 at 0 and digit 1 at 2^FIRST; else digit `pass` */
     uint nb = pass == 0u ? (uint)PRE_BINS : (1u << wid_of(pass));
@@ -292,88 +393,23 @@ void rs_hist(uint pass, __global const okey_t *in, ulong off, uint smallest,
         if (t)
             atomic_add(&hist[gb], t);
     }
-}
-
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void rs_choose(uint pass, __global uint *state, __global uint *hist)
-{
-    __local uint lh[RADIX];
-    __local uint s_done, s_clear;
-    uint lid = get_local_id(0);
+#if LASTG
+    /* the group's counts reach the device before its ticket; the group that
+     * takes the last ticket chooses the bin (rs_choose's work) and resets the
+     * ticket for the next pass */
+    __local uint sf[2], s_last;
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     if (lid == 0u)
-        s_done = state[S_DONE];
+        s_last = atomic_inc(&hist[DIGITS * RADIX]) == get_num_groups(0) - 1u;
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (s_done) {
+    if (s_last) {
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        choose_bin(pass, state, hist, lh, sf, 1);
         if (lid == 0u)
-            state[S_MODE] = M_DONE;
-        return;
+            hist[DIGITS * RADIX] = 0u;
     }
-    uint nbins = 1u << wid_of(pass);
-    for (uint b = lid; b < nbins; b += WG)
-        lh[b] = hist[pass * RADIX + b];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid == 0u) {
-        uint need = state[S_NEED], cand = state[S_CAND], cur = state[S_CUR];
-        uint topk = state[S_TOPK];
-        uint mode, b = 0u;
-        if (topk && need == cand) {
-            mode = M_ALL;
-        } else {
-            uint above = 0u;
-            b = nbins - 1u;
-            while (b > 0u && above + lh[b] < need) {
-                above += lh[b];
-                b--;
-            }
-            uint cb = lh[b];
-            uint np = state[S_NP], narrowed = state[S_NARROWED];
-            /* the input may stay the input (prefix matching) up to the
-             * last key digit */
-            uint keep_in = cur == 0u && cons_of(pass + 1u) < (uint)KEY_BITS;
-            need -= above;
-            if (topk && cb == need)
-                mode = M_EMIT_GE;
-            else if (cb == cand && (cur != 0u || !narrowed || keep_in))
-                mode = M_SKIP;
-            else if (NARROW > 0 && keep_in && (ulong)cb * (ulong)NARROW > (ulong)cand)
-                mode = M_NARROW;
-            else
-                mode = M_FILTER;
-            state[S_NEED] = need;
-            if (mode == M_FILTER || mode == M_NARROW)
-                state[S_CAND] = cb;
-            if (cur == 0u && (mode == M_NARROW || mode == M_SKIP)) {
-                /* the prefix of the input's candidates gains digit b (past the
-                 * key digits only while never narrowed: then unused) */
-                if (mode == M_NARROW)
-                    state[S_NARROWED] = 1u;
-                okey_t P = (get_pfx(state) << wid_of(pass)) | (okey_t)b;
-                state[S_PLO] = (uint)P;
-#if KEY_BITS == 64
-                state[S_PHI] = (uint)(P >> 32);
 #endif
-                state[S_NP] = np + 1u;
-            }
-        }
-        state[S_FSRC] = cur;
-        if (cur != 0u)
-            state[S_FCNT] = cand; /* the input: stays n */
-        if (mode == M_FILTER)
-            state[S_CUR] = cur == 1u ? 2u : 1u;
-        if (mode == M_ALL || mode == M_EMIT_GE)
-            state[S_DONE] = 1u;
-        if (mode != M_SKIP)
-            state[S_PRE] = 0u;
-        state[S_DIG] = b;
-        state[S_MODE] = mode;
-        state[S_NEXT] = 0u;
-        /* the next pass counts afresh unless pass 0 already counted its digit */
-        s_clear = !(state[S_PRE] && pass + 1u < (uint)PRE);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (s_clear && pass + 1u < (uint)DIGITS)
-        for (uint b = lid; b < RADIX; b += WG)
-            hist[(pass + 1u) * RADIX + b] = 0u;
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))

@@ -30,7 +30,7 @@
  * multiple of the vector width VEC: 4 for 32-bit keys, 2 for 64-bit), DIGIT
  * (bits a pass, 1..8), LB (bits a local ranking round, 1..4), HC (copies of
  * ds_hist's local histogram, against same-bin contention), and four choices of
- * how ds_scatter loads and ranks (TL, RREG, LDIG, XS below). */
+ * how ds_scatter loads and ranks (TL, RREG, LDIG, XS, PF below). */
 #ifndef CLTOPK_COMMON_CL
 #include "common.cl"
 #endif
@@ -61,6 +61,10 @@
 #endif
 #ifndef XS
 #define XS 0 /* the work-group scan: 0 in place (two barriers a step), 1 two buffers (one) */
+#endif
+#ifndef PF
+#define PF 0 /* 1: (blocked loads) the next tile's pairs are loaded into registers while
+                this one is ranked, so that a group's reads overlap its work */
 #endif
 
 #if DIGIT < 1 || DIGIT > 8
@@ -278,6 +282,17 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
     __global const okey_t *kp = keys + koff;
     int vec = (koff % VEC) == 0;
     ulong ntiles = ((ulong)m + TILE - 1) / TILE;
+#if PF && !TL
+    /* the next tile's pairs (those past m read as padding) */
+    okey_t nkey[IPT];
+    uint nps[IPT];
+    UNROLL
+    for (uint v = 0; v < IPT; v += VEC) {
+        ulong i = (ulong)g * tpg * TILE + t * IPT + v;
+        ds_load_keys(kp, i, (ulong)m, vec, nkey + v);
+        ds_load_pos(pos, implicit, i, (ulong)m, nps + v);
+    }
+#endif
     for (ulong tile = (ulong)g * tpg; tile < ntiles && tile < (ulong)(g + 1) * tpg; tile++) {
         ulong t0 = tile * TILE;
         uint len = (ulong)m - t0 < TILE ? (uint)((ulong)m - t0) : TILE;
@@ -304,6 +319,20 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
             ps[q] = lp[PADI(t * IPT + q)];
         }
         /* (the pairs move again only after the counters' barrier) */
+#elif PF
+        UNROLL
+        for (uint q = 0; q < IPT; q++) {
+            key[q] = nkey[q];
+            ps[q] = nps[q];
+        }
+        if (tile + 1u < ntiles && tile + 1u < (ulong)(g + 1) * tpg) {
+            UNROLL
+            for (uint v = 0; v < IPT; v += VEC) {
+                ulong i = t0 + TILE + t * IPT + v;
+                ds_load_keys(kp, i, (ulong)m, vec, nkey + v);
+                ds_load_pos(pos, implicit, i, (ulong)m, nps + v);
+            }
+        }
 #else
         UNROLL
         for (uint v = 0; v < IPT; v += VEC) {

@@ -714,6 +714,10 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
     uint ul, above = 0u, par = 0u;
     load_bound(st, ST_ULO, &uh, &ul);
     okey_t uu = (okey_t)uh;
+#if KEY_BITS == 32
+    /* the bounds as composite words (the sparse loop below) */
+    ulong cl64 = ((ulong)tu << 32) | (ulong)tl, cu64 = ((ulong)uu << 32) | (ulong)ul;
+#endif
     if (lid == 0u) {
         labove = 0u;
         ltile[0] = 0u;
@@ -872,6 +876,21 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
             uint v = v0 + q * WG;
             if (v < nvec) {
                 uint base = head + v * VEC;
+#if BAND && KEY_BITS == 32
+                /* the composite (key, ~position) as one 64-bit word: in the
+                 * band and above it by three compares, no branch but the
+                 * member's (at the median half the elements pass the
+                 * threshold, and the branches cost more than the read) */
+#define LANE(F, E)                                                                 \
+                {                                                                  \
+                    okey_t u_ = order_key(x[q].F, smallest);                       \
+                    uint i_ = base + E;                                            \
+                    ulong c_ = ((ulong)u_ << 32) | (ulong)~i_;                     \
+                    above += c_ > cu64;                                            \
+                    if (c_ >= cl64 && c_ <= cu64)                                  \
+                        KEEP(u_, i_);                                              \
+                }
+#else
 #define LANE(F, E)                                                                 \
                 {                                                                  \
                     okey_t u_ = order_key(x[q].F, smallest);                       \
@@ -881,6 +900,7 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
                             TAKE(u_, i_);                                          \
                     }                                                              \
                 }
+#endif
                 LANES(LANE)
 #undef LANE
             }

@@ -57,7 +57,7 @@
  *                          `cltopk tune`); an invalid set is UNSUPPORTED too
  *   CLTOPK_SBP             sbp-radix: wg, ipt, digit, c, reduce
  *   CLTOPK_SBP_TREE        sbp-tree: WG, PER, SPLIT, NS, CMAX, C, CF, CFMAX, TASK
- *   CLTOPK_RADIX           radix-select: hc, narrow, ipt, first, pre
+ *   CLTOPK_RADIX           radix-select: hc, narrow, ipt, first, pre, gpc, lastg
  *   CLTOPK_SAMPLE_FILTER   sample-filter: seed, s, rank, cap, lseg, force
  *                          (none|all|few), wg, unr, fwg, groups, sort, digit,
  *                          reduce, profile, check (none|normal|few|overflow|
@@ -69,12 +69,26 @@
  *                          are printed to stderr with their device times once
  *                          the call's work is waited for (costs ~7 us a launch)
  *   CLTOPK_MAX_CHUNK       cap, in elements, of one device chunk of host input
- *                          (the default comes from the device limits)
+ *                          (the default comes from the device limits); it caps
+ *                          the pieces of CLTOPK_STREAM too
+ *   CLTOPK_STREAM          how a device algorithm moves host data larger than
+ *                          one piece (32 MiB of keys, or CLTOPK_MAX_CHUNK, or
+ *                          k if larger): 1 streams the pieces through two
+ *                          pinned staging buffers, the transfer of one beside
+ *                          the reduction of the one before (the default on
+ *                          devices that are not CPUs); direct streams them
+ *                          from the caller's memory without the staging copy
+ *                          (for memory the caller pinned); 0 the chunk loop,
+ *                          each chunk transferred before its reduction (the
+ *                          default on CPU devices).  Another value makes such
+ *                          calls fail with CLTOPK_ERR_UNSUPPORTED.
+ *                          cltopk_explain says which path host data takes
  *   CLTOPK_PACKED_FUSED    0: never fuse decoding into top-k; require: fail
  *                          where it cannot fuse (see cltopk_benchmark_topk_packed)
  *   CLTOPK_SORT            the device sort (CLTOPK_ALGO_SORT, and radix select's
  *                          winners above k = 4096): wg, ipt, digit, lb, hc, gpc,
- *                          reg, ld, xs, tl
+ *                          reg, ld, xs, tl, pf (1: the next tile loaded while
+ *                          one is ranked; the GPU default)
  *   CLTOPK_BITS            bits (the many-rows kernels): wg and r (work-items a
  *                          group, elements a work-item a round: powers of two),
  *                          parts (a long dense row's work-groups; 0 = chosen),
@@ -94,10 +108,18 @@
  *                          chosen; small values force the overflow path:
  *                          testing), batch (queries a batch; 0 = chosen)
  *   CLTOPK_INDEX           the early-stopping index's queries: probe (rounds of
- *                          1/probe of the longest partition's blocks; default
- *                          16), switch (0: never switch to full evaluation;
- *                          1, the default: by the rounds' progress; 2: always
- *                          after the first round), ratio (the cost of a
+ *                          1/probe of the longest partition's blocks, on
+ *                          OpenCL devices the first round; default 32 on
+ *                          GPUs, 16 elsewhere), grow (on OpenCL devices each
+ *                          round grow times the one before; 2 on GPUs, 1
+ *                          elsewhere), fan (the lists a work-group of the
+ *                          device's merge takes; 16), sync (on OpenCL
+ *                          devices read the rounds' progress back every
+ *                          sync rounds, stopping early; 0, the default:
+ *                          never, all rounds enqueued at once), switch (0:
+ *                          never switch to full evaluation; 1, the default:
+ *                          by the rounds' progress; 2: always after the
+ *                          first round), ratio (the cost of a
  *                          full-evaluation block over an index block that the
  *                          rule assumes; 0.8 on CPUs, 0.5 on GPUs), resident
  *                          (0: indexes built or loaded stay in host memory,
@@ -237,6 +259,26 @@ CLTOPK_API unsigned cltopk_version_number(void);
  *           the string, case-insensitively; a string that matches several is
  *           CLTOPK_ERR_NO_DEVICE, the detail listing them.
  *           "cpu", "gpu" and "auto" are accepted in any case.
+ *           "all", or a comma list of the specs above ("0:0,0:1", "gpu,Portable";
+ *           OpenCL devices only: no "cpu" or "auto", no device twice, no blank
+ *           around the commas): a context of several devices (at most 64), see
+ *           below.  "all" on a host of one device opens that device alone.
+ * A context of several devices is the first listed device's context for
+ * everything (cltopk_get_cl, the cl_mem calls, rows, queries, indexes, the
+ * benchmarks, cltopk_plan), except cltopk_topk and cltopk_select on host data:
+ * those split the input into consecutive parts, one a device, in proportion to
+ * the speed the planner predicts for each device (its measured constants; the
+ * named device algorithm's model, or with CLTOPK_ALGO_AUTO each device's
+ * fastest), run each part's top-k on its device at the same time (a thread a
+ * device), and merge the parts' answers on the host: the answer, the order and
+ * the ties (by smaller position; positions are of the whole input) are those of
+ * one device.  A selection of rank r takes the best r + 1 of each part (host
+ * memory of (r + 1) x (key size + 8) bytes a device).  AUTO runs the call on
+ * the host alone where a CPU algorithm is predicted faster than the devices
+ * together; a named CPU algorithm runs on the host once.  A named device
+ * algorithm must be able to run the call on every device (else
+ * CLTOPK_ERR_UNSUPPORTED naming the device).  cltopk_explain shows the split.
+ * cltopk_device_name gives the devices' names joined by " + ".
  * Returns CLTOPK_OK, CLTOPK_ERR_INVALID_ARGUMENT (ctx NULL), CLTOPK_ERR_NO_DEVICE,
  * CLTOPK_ERR_NO_OPENCL (an OpenCL device was asked for but OpenCL is missing),
  * CLTOPK_ERR_OPENCL, CLTOPK_ERR_NO_MEMORY.  On failure the detail text is
@@ -282,7 +324,9 @@ CLTOPK_API const char *cltopk_strerror(int status);
  * The outputs may not overlap the input or each other (INVALID_ARGUMENT,
  * nothing written; checked once the algorithm is known to run the call).
  * Blocks until the outputs are written.  Host inputs larger than one device
- * allocation are processed in chunks whose results are merged.
+ * allocation (or than a streamed piece: CLTOPK_STREAM) are processed in chunks
+ * whose results are merged.  On a context of several devices (cltopk_open)
+ * the input is split across them.
  * Returns CLTOPK_OK or CLTOPK_ERR_INVALID_ARGUMENT, CLTOPK_ERR_BAD_TYPE,
  * CLTOPK_ERR_BAD_ALGO, CLTOPK_ERR_BAD_FLAGS, CLTOPK_ERR_K_RANGE,
  * CLTOPK_ERR_UNSUPPORTED, CLTOPK_ERR_OPENCL, CLTOPK_ERR_BUILD,
@@ -300,7 +344,9 @@ CLTOPK_API int cltopk_topk(cltopk_context *ctx, cltopk_dtype type, const void *k
  * way), CLTOPK_ALGO_RADIX_SELECT (the device radix selection of the input) or
  * CLTOPK_ALGO_CPU_RADIX; AUTO takes the one its selection model predicts
  * fastest (cltopk_plan with CLTOPK_PLAN_SELECT tells which).  Another named
- * algorithm answers through its top-k of rank + 1 where that fits.
+ * algorithm answers through its top-k of rank + 1 where that fits.  On a
+ * context of several devices: each device's best rank + 1 of its part, merged
+ * (cltopk_open).
  * Returns as cltopk_topk, with CLTOPK_ERR_RANK_RANGE for rank >= n. */
 CLTOPK_API int cltopk_select(cltopk_context *ctx, cltopk_dtype type, const void *keys, size_t n,
                              size_t rank, unsigned flags, cltopk_algo algo, void *out_key,
@@ -680,14 +726,19 @@ CLTOPK_API int cltopk_benchmark_query_peer(cltopk_context *ctx, const cltopk_col
  * threshold's score, hence none reaches the bound, below which k tuples of
  * one partition already lie (with >= a later tuple tying the k-th with a
  * smaller tuple number could be lost).  The partitions are read in rounds
- * (each 1/16 of the longest partition's blocks, CLTOPK_INDEX=probe).  After
- * each round the query projects, from how fast each unfinished partition's
- * threshold score fell in its last round, how many more blocks it needs to
- * fall below the bound; when reading those costs more than scoring every
- * block left by the full evaluation (whose blocks cost CLTOPK_INDEX=ratio of
- * an index block: 0.8 on CPUs, 0.5 on GPUs), it does the latter
- * (stats->full_evaluation).  Data whose thresholds do not fall switches after
- * its first round, so it costs about one full evaluation.
+ * (each 1/16 of the longest partition's blocks, CLTOPK_INDEX=probe; on a GPU
+ * a first round of 1/32, each later one twice as long as the one before,
+ * CLTOPK_INDEX=grow).  After each round the query projects, from how fast
+ * each unfinished partition's threshold score fell in its last round, how
+ * many more blocks it needs to fall below the bound; when reading those
+ * costs more than scoring every block left by the full evaluation (whose
+ * blocks cost CLTOPK_INDEX=ratio of an index block: 0.8 on CPUs, 0.5 on
+ * GPUs), it does the latter (stats->full_evaluation).  Data whose thresholds
+ * do not fall switches after its first round, so it costs about one full
+ * evaluation.  On an OpenCL device that decision is taken by a kernel after
+ * each round (the rule in float arithmetic: it chooses the path, never the
+ * answer), and the host enqueues every round at once and waits only for the
+ * answer (an index in host memory: after each round, for its copies).
  *
  * Where it runs.  On an OpenCL context the index is kept in device memory
  * where it fits (the attributes in one allocation of at most
@@ -704,7 +755,12 @@ CLTOPK_API int cltopk_benchmark_query_peer(cltopk_context *ctx, const cltopk_col
  *
  * Threads.  An index belongs to the context it was built or loaded on, which
  * must outlive it; its calls take that context's lock (thread rules as
- * cltopk_topk).  Failing calls set the context's detail text.
+ * cltopk_topk), so the queries of one context run one at a time.  On an
+ * OpenCL device an index keeps its queries' buffers (the partitions' state
+ * and lists, the merge's lists, the block list; some 8 (P + 4 compute units)
+ * k bytes, P the partitions) from its first query until cltopk_index_free,
+ * made larger when a query asks a larger k; that lock covers them too.
+ * Failing calls set the context's detail text.
  * ======================================================================== */
 
 typedef struct cltopk_index cltopk_index;
@@ -980,7 +1036,11 @@ CLTOPK_API int cltopk_codec_parse(const char *name, cltopk_codec *codec);
  * device constants the models use (read bandwidth, launch cost, local-memory
  * rate, host copies; measured on first use and kept in the kernel cache
  * directory), each algorithm's predicted time or why it cannot run the call,
- * and the choice (the line marked "->").  Predictions assume uniform data.
+ * and the choice (the line marked "->"); on host data, how a device algorithm
+ * moves it (one transfer, chunks, or streamed pieces: CLTOPK_STREAM), and on a
+ * context of several devices the split (lines "split ..." and one line a
+ * device: its P:D, name, the elements of its part and its share, and its
+ * predicted time for the whole input).  Predictions assume uniform data.
  * May measure the constants (a fraction of a second on a GPU, seconds on a CPU
  * device) on the first call for a device.  Thread rules as cltopk_topk.
  * Returns CLTOPK_OK, CLTOPK_ERR_INVALID_ARGUMENT, CLTOPK_ERR_BAD_TYPE,

@@ -32,7 +32,13 @@ void cltopk_close(cltopk_context *ctx)
             clReleaseEvent(ctx->last);
         }
         cltopk_prof_flush(ctx);
+        for (size_t m = 0; m < ctx->nmembers; m++)
+            cltopk_close(ctx->members[m]);
+        free(ctx->members);
         cltopk_scratch_free(ctx);
+        cltopk_stage_free(ctx);
+        if (ctx->tqueue)
+            clReleaseCommandQueue(ctx->tqueue);
         cltopk_programs_free(ctx);
         if (ctx->queue)
             clReleaseCommandQueue(ctx->queue);
@@ -135,6 +141,139 @@ static int open_device(cltopk_context **out, const cltopk_devcaps *caps)
 }
 #endif
 
+/* the device that `device` names among list[0 .. count) (automatic: the first
+ * GPU, else the first device) */
+static int pick_device(const char *device, int automatic, const cltopk_devcaps *list,
+                       size_t count, const cltopk_devcaps **out)
+{
+    const cltopk_devcaps *pick = NULL;
+    unsigned p, d;
+    if (automatic || !strcasecmp(device, "gpu")) {
+        for (size_t i = 0; i < count && !pick; i++)
+            if (list[i].type & CL_DEVICE_TYPE_GPU)
+                pick = &list[i];
+        if (!pick && automatic)
+            pick = &list[0];
+    } else if (parse_pd(device, &p, &d)) {
+        for (size_t i = 0; i < count && !pick; i++)
+            if (list[i].pi == p && list[i].di == d)
+                pick = &list[i];
+    } else {
+        char names[1024] = "";
+        size_t matches = 0, o = 0;
+        for (size_t i = 0; i < count; i++) {
+            char full[300];
+            snprintf(full, sizeof full, "%s / %s", list[i].platform_name, list[i].device_name);
+            if (!contains_nocase(full, device))
+                continue;
+            if (!matches++)
+                pick = &list[i];
+            int w = snprintf(names + o, sizeof names - o, "%s%u:%u %s", o ? "; " : "",
+                             list[i].pi, list[i].di, full);
+            if (w > 0 && (size_t)w < sizeof names - o)
+                o += (size_t)w;
+        }
+        if (matches > 1)
+            return cltopk_fail(NULL, CLTOPK_ERR_NO_DEVICE,
+                               "\"%s\" matches %zu devices (%s); name one by P:D or a longer "
+                               "part of its name", device, matches, names);
+    }
+    if (!pick)
+        return cltopk_fail(NULL, CLTOPK_ERR_NO_DEVICE,
+                           "no OpenCL device matches \"%s\"; `cltopk devices` lists them (for "
+                           "an NVIDIA GPU that is missing, see README: Troubleshooting)",
+                           device);
+    *out = pick;
+    return CLTOPK_OK;
+}
+
+/* "all" (every device of list) or a comma list of device specs (each as
+ * cltopk_open takes one, but not cpu or auto, and no device twice): the first
+ * device's context with the others as its members */
+static int open_several(cltopk_context **out, const char *device, const cltopk_devcaps *list,
+                        size_t count)
+{
+    const cltopk_devcaps **picks = calloc(count, sizeof *picks);
+    size_t np = 0;
+    int st = CLTOPK_OK;
+    if (!picks)
+        return cltopk_fail(NULL, CLTOPK_ERR_NO_MEMORY, "cltopk_open: out of memory");
+    int all = !strcasecmp(device, "all");
+    for (size_t i = 0; all && i < count; i++)
+        picks[np++] = &list[i];
+    /* each item once: a list longer than count names some device twice */
+    for (const char *s = device; !all;) {
+        const char *e = strchr(s, ',');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        char item[256];
+        if (len == 0 || len >= sizeof item) {
+            st = cltopk_fail(NULL, CLTOPK_ERR_NO_DEVICE,
+                             "the device list \"%s\" has an empty or overlong item; give specs "
+                             "separated by single commas, e.g. \"0:0,0:1\" or \"gpu,Portable\"",
+                             device);
+            break;
+        }
+        memcpy(item, s, len);
+        item[len] = 0;
+        if (!strcasecmp(item, "cpu") || !strcasecmp(item, "auto") || !strcasecmp(item, "all")) {
+            st = cltopk_fail(NULL, CLTOPK_ERR_NO_DEVICE,
+                             "the device list \"%s\" names \"%s\"; a list takes OpenCL devices "
+                             "only (P:D, gpu or part of a name)", device, item);
+            break;
+        }
+        const cltopk_devcaps *pick = NULL;
+        if ((st = pick_device(item, 0, list, count, &pick)) != CLTOPK_OK)
+            break;
+        for (size_t i = 0; i < np; i++)
+            if (picks[i] == pick)
+                st = cltopk_fail(NULL, CLTOPK_ERR_NO_DEVICE,
+                                 "the device list \"%s\" names %u:%u twice (\"%s\")", device,
+                                 pick->pi, pick->di, item);
+        if (st != CLTOPK_OK)
+            break;
+        picks[np++] = pick;
+        if (!e)
+            break;
+        s = e + 1;
+    }
+    if (st == CLTOPK_OK && np > CLTOPK_DEVICES_MAX)
+        st = cltopk_fail(NULL, CLTOPK_ERR_NO_DEVICE, "\"%s\" names %zu devices; a context takes "
+                         "at most %d: list some by P:D", device, np, CLTOPK_DEVICES_MAX);
+    cltopk_context *c = NULL;
+    if (st == CLTOPK_OK && np > 1) {
+        /* room for the members first: nothing to undo but contexts */
+        cltopk_context **members = calloc(np - 1, sizeof *members);
+        if (!members)
+            st = cltopk_fail(NULL, CLTOPK_ERR_NO_MEMORY, "cltopk_open: out of memory");
+        else if ((st = open_device(&c, picks[0])) != CLTOPK_OK)
+            free(members);
+        else
+            c->members = members;
+        for (size_t i = 1; st == CLTOPK_OK && i < np; i++)
+            if ((st = open_device(&c->members[i - 1], picks[i])) == CLTOPK_OK)
+                c->nmembers++;
+        if (st != CLTOPK_OK) {
+            cltopk_close(c);
+            c = NULL;
+        }
+    } else if (st == CLTOPK_OK) {
+        st = open_device(&c, picks[0]);
+    }
+    if (st == CLTOPK_OK && c->nmembers) {
+        size_t o = 0;
+        for (size_t d = 0; d <= c->nmembers && o < sizeof c->name; d++) {
+            const cltopk_devcaps *cp = &cltopk_device_at(c, d)->caps;
+            int w = snprintf(c->name + o, sizeof c->name - o, "%s%s / %s", d ? " + " : "",
+                             cp->platform_name, cp->device_name);
+            o += w > 0 ? (size_t)w : 0;
+        }
+    }
+    free(picks);
+    if (st == CLTOPK_OK)
+        *out = c;
+    return st;
+}
+
 int cltopk_open(cltopk_context **ctx, const char *device)
 {
     if (!ctx)
@@ -165,48 +304,15 @@ int cltopk_open(cltopk_context **ctx, const char *device)
                            "(e.g. pocl-opencl-icd) or use the \"cpu\" device",
                            device, err[0] ? err : "no platform reports a device");
     }
-    const cltopk_devcaps *pick = NULL;
-    unsigned p, d;
-    if (automatic || !strcasecmp(device, "gpu")) {
-        for (size_t i = 0; i < count && !pick; i++)
-            if (list[i].type & CL_DEVICE_TYPE_GPU)
-                pick = &list[i];
-        if (!pick && automatic)
-            pick = &list[0];
-    } else if (parse_pd(device, &p, &d)) {
-        for (size_t i = 0; i < count && !pick; i++)
-            if (list[i].pi == p && list[i].di == d)
-                pick = &list[i];
-    } else {
-        char names[1024] = "";
-        size_t matches = 0, o = 0;
-        for (size_t i = 0; i < count; i++) {
-            char full[300];
-            snprintf(full, sizeof full, "%s / %s", list[i].platform_name, list[i].device_name);
-            if (!contains_nocase(full, device))
-                continue;
-            if (!matches++)
-                pick = &list[i];
-            int w = snprintf(names + o, sizeof names - o, "%s%u:%u %s", o ? "; " : "",
-                             list[i].pi, list[i].di, full);
-            if (w > 0 && (size_t)w < sizeof names - o)
-                o += (size_t)w;
-        }
-        if (matches > 1) {
-            free(list);
-            return cltopk_fail(NULL, CLTOPK_ERR_NO_DEVICE,
-                               "\"%s\" matches %zu devices (%s); name one by P:D or a longer "
-                               "part of its name", device, matches, names);
-        }
-    }
-    if (!pick) {
+    if (!automatic && (!strcasecmp(device, "all") || strchr(device, ','))) {
+        st = open_several(ctx, device, list, count);
         free(list);
-        return cltopk_fail(NULL, CLTOPK_ERR_NO_DEVICE,
-                           "no OpenCL device matches \"%s\"; `cltopk devices` lists them (for "
-                           "an NVIDIA GPU that is missing, see README: Troubleshooting)",
-                           device);
+        return st;
     }
-    st = open_device(ctx, pick);
+    const cltopk_devcaps *pick = NULL;
+    st = pick_device(device, automatic, list, count, &pick);
+    if (st == CLTOPK_OK)
+        st = open_device(ctx, pick);
     free(list);
     return st;
 #else

@@ -26,7 +26,12 @@
  * of it, the scatters the rest (with their writes made coalesced, at wrong
  * addresses, 31.1 ms: the local ranking dominates).  The other choices were
  * no faster: reg=1 36.6, ld=0 37.1 (IPT 16), xs=1 38.4, tl=1 50.8, ipt=8
- * 46.1, gpc=2/8/16 within 1 ms, digit=7 40.5 ms. */
+ * 46.1, gpc=2/8/16 within 1 ms, digit=7 40.5 ms.  The next tile loaded while
+ * one is ranked (PF 1, the GPU default): 34.4-34.7 ms.  The scatter uses 128
+ * registers (2 groups of 256 a compute unit); -cl-nv-maxrregcount=64 to 96
+ * left that count and the time unchanged, wg=128 with 8 groups a compute unit
+ * took 43-45 ms, and ranking by warps (match.any through inline PTX) took
+ * 42.7 ms, its histograms 4.2 ms a pass instead of 0.95 (bench/RESULTS.md). */
 #include "internal.h"
 
 #if HAVE_OPENCL
@@ -36,7 +41,7 @@
 #include <string.h>
 
 typedef struct {
-    unsigned wg, ipt, digit, lb, hc, gpc, rreg, ldig, xs, tl;
+    unsigned wg, ipt, digit, lb, hc, gpc, rreg, ldig, xs, tl, pf;
 } ds_cfg;
 
 /* local memory of ds_scatter, in bytes (the .cl file's arrays) */
@@ -50,7 +55,7 @@ static size_t ds_lmem(const ds_cfg *c, int key_bits)
 }
 
 /* CLTOPK_SORT (parsed strictly, lib/tune.h); ipt 0: the largest that fits */
-enum { DP_WG, DP_IPT, DP_DIGIT, DP_LB, DP_HC, DP_GPC, DP_REG, DP_LD, DP_XS, DP_TL, DP_N };
+enum { DP_WG, DP_IPT, DP_DIGIT, DP_LB, DP_HC, DP_GPC, DP_REG, DP_LD, DP_XS, DP_TL, DP_PF, DP_N };
 static const cltopk_param ds_params[] = {
     [DP_WG] = {.name = "wg", .gpu = 256, .cpu = 256, .min = 32, .max = 1024, .integer = 1},
     [DP_IPT] = {.name = "ipt", .gpu = 16, .cpu = 8, .min = 1, .max = 64, .integer = 1},
@@ -62,6 +67,7 @@ static const cltopk_param ds_params[] = {
     [DP_LD] = {.name = "ld", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
     [DP_XS] = {.name = "xs", .min = 0, .max = 1, .integer = 1},
     [DP_TL] = {.name = "tl", .min = 0, .max = 1, .integer = 1},
+    [DP_PF] = {.name = "pf", .gpu = 1, .min = 0, .max = 1, .integer = 1},
 };
 static const cltopk_param_table ds_table = {"CLTOPK_SORT", ds_params, DP_N, NULL};
 
@@ -90,6 +96,7 @@ static int ds_configure(const cltopk_context *ctx, int key_bits, ds_cfg *c, char
     c->ldig = (unsigned)p.v[DP_LD];
     c->xs = (unsigned)p.v[DP_XS];
     c->tl = (unsigned)p.v[DP_TL];
+    c->pf = (unsigned)p.v[DP_PF];
     if (!cltopk_is_pow2(c->wg) || c->wg < 32 || c->wg > ctx->caps.max_wg || c->ipt < vec ||
         c->ipt > 64 || c->ipt % vec || c->digit < 1 || c->digit > 8 || c->lb < 1 || c->lb > 4 ||
         c->hc < 1 || c->hc > 16 || c->gpc < 1 || c->gpc > 1024) {
@@ -150,9 +157,9 @@ static int ds_kernels(cltopk_context *ctx, const cltopk_devsort_job *j, ds_cfg *
         char opts[256];
         snprintf(opts, sizeof opts,
                  "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D IPT=%u -D DIGIT=%u -D LB=%u -D HC=%u "
-                 "-D RREG=%u -D LDIG=%u -D XS=%u -D TL=%u",
+                 "-D RREG=%u -D LDIG=%u -D XS=%u -D TL=%u -D PF=%u",
                  j->key_bits, j->kind, c->wg, c->ipt, c->digit, c->lb, c->hc, c->rreg, c->ldig,
-                 c->xs, c->tl);
+                 c->xs, c->tl, c->pf);
         memset(k, 0, DS_N * sizeof *k);
         int st = CLTOPK_OK, again = 0;
         size_t least = 0;

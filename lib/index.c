@@ -52,10 +52,24 @@ struct cltopk_index {
  * partition's blocks (at least enough blocks for k tuples and one more);
  * switch (cltopk_ix_decide): 0 never switch to full evaluation, 1 by the
  * rounds' progress, 2 always after the first round (testing); ratio: the
- * cost of a full-evaluation block over an index block, for that rule */
-enum { IXP_PROBE, IXP_SWITCH, IXP_RATIO, IXP_RESIDENT, IXP_STAGE, IXP_N };
+ * cost of a full-evaluation block over an index block, for that rule; grow,
+ * fan and sync: the device's rounds and merge (below) */
+enum {
+    IXP_PROBE,
+    IXP_SWITCH,
+    IXP_RATIO,
+    IXP_RESIDENT,
+    IXP_STAGE,
+    IXP_GROW,
+    IXP_FAN,
+    IXP_SYNC,
+    IXP_N
+};
 static const cltopk_param ix_params[] = {
-    [IXP_PROBE] = {.name = "probe", .gpu = 16, .cpu = 16, .min = 1, .max = 1 << 20,
+    /* GPUs: a first round of 1/32, then rounds twice as long (grow), so that
+     * the switch is decided after a small share of the blocks and all the
+     * rounds (6 at most) are enqueued without waiting */
+    [IXP_PROBE] = {.name = "probe", .gpu = 32, .cpu = 16, .min = 1, .max = 1 << 20,
                    .integer = 1},
     [IXP_SWITCH] = {.name = "switch", .gpu = 1, .cpu = 1, .min = 0, .max = 2, .integer = 1},
     /* the cost of a block of full evaluation over one of the index: on 2
@@ -68,6 +82,16 @@ static const cltopk_param ix_params[] = {
     /* blocks a copy of such an index (0: an eighth of one allocation, at most
      * 256 MiB) */
     [IXP_STAGE] = {.name = "stage", .gpu = 0, .cpu = 0, .min = 0, .max = 1u << 30, .integer = 1},
+    /* on OpenCL devices: round r reads probe * grow^r blocks (1: equal
+     * rounds, as the "cpu" context always reads them) */
+    [IXP_GROW] = {.name = "grow", .gpu = 2, .cpu = 1, .min = 1, .max = 16, .integer = 1},
+    /* on OpenCL devices: the lists a work-group of the merge's first level
+     * takes (one group then merges theirs; lists <= fan: one level) */
+    [IXP_FAN] = {.name = "fan", .gpu = 16, .cpu = 16, .min = 1, .max = 1 << 20, .integer = 1},
+    /* on OpenCL devices: read the phase back after every sync rounds and
+     * stop enqueuing once the reading ended (0: never; every round enqueued
+     * at once, those after the end doing nothing) */
+    [IXP_SYNC] = {.name = "sync", .gpu = 0, .cpu = 0, .min = 0, .max = 1 << 20, .integer = 1},
 };
 
 static const cltopk_param_table ix_table = {"CLTOPK_INDEX", ix_params, IXP_N, NULL};
@@ -623,8 +647,19 @@ static int ix_query(cltopk_index *idx, const char *fn, int full, const unsigned 
     if (probe < (k + L->B - 1) / L->B + 1)
         probe = (k + L->B - 1) / L->B + 1;
     cltopk_index_stats local;
-    cltopk_ix_query q = {attr,     wv, m, k, full, probe, (int)p.v[IXP_SWITCH], p.v[IXP_RATIO],
-                         (size_t)p.v[IXP_STAGE], out_scores, out_index, &local};
+    cltopk_ix_query q = {.attr = attr,
+                         .w = wv,
+                         .m = m,
+                         .k = k,
+                         .full = full,
+                         .probe = probe,
+                         .grow = (unsigned)p.v[IXP_GROW],
+                         .fan = (size_t)p.v[IXP_FAN],
+                         .sync = (size_t)p.v[IXP_SYNC],
+                         .sw = (int)p.v[IXP_SWITCH],
+                         .ratio = p.v[IXP_RATIO],
+                         .stage = (size_t)p.v[IXP_STAGE],
+                         .st = &local};
     /* the outputs of a failing run stay untouched: results go to a copy */
     float *ts = malloc(k * sizeof *ts);
     int64_t *ti = malloc(k * sizeof *ti);
@@ -640,7 +675,7 @@ static int ix_query(cltopk_index *idx, const char *fn, int full, const unsigned 
 #if HAVE_OPENCL
     if (ctx->is_cl && k <= cltopk_index_dev_kmax(ctx)) {
         /* on the device: resident, or streamed from host memory */
-        st = cltopk_index_dev_query(ctx, L, idx->on_device ? &idx->dev : NULL, &q);
+        st = cltopk_index_dev_query(ctx, L, &idx->dev, &q);
     } else if (idx->on_device) {
         /* k above the kernels' limit: a host copy for this call */
         const size_t nb = L->nblocks, d = L->d, B = L->B;

@@ -1,27 +1,38 @@
 /* indexdev.c - the early-stopping index on the OpenCL device (cl/index.cl).
  *
- * The layout's four arrays live in device buffers for the index's life.  A
- * query makes small buffers of its own (the attributes and weights, the
- * partitions' state and lists, the block list of a full evaluation, the
- * outputs), then:
- *   1. index_scan, a work-group a partition, at most q->probe blocks each,
- *      all sharing one bound (a uint in device memory raised by atomic_max:
- *      the best k-th score of any partition so far);
- *   2. reads the partitions' state back and decides (cltopk_ix_decide, as
- *      cpu/indexcpu.c): another round of index_scan, or index_full over every
- *      block not read yet (groups of consecutive blocks: 4 a compute unit on
- *      GPUs, 2 else);
- *   3. index_merge, one work-group, the k best of all the lists (with 4096
- *      local slots where the device has them);
- * and reads the outputs and the state (the statistics) back.
+ * The layout's four arrays live in device buffers for the index's life.  The
+ * query's buffers (cl/index.cl's qb: the attributes, weights, control word
+ * and partitions' state; the partitions' and groups' lists; the merge's
+ * lists; the k best keys; the block list) are kept in cltopk_ix_dev from the
+ * first query to cltopk_index_dev_release, made anew only when a query needs
+ * more (a larger k), so that a query makes no buffer.  A query:
+ *   1. writes qb (one copy, not waited for);
+ *   2. enqueues every round at once: index_scan, a work-group a partition,
+ *      probe * grow^r blocks each in round r, all sharing one bound (raised
+ *      by atomic_max: the best k-th score of any partition so far), then
+ *      index_decide, one work-group, which ends the reading (every partition
+ *      finished), lets it go on, or switches to full evaluation (the switch
+ *      rule of cpu/indexcpu.c) and lists the blocks not read; rounds after
+ *      the end do nothing; as many rounds as read the longest partition
+ *      (CLTOPK_INDEX=sync: the phase read back every sync rounds, and no
+ *      more rounds once it is not 0);
+ *   3. index_full over the blocks a switch left (none without one: its
+ *      groups' lists emptied), groups of consecutive blocks (4 a compute unit
+ *      on GPUs, 2 else);
+ *   4. index_merge: groups of q->fan lists each their k best, then one group
+ *      those (one level where the lists are at most fan), into qb after the
+ *      state;
+ * and waits for its one read: the state (the statistics) and the k best
+ * keys (decoded here).  No host round trip between the launches.
  * An index kept in host memory (it did not fit, or CLTOPK_INDEX=resident=0)
- * is streamed: before each round the blocks it reads (probe blocks of each
- * partition still reading, fewer where the staging buffers would overflow)
- * are gathered on the host and written to staging buffers, index_scan
- * finding them through a map of (first slot, first block, count) a
- * partition; after a switch, the blocks left go through the staging a chunk
- * at a time, index_full's groups going on from their lists.  The writes are
- * blocking, between the launches: no overlap of copies and kernels yet.
+ * is streamed: before each round the blocks it reads (the round's blocks of
+ * each partition still reading, fewer where the staging buffers would
+ * overflow) are gathered on the host and written to staging buffers,
+ * index_scan finding them through a map of (first slot, first block, count)
+ * a partition, and the state is read back after index_decide; after a
+ * switch, the blocks left go through the staging a chunk at a time,
+ * index_full's groups going on from their lists.  The writes are blocking,
+ * between the launches: no overlap of copies and kernels yet.
  * Work-groups of 256 work-items on GPUs, 64 elsewhere; SN local slots of 8
  * bytes (ixd_sn: 512 up to k = 256, 4096 above): k up to 2048 where the
  * device has the local memory (cltopk_index_dev_kmax). */
@@ -111,23 +122,30 @@ int cltopk_index_dev_upload(cltopk_context *ctx, const cltopk_ix_layout *L, clto
 
 void cltopk_index_dev_release(cltopk_ix_dev *dev)
 {
-    cl_mem *m[] = {&dev->data, &dev->ids, &dev->thr, &dev->pstart};
+    cl_mem *m[] = {&dev->data,  &dev->ids,  &dev->thr,  &dev->pstart, &dev->qb,
+                   &dev->lists, &dev->part, &dev->todo, &dev->wmap,   &dev->sdata,
+                   &dev->sids,  &dev->sthr};
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
         if (*m[i])
             clReleaseMemObject(*m[i]);
         *m[i] = NULL;
     }
+    void *h[] = {dev->hq, dev->hwmap, dev->htodo, dev->hids, dev->hdata, dev->hthr};
+    for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
+        free(h[i]);
+    memset(dev, 0, sizeof *dev);
 }
 
-/* a blocking read of bytes of m after the context's work */
-static int ixd_read(cltopk_context *ctx, cl_mem m, size_t bytes, void *host, const char *what)
+/* a blocking read of bytes of m from byte at, after the context's work */
+static int ixd_read(cltopk_context *ctx, cl_mem m, size_t at, size_t bytes, void *host,
+                    const char *what)
 {
     if (!bytes)
         return CLTOPK_OK;
     cl_event *own;
     cl_uint nw = cltopk_after_own(ctx, &own);
-    cl_int err = clEnqueueReadBuffer(ctx->queue, m, CL_TRUE, 0, bytes, host, nw, nw ? own : NULL,
-                                     NULL);
+    cl_int err = clEnqueueReadBuffer(ctx->queue, m, CL_TRUE, at, bytes, host, nw,
+                                     nw ? own : NULL, NULL);
     if (err != CL_SUCCESS) {
         char msg[96];
         snprintf(msg, sizeof msg, "clEnqueueReadBuffer (%s)", what);
@@ -140,287 +158,424 @@ int cltopk_index_dev_read(cltopk_context *ctx, const cltopk_ix_layout *L, const 
                           float *data, uint32_t *ids, float *thr)
 {
     const size_t nb = L->nblocks, d = L->d, B = L->B;
-    int st = ixd_read(ctx, dev->data, nb * d * B * 4, data, "the index's attributes");
+    int st = ixd_read(ctx, dev->data, 0, nb * d * B * 4, data, "the index's attributes");
     if (st == CLTOPK_OK)
-        st = ixd_read(ctx, dev->ids, nb * B * 4, ids, "the index's tuples");
+        st = ixd_read(ctx, dev->ids, 0, nb * B * 4, ids, "the index's tuples");
     if (st == CLTOPK_OK)
-        st = ixd_read(ctx, dev->thr, nb * d * 4, thr, "the thresholds");
+        st = ixd_read(ctx, dev->thr, 0, nb * d * 4, thr, "the thresholds");
     return st;
 }
 
-/* a blocking write of a host array to m (after the context's work) */
-static int ixd_write(cltopk_context *ctx, cl_mem m, size_t bytes, const void *host)
+/* a write of a host array to m after the context's work, which then follows
+ * it: blocking, or not (the host array then stays untouched until a later
+ * blocking read) */
+static int ixd_write(cltopk_context *ctx, cl_mem m, size_t bytes, const void *host, int blocking,
+                     const char *what)
 {
-    cl_event *own;
+    cl_event *own, ev = NULL;
     cl_uint nw = cltopk_after_own(ctx, &own);
-    cl_int err = clEnqueueWriteBuffer(ctx->queue, m, CL_TRUE, 0, bytes, host, nw,
-                                      nw ? own : NULL, NULL);
-    return err == CL_SUCCESS ? CLTOPK_OK
-                             : cltopk_clfail(ctx, err, "clEnqueueWriteBuffer (the index's block "
-                                             "list)");
+    cl_int err = clEnqueueWriteBuffer(ctx->queue, m, blocking ? CL_TRUE : CL_FALSE, 0, bytes,
+                                      host, nw, nw ? own : NULL, &ev);
+    if (err != CL_SUCCESS) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "clEnqueueWriteBuffer (%s)", what);
+        return cltopk_clfail(ctx, err, msg);
+    }
+    if (ctx->last)
+        clReleaseEvent(ctx->last);
+    ctx->last = ev;
+    ctx->pending = 0;
+    return CLTOPK_OK;
 }
 
-/* Where the kernels read blocks: the index's own buffers (resident), or
- * staging buffers of `cap` blocks that the blocks of a round or a chunk are
- * copied to from the host layout (streamed: an index kept in host memory). */
-typedef struct {
-    int streamed;
-    size_t cap;               /* blocks the staging buffers hold */
-    cl_mem data, ids, thr;    /* resident: the index's; streamed: staging */
-    float *hdata, *hthr;      /* streamed: the host side of the staging */
-    uint32_t *hids;
-} ixd_src;
+/* a kept device buffer of at least bytes: *m as it is where *have is enough,
+ * else made anew (its contents are not kept) */
+static int ixd_keep(cltopk_context *ctx, cl_mem *m, size_t *have, size_t bytes, const char *what)
+{
+    if (*m && *have >= bytes)
+        return CLTOPK_OK;
+    if (*m)
+        clReleaseMemObject(*m);
+    *m = NULL;
+    *have = 0;
+    int st = CLTOPK_OK;
+    *m = ixd_buffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, what, &st);
+    if (st == CLTOPK_OK)
+        *have = bytes;
+    return st;
+}
 
-/* copy blocks list[0 .. nl) of the host layout to staging slots 0 .. nl-1 */
-static int ixd_stage(cltopk_context *ctx, const cltopk_ix_layout *L, ixd_src *src,
+/* a kept host array of at least bytes, as ixd_keep */
+static int ixd_keep_host(cltopk_context *ctx, void *pp, size_t *have, size_t bytes)
+{
+    void **p = pp;
+    if (*p && *have >= bytes)
+        return CLTOPK_OK;
+    free(*p);
+    *have = 0;
+    if (!(*p = malloc(bytes ? bytes : 8)))
+        return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "the index query: out of host memory");
+    *have = bytes;
+    return CLTOPK_OK;
+}
+
+/* copy blocks list[0 .. nl) of the host layout to staging slots 0 .. nl-1
+ * (blocking: the host side is reused by the next copy) */
+static int ixd_stage(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
                      const uint32_t *list, size_t nl)
 {
     const size_t d = L->d, B = L->B;
     for (size_t x = 0; x < nl; x++) {
-        memcpy(src->hdata + x * d * B, L->data + (size_t)list[x] * d * B, d * B * 4);
-        memcpy(src->hids + x * B, L->ids + (size_t)list[x] * B, B * 4);
-        memcpy(src->hthr + x * d, L->thr + (size_t)list[x] * d, d * 4);
+        memcpy(dev->hdata + x * d * B, L->data + (size_t)list[x] * d * B, d * B * 4);
+        memcpy(dev->hids + x * B, L->ids + (size_t)list[x] * B, B * 4);
+        memcpy(dev->hthr + x * d, L->thr + (size_t)list[x] * d, d * 4);
     }
-    int st = ixd_write(ctx, src->data, nl * d * B * 4, src->hdata);
+    if (!nl)
+        return CLTOPK_OK;
+    int st = ixd_write(ctx, dev->sdata, nl * d * B * 4, dev->hdata, 1, "staged blocks");
     if (st == CLTOPK_OK)
-        st = ixd_write(ctx, src->ids, nl * B * 4, src->hids);
+        st = ixd_write(ctx, dev->sids, nl * B * 4, dev->hids, 1, "staged tuples");
     if (st == CLTOPK_OK)
-        st = ixd_write(ctx, src->thr, nl * d * 4, src->hthr);
+        st = ixd_write(ctx, dev->sthr, nl * d * 4, dev->hthr, 1, "staged thresholds");
     return st;
 }
 
-int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, const cltopk_ix_dev *dev,
+/* The query buffer's layout (cl/index.cl, "The query's buffer qb"): the
+ * keys from uint ixd_keyoff(P) */
+#define IXQ_W 64
+#define IXQ_CTL 128
+#define IXQ_STATE 132
+#define IX_ST 7
+
+static size_t ixd_keyoff(size_t P)
+{
+    return (IXQ_STATE + IX_ST * P + 1) & ~(size_t)1;
+}
+
+/* the kept buffers of a query of k on P partitions, nlists lists, merge
+ * work-groups of ng lists (above one: a second merge level) */
+static int ixd_prepare(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
+                       size_t K, size_t nlists, size_t ng, size_t cap)
+{
+    const size_t P = L->P, nq = ixd_keyoff(P) + 2 * K;
+    int st = ixd_keep(ctx, &dev->qb, &dev->qb_n, nq * 4, "the query's state");
+    if (st == CLTOPK_OK)
+        st = ixd_keep(ctx, &dev->lists, &dev->lists_n, nlists * K * 8, "the partitions' lists");
+    if (st == CLTOPK_OK)
+        st = ixd_keep(ctx, &dev->part, &dev->part_n, (ng > 1 ? ng : 1) * K * 8,
+                      "the merge's lists");
+    if (st == CLTOPK_OK)
+        st = ixd_keep(ctx, &dev->todo, &dev->todo_n, L->nblocks * 4, "the block list");
+    if (st == CLTOPK_OK && !dev->pstart)
+        dev->pstart = ixd_buffer(ctx, CL_MEM_READ_ONLY, (P + 1) * 4, L->pstart,
+                                 "the partitions", &st);
+    if (st == CLTOPK_OK)
+        st = ixd_keep_host(ctx, &dev->hq, &dev->hq_n, nq * 4);
+    if (st != CLTOPK_OK || dev->data)
+        return st;
+    /* streamed: the staging of cap blocks, the map of a round's slots */
+    const size_t d = L->d, B = L->B;
+    st = ixd_keep(ctx, &dev->sdata, &dev->sdata_n, cap * d * B * 4, "staged blocks");
+    if (st == CLTOPK_OK)
+        st = ixd_keep(ctx, &dev->sids, &dev->sids_n, cap * B * 4, "staged tuples");
+    if (st == CLTOPK_OK)
+        st = ixd_keep(ctx, &dev->sthr, &dev->sthr_n, cap * d * 4, "staged thresholds");
+    if (st == CLTOPK_OK)
+        st = ixd_keep(ctx, &dev->wmap, &dev->wmap_n, (3 * P + 1) * 4, "the staged slots");
+    if (st == CLTOPK_OK)
+        st = ixd_keep_host(ctx, &dev->hdata, &dev->hdata_n, cap * d * B * 4);
+    if (st == CLTOPK_OK)
+        st = ixd_keep_host(ctx, &dev->hids, &dev->hids_n, cap * B * 4);
+    if (st == CLTOPK_OK)
+        st = ixd_keep_host(ctx, &dev->hthr, &dev->hthr_n, cap * d * 4);
+    if (st == CLTOPK_OK)
+        st = ixd_keep_host(ctx, &dev->hwmap, &dev->hwmap_n, (3 * P + 1) * 4);
+    if (st == CLTOPK_OK)
+        st = ixd_keep_host(ctx, &dev->htodo, &dev->htodo_n, (L->nblocks + 1) * 4);
+    return st;
+}
+
+/* one round of index_scan (at most limit blocks a partition), then
+ * index_decide */
+static int ixd_round(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
+                     const cltopk_ix_query *q, cl_kernel ks, cl_kernel kd, unsigned wg,
+                     cl_uint limit)
+{
+    const int streamed = dev->data == NULL;
+    cl_mem data = streamed ? dev->sdata : dev->data, ids = streamed ? dev->sids : dev->ids;
+    cl_mem thr = streamed ? dev->sthr : dev->thr, wmap = streamed ? dev->wmap : dev->todo;
+    cl_uint m = (cl_uint)q->m, d = (cl_uint)L->d, B = (cl_uint)L->B, k = (cl_uint)q->k;
+    cl_uint sflag = (cl_uint)streamed, P = (cl_uint)L->P, sw = (cl_uint)q->sw;
+    cl_float ratio = (cl_float)q->ratio;
+    int st = cltopk_set_args(ctx, ks, 13, sizeof(cl_mem), &data, sizeof(cl_mem), &ids,
+                             sizeof(cl_mem), &thr, sizeof(cl_mem), &dev->pstart, sizeof(cl_mem),
+                             &dev->qb, sizeof m, &m, sizeof d, &d, sizeof B, &B, sizeof k, &k,
+                             sizeof(cl_mem), &dev->lists, sizeof limit, &limit, sizeof(cl_mem),
+                             &wmap, sizeof sflag, &sflag);
+    if (st == CLTOPK_OK)
+        st = cltopk_launch(ctx, ks, L->P * wg, wg, 0, NULL);
+    if (st == CLTOPK_OK)
+        st = cltopk_set_args(ctx, kd, 6, sizeof(cl_mem), &dev->pstart, sizeof(cl_mem), &dev->qb,
+                             sizeof P, &P, sizeof sw, &sw, sizeof ratio, &ratio, sizeof(cl_mem),
+                             &dev->todo);
+    if (st == CLTOPK_OK)
+        st = cltopk_launch(ctx, kd, wg, wg, 0, NULL);
+    return st;
+}
+
+/* index_full over ntodo blocks (0xFFFFFFFF: those a switch left in the block
+ * list; direct: blocks 0 .. ntodo-1 of data) by G groups into lists P .. */
+static int ixd_full(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
+                    const cltopk_ix_query *q, cl_kernel kf, unsigned wg, size_t G, cl_uint ntodo,
+                    cl_uint direct, cl_uint resume)
+{
+    const int streamed = dev->data == NULL;
+    cl_mem data = streamed ? dev->sdata : dev->data, ids = streamed ? dev->sids : dev->ids;
+    cl_uint m = (cl_uint)q->m, d = (cl_uint)L->d, B = (cl_uint)L->B, k = (cl_uint)q->k;
+    cl_uint ob = (cl_uint)L->P;
+    int st = cltopk_set_args(ctx, kf, 13, sizeof(cl_mem), &data, sizeof(cl_mem), &ids,
+                             sizeof(cl_mem), &dev->todo, sizeof(cl_mem), &dev->qb, sizeof ntodo,
+                             &ntodo, sizeof direct, &direct, sizeof m, &m, sizeof d, &d, sizeof B,
+                             &B, sizeof k, &k, sizeof(cl_mem), &dev->lists, sizeof ob, &ob,
+                             sizeof resume, &resume);
+    return st == CLTOPK_OK ? cltopk_launch(ctx, kf, G * wg, wg, 0, NULL) : st;
+}
+
+/* index_merge: ng groups of per candidates of cand[first .. ncand) to out
+ * from element obase */
+static int ixd_merge(cltopk_context *ctx, cl_kernel km, unsigned wg, cl_mem cand, cl_ulong first,
+                     cl_ulong ncand, cl_ulong per, size_t ng, cl_uint k, cl_mem qb, cl_mem out,
+                     cl_ulong obase)
+{
+    int st = cltopk_set_args(ctx, km, 8, sizeof(cl_mem), &cand, sizeof first, &first,
+                             sizeof ncand, &ncand, sizeof per, &per, sizeof k, &k,
+                             sizeof(cl_mem), &qb, sizeof(cl_mem), &out, sizeof obase, &obase);
+    return st == CLTOPK_OK ? cltopk_launch(ctx, km, ng * wg, wg, 0, NULL) : st;
+}
+
+/* The streamed rounds: before each, the blocks it reads (q->probe * grow^r of
+ * every partition still reading, as many as the staging holds: fewer a
+ * partition if need be; with more partitions open than staging slots, the
+ * first ones this round, the others in later rounds) are copied to the
+ * staging; after it, the state is read back.  Ends when index_decide leaves
+ * phase 0. */
+static int ixd_streamed_rounds(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
+                               const cltopk_ix_query *q, cl_kernel ks, cl_kernel kd, unsigned wg,
+                               size_t cap, size_t maxnb)
+{
+    const size_t P = L->P;
+    uint32_t *state = dev->hq + IXQ_STATE, *wmap = dev->hwmap, *todo = dev->htodo;
+    size_t limit = q->probe;
+    int st = CLTOPK_OK;
+    while (st == CLTOPK_OK) {
+        size_t open = 0, nl = 0;
+        for (size_t i = 0; i < P; i++)
+            open += !state[IX_ST * i + 2] && state[IX_ST * i] < L->pstart[i + 1] - L->pstart[i];
+        size_t lim = limit;
+        if (open && lim * open > cap)
+            lim = cap / open ? cap / open : 1;
+        for (size_t i = 0; i < P; i++) {
+            const uint32_t nb = L->pstart[i + 1] - L->pstart[i], pos = state[IX_ST * i];
+            uint32_t cnt = 0;
+            wmap[3 * i] = (uint32_t)nl;
+            wmap[3 * i + 1] = pos;
+            for (uint32_t b = pos; !state[IX_ST * i + 2] && b < nb && cnt < lim && nl < cap;
+                 b++, cnt++)
+                todo[nl++] = L->pstart[i] + b;
+            wmap[3 * i + 2] = cnt;
+        }
+        st = ixd_stage(ctx, L, dev, todo, nl);
+        if (st == CLTOPK_OK)
+            st = ixd_write(ctx, dev->wmap, 3 * P * 4, wmap, 1, "the staged slots");
+        if (st == CLTOPK_OK)
+            st = ixd_round(ctx, L, dev, q, ks, kd, wg, (cl_uint)lim);
+        if (st == CLTOPK_OK)
+            st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, (4 + IX_ST * P) * 4, dev->hq + IXQ_CTL,
+                          "the partitions' state");
+        if (st != CLTOPK_OK || dev->hq[IXQ_CTL] != 0)
+            break;
+        limit = limit * q->grow > maxnb ? maxnb : limit * q->grow;
+    }
+    return st;
+}
+
+/* The streamed full evaluation of every block not read (all, for
+ * cltopk_index_full_topk): a chunk of the staging's size at a time, each
+ * group going on from its list */
+static int ixd_streamed_full(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
+                             const cltopk_ix_query *q, cl_kernel kf, unsigned wg, size_t G,
+                             size_t cap)
+{
+    const uint32_t *state = dev->hq + IXQ_STATE;
+    uint32_t *todo = dev->htodo;
+    size_t ntodo = 0;
+    for (size_t i = 0; i < L->P; i++)
+        if (!state[IX_ST * i + 2])
+            for (uint32_t b = state[IX_ST * i]; b < L->pstart[i + 1] - L->pstart[i]; b++)
+                todo[ntodo++] = L->pstart[i] + b;
+    int st = CLTOPK_OK;
+    for (size_t c0 = 0, first = 1; st == CLTOPK_OK && (c0 < ntodo || first);
+         c0 += cap, first = 0) {
+        size_t len = ntodo - c0 < cap ? ntodo - c0 : cap;
+        st = ixd_stage(ctx, L, dev, todo + c0, len);
+        if (st == CLTOPK_OK)
+            st = ixd_full(ctx, L, dev, q, kf, wg, G, (cl_uint)len, 1, c0 > 0);
+    }
+    return st;
+}
+
+int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
                            const cltopk_ix_query *q)
 {
     const unsigned wg = ixd_wg(ctx);
     const size_t K = q->k, P = L->P, sn = ixd_sn(K, wg);
-    const int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
+    const int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0, streamed = dev->data == NULL;
     size_t G = (size_t)ctx->caps.compute_units * (gpu ? 4 : 2);
     G = G < 1 ? 1 : G > L->nblocks ? (L->nblocks ? L->nblocks : 1) : G;
-    /* the merge reads many lists in one group: a list of 4096 slots (where
-     * local memory holds it) lets candidates gather before a sort, where 512
-     * slots sort every round that brings one (k = 256 on the H200: the index
-     * query 3.2 -> 1.3-1.5 ms).  Not index_full: with 4096 slots its many
-     * groups took 2-8x longer (bench/RESULTS.md) */
-    const size_t snbig = sn < 4096 && 4096 * 8 + 64 <= ctx->caps.local_mem ? 4096 : sn;
+    /* the merge reads many lists in a group: where they hold more than 2 sn
+     * keys, a list of 4096 slots (where local memory holds it) lets
+     * candidates gather before a sort, where 512 slots sort every round that
+     * brings one (k = 256 on the H200, one merge group: the index query 3.2
+     * -> 1.3-1.5 ms); fewer keys (small k) take one sort of sn slots.  Not
+     * index_full: with 4096 slots its many groups took 2-8x longer
+     * (bench/RESULTS.md) */
+    const size_t fan = q->fan ? q->fan : 1;
+    const size_t snbig = sn < 4096 && 4096 * 8 + 64 <= ctx->caps.local_mem && fan * K > 2 * sn
+                             ? 4096
+                             : sn;
     char opts[128], optsbig[128];
     ixd_options(opts, sizeof opts, wg, sn);
     ixd_options(optsbig, sizeof optsbig, wg, snbig);
-    cl_kernel ks = NULL, kf = NULL, km = NULL;
+    cl_kernel ks = NULL, kd = NULL, kf = NULL, km = NULL;
     int st = cltopk_kernel_get(ctx, "index.cl", opts, "index_scan", &ks);
+    if (st == CLTOPK_OK)
+        st = cltopk_kernel_get(ctx, "index.cl", opts, "index_decide", &kd);
     if (st == CLTOPK_OK)
         st = cltopk_kernel_get(ctx, "index.cl", opts, "index_full", &kf);
     if (st == CLTOPK_OK)
         st = cltopk_kernel_get(ctx, "index.cl", optsbig, "index_merge", &km);
-    ixd_src src = {0};
-    src.streamed = dev == NULL;
-    if (src.streamed) {
+    /* the lists: the partitions' (P), the full evaluation's (G); the merge
+     * takes q->fan lists a group, then one group the groups' lists */
+    const size_t nlists = q->full ? G : P + G, ng = (nlists + fan - 1) / fan;
+    size_t cap = 0, maxnb = 0;
+    for (size_t i = 0; i < P; i++)
+        if (L->pstart[i + 1] - L->pstart[i] > maxnb)
+            maxnb = L->pstart[i + 1] - L->pstart[i];
+    if (streamed) {
         /* staging: q->stage blocks, else an eighth of one allocation (at most
          * 256 MiB), at least one block */
         const size_t bb = L->d * L->B * 4;
-        size_t cap = q->stage;
+        cap = q->stage;
         if (!cap) {
             size_t bytes = ctx->caps.max_alloc / 8;
             bytes = bytes > ((size_t)256 << 20) ? (size_t)256 << 20 : bytes;
             cap = bytes / bb;
         }
-        src.cap = cap < 1 ? 1 : cap > L->nblocks ? (L->nblocks ? L->nblocks : 1) : cap;
-        src.hdata = malloc(src.cap * bb);
-        src.hids = malloc(src.cap * L->B * 4);
-        src.hthr = malloc(src.cap * L->d * 4);
-        if (st == CLTOPK_OK && (!src.hdata || !src.hids || !src.hthr))
-            st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "the index query: out of host memory");
-        src.data = ixd_buffer(ctx, CL_MEM_READ_ONLY, src.cap * bb, NULL, "staged blocks", &st);
-        src.ids = ixd_buffer(ctx, CL_MEM_READ_ONLY, src.cap * L->B * 4, NULL, "staged tuples",
-                             &st);
-        src.thr = ixd_buffer(ctx, CL_MEM_READ_ONLY, src.cap * L->d * 4, NULL,
-                             "staged thresholds", &st);
-    } else {
-        src.data = dev->data;
-        src.ids = dev->ids;
-        src.thr = dev->thr;
+        cap = cap < 1 ? 1 : cap > L->nblocks ? (L->nblocks ? L->nblocks : 1) : cap;
     }
-    uint32_t *state = calloc(5 * P, sizeof *state), *todo = malloc((L->nblocks + 1) * 4);
-    uint32_t *wmap = calloc(3 * P + 1, sizeof *wmap);
-    cltopk_ix_progress *pr = calloc(P, sizeof *pr);
-    uint32_t *scores = malloc(K * 4);
-    int64_t *index = malloc(K * 8);
-    if (st == CLTOPK_OK && (!state || !todo || !scores || !index || !pr || !wmap))
-        st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "the index query: out of host memory");
-    uint32_t zeros[1] = {0};
-    cl_mem mattr = ixd_buffer(ctx, CL_MEM_READ_ONLY, q->m * 4, q->m ? (const void *)q->attr : zeros,
-                              "the query's attributes", &st);
-    cl_mem mw = ixd_buffer(ctx, CL_MEM_READ_ONLY, q->m * 4, q->m ? (const void *)q->w : zeros,
-                           "the query's weights", &st);
-    cl_mem mstate = ixd_buffer(ctx, CL_MEM_READ_WRITE, 5 * P * 4, state, "the partitions' state",
-                               &st);
-    cl_mem mlists = ixd_buffer(ctx, CL_MEM_READ_WRITE, (P + G) * K * 8, NULL,
-                               "the partitions' lists", &st);
-    cl_mem mtodo = ixd_buffer(ctx, CL_MEM_READ_ONLY, L->nblocks * 4, NULL, "the block list", &st);
-    cl_mem mwmap = ixd_buffer(ctx, CL_MEM_READ_ONLY, (3 * P + 1) * 4, wmap, "the staged slots",
-                              &st);
-    cl_mem mpstart = src.streamed ? ixd_buffer(ctx, CL_MEM_READ_ONLY, (P + 1) * 4, L->pstart,
-                                               "the partitions", &st)
-                                  : dev->pstart;
-    cl_mem mbound = ixd_buffer(ctx, CL_MEM_READ_WRITE, 4, zeros, "the shared bound", &st);
-    cl_mem mscores = ixd_buffer(ctx, CL_MEM_WRITE_ONLY, K * 4, NULL, "the scores", &st);
-    cl_mem mindex = ixd_buffer(ctx, CL_MEM_WRITE_ONLY, K * 8, NULL, "the tuple numbers", &st);
-    cl_uint m = (cl_uint)q->m, d = (cl_uint)L->d, B = (cl_uint)L->B, k = (cl_uint)K;
-    cl_uint streamed = (cl_uint)src.streamed;
-    int full = q->full;
-    if (!full && st == CLTOPK_OK) {
-        cl_uint limit = q->probe > 0xFFFFFFFFu ? 0xFFFFFFFFu : (cl_uint)q->probe;
-        while (st == CLTOPK_OK) {
-            if (src.streamed) {
-                /* this round's blocks of every partition still reading, as
-                 * many as the staging holds (fewer a partition if need be;
-                 * with more partitions open than staging slots, the first
-                 * ones this round, the others in later rounds) */
-                size_t open = 0, nl = 0;
-                for (size_t i = 0; i < P; i++)
-                    open += !state[5 * i + 2] && state[5 * i] < L->pstart[i + 1] - L->pstart[i];
-                size_t lim = limit;
-                if (open && lim * open > src.cap)
-                    lim = src.cap / open ? src.cap / open : 1;
-                for (size_t i = 0; i < P; i++) {
-                    const uint32_t nb = L->pstart[i + 1] - L->pstart[i], pos = state[5 * i];
-                    uint32_t cnt = 0;
-                    wmap[3 * i] = (uint32_t)nl;
-                    wmap[3 * i + 1] = pos;
-                    for (uint32_t b = pos; !state[5 * i + 2] && b < nb && cnt < lim && nl < src.cap;
-                         b++, cnt++)
-                        todo[nl++] = L->pstart[i] + b;
-                    wmap[3 * i + 2] = cnt;
-                }
-                st = ixd_stage(ctx, L, &src, todo, nl);
-                if (st == CLTOPK_OK)
-                    st = ixd_write(ctx, mwmap, 3 * P * 4, wmap);
-            }
-            if (st == CLTOPK_OK)
-                st = cltopk_set_args(ctx, ks, 16, sizeof(cl_mem), &src.data, sizeof(cl_mem),
-                                     &src.ids, sizeof(cl_mem), &src.thr, sizeof(cl_mem),
-                                     &mpstart, sizeof(cl_mem), &mattr, sizeof(cl_mem), &mw,
-                                     sizeof m, &m, sizeof d, &d, sizeof B, &B, sizeof k, &k,
-                                     sizeof(cl_mem), &mlists, sizeof(cl_mem), &mstate,
-                                     sizeof limit, &limit, sizeof(cl_mem), &mbound,
-                                     sizeof(cl_mem), &mwmap, sizeof streamed, &streamed);
-            if (st == CLTOPK_OK)
-                st = cltopk_launch(ctx, ks, P * wg, wg, 0, NULL);
-            if (st == CLTOPK_OK)
-                st = ixd_read(ctx, mstate, 5 * P * 4, state, "the partitions' state");
-            uint32_t bound = 0;
-            if (st == CLTOPK_OK)
-                st = ixd_read(ctx, mbound, 4, &bound, "the shared bound");
-            if (st != CLTOPK_OK)
-                break;
-            size_t nonempty = 0, finished = 0;
-            for (size_t i = 0; i < P; i++) {
-                uint32_t nb = L->pstart[i + 1] - L->pstart[i];
-                nonempty += nb > 0;
-                finished += nb > 0 && (state[5 * i + 2] || state[5 * i] == nb);
-                pr[i].pos = state[5 * i];
-                pr[i].nb = nb;
-                pr[i].done = state[5 * i + 2] != 0;
-                memcpy(&pr[i].tfirst, &state[5 * i + 3], 4);
-                memcpy(&pr[i].tnow, &state[5 * i + 4], 4);
-            }
-            if (finished == nonempty || (full = cltopk_ix_decide(q, pr, P, bound)))
-                break;
-        }
-    }
-    cl_ulong ncand = (cl_ulong)P * K;
-    if (full && st == CLTOPK_OK) {
-        size_t ntodo = 0;
-        for (size_t i = 0; i < P; i++) {
-            uint32_t nb = L->pstart[i + 1] - L->pstart[i];
-            if (state[5 * i + 2])
-                continue;
-            for (uint32_t b = state[5 * i]; b < nb; b++)
-                todo[ntodo++] = L->pstart[i] + b;
-            state[5 * i] = nb;
-        }
-        /* resident: one launch over the list; streamed: one a chunk of the
-         * staging's size, each group going on from its list */
-        const size_t chunk = src.streamed ? src.cap : (ntodo ? ntodo : 1);
-        cl_uint ob = (cl_uint)P;
-        for (size_t c0 = 0, first = 1; st == CLTOPK_OK && (c0 < ntodo || first);
-             c0 += chunk, first = 0) {
-            size_t len = ntodo - c0 < chunk ? ntodo - c0 : chunk;
-            if (src.streamed) {
-                st = ixd_stage(ctx, L, &src, todo + c0, len);
-                for (size_t x = 0; x < len; x++) /* the staged slots, in order */
-                    todo[c0 + x] = (uint32_t)x;
-            }
-            if (st == CLTOPK_OK && len)
-                st = ixd_write(ctx, mtodo, len * 4, todo + c0);
-            cl_uint nt = (cl_uint)len, per = (cl_uint)((len + G - 1) / G);
-            cl_uint resume = c0 > 0;
-            if (st == CLTOPK_OK)
-                st = cltopk_set_args(ctx, kf, 15, sizeof(cl_mem), &src.data, sizeof(cl_mem),
-                                     &src.ids, sizeof(cl_mem), &mtodo, sizeof nt, &nt,
-                                     sizeof per, &per, sizeof(cl_mem), &mattr, sizeof(cl_mem),
-                                     &mw, sizeof m, &m, sizeof d, &d, sizeof B, &B, sizeof k, &k,
-                                     sizeof(cl_mem), &mlists, sizeof ob, &ob, sizeof(cl_mem),
-                                     &mbound, sizeof resume, &resume);
-            if (st == CLTOPK_OK)
-                st = cltopk_launch(ctx, kf, G * wg, wg, 0, NULL);
-        }
-        ncand += (cl_ulong)G * K;
-    }
-    /* a full evaluation from the start has no partitions' lists */
-    cl_ulong first = q->full ? (cl_ulong)P * K : 0;
     if (st == CLTOPK_OK)
-        st = cltopk_set_args(ctx, km, 6, sizeof(cl_mem), &mlists, sizeof first, &first,
-                             sizeof ncand, &ncand, sizeof k, &k, sizeof(cl_mem), &mscores,
-                             sizeof(cl_mem), &mindex);
-    if (st == CLTOPK_OK)
-        st = cltopk_launch(ctx, km, wg, wg, 0, NULL);
-    if (st == CLTOPK_OK)
-        st = ixd_read(ctx, mscores, K * 4, scores, "the scores");
-    if (st == CLTOPK_OK)
-        st = ixd_read(ctx, mindex, K * 8, index, "the tuple numbers");
+        st = ixd_prepare(ctx, L, dev, K, P + G, ng, cap);
     if (st == CLTOPK_OK) {
-        if (q->out_scores)
-            memcpy(q->out_scores, scores, K * 4);
-        if (q->out_index)
-            memcpy(q->out_index, index, K * 8);
+        /* attr, w, a zero ctl and state: one copy, not waited for */
+        uint32_t *hq = dev->hq;
+        memset(hq, 0, ixd_keyoff(P) * 4);
+        for (size_t j = 0; j < q->m; j++) {
+            hq[j] = q->attr[j];
+            memcpy(&hq[IXQ_W + j], &q->w[j], 4);
+        }
+        st = ixd_write(ctx, dev->qb, ixd_keyoff(P) * 4, hq, 0, "the query's state");
+    }
+    /* the rounds: resident, all enqueued at once (they do nothing once
+     * index_decide has ended the reading), as many as read every block of
+     * the longest partition; then index_full over the blocks a switch left
+     * (none without one) */
+    if (st == CLTOPK_OK && !q->full && !streamed) {
+        size_t limit = q->probe;
+        for (size_t done = 0, r = 1; st == CLTOPK_OK && done < maxnb; r++) {
+            size_t lim = limit < maxnb ? limit : maxnb;
+            st = ixd_round(ctx, L, dev, q, ks, kd, wg, (cl_uint)lim);
+            done += lim;
+            limit = limit * q->grow > maxnb ? maxnb : limit * q->grow;
+            /* CLTOPK_INDEX=sync: the phase back every q->sync rounds */
+            if (st == CLTOPK_OK && q->sync && r % q->sync == 0 && done < maxnb) {
+                st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, 4, dev->hq + IXQ_CTL, "the phase");
+                if (st == CLTOPK_OK && dev->hq[IXQ_CTL] != 0)
+                    break;
+            }
+        }
+        if (st == CLTOPK_OK)
+            st = ixd_full(ctx, L, dev, q, kf, wg, G, 0xFFFFFFFFu, 0, 0);
+    } else if (st == CLTOPK_OK && q->full && !streamed) {
+        st = ixd_full(ctx, L, dev, q, kf, wg, G, (cl_uint)L->nblocks, 1, 0);
+    } else if (st == CLTOPK_OK) {
+        if (!q->full)
+            st = ixd_streamed_rounds(ctx, L, dev, q, ks, kd, wg, cap, maxnb);
+        if (st == CLTOPK_OK && (q->full || dev->hq[IXQ_CTL] == 2))
+            st = ixd_streamed_full(ctx, L, dev, q, kf, wg, G, cap);
+        else if (st == CLTOPK_OK) /* no switch: the groups' lists emptied */
+            st = ixd_full(ctx, L, dev, q, kf, wg, G, 0, 1, 0);
+    }
+    /* the merge into qb after the state, then one read of both (the state
+     * only where the rounds ran) */
+    const cl_ulong first = q->full ? (cl_ulong)P * K : 0, ncand = (cl_ulong)(P + G) * K;
+    const size_t ko = ixd_keyoff(P);
+    if (st == CLTOPK_OK && ng > 1) {
+        st = ixd_merge(ctx, km, wg, dev->lists, first, ncand, (cl_ulong)fan * K, ng,
+                       (cl_uint)K, dev->qb, dev->part, 0);
+        if (st == CLTOPK_OK)
+            st = ixd_merge(ctx, km, wg, dev->part, 0, (cl_ulong)ng * K, (cl_ulong)ng * K, 1,
+                           (cl_uint)K, dev->qb, dev->qb, ko / 2);
+    } else if (st == CLTOPK_OK) {
+        st = ixd_merge(ctx, km, wg, dev->lists, first, ncand, ncand - first, 1, (cl_uint)K,
+                       dev->qb, dev->qb, ko / 2);
+    }
+    const size_t from = q->full ? ko : IXQ_CTL;
+    if (st == CLTOPK_OK)
+        st = ixd_read(ctx, dev->qb, from * 4, (ko + 2 * K - from) * 4, dev->hq + from,
+                      q->full ? "the k best keys" : "the state and the k best keys");
+    const unsigned char *keys = (const unsigned char *)(dev->hq + ko);
+    for (size_t r = 0; st == CLTOPK_OK && r < K; r++)
+        if (!memcmp(keys + 8 * r, "\0\0\0\0\0\0\0\0", 8))
+            st = cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "the index query on %s found %zu of k = "
+                             "%zu tuples (a bug: please report it)", ctx->name, r, K);
+    if (st == CLTOPK_OK) {
+        for (size_t r = 0; r < K; r++) {
+            uint64_t key;
+            memcpy(&key, keys + 8 * r, 8);
+            if (q->out_scores) {
+                uint32_t b = cltopk_ix_score_bits(key);
+                memcpy(&q->out_scores[r], &b, 4);
+            }
+            if (q->out_index)
+                q->out_index[r] = (int64_t)(uint32_t)~(uint32_t)key;
+        }
+        const uint32_t *state = dev->hq + IXQ_STATE;
+        const int full = q->full || dev->hq[IXQ_CTL] == 2;
         cltopk_index_stats *s = q->st;
         memset(s, 0, sizeof *s);
         s->tuples = L->n;
         for (size_t i = 0; i < P; i++) {
-            uint64_t ev = (uint64_t)state[5 * i] * L->B;
+            const uint32_t nb = L->pstart[i + 1] - L->pstart[i];
+            const int stopped = state[IX_ST * i + 2] != 0;
+            const uint64_t pos = full && !stopped ? nb : state[IX_ST * i];
+            const uint64_t ev = pos * L->B;
             s->tuples_evaluated += ev < L->psize[i] ? ev : L->psize[i];
-            s->blocks_read += state[5 * i];
-            s->partitions += L->pstart[i + 1] > L->pstart[i];
-            s->partitions_stopped += state[5 * i + 2] != 0;
+            s->blocks_read += pos;
+            s->partitions += nb > 0;
+            s->partitions_stopped += stopped;
         }
         s->stopped_early = s->tuples_evaluated < L->n;
         s->full_evaluation = full;
         s->on_device = 1;
     }
-    cl_mem mine[] = {mattr, mw, mstate, mlists, mtodo, mwmap, mbound, mscores, mindex};
-    for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++)
-        if (mine[i])
-            clReleaseMemObject(mine[i]);
-    if (src.streamed) {
-        cl_mem st_bufs[] = {mpstart, src.data, src.ids, src.thr};
-        for (size_t i = 0; i < 4; i++)
-            if (st_bufs[i])
-                clReleaseMemObject(st_bufs[i]);
-    }
-    cl_kernel kk[] = {ks, kf, km};
-    for (size_t i = 0; i < 3; i++)
+    cl_event *own;
+    if (st != CLTOPK_OK && cltopk_after_own(ctx, &own)) /* nothing left reading dev->hq */
+        clWaitForEvents(1, own);
+    cltopk_prof_flush(ctx); /* CLTOPK_PROFILE=1: the launches' device times */
+    cl_kernel kk[] = {ks, kd, kf, km};
+    for (size_t i = 0; i < 4; i++)
         if (kk[i])
             clReleaseKernel(kk[i]);
-    free(src.hdata);
-    free(src.hids);
-    free(src.hthr);
-    free(state);
-    free(pr);
-    free(wmap);
-    free(todo);
-    free(scores);
-    free(index);
     return st;
 }
 

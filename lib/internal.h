@@ -141,6 +141,9 @@ enum { SCR_INPUT = 0, SCR_CAND_U0, SCR_CAND_I0, SCR_CAND_U1, SCR_CAND_I1, SCR_OU
        SCR_ROWS_Q, SCR_ROWS_OFFS, SCR_ROWS_IDS, SCR_ROWS_SPLIT,
        /* kNN by tiles (knndev.c): the sample's keys, the thresholds, the counts */
        SCR_KNN_KEYS, SCR_KNN_THR, SCR_KNN_COUNT,
+       /* streaming host data (chunk.c): the second device input of the two
+        * that alternate (SCR_INPUT the first) */
+       SCR_STREAM_IN,
        /* the sample-filter query (querydev.c): its state */
        SCR_QSF_STATE,
        SCR_COUNT };
@@ -171,8 +174,28 @@ struct cltopk_context {
     /* scratch buffers, grown on demand and kept for later calls */
     cl_mem scratch[SCR_COUNT];
     size_t scratch_size[SCR_COUNT];
+    /* streaming host data (chunk.c): a second queue of our own for the
+     * transfers, and two pinned staging buffers (CL_MEM_ALLOC_HOST_PTR) kept
+     * mapped at stage_ptr while the context lives; made on first use */
+    cl_command_queue tqueue;
+    cl_mem stage[2];
+    void *stage_ptr[2];
+    size_t stage_size;
+    /* a context of several devices (cltopk_open with "all" or a list): this
+     * context is the first device, members[0 .. nmembers) the others, each a
+     * context of its own that only this one uses (under this one's lock) */
+    struct cltopk_context **members;
+    size_t nmembers;
 #endif
 };
+
+#if HAVE_OPENCL
+/* device d of a context: 0 the context itself, d >= 1 its member d - 1 */
+static inline cltopk_context *cltopk_device_at(cltopk_context *ctx, size_t d)
+{
+    return d ? ctx->members[d - 1] : ctx;
+}
+#endif
 
 
 #if HAVE_OPENCL
@@ -194,8 +217,12 @@ CLTOPK_INTERNAL int cltopk_kernel_get(cltopk_context *ctx, const char *file, con
 /* staging.c */
 CLTOPK_INTERNAL int cltopk_scratch(cltopk_context *ctx, int slot, size_t bytes, cl_mem *out);
 CLTOPK_INTERNAL void cltopk_scratch_free(cltopk_context *ctx);
-/* Elements of one host chunk for a device algorithm. */
+/* Elements of one host chunk for a device algorithm: cltopk_chunk_room capped
+ * by CLTOPK_MAX_CHUNK. */
 CLTOPK_INTERNAL size_t cltopk_chunk_elems(const cltopk_context *ctx, int bytes);
+/* The most elements one chunk may hold on this device (its memory and largest
+ * allocation), whatever CLTOPK_MAX_CHUNK says. */
+CLTOPK_INTERNAL size_t cltopk_chunk_room(const cltopk_context *ctx, int bytes);
 /* Set kernel argument i; the sizes are those of the values. */
 CLTOPK_INTERNAL int cltopk_set_args(cltopk_context *ctx, cl_kernel kern, int nargs, ...);
 /* Enqueue a 1-D kernel, waiting for the context's last event (and the caller's
@@ -268,6 +295,13 @@ typedef int (*cltopk_devrun)(cltopk_context *ctx, const cltopk_request *rq, void
 CLTOPK_INTERNAL int cltopk_chunked_topk(cltopk_context *ctx, const cltopk_request *rq,
                                         cltopk_devrun devrun, void *arg, int index,
                                         int *ambiguous);
+/* chunk.c: how the device records move rq's host data (streamed pieces,
+ * chunks or one transfer), a line of text for explain; its length */
+CLTOPK_INTERNAL size_t cltopk_staging_describe(cltopk_context *ctx, const cltopk_request *rq,
+                                               char *buf, size_t len);
+/* chunk.c: unmap and free the pinned staging buffers of streaming (the
+ * transfer queue stays) */
+CLTOPK_INTERNAL void cltopk_stage_free(cltopk_context *ctx);
 /* chunk.c: the element at `rank` of host data: one chunk by `select` (a devrun
  * whose k is rank + 1 and which writes the one element), several by the best
  * rank + 1 of each chunk through `topk`, merged */
@@ -461,6 +495,21 @@ CLTOPK_INTERNAL int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq,
 /* plan.c: whether a can run rq here (its limits, then supports); why on no */
 CLTOPK_INTERNAL int cltopk_can_run(cltopk_context *ctx, const cltopk_algorithm *a,
                                    const cltopk_request *rq, char *why, size_t whylen);
+#if HAVE_OPENCL
+/* plan.c: how a context of several devices splits rq's host data: lens[d]
+ * elements of device d (cltopk_device_at; consecutive parts in device order),
+ * in proportion to the speed the planner predicts for each device (1 / secs[d],
+ * the named device record's time for the whole input, or for AUTO its fastest
+ * device record's, recs[d]).  *split 0: no split, the call runs as on one
+ * device: a named host record (lens unset), or AUTO where the fastest host
+ * record (*host_secs) beats the devices together (lens set all the same).  A named record that a
+ * device cannot run is UNSUPPORTED, the device named. */
+#define CLTOPK_DEVICES_MAX 64
+CLTOPK_INTERNAL int cltopk_multi_split(cltopk_context *ctx, const cltopk_request *rq,
+                                       cltopk_algo algo, size_t *lens,
+                                       const cltopk_algorithm **recs, double *secs, int *split,
+                                       double *host_secs);
+#endif
 /* plan.c: the text of cltopk_explain for rq */
 CLTOPK_INTERNAL int cltopk_plan_explain(cltopk_context *ctx, const cltopk_request *rq, char *buf,
                                         size_t len);
@@ -684,6 +733,10 @@ typedef struct {
     size_t m, k;
     int full;
     size_t probe;
+    unsigned grow; /* on the device, round r reads probe * grow^r blocks */
+    size_t fan;    /* on the device, the lists a merge work-group takes */
+    size_t sync;   /* on the device, read the phase back every sync rounds (0:
+                      never: every round enqueued at once) */
     int sw;
     double ratio;
     size_t stage; /* an index in host memory queried on the device: blocks
@@ -738,9 +791,17 @@ CLTOPK_INTERNAL float cltopk_ix_score(const float *tuple, const unsigned *attr, 
                                       size_t m);
 
 #if HAVE_OPENCL
-/* indexdev.c (cl/index.cl): the layout in device memory */
+/* indexdev.c (cl/index.cl): the layout in device memory (data NULL: the
+ * index is in host memory), and what its queries keep from the first one to
+ * cltopk_index_dev_release (grown when a query needs more; the context's lock
+ * covers them): device buffers with their sizes in bytes, and host arrays */
 typedef struct {
     cl_mem data, ids, thr, pstart;
+    cl_mem qb, lists, part, todo, wmap, sdata, sids, sthr;
+    size_t qb_n, lists_n, part_n, todo_n, wmap_n, sdata_n, sids_n, sthr_n;
+    uint32_t *hq, *hwmap, *htodo, *hids;
+    float *hdata, *hthr;
+    size_t hq_n, hwmap_n, htodo_n, hids_n, hdata_n, hthr_n;
 } cltopk_ix_dev;
 /* copy the host layout's arrays to the device: CLTOPK_OK, or
  * CLTOPK_ERR_DEVICE_MEMORY (too large: nothing allocated) or an OpenCL status */
@@ -755,10 +816,10 @@ CLTOPK_INTERNAL int cltopk_index_dev_read(cltopk_context *ctx, const cltopk_ix_l
 /* the largest k the device kernels take on this device (0: none) */
 CLTOPK_INTERNAL size_t cltopk_index_dev_kmax(cltopk_context *ctx);
 /* the query on the device (k <= cltopk_index_dev_kmax); fills q->st; blocks.
- * dev NULL: the index is in host memory (L's arrays) and its blocks are
+ * dev->data NULL: the index is in host memory (L's arrays) and its blocks are
  * copied to the device a round (or a chunk of the full evaluation) at a time */
 CLTOPK_INTERNAL int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L,
-                                           const cltopk_ix_dev *dev, const cltopk_ix_query *q);
+                                           cltopk_ix_dev *dev, const cltopk_ix_query *q);
 #endif
 
 #endif

@@ -118,6 +118,114 @@ int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo alg
     return CLTOPK_OK;
 }
 
+#if HAVE_OPENCL
+int cltopk_multi_split(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo algo,
+                       size_t *lens, const cltopk_algorithm **recs, double *secs, int *split,
+                       double *host_secs)
+{
+    size_t nd = ctx->nmembers + 1;
+    plan_row rows[CLTOPK_RECORDS_MAX];
+    cltopk_consts pc;
+    double speed = 0, host = -1;
+    int st, best;
+    *split = 0;
+    *host_secs = -1;
+    const cltopk_algorithm *named = algo == CLTOPK_ALGO_AUTO ? NULL : cltopk_algorithm_get(algo);
+    if (named && !named->on_device)
+        return CLTOPK_OK; /* a host algorithm: once, on the host */
+    for (size_t d = 0; d < nd; d++) {
+        cltopk_context *dc = cltopk_device_at(ctx, d);
+        if (named) {
+            char why[512];
+            if (!cltopk_can_run(dc, named, rq, why, sizeof why))
+                return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "on %s: %s", dc->name, why);
+        }
+        if ((st = plan_rows(dc, rq, rows, &best, &pc)) != CLTOPK_OK) {
+            if (dc != ctx)
+                cltopk_fail(ctx, st, "on %s: %s", dc->name, dc->err);
+            return st;
+        }
+        /* the device's time: the named record's prediction, else (or where it
+         * has none) the fastest device record's; AUTO's host record apart */
+        recs[d] = named;
+        secs[d] = -1;
+        for (size_t i = 0; i < cltopk_algorithm_count; i++) {
+            const plan_row *r = &rows[i];
+            if (!r->ok || r->t < 0)
+                continue;
+            if (!r->a->on_device) {
+                if (d == 0 && (host < 0 || r->t < host))
+                    host = r->t;
+                continue;
+            }
+            if (secs[d] < 0 || r->t < secs[d]) {
+                secs[d] = r->t;
+                if (!named)
+                    recs[d] = r->a;
+            }
+        }
+        if (secs[d] <= 0)
+            return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "the planner predicts no time for "
+                               "n = %zu, k = %zu on %s", rq->n, rq->k, dc->name);
+        speed += 1 / secs[d];
+    }
+    *host_secs = host;
+    size_t given = 0, fastest = 0;
+    for (size_t d = 0; d < nd; d++) {
+        lens[d] = (size_t)((double)rq->n * (1 / secs[d]) / speed);
+        if (lens[d] > rq->n - given)
+            lens[d] = rq->n - given;
+        given += lens[d];
+        if (secs[d] < secs[fastest])
+            fastest = d;
+    }
+    lens[fastest] += rq->n - given;
+    /* AUTO: the host alone where it beats the devices together */
+    *split = named || host < 0 || host >= 1 / speed;
+    return CLTOPK_OK;
+}
+
+/* the split of host data on a context of several devices, for explain */
+static size_t explain_split(cltopk_context *ctx, const cltopk_request *rq, char *buf,
+                            size_t len)
+{
+    size_t nd = ctx->nmembers + 1, o = 0, lens[CLTOPK_DEVICES_MAX];
+    const cltopk_algorithm *recs[CLTOPK_DEVICES_MAX];
+    double secs[CLTOPK_DEVICES_MAX], host;
+    int split, w;
+    cltopk_request prq = *rq;
+    prq.select = 0; /* each device runs the top-k of its part */
+    prq.tune = &prq.tune_store;
+    int st = cltopk_multi_split(ctx, &prq, CLTOPK_ALGO_AUTO, lens, recs, secs, &split, &host);
+    if (st != CLTOPK_OK)
+        w = snprintf(buf, len, "split: none: %s\n", ctx->err);
+    else if (!split) {
+        double speed = 0;
+        for (size_t d = 0; d < nd; d++)
+            speed += 1 / secs[d];
+        w = snprintf(buf, len, "split: none: AUTO runs on the host (predicted %.3f ms; the %zu "
+                     "devices together %.3f ms); by the devices' speeds:\n",
+                     host * 1e3, nd, 1e3 / speed);
+    }
+    else
+        w = snprintf(buf, len, "split over %zu devices, in proportion to each one's predicted "
+                     "speed (AUTO; a named device algorithm splits by its own predictions):\n",
+                     nd);
+    o += w > 0 ? (size_t)w : 0;
+    for (size_t d = 0; st == CLTOPK_OK && d < nd; d++) {
+        cltopk_context *dc = cltopk_device_at(ctx, d);
+        w = snprintf(buf + o, o < len ? len - o : 0,
+                     "   %u:%u %-36.36s %s %12zu elements (%5.1f%%); %s predicted %.3f ms for "
+                     "the whole input\n", dc->caps.pi, dc->caps.di, dc->caps.device_name,
+                     split ? "gets" : "would get", lens[d],
+                     rq->n ? 100.0 * (double)lens[d] / (double)rq->n : 0.0, recs[d]->name,
+                     secs[d] * 1e3);
+        o += w > 0 ? (size_t)w : 0;
+    }
+    return o;
+}
+#endif
+
 int cltopk_plan_explain(cltopk_context *ctx, const cltopk_request *rq, char *buf, size_t len)
 {
     plan_row rows[CLTOPK_RECORDS_MAX];
@@ -155,6 +263,14 @@ int cltopk_plan_explain(cltopk_context *ctx, const cltopk_request *rq, char *buf
             PUT("%s %-13s (the CPU planner's choice)\n", mark, r->a->name);
     }
     PUT("choice: %s\n", best >= 0 ? rows[best].a->name : "none");
+#if HAVE_OPENCL
+    if (ctx->is_cl && !rq->on_device)
+        o += cltopk_staging_describe(ctx, rq, buf + o, o < len ? len - o : 0);
+    if (ctx->is_cl && ctx->nmembers && rq->on_device)
+        PUT("split: none: device data stays on the first device (%s)\n", ctx->caps.device_name);
+    else if (ctx->is_cl && ctx->nmembers)
+        o += explain_split(ctx, rq, buf + o, o < len ? len - o : 0);
+#endif
 #undef PUT
     if (o >= len)
         buf[len - 1] = 0;

@@ -3,21 +3,25 @@
  * band (lib/algo_sample_filter.c) narrows a selection to a few candidates.
  *
  * Each call enqueues rs_init, then for every digit of the composite key (order
- * key : ~position, KEY_BITS + 32 bits, 8 bits a pass) rs_hist, rs_choose and
- * rs_filter, back to back; the state (need, candidates, where they are, the
- * pass's mode, the prefix a narrowed input is matched against) lives in a small
- * device buffer, so there is no host read-back until the result.  A target
- * bucket holding more than 1/8 of the input is not copied: the next pass reads
- * the input again against the prefix (one read instead of a copy of 2 bytes an
- * input byte); smaller buckets are copied.  CLTOPK_RADIX="hc=H,narrow=N,ipt=I,
- * first=F,pre=P" sets the histogram copies (GPU default 4, CPU 1), that
- * fraction (0: always copy), the elements a work-item loads a round (GPU 8,
- * CPU 4), the bits of the first digit (8..12, default 8: a wider one splits the
- * few exponents of uniform floats in pass 0) and the digits histogrammed in
- * pass 0 (1 or 2).  Passes after the search has ended cost a launch each and
- * return at once.  Top-k then sorts its k winners on the device
- * (lib/winners.c) and writes the input's bits and positions.  The variable is
- * parsed strictly (lib/tune.h).
+ * key : ~position, KEY_BITS + 32 bits, 8 bits a pass) rs_hist and rs_filter,
+ * back to back (the last work-group to finish rs_hist chooses the pass's bin;
+ * or, with lastg=0, a rs_choose launch between them); the state (need,
+ * candidates, where they are, the pass's mode, the prefix a narrowed input is
+ * matched against) lives in a small device buffer, so there is no host
+ * read-back until the result.  A target bucket holding more than 1/8 of the
+ * input is not copied: the next pass reads the input again against the prefix
+ * (one read instead of a copy of 2 bytes an input byte); smaller buckets are
+ * copied.  CLTOPK_RADIX="hc=H,narrow=N,ipt=I,first=F,pre=P,gpc=G,lastg=L" sets
+ * the histogram copies (GPU default 4, CPU 1), that fraction (0: always copy),
+ * the elements a work-item loads a round (GPU 8, CPU 4), the bits of the first
+ * digit (8..12, default 8: a wider one splits the few exponents of uniform
+ * floats in pass 0), the digits histogrammed in pass 0 (1 or 2), the
+ * work-groups a compute unit at most (GPU 16, CPU 2: every pass is launched
+ * with them, also one whose search has ended) and whether the last group
+ * chooses (1, the default; 0: rs_choose).  Passes after the search has ended
+ * cost a launch each and return at once.  Top-k then sorts its k winners on
+ * the device (lib/winners.c) and writes the input's bits and positions.  The
+ * variable is parsed strictly (lib/tune.h).
  *
  * A call may start from candidates already in the first candidate buffer
  * (cltopk_rselect_job.from): rs_init then reads, on the device, how many there
@@ -26,7 +30,7 @@
  *
  * Scratch: two candidate buffers of n (key, 32-bit position) pairs, the winners
  * (k rounded up to a power of two pairs), 64 bytes of state, 3 KB of
- * histograms. */
+ * histograms and the work-groups' ticket. */
 #include "internal.h"
 
 #if HAVE_OPENCL
@@ -41,6 +45,7 @@
 typedef struct {
     size_t wg, groups;
     int first; /* bits of digit 0 */
+    int lastg; /* the last group of rs_hist chooses the bin: no rs_choose launches */
     char opts[256];
 } rs_cfg;
 
@@ -53,15 +58,17 @@ static int rs_digits(const cltopk_request *rq, int first)
 
 /* CLTOPK_RADIX: hc histogram copies, narrow (0: always copy), ipt elements a
  * work-item a round, first bits of digit 0, pre digits histogrammed in pass 0 */
-enum { RP_HC, RP_NARROW, RP_IPT, RP_FIRST, RP_PRE };
+enum { RP_HC, RP_NARROW, RP_IPT, RP_FIRST, RP_PRE, RP_GPC, RP_LASTG };
 static const cltopk_param radix_params[] = {
     [RP_HC] = {.name = "hc", .gpu = 4, .cpu = 1, .min = 1, .max = 16, .integer = 1},
     [RP_NARROW] = {.name = "narrow", .gpu = 8, .cpu = 8, .min = 0, .max = 1 << 20, .integer = 1},
     [RP_IPT] = {.name = "ipt", .gpu = 8, .cpu = RS_IPT, .min = 1, .max = 32, .integer = 1},
     [RP_FIRST] = {.name = "first", .gpu = 8, .cpu = 8, .min = 8, .max = 12, .integer = 1},
     [RP_PRE] = {.name = "pre", .gpu = RS_PRE, .cpu = RS_PRE, .min = 1, .max = 2, .integer = 1},
+    [RP_GPC] = {.name = "gpc", .gpu = 16, .cpu = 2, .min = 1, .max = 1024, .integer = 1},
+    [RP_LASTG] = {.name = "lastg", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
 };
-static const cltopk_param_table radix_table = {"CLTOPK_RADIX", radix_params, 5, NULL};
+static const cltopk_param_table radix_table = {"CLTOPK_RADIX", radix_params, 7, NULL};
 
 static int rs_params(const cltopk_context *ctx, const cltopk_request *rq, cltopk_params *p,
                      char *why, size_t whylen)
@@ -75,21 +82,21 @@ static void rs_configure(const cltopk_context *ctx, const cltopk_request *rq,
                          const cltopk_params *p, size_t n, size_t wg, rs_cfg *c)
 {
     c->wg = wg;
-    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
     int ipt = (int)p->v[RP_IPT], hc = (int)p->v[RP_HC], narrow = (int)p->v[RP_NARROW];
     int first = (int)p->v[RP_FIRST], pre = (int)p->v[RP_PRE];
     size_t per = wg * (size_t)ipt;
     size_t g = (n + per - 1) / per;
     size_t cap = (size_t)(ctx->caps.compute_units ? ctx->caps.compute_units : 1) *
-                 (gpu ? 16 : 2);
+                 (size_t)p->v[RP_GPC];
     if (g > cap)
         g = cap;
     c->groups = g ? g : 1;
     c->first = first;
+    c->lastg = (int)p->v[RP_LASTG];
     snprintf(c->opts, sizeof c->opts,
              "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%zu -D IPT=%d -D PRE=%d -D HC=%d "
-             "-D NARROW=%d -D FIRST=%d",
-             rq->bytes * 8, rq->kind, wg, ipt, pre, hc, narrow, first);
+             "-D NARROW=%d -D FIRST=%d -D LASTG=%d",
+             rq->bytes * 8, rq->kind, wg, ipt, pre, hc, narrow, first, c->lastg);
 }
 
 static size_t start_wg(const cltopk_context *ctx)
@@ -180,7 +187,7 @@ int cltopk_rselect(cltopk_context *ctx, const cltopk_request *rq, const cltopk_r
     cl_mem in = j->in, state, hist, ak, ai, bk, bi, rk = NULL, ri = NULL;
     if ((st = rs_cands(ctx, rq, n, &ak, &ai, &bk, &bi)) != CLTOPK_OK ||
         (st = cltopk_scratch(ctx, SCR_RS_STATE, 16 * 4, &state)) != CLTOPK_OK ||
-        (st = cltopk_scratch(ctx, SCR_RS_HIST, ((size_t)digits << c.first) * 4, &hist)) !=
+        (st = cltopk_scratch(ctx, SCR_RS_HIST, (((size_t)digits << c.first) + 1) * 4, &hist)) !=
             CLTOPK_OK ||
         (topk && ((st = cltopk_scratch(ctx, SCR_RS_RES_K, K2 * kb, &rk)) != CLTOPK_OK ||
                   (st = cltopk_scratch(ctx, SCR_RS_RES_I, K2 * 4, &ri)) != CLTOPK_OK)))
@@ -206,10 +213,10 @@ int cltopk_rselect(cltopk_context *ctx, const cltopk_request *rq, const cltopk_r
                              sizeof(cl_mem), &ri);
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, kk[K_HIST], G, c.wg, 0, NULL);
-        if (st == CLTOPK_OK)
+        if (st == CLTOPK_OK && !c.lastg)
             st = cltopk_set_args(ctx, kk[K_CHOOSE], 3, sizeof p, &p, sizeof(cl_mem), &state,
                                  sizeof(cl_mem), &hist);
-        if (st == CLTOPK_OK)
+        if (st == CLTOPK_OK && !c.lastg)
             st = cltopk_launch(ctx, kk[K_CHOOSE], c.wg, c.wg, 0, NULL);
         if (st == CLTOPK_OK)
             st = cltopk_set_args(ctx, kk[K_FILTER], 11, sizeof p, &p, sizeof(cl_mem), &in,

@@ -50,7 +50,7 @@ void cltopk_scratch_free(cltopk_context *ctx)
     }
 }
 
-size_t cltopk_chunk_elems(const cltopk_context *ctx, int bytes)
+size_t cltopk_chunk_room(const cltopk_context *ctx, int bytes)
 {
     /* one allocation; with the candidate buffers of a reduction (at most half as
      * many (key, index) pairs, twice) within half the device's memory; below 2^31
@@ -61,6 +61,12 @@ size_t cltopk_chunk_elems(const cltopk_context *ctx, int bytes)
         elems = fit;
     if (elems > (1ull << 31))
         elems = 1ull << 31;
+    return elems ? (size_t)elems : 1;
+}
+
+size_t cltopk_chunk_elems(const cltopk_context *ctx, int bytes)
+{
+    uint64_t elems = cltopk_chunk_room(ctx, bytes);
     const char *cap = cltopk_env("CLTOPK_MAX_CHUNK");
     if (cap) {
         unsigned long long c = strtoull(cap, NULL, 10);

@@ -3,6 +3,7 @@
  * (lib/plan.c), run it, and hand out the event. */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,154 @@ static int run_host_topk(cltopk_context *ctx, const cltopk_request *rq, cltopk_a
     return a->run_host(ctx, rq);
 }
 
+#if HAVE_OPENCL
+/* ---------------------------------------- contexts of several devices */
+
+/* one device's part of a call: the top-min(k, len) of its consecutive part,
+ * keys and positions (local to the part) into its own arrays */
+typedef struct {
+    cltopk_context *dev;
+    cltopk_request rq;
+    cltopk_algo algo;
+    const cltopk_algorithm *a;
+    int member; /* not the calling context: take its lock */
+    int st;
+} split_part;
+
+static void *split_part_run(void *arg)
+{
+    split_part *p = arg;
+    if (p->member)
+        cltopk_enter(p->dev);
+    p->st = run_host_topk(p->dev, &p->rq, p->algo, p->a);
+    if (p->member)
+        pthread_mutex_unlock(&p->dev->lock);
+    return NULL;
+}
+
+/* A call on host data over the devices of ctx (ctx->nmembers > 0): each
+ * device's part (cltopk_multi_split) on a thread of its own (the first
+ * device's on this one), the parts' best min(k, len) merged in THE ORDER with
+ * their positions made global; the first k to rq's outputs (rank SIZE_MAX), or
+ * the element at rank (k = rank + 1) to out_key / out_index.  *ran 0: no
+ * split (the caller runs the call on the first device). */
+static int split_run(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo algo,
+                     size_t rank, void *out_key, int64_t *out_index, int *ran)
+{
+    size_t nd = ctx->nmembers + 1, kb = (size_t)rq->bytes, k = rq->k;
+    size_t lens[CLTOPK_DEVICES_MAX];
+    const cltopk_algorithm *recs[CLTOPK_DEVICES_MAX];
+    double secs[CLTOPK_DEVICES_MAX], host;
+    int split;
+    cltopk_request prq = *rq;
+    prq.select = 0; /* each device runs the top-k of its part */
+    prq.tune = &prq.tune_store;
+    *ran = 0;
+    int st = cltopk_multi_split(ctx, &prq, algo, lens, recs, secs, &split, &host);
+    if (st != CLTOPK_OK || !split)
+        return st;
+    *ran = 1;
+    split_part *parts = calloc(nd, sizeof *parts);
+    pthread_t *th = calloc(nd, sizeof *th);
+    char *tk = malloc(k * kb), *ak = malloc(k * kb);
+    int64_t *ti = malloc(k * 8), *ai = malloc(k * 8);
+    int *started = calloc(nd, sizeof *started);
+    if (!parts || !th || !tk || !ak || !ti || !ai || !started) {
+        st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for %zu results", k);
+        goto out;
+    }
+    size_t off = 0;
+    for (size_t d = 0; d < nd && st == CLTOPK_OK; d++) {
+        split_part *p = &parts[d];
+        p->dev = cltopk_device_at(ctx, d);
+        p->member = d > 0;
+        p->algo = algo;
+        p->a = recs[d];
+        p->rq = prq;
+        p->rq.tune = &p->rq.tune_store;
+        p->rq.keys = (const char *)rq->keys + off * kb;
+        p->rq.n = lens[d];
+        p->rq.k = k < lens[d] ? k : lens[d];
+        p->rq.want_keys = p->rq.want_index = 1;
+        p->rq.out_keys = malloc(p->rq.k ? p->rq.k * kb : 1);
+        p->rq.out_index = malloc(p->rq.k ? p->rq.k * 8 : 1);
+        if (!p->rq.out_keys || !p->rq.out_index)
+            st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for %zu results",
+                             p->rq.k);
+        off += lens[d];
+    }
+    /* the members on threads of their own (inline where none can start) */
+    for (size_t d = 1; d < nd && st == CLTOPK_OK; d++)
+        if (parts[d].rq.k)
+            started[d] = pthread_create(&th[d], NULL, split_part_run, &parts[d]) == 0;
+    if (st == CLTOPK_OK && parts[0].rq.k)
+        split_part_run(&parts[0]);
+    for (size_t d = 1; d < nd && st == CLTOPK_OK; d++)
+        if (started[d])
+            pthread_join(th[d], NULL);
+        else if (parts[d].rq.k)
+            split_part_run(&parts[d]);
+    for (size_t d = 0; d < nd && st == CLTOPK_OK; d++)
+        if (parts[d].rq.k && parts[d].st != CLTOPK_OK) {
+            char detail[sizeof ctx->err];
+            snprintf(detail, sizeof detail, "%s", parts[d].dev->err);
+            st = cltopk_fail(ctx, parts[d].st, "on %s (its part of %zu elements): %s",
+                             parts[d].dev->name, lens[d], detail);
+        }
+    /* merge the parts in device order, positions made global */
+    size_t an = 0, base = 0;
+    for (size_t d = 0; d < nd && st == CLTOPK_OK; base += lens[d], d++) {
+        split_part *p = &parts[d];
+        for (size_t j = 0; j < p->rq.k; j++)
+            p->rq.out_index[j] += (int64_t)base;
+        size_t mn = an + p->rq.k < k ? an + p->rq.k : k;
+        cltopk_merge_lists(rq, ak, ai, an, p->rq.out_keys, p->rq.out_index, p->rq.k, mn, tk, ti);
+        char *sk = ak;
+        int64_t *si = ai;
+        ak = tk, ai = ti, tk = sk, ti = si;
+        an = mn;
+    }
+    if (st == CLTOPK_OK && an != k)
+        st = cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "split top-k: %zu results for k = %zu", an,
+                         k);
+    if (st == CLTOPK_OK && rank != SIZE_MAX) {
+        if (out_key)
+            memcpy(out_key, ak + rank * kb, kb);
+        if (out_index)
+            *out_index = ai[rank];
+    } else if (st == CLTOPK_OK) {
+        if (rq->out_keys)
+            memcpy(rq->out_keys, ak, k * kb);
+        if (rq->out_index)
+            memcpy(rq->out_index, ai, k * 8);
+    }
+out:
+    for (size_t d = 0; parts && d < nd; d++) {
+        free(parts[d].rq.out_keys);
+        free(parts[d].rq.out_index);
+    }
+    free(parts), free(th), free(started);
+    free(tk), free(ak), free(ti), free(ai);
+    return st;
+}
+#endif
+
+/* a top-k on host data of any context: split over the devices of a context of
+ * several, else the record's */
+static int run_topk_call(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo algo,
+                         const cltopk_algorithm *a)
+{
+#if HAVE_OPENCL
+    int ran = 0;
+    if (ctx->is_cl && ctx->nmembers) {
+        int st = split_run(ctx, rq, algo, SIZE_MAX, NULL, NULL, &ran);
+        if (st != CLTOPK_OK || ran)
+            return st;
+    }
+#endif
+    return run_host_topk(ctx, rq, algo, a);
+}
+
 int cltopk_topk(cltopk_context *ctx, cltopk_dtype type, const void *keys, size_t n, size_t k,
                 unsigned flags, cltopk_algo algo, void *out_keys, int64_t *out_index)
 {
@@ -42,7 +191,7 @@ int cltopk_topk(cltopk_context *ctx, cltopk_dtype type, const void *keys, size_t
     if ((st = cltopk_describe_host(ctx, fn, &rq, keys, out_keys, out_index, k)) == CLTOPK_OK &&
         (st = cltopk_choose(ctx, &rq, algo, &a)) == CLTOPK_OK &&
         (st = cltopk_outputs_apart(ctx, fn, &rq, k)) == CLTOPK_OK)
-        st = run_host_topk(ctx, &rq, algo, a);
+        st = run_topk_call(ctx, &rq, algo, a);
 out:
     pthread_mutex_unlock(&ctx->lock);
     return st;
@@ -87,6 +236,15 @@ int cltopk_select(cltopk_context *ctx, cltopk_dtype type, const void *keys, size
         (st = cltopk_choose(ctx, &rq, algo, &a)) != CLTOPK_OK ||
         (st = cltopk_outputs_apart(ctx, fn, &rq, 1)) != CLTOPK_OK)
         goto out;
+#if HAVE_OPENCL
+    /* several devices: the best rank + 1 of each part, merged */
+    if (ctx->is_cl && ctx->nmembers) {
+        int ran = 0;
+        st = split_run(ctx, &rq, algo, rank, out_key, out_index, &ran);
+        if (st != CLTOPK_OK || ran)
+            goto out;
+    }
+#endif
     /* a selection without a top-k where the record (or, for AUTO, one beside
      * it) has one; else the top-k of rank + 1 */
     s = algo == CLTOPK_ALGO_AUTO ? selector(ctx, &rq, a, 0) : a->select_host ? a : NULL;

@@ -546,10 +546,25 @@ if [ $rc -eq 0 ] && grep -q '^  0:1 .*pthread' "$tmp/out" && grep -q '^  0:0 .*p
     ok $? "... and the matches are listed with their P:D"
     succeeds '^device     .*pthread' "one of them by P:D" \
         env POCL_DEVICES="pthread pthread" "$CLTOPK" topk -k 1 -t i32 --device 0:1 "$tmp/e.txt"
+    # several devices in one context: the split shown, a top-k over both
+    succeeds '^   0:1 .* elements (' "devices --split all: a line a device with its part" \
+        env POCL_DEVICES="pthread pthread" "$CLTOPK" devices --split all
+    succeeds '^device     .*pthread.* + .*pthread' "topk --device 0:0,0:1: a context of both" \
+        env POCL_DEVICES="pthread pthread" "$CLTOPK" topk -k 1 -t i32 --algo radix-select \
+        --device 0:0,0:1 "$tmp/e.txt"
+    fails 1 "names 0:1 twice" "a device listed twice is refused" \
+        env POCL_DEVICES="pthread pthread" "$CLTOPK" topk -k 1 -t i32 --device 0:1,0:1 "$tmp/e.txt"
+    # streamed host data (pieces of 4096): each mode's answer is the chunk loop's
+    succeeds '^10  *direct .*= mode 0' "bench --stream: every mode gives the chunk loop's answer" \
+        env CLTOPK_MAX_CHUNK=4096 "$CLTOPK" bench --stream --device 0:0 -n 2^16 -k 10 --reps 1
 else
     skip "no POCL with POCL_DEVICES: an ambiguous device name"
     skip "no POCL with POCL_DEVICES: the matches listed"
     skip "no POCL with POCL_DEVICES: a device by P:D"
+    skip "no POCL with POCL_DEVICES: devices --split"
+    skip "no POCL with POCL_DEVICES: a context of two devices"
+    skip "no POCL with POCL_DEVICES: a device listed twice"
+    skip "no POCL: bench --stream"
 fi
 # ---- query: the top rows of column files by an expression
 "$CLTOPK" gen -t i32 -n 5000 -d powerlaw -s 11 "$tmp/rt.bin" 2> /dev/null

@@ -9,7 +9,9 @@
  * device (POCL here; skipped cleanly without one), for the three skyline
  * distributions, both partitionings, several block sizes and partition
  * counts, m = 0 .. d, k = 1, small, the device kernel's limit, n; with the
- * probe's decision forced both ways (CLTOPK_INDEX=switch=0 and 2).
+ * probe's decision forced both ways (CLTOPK_INDEX=switch=0 and 2); on the
+ * device, the rounds' growth and the merge's levels forced (grow, probe, fan)
+ * and an index's kept query buffers grown and reused (k up and down).
  * Adversarial data: equal scores at the threshold with smaller tuple numbers
  * in later blocks (a stop on >= drops them), and values and weights whose
  * scores tie or nearly tie only under one rounding rule.  Bad arguments
@@ -501,6 +503,46 @@ static void save_load(cltopk_context *ctx, const char *cname, const float *cols,
 
 /* ------------------------------------------------------------ the runs */
 
+/* for each CLTOPK_INDEX setting of modes and each distribution (data of seed
+ * + its number), an index of P partitions (random and angle in turn) and a
+ * sweep; streamed: the index must stay in host memory and the device run
+ * its queries */
+static void knob_sweeps(cltopk_context *ctx, const char *cname, float *cols, size_t n, size_t d,
+                        const char *const *modes, int nmodes, const char *label, uint64_t seed,
+                        size_t P, int streamed)
+{
+    for (int mi = 0; mi < nmodes; mi++) {
+        setenv("CLTOPK_INDEX", modes[mi], 1);
+        for (int di = 0; gen_tuple_dists[di]; di++) {
+            gen_tuples(gen_tuple_dists[di], n, d, seed + (uint64_t)di, cols);
+            char what[200];
+            snprintf(what, sizeof what, "%s, %s, %s (CLTOPK_INDEX=%s)", cname,
+                     gen_tuple_dists[di], label, modes[mi]);
+            cltopk_index *idx = build(ctx, cols, n, d, (cltopk_partitioning)(di & 1), P, 16, 1);
+            cltopk_index_info info;
+            if (!idx || (streamed && (cltopk_index_info_get(idx, &info) != CLTOPK_OK ||
+                                      info.on_device))) {
+                ok(0, "%s: build%s", what, streamed ? " in host memory" : "");
+                cltopk_index_free(idx);
+                continue;
+            }
+            size_t ks[] = {1, 20, 300};
+            sweep(idx, what, cols, n, d, ks, 3);
+            if (streamed) {
+                unsigned attr[2] = {0, 1};
+                float w[2] = {1, 2};
+                cltopk_index_stats st;
+                int64_t ids[5];
+                int s = cltopk_index_topk(idx, attr, w, 2, 5, NULL, ids, &st);
+                ok(s == CLTOPK_OK && st.on_device, "%s: the device ran it", what);
+            }
+            cltopk_index_free(idx);
+        }
+    }
+    unsetenv("CLTOPK_INDEX");
+}
+
+
 static void distributions(cltopk_context *ctx, const char *cname, size_t kdev)
 {
     const int full = test_full();
@@ -579,32 +621,46 @@ static void distributions(cltopk_context *ctx, const char *cname, size_t kdev)
          * the full evaluation), both decisions and the default */
         const char *modes[] = {"resident=0,stage=5,switch=0", "resident=0,stage=5,switch=2",
                                "resident=0,stage=7", "resident=0"};
-        for (int mi = 0; mi < 4; mi++) {
-            setenv("CLTOPK_INDEX", modes[mi], 1);
-            for (int di = 0; gen_tuple_dists[di]; di++) {
-                gen_tuples(gen_tuple_dists[di], n, d, 37 + (uint64_t)di, cols);
-                char what[200];
-                snprintf(what, sizeof what, "%s, %s, streamed (CLTOPK_INDEX=%s)", cname,
-                         gen_tuple_dists[di], modes[mi]);
-                cltopk_index *idx =
-                    build(ctx, cols, n, d, (cltopk_partitioning)(di & 1), 12, 16, 1);
-                cltopk_index_info info;
-                if (!idx || cltopk_index_info_get(idx, &info) != CLTOPK_OK || info.on_device) {
-                    ok(0, "%s: build in host memory", what);
-                    cltopk_index_free(idx);
-                    continue;
-                }
-                size_t ks[] = {1, 20, 300};
-                sweep(idx, what, cols, n, d, ks, 3);
-                unsigned attr[2] = {0, 1};
-                float w[2] = {1, 2};
+        knob_sweeps(ctx, cname, cols, n, d, modes, 4, "streamed", 37, 12, 1);
+        /* the device's rounds and merge forced: rounds growing by 2 and 3
+         * (GPUs' default is 2), a one-round probe, merge groups of 1, 2 and
+         * 3 lists (two levels) and of more lists than there are (one level),
+         * the phase read back every round or two (sync), with either
+         * decision; then an index's kept buffers grown and reused: k up and
+         * down on one index */
+        const char *dmodes[] = {"grow=2",
+                                "grow=3,probe=64,fan=1",
+                                "grow=2,switch=2,fan=2,sync=1",
+                                "probe=1,fan=3",
+                                "grow=2,switch=0,fan=100000,sync=2",
+                                "probe=64,sync=1"};
+        knob_sweeps(ctx, cname, cols, n, d, dmodes, 6, "device rounds", 47, 24, 0);
+        gen_tuples("independent", n, d, 57, cols);
+        cltopk_index *idx = build(ctx, cols, n, d, CLTOPK_PARTITION_ANGLE, 0, 0, 1);
+        size_t kseq[] = {3, kdev, 1, 200, kdev / 2 ? kdev / 2 : 1, 7};
+        for (int rs = 0; rs < 2; rs++) {
+            setenv("CLTOPK_INDEX", rs ? "resident=0,stage=9" : "grow=2", 1);
+            cltopk_index *jdx = rs ? build(ctx, cols, n, d, CLTOPK_PARTITION_RANDOM, 9, 32, 2)
+                                   : idx;
+            char msg[256] = "no index";
+            int good = jdx != NULL;
+            for (size_t x = 0; good && x < sizeof kseq / sizeof kseq[0]; x++) {
+                unsigned attr[64];
+                float w[64];
+                random_query(d, 1 + x % d, attr, w);
                 cltopk_index_stats st;
-                int64_t ids[5];
-                int s = cltopk_index_topk(idx, attr, w, 2, 5, NULL, ids, &st);
-                ok(s == CLTOPK_OK && st.on_device, "%s: the device ran it", what);
-                cltopk_index_free(idx);
+                good = check_query(jdx, (int)(x & 1), cols, n, attr, w, 1 + x % d, kseq[x], &st,
+                                   msg, sizeof msg) &&
+                       check_query(jdx, !(x & 1), cols, n, attr, w, 1 + x % d, kseq[x], &st,
+                                   msg, sizeof msg);
             }
+            ok(good, "%s: %s index, k = 3, %zu, 1, 200, %zu, 7 in turn (kept buffers grown "
+               "and reused): exact (%s)", cname, rs ? "a streamed" : "one", kdev,
+               kdev / 2 ? kdev / 2 : 1, good ? "all" : msg);
+            if (rs)
+                cltopk_index_free(jdx);
         }
+        cltopk_index_free(idx);
         unsetenv("CLTOPK_INDEX");
     }
     free(cols);

@@ -51,7 +51,7 @@ t_libtest_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/t
 T_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/t -I$(top_srcdir)/tools
 T_LDADD = t/libtest.a libcltopk.la $(OPENCL_LIBS)
 
-T_PROGS = t/args.t t/topk.t t/select.t t/chunk.t t/buffer.t t/gpu.t t/cache.t t/threads.t t/bitonic.t t/banks.t
+T_PROGS = t/args.t t/topk.t t/select.t t/chunk.t t/stream.t t/multi.t t/buffer.t t/gpu.t t/cache.t t/threads.t t/bitonic.t t/banks.t
 check_PROGRAMS = $(T_PROGS)
 TESTS = $(T_PROGS)
 
@@ -81,6 +81,14 @@ t_select_t_LDADD = $(T_LDADD)
 t_chunk_t_SOURCES = t/chunk.c
 t_chunk_t_CPPFLAGS = $(T_CPPFLAGS)
 t_chunk_t_LDADD = $(T_LDADD)
+
+t_stream_t_SOURCES = t/stream.c
+t_stream_t_CPPFLAGS = $(T_CPPFLAGS)
+t_stream_t_LDADD = $(T_LDADD)
+
+t_multi_t_SOURCES = t/multi.c
+t_multi_t_CPPFLAGS = $(T_CPPFLAGS)
+t_multi_t_LDADD = $(T_LDADD)
 
 t_buffer_t_SOURCES = t/buffer.c
 t_buffer_t_CPPFLAGS = $(T_CPPFLAGS)

@@ -325,7 +325,8 @@ int main(void)
      * position);
      * SBP with 11-bit digits, and small groups with the atomic OR/AND */
     static const char *const rconf[] = {"ipt=1,narrow=2,hc=3", "narrow=0", "first=12,pre=1",
-                                        "first=11,hc=2,ipt=2"};
+                                        "first=11,hc=2,ipt=2", "gpc=1,ipt=2",
+                                        "lastg=0,ipt=2", "lastg=0,first=12,pre=1,hc=2"};
     for (size_t c = 0; c < sizeof rconf / sizeof *rconf; c++) {
         setenv("CLTOPK_RADIX", rconf[c], 1);
         diag("CLTOPK_RADIX=%s", rconf[c]);

@@ -159,7 +159,10 @@ int main(void)
      * digits recomputed, the two-buffer scan) */
     static const char *const conf[] = {"wg=32,ipt=4,gpc=1,tl=1",
                                        "wg=64,ipt=8,digit=5,lb=3,gpc=2,reg=1,ld=0,xs=1",
-                                       "wg=32,ipt=4,digit=8,lb=2,hc=3,gpc=3,reg=1"};
+                                       "wg=32,ipt=4,digit=8,lb=2,hc=3,gpc=3,reg=1",
+                                       /* the next tile loaded while one is ranked */
+                                       "wg=64,ipt=8,gpc=2,pf=1", "wg=32,ipt=4,digit=6,gpc=1,pf=1",
+                                       "wg=64,ipt=8,gpc=2,pf=0"};
     for (size_t c = 0; c < sizeof conf / sizeof *conf; c++) {
         setenv("CLTOPK_SORT", conf[c], 1);
         diag("CLTOPK_SORT=%s", conf[c]);

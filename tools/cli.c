@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -186,6 +187,12 @@ int device_spec(const char *spec, char *buf, size_t len, char *why, size_t whyle
         origin = "CLTOPK_DEVICE";
     }
     int bad = !strcmp(origin, "--device") ? 2 : 1;
+    /* several devices: "all" or a comma list, which the library checks item by
+     * item */
+    if (eq_nocase(spec, "all") || strchr(spec, ',')) {
+        snprintf(buf, len, "%s", spec);
+        return 0;
+    }
     if (eq_nocase(spec, "cpu") || eq_nocase(spec, "gpu")) {
         snprintf(buf, len, "%c%c%c", tolower((unsigned char)spec[0]),
                  tolower((unsigned char)spec[1]), tolower((unsigned char)spec[2]));
@@ -1047,4 +1054,23 @@ void progress_done(void)
     fprintf(stderr, "\r%79s\r", "");
     fflush(stderr);
     progress_shown = 0;
+}
+
+double cli_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_seconds(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double cli_median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_seconds);
+    return v[n / 2];
 }

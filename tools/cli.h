@@ -47,6 +47,8 @@ int topk_packed_file(const char *path, uint64_t k, unsigned flags, cltopk_algo a
 int cmd_bench_unpack(int argc, char **argv);
 /* `cltopk bench --cpu` (tools/cmd_bench_cpu.c), reached through cmd_bench */
 int cmd_bench_cpu(int argc, char **argv);
+/* `cltopk bench --stream` (tools/cmd_bench_stream.c), reached through cmd_bench */
+int cmd_bench_stream(int argc, char **argv);
 
 /* ---------------------------------------------------------------- options */
 
@@ -97,6 +99,11 @@ int open_device(const char *cmd, const char *spec, cltopk_context **ctx);
 int device_spec(const char *spec, char *buf, size_t len, char *why, size_t whylen);
 
 /* ----------------------------------------------------------------- numbers */
+
+/* seconds of the monotonic clock */
+double cli_seconds(void);
+/* the median of v[0 .. n) (n > 0; sorts v) */
+double cli_median(double *v, size_t n);
 
 /* A count: decimal digits with an optional binary suffix K, M, G, T (also Ki,
  * Mi, ...; case-insensitive; 1K = 1024), or a power B^E such as 2^20.  Returns 0

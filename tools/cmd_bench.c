@@ -24,6 +24,8 @@ static void bench_help(void)
            "                    [--reps R] [--seed S] [--smallest] [--json]\n"
            "       cltopk bench --cpu ...   (CPU algorithms beside std:: and numpy peers;\n"
            "                    see cltopk bench --cpu --help)\n"
+           "       cltopk bench --stream ...   (host data streamed to the device against the\n"
+           "                    chunk loop; see cltopk bench --stream --help)\n"
            "\n"
            "Time top-k on one device for every (distribution, k, algorithm) of the lists.\n"
            "Each row gives the median of R runs after one warm-up (the data is on the\n"
@@ -489,6 +491,8 @@ int cmd_bench(int argc, char **argv)
     for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
         if (!strcmp(argv[i], "--cpu"))
             return cmd_bench_cpu(argc, argv);
+        else if (!strcmp(argv[i], "--stream"))
+            return cmd_bench_stream(argc, argv);
     enum { O_DEVICE = 1, O_TYPE, O_N, O_K, O_ALGO, O_DIST, O_REPS, O_SEED, O_SMALLEST, O_JSON,
            O_GRID, O_KEYS_ONLY, O_SELECT, O_HELP };
     static const cli_option opts[] = {

@@ -8,7 +8,7 @@
 
 static void devices_help(void)
 {
-    printf("Usage: cltopk devices [--json]\n"
+    printf("Usage: cltopk devices [--json] [--split all|LIST]\n"
            "\n"
            "List every OpenCL device the ICD loader finds, with the limits that matter for\n"
            "top-k, then the 'cpu' device (the OpenMP path that needs no OpenCL), and which\n"
@@ -20,6 +20,12 @@ static void devices_help(void)
            "\n"
            "Options:\n"
            "  --json      one JSON object: {\"version\", \"auto\", \"devices\": [...]}\n"
+           "  --split all|LIST  also open a context of several devices (all of them, or\n"
+           "              a comma list such as 0:0,0:1 or gpu,Portable, as --device takes\n"
+           "              it) and show how it splits a top-k of 2^26 float32 host data\n"
+           "              (k = 32) across them: each device's elements, share and\n"
+           "              predicted time (cltopk_explain's split lines); may measure the\n"
+           "              devices' constants first (seconds on a CPU device)\n"
            "  -h, --help  this text\n"
            "\n"
            "A GPU that is missing here is usually a driver whose ICD file is not registered\n"
@@ -47,7 +53,9 @@ static const char *type_name(const cltopk_device_info *d)
 
 int cmd_devices(int argc, char **argv)
 {
-    static const cli_option opts[] = {{1, 0, "json", 0}, {2, 'h', "help", 0}, {0, 0, NULL, 0}};
+    static const cli_option opts[] = {{1, 0, "json", 0}, {2, 'h', "help", 0}, {3, 0, "split", 1},
+                                      {0, 0, NULL, 0}};
+    const char *split = NULL;
     cli_parser p;
     const char *arg;
     int json = 0, id;
@@ -63,6 +71,8 @@ int cmd_devices(int argc, char **argv)
             devices_help();
             return EXIT_OK;
         }
+        if (id == 3)
+            split = arg;
     }
 
     size_t count = cltopk_device_count();
@@ -102,6 +112,28 @@ int cmd_devices(int argc, char **argv)
         cltopk_close(ctx);
     }
     const char *env = getenv("CLTOPK_DEVICE");
+    /* --split: explain's lines from "split" on, for a context of several devices */
+    char split_text[8192] = "";
+    if (split) {
+        cltopk_context *mc = NULL;
+        char plan[8192];
+        int rc = open_device("devices", split, &mc);
+        if (rc) {
+            free(info);
+            return rc;
+        }
+        st = cltopk_explain(mc, CLTOPK_FLOAT32, (size_t)1 << 26, 32, 0, 0, plan, sizeof plan);
+        if (st != CLTOPK_OK) {
+            rc = lib_fail("devices", "cltopk_explain", st, mc);
+            cltopk_close(mc);
+            free(info);
+            return rc;
+        }
+        const char *at = strstr(plan, "split");
+        snprintf(split_text, sizeof split_text, "context \"%s\": %s\n%s", split,
+                 cltopk_device_name(mc), at ? at : "one device: no split\n");
+        cltopk_close(mc);
+    }
 
     if (json) {
         printf("{\"version\": ");
@@ -120,6 +152,10 @@ int cmd_devices(int argc, char **argv)
             json_string(stdout, env);
         else
             printf("null");
+        if (split) {
+            printf(", \"split\": ");
+            json_string(stdout, split_text);
+        }
         printf(", \"devices\": [");
         for (size_t i = 0; i < count; i++) {
             const cltopk_device_info *d = &info[i];
@@ -180,6 +216,8 @@ int cmd_devices(int argc, char **argv)
         printf("%s\n", auto_spec);
     if (env)
         printf("      (from CLTOPK_DEVICE=%s)\n", env);
+    if (split)
+        printf("\nsplit of a top-k of 2^26 float32 host data, k = 32, on the %s", split_text);
     free(info);
     return EXIT_OK;
 }

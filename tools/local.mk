@@ -5,7 +5,7 @@ bin_PROGRAMS = tools/cltopk
 tools_cltopk_SOURCES = \
 	tools/cltopk.c tools/cli.c tools/cli.h \
 	tools/cmd_devices.c tools/cmd_gen.c tools/cmd_topk.c tools/cmd_bench.c tools/cmd_demo.c \
-	tools/cmd_bench_cpu.c tools/cmd_rows.c tools/cmd_query.c tools/cmd_index.c \
+	tools/cmd_bench_cpu.c tools/cmd_bench_stream.c tools/cmd_rows.c tools/cmd_query.c tools/cmd_index.c \
 	tools/gen.c tools/gen.h
 # bit-packed columns: pack, unpack, topk --packed, bench --unpack
 tools_cltopk_SOURCES += tools/cmd_pack.c tools/container.c tools/container.h \
@@ -13,7 +13,9 @@ tools_cltopk_SOURCES += tools/cmd_pack.c tools/container.c tools/container.h \
 # The public headers only (no lib/): the command is built on the public API.
 tools_cltopk_CPPFLAGS = -I$(top_srcdir)/include -I$(top_builddir)/include
 tools_cltopk_CFLAGS = $(AM_CFLAGS)
-tools_cltopk_LDADD = libcltopk.la
+# OpenCL itself for bench --stream's pinned input (a mapped buffer of the
+# device's context, through cltopk_get_cl)
+tools_cltopk_LDADD = libcltopk.la $(OPENCL_LIBS)
 
 man1_MANS = tools/cltopk.1
 
