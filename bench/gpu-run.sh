@@ -6,7 +6,7 @@
 #   bench/gpu-run.sh [TARBALL]       (default: the newest .gpu/cltopk-*.tar.gz)
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
-# than one 10-minute call allows): check poclcheck onepass sfx sortx band bandx rows rowsx query prof knnx demo bitonic keysonly dist
+# than one 10-minute call allows): check poclcheck onepass sfx sortx band bandx rows rowsx query querysf prof knnx demo bitonic keysonly dist
 # ablation paper torch tune unpack sbp tree cpu index stream multi; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
@@ -199,6 +199,29 @@ if want query; then
     log "vs_torch: the paper's three queries, 2^28 rows, k = 50"
     python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --query --n 268435456 --k 50 \
         --reps 5 2>&1 | tee -a "$OUT/summary.txt" "$OUT/query.txt"
+fi
+
+# ---- queries (issue 14): the tile query and the sample-filter query beside the
+# device peer (score column + cltopk_topk_buffer) and the read floor, in one run.
+# QUERYSF_N (default 2^28), QUERYSF_K (50), QUERYSF_SELS (Q1's selectivities:
+# 0,0.1,0.5,1), QUERYSF_REPS (5).  About 2-3 minutes on the H200 (the table's
+# generation on the host is most of it).
+if want querysf; then
+    qn=${QUERYSF_N:-2^28} qk=${QUERYSF_K:-50} qs=${QUERYSF_SELS:-0,0.1,0.5,1}
+    log "check: t/query_sf.t on the GPU (the sample-filter query, its forced paths, the peer)"
+    CLTOPK_TEST_DEVICE=gpu timeout 300 make -j"$jobs" check TESTS="t/query_sf.t" \
+        >"$OUT/check-querysf.log" 2>&1
+    log "t/query_sf.t exit $? ($(grep -c '^ok' t/query_sf.log 2>/dev/null) ok, $(grep -c '^not ok' t/query_sf.log 2>/dev/null) not ok)"
+    log "bench: query, $qn rows, k = $qk: fused tile / sf / auto, floor, device peer"
+    tools/cltopk bench --query -n $qn -k $qk --device gpu --reps ${QUERYSF_REPS:-5} --q1 $qs \
+        --paths tile,sf,auto 2>&1 | tee -a "$OUT/summary.txt" "$OUT/querysf.txt"
+    log "check: the sample-filter query served every query at $qn rows (check=served)"
+    CLTOPK_QUERY=check=served tools/cltopk bench --query -n $qn -k $qk --device gpu --reps 1 \
+        --q1 $qs --paths sf 2>&1 | tee -a "$OUT/summary.txt" "$OUT/querysf.txt"
+    log "profile: the sample-filter query, 2^26 rows, k = $qk"
+    CLTOPK_QUERY=path=sf CLTOPK_PROFILE=1 tools/cltopk bench --query -n 2^26 -k $qk \
+        --device gpu --reps 1 --q1 0.5 2>&1 | grep -E "^profile: query|Q[0-9]|error" |
+        tee -a "$OUT/summary.txt" "$OUT/querysf.txt"
 fi
 
 # ---- many rows at once (issue 13): the shapes of the issue, bits beside cpu-heap

@@ -16,10 +16,17 @@
  *                final 1 (one group), the outputs: rows as int64 (-1 past the
  *                count), scores evaluated again at those rows (a NaN as the
  *                quiet NaN; 0 past the count), and the count min(k, count[0])
+ *   query_score  the device peer: the score column (cltopk_benchmark_query_peer)
+ *   qsf_sample, qsf_thresh, qsf_filter, qsf_reduce  the sample-filter query
+ *                (below): a threshold from sampled rows, one read keeping the
+ *                rows at or above it, their top k through query_merge, or
+ *                the tile query as the exact fallback (its launches gated on
+ *                the decision, made on the device)
  *
  * -D options (defaults below and in tile.h, so that the file compiles on its
  * own): KEY_BITS (32: float32 scores, 64: float64), WG, RT, MCAP, PB (tile.h: 16 for
- * query_tile's positions in a tile, 31 for query_merge's rows), F64 (1: the
+ * query_tile's positions in a tile, 31 for query_merge's rows), QKERNELS and
+ * QROWS (the kernels a program holds, below), F64 (1: the
  * device has fp64, so float64 columns can be read; their types come at run
  * time, offs[8 ..]: 0 float32, 1 float64, 2 int32, 3 uint32, 4 int64, 5
  * uint64, so that one program serves every query), DIV64 (1: float32 division and
@@ -443,6 +450,16 @@ inline ulong run_prog(COLS_ARGS, __global const uint *ops, uint nops,
 #ifndef QSPEC
 #define QSPEC 0
 #endif
+/* the kernels a program holds (fewer to compile): QROWS 1 the kernels that
+ * read the rows (query_tile; with QKERNELS 1 also qsf_sample and qsf_filter;
+ * QKERNELS 2: query_score alone), QROWS 0 those that read candidates
+ * (query_merge; with QKERNELS 1 also qsf_thresh and qsf_reduce) */
+#ifndef QKERNELS
+#define QKERNELS 1
+#endif
+#ifndef QROWS
+#define QROWS 1
+#endif
 #define QMAX 64 /* cl/query_steps.h; lib/querydev.c: QDEV_SPEC_MAX */
 #if QSPEC
 #define QCAT(a, b) QCAT_(a, b)
@@ -652,10 +669,29 @@ inline okey_t row_key(COLS_ARGS, PROG_ARGS, ulong i, uint smallest, int *pass)
  * every load is unconditional, and not passing) */
 #define TILE_ROWNUM(j) (base + (j) < n ? base + (j) : n - 1)
 
+/* ---- the gate: which of a call's launches run ----
+ * The sample-filter query (qsf_* below) decides on the device whether its
+ * survivors serve; the launches after it read that decision from its state
+ * (st[QSF_GATE]: 1 served, 2 fall back) and return at once unless it is
+ * their gmode (0: always run, the tile query alone). */
+#define QSF_PASS 0  /* rows passing the filter (the count of the outputs) */
+#define QSF_SURV 1  /* rows at or above the threshold (survivors) */
+#define QSF_TROW 2  /* the threshold's row */
+#define QSF_ALL 3   /* 1: every passing row survives */
+#define QSF_TKEY 4  /* the threshold's order key: low word, then high (64-bit keys) */
+#define QSF_GATE 6
+#define QSF_WORDS 8
+#define GATE_ARGS __global const uint *gate, uint gmode
+#define GATE_CLOSED (gmode != 0u && gate[QSF_GATE] != gmode)
+
+#if QROWS && QKERNELS != 2
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 query_tile(KCOLS_ARGS, PROG_ARGS, ulong n, uint k, uint smallest, __global okey_t *cand_u,
-           __global uint *cand_i, __global uint *count, __global uint *thr)
+           __global uint *cand_i, __global uint *count, __global uint *thr, GATE_ARGS)
 {
+    /* no return before a barrier (POCL's work-group loops mishandle one):
+     * a closed gate skips the rows and the stores */
+    const int open = !GATE_CLOSED;
     KCOLS_START;
     QSPEC_START;
     __local tile_locals L;
@@ -674,61 +710,16 @@ query_tile(KCOLS_ARGS, PROG_ARGS, ulong n, uint k, uint smallest, __global okey_
     barrier(CLK_LOCAL_MEM_FENCE);
     okey_t u[RT];
     uint lo[RT], mine = 0, minec = 0;
-    /* work-item lid reads rows base + lid + r * WG: a group's loads of one r
-     * are consecutive */
-#if QSPEC
-#pragma unroll
-    for (uint r0 = 0; r0 < RT; r0 += QRB) {
-        QXS_DECL;
-        int pass[QRB];
-#pragma unroll
-        for (uint qb = 0; qb < QRB; qb++) {
-            const ulong i = TILE_ROWNUM((r0 + qb) * WG + lid);
-            QLOAD(QW_COLS, i)
-        }
-#pragma unroll
-        for (uint qb = 0; qb < QRB; qb++) {
-#if QW_N > 0
-            QSLOTS;
-#define QP QW_
-#define QK wconsts
-#include "query_steps.h"
-#undef QK
-#undef QP
-            pass[qb] = v0 != 0;
-#else
-            pass[qb] = 1;
-#endif
-        }
-#pragma unroll
-        for (uint qb = 0; qb < QRB; qb++) {
-            const ulong i = TILE_ROWNUM((r0 + qb) * WG + lid);
-            if (pass[qb]) {
-                QLOAD(QO_COLS & ~QW_COLS, i)
-            }
-        }
-#pragma unroll
-        for (uint qb = 0; qb < QRB; qb++) {
-            const uint j = (r0 + qb) * WG + lid;
-            QSLOTS;
-#define QP QO_
-#define QK consts
-#include "query_steps.h"
-#undef QK
-#undef QP
-            TILE_SET(r0 + qb, j, base + j < n, pass[qb], order_key((okey_t)v0, smallest));
-        }
+    if (open) {
+#define QR_ROW(j) TILE_ROWNUM(j)
+#define QR_SET(r, j, pass_, key_) TILE_SET(r, j, base + (j) < n, pass_, key_)
+#include "query_rows.h"
+#undef QR_SET
+#undef QR_ROW
+    } else {
+        for (uint r = 0; r < RT; r++)
+            u[r] = 0, lo[r] = 0;
     }
-#else
-#pragma unroll
-    for (uint r = 0; r < RT; r++) {
-        const uint j = r * WG + lid;
-        int pass = 0;
-        const okey_t key = row_key(COLS_PASS, ops, nord, nwhere, consts, wconsts,
-                                   TILE_ROWNUM(j), smallest, &pass);
-        TILE_SET(r, j, base + j < n, pass, key);
-    }
-#endif
     if (mine)
         atomic_add(&passing, mine);
     if (minec)
@@ -737,7 +728,8 @@ query_tile(KCOLS_ARGS, PROG_ARGS, ulong n, uint k, uint smallest, __global okey_
     const uint cnt = passing, cc = cands;
     const uint kk = k < cc ? k : cc;
     tile_select_of(u, lo, k, cc, &L);
-    tile_store(cand_u, cand_i, g * k, k, kk, (uint)base, &L);
+    if (open)
+        tile_store(cand_u, cand_i, g * k, k, kk, (uint)base, &L);
     if (lid == 0 && cnt)
         atomic_add(count, cnt);
 #if QTHR
@@ -746,34 +738,199 @@ query_tile(KCOLS_ARGS, PROG_ARGS, ulong n, uint k, uint smallest, __global okey_
 #endif
 }
 
-/* not in a specialised build: the host takes query_merge from the interpreter's
- * program, which serves every query */
-#if !QSPEC
+#endif
+
+#if QROWS && QKERNELS == 2
+/* ---- the device peer (cltopk_benchmark_query_peer) ----
+ * query_score: the score column, materialised: row i's score (bits as
+ * computed, a NaN as one NaN), or where the filter fails the worst score (-inf
+ * for the largest, a NaN for the smallest), for a top-k of it afterwards.  A
+ * group a tile of rows, as query_tile. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-query_merge(KCOLS_ARGS, PROG_ARGS, uint k, uint parts, ulong ncand,
-            __global const okey_t *in_u, __global const uint *in_i, __global okey_t *out_u,
-            __global uint *out_i, uint final, __global const uint *count,
-            __global uchar *out_scores, __global long *out_index, __global ulong *out_count,
-            uint want)
+query_score(KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, __global okey_t *scores)
 {
     KCOLS_START;
-    __local tile_locals L;
-    __local uint real;
+    QSPEC_START;
     const uint lid = get_local_id(0);
-    const ulong g = get_group_id(0), first = g * (ulong)parts * k;
-    const uint len = (uint)(ncand - first < (ulong)parts * k ? ncand - first : (ulong)parts * k);
+    const ulong base = get_group_id(0) * (ulong)(WG * RT);
+#define QR_ROW(j) TILE_ROWNUM(j)
+    /* the key's inverse (order_key): the score's bits, or the worst key's */
+#define QR_SET(r, j, pass_, key_)                                                             \
+    do {                                                                                      \
+        const okey_t w_ = (pass_) ? (key_) ^ (smallest ? OKEY_ONES : (okey_t)0)               \
+                                  : (smallest ? (okey_t)QNAN_BITS : (okey_t)(OKEY_SIGN | OKEY_INF));      \
+        const okey_t b_ = !(pass_) ? w_ : (w_ & OKEY_SIGN) ? w_ ^ OKEY_SIGN : ~w_;           \
+        if (base + (j) < n)                                                                   \
+            scores[base + (j)] = b_;                                                          \
+    } while (0)
+#include "query_rows.h"
+#undef QR_SET
+#undef QR_ROW
+}
+
+#endif
+
+#if QROWS && QKERNELS == 1
+/* ---- the sample-filter query (lib/querydev.c: the steps and their bounds) ----
+ * qsf_sample  group g: samples g * TL .. of s, sample t at a hashed row of
+ *             stratum [t n / s, (t + 1) n / s) (rows increase with t); the
+ *             filter and score evaluated there; the group's best rank passing
+ *             samples (order key, row) written at g * rank
+ * (qsf_thresh, qsf_reduce: in the program of query_merge, below) */
+inline ulong qsf_row(ulong t, ulong n, ulong s, ulong seed)
+{
+    const ulong a = t * n / s, b = (t + 1) * n / s;
+    ulong h = seed + t * 0x9E3779B97F4A7C15UL;
+    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9UL;
+    h = (h ^ (h >> 27)) * 0x94D049BB133111EBUL;
+    h ^= h >> 31;
+    return a + h % (b - a);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+qsf_sample(KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, uint s, uint rank, ulong seed,
+           __global okey_t *cand_u, __global uint *cand_i)
+{
+    KCOLS_START;
+    QSPEC_START;
+    __local tile_locals L;
+    __local uint cands;
+    const uint lid = get_local_id(0);
+    const ulong g = get_group_id(0), t0 = g * (ulong)(WG * RT);
     if (lid == 0)
-        real = 0;
+        cands = 0;
+    const okey_t tk = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    okey_t u[RT];
+    uint lo[RT], mine = 0, minec = 0;
+#define QR_ROW(j) qsf_row(t0 + (j) < s ? t0 + (j) : s - 1, n, s, seed)
+#define QR_SET(r, j, pass_, key_) TILE_SET(r, j, t0 + (j) < s, pass_, key_)
+#include "query_rows.h"
+#undef QR_SET
+#undef QR_ROW
+    (void)mine; /* passing samples: not counted */
+    if (minec)
+        atomic_add(&cands, minec);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint cc = cands, kk = rank < cc ? rank : cc;
+    tile_select_of(u, lo, rank, cc, &L);
+    for (uint i = lid; i < rank; i += WG) {
+        cand_u[g * rank + i] = i < kk ? L.cu[i] : (okey_t)0;
+        cand_i[g * rank + i] = i < kk ? (uint)qsf_row(t0 + L.ci[i], n, s, seed) : SENTINEL_IDX;
+    }
+}
+
+/* qsf_filter  group g: rows g * TL ..; the rows passing the filter counted
+ *             (st[QSF_PASS]); those at or above the threshold (composite
+ *             order: key, then smaller row) written as (order key, row) to
+ *             the group's segment of the survivor buffer, reserved by one
+ *             atomic a group (st[QSF_SURV] counts them all; those past cap
+ *             are not written, and the call falls back) */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+qsf_filter(KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, uint cap, __global okey_t *surv_u,
+           __global uint *surv_i, __global uint *st)
+{
+    KCOLS_START;
+    QSPEC_START;
+    __local uint passing, nsurv, segment;
+    const uint lid = get_local_id(0);
+    const ulong base = get_group_id(0) * (ulong)(WG * RT);
+    if (lid == 0) {
+        passing = 0;
+        nsurv = 0;
+    }
+    const uint all = st[QSF_ALL], trow = st[QSF_TROW];
+#if KEY_BITS == 64
+    const okey_t tk = (okey_t)st[QSF_TKEY] | ((okey_t)st[QSF_TKEY + 1] << 32);
+#else
+    const okey_t tk = st[QSF_TKEY];
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+    okey_t u[RT];
+    uint sv = 0, mine = 0, mines = 0;
+#define QR_ROW(j) TILE_ROWNUM(j)
+#define QR_SET(r, j, pass_, key_)                                                             \
+    do {                                                                                      \
+        const int p_ = (pass_) && base + (j) < n;                                             \
+        const int s_ = p_ && (all || (key_) > tk || ((key_) == tk && base + (j) <= trow));    \
+        u[r] = (key_);                                                                        \
+        sv |= (uint)s_ << (r);                                                                \
+        mine += (uint)p_;                                                                     \
+        mines += (uint)s_;                                                                    \
+    } while (0)
+#include "query_rows.h"
+#undef QR_SET
+#undef QR_ROW
+    if (mine)
+        atomic_add(&passing, mine);
+    const uint at = mines ? atomic_add(&nsurv, mines) : 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        if (passing)
+            atomic_add(st + QSF_PASS, passing);
+        segment = nsurv ? atomic_add(st + QSF_SURV, nsurv) : 0u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (mines) {
+        uint o = segment + at;
+#pragma unroll
+        for (uint r = 0; r < RT; r++)
+            if ((sv >> r) & 1u) {
+                if (o < cap) {
+                    surv_u[o] = u[r];
+                    surv_i[o] = (uint)(base + r * WG + lid);
+                }
+                o++;
+            }
+    }
+}
+
+#endif
+
+#if !QROWS
+/* the group's best min(k, real) of the candidates first .. first + len (at
+ * most a tile; the sentinel row marks none) selected into L (tile.h); their
+ * real count, through *real, returned */
+inline uint cands_select(__global const okey_t *in_u, __global const uint *in_i, ulong first,
+                         uint len, uint k, __local tile_locals *L, __local uint *real)
+{
+    if (get_local_id(0) == 0)
+        *real = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     okey_t u[RT];
     uint lo[RT];
     const uint mine = tile_from_cands(in_u, in_i, first, len, u, lo);
     if (mine)
-        atomic_add(&real, mine);
+        atomic_add(real, mine);
     barrier(CLK_LOCAL_MEM_FENCE);
-    const uint cnt = real;
+    const uint cnt = *real;
+    tile_select_of(u, lo, k, cnt, L);
+    return cnt;
+}
+#endif
+
+/* in the program that reads candidates (QROWS 0), never specialised: one
+ * program serves every query */
+#if !QROWS && QKERNELS != 2
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+query_merge(KCOLS_ARGS, PROG_ARGS, uint k, uint parts, ulong ncand,
+            __global const okey_t *in_u, __global const uint *in_i, __global okey_t *out_u,
+            __global uint *out_i, uint final, __global const uint *count,
+            __global uchar *out_scores, __global long *out_index, __global ulong *out_count,
+            uint want, GATE_ARGS)
+{
+    const int open = !GATE_CLOSED; /* closed: nothing read or written (no return: query_tile) */
+    KCOLS_START;
+    __local tile_locals L;
+    __local uint real;
+    const uint lid = get_local_id(0);
+    const ulong g = get_group_id(0), first = g * (ulong)parts * k;
+    const uint len = !open ? 0u
+                     : (uint)(ncand - first < (ulong)parts * k ? ncand - first : (ulong)parts * k);
+    const uint cnt = cands_select(in_u, in_i, first, len, k, &L, &real);
     const uint kk = k < cnt ? k : cnt;
-    tile_select_of(u, lo, k, cnt, &L);
+    if (!open)
+        return;
     if (!final) {
         tile_store(out_u, out_i, g * k, k, kk, 0, &L);
         return;
@@ -799,4 +956,68 @@ query_merge(KCOLS_ARGS, PROG_ARGS, uint k, uint parts, ulong ncand,
     if (lid == 0 && (want & 4u))
         out_count[0] = (ulong)(k < count[0] ? k : count[0]);
 }
+
+#if !QROWS && QKERNELS == 1
+/* qsf_thresh  (one group) the rank-th best of the groups' sampled candidates
+ *             (ncand of them, at most TL) as the threshold T (composite
+ *             order), or, with fewer than rank passing samples (or force 2),
+ *             every passing row surviving; force 1: T above every row but
+ *             row 0 at the best key (the "too few survivors" path); the
+ *             counts cleared for qsf_filter */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+qsf_thresh(uint rank, uint ncand, uint force, __global const okey_t *cand_u,
+           __global const uint *cand_i, __global uint *st)
+{
+    __local tile_locals L;
+    __local uint real;
+    const uint lid = get_local_id(0);
+    const uint cnt = cands_select(cand_u, cand_i, 0, ncand, rank, &L, &real);
+    if (lid == 0) {
+        okey_t tk = cnt >= rank ? L.cu[rank - 1] : (okey_t)0;
+        uint trow = cnt >= rank ? L.ci[rank - 1] : 0u, all = cnt < rank || force == 2u;
+        if (force == 1u) {
+            tk = OKEY_ONES;
+            trow = 0;
+            all = 0;
+        }
+        st[QSF_PASS] = 0;
+        st[QSF_SURV] = 0;
+        st[QSF_TROW] = trow;
+        st[QSF_ALL] = all;
+        st[QSF_TKEY] = (uint)tk;
+#if KEY_BITS == 64
+        st[QSF_TKEY + 1] = (uint)(tk >> 32);
+#else
+        st[QSF_TKEY + 1] = 0;
+#endif
+    }
+}
+
+/* qsf_reduce  the survivors serve when they are all in the buffer (at most
+ *             cap) and at least min(k, passing rows): then every row they
+ *             lack is below T, below k rows that are there (or none is
+ *             missing).  Group g cuts survivors g * TL .. to its best k (as
+ *             query_merge's candidates); group 0 writes the decision
+ *             (st[QSF_GATE]: 1 served, 2 fall back) that the later launches
+ *             read (an in-order queue: they start after this one ends) */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+qsf_reduce(uint k, uint cap, __global const okey_t *in_u, __global const uint *in_i,
+           __global okey_t *out_u, __global uint *out_i, __global uint *st)
+{
+    __local tile_locals L;
+    __local uint real;
+    const uint lid = get_local_id(0);
+    const ulong g = get_group_id(0), first = g * (ulong)(WG * RT);
+    const uint m = st[QSF_SURV], p = st[QSF_PASS];
+    const int serve = m <= cap && m >= (k < p ? k : p);
+    if (g == 0 && lid == 0)
+        st[QSF_GATE] = serve ? 1u : 2u;
+    /* no return before the barriers (query_tile) */
+    const uint len = !serve || first >= m ? 0u
+                     : (uint)(m - first < WG * RT ? m - first : WG * RT);
+    const uint cnt = cands_select(in_u, in_i, first, len, k, &L, &real);
+    if (serve)
+        tile_store(out_u, out_i, g * k, k, k < cnt ? k : cnt, 0, &L);
+}
+#endif
 #endif

@@ -134,7 +134,18 @@
  *                          every query, the default on CPU devices; 2, the
  *                          default on GPUs: that kernel from 2^22 rows) and
  *                          thr (1: tiles skip rows that k rows already beat;
- *                          0, the default: no threshold)
+ *                          0, the default: no threshold); path (tile: the
+ *                          tile query; sf: the sample-filter query, a
+ *                          threshold from a sample of rows, one read keeping
+ *                          the rows at or above it, then their top k, with
+ *                          an exact fallback to the tile query decided on
+ *                          the device; auto, the default: sf on GPUs from
+ *                          2^22 rows) and, for sf, s (its sample size), cap
+ *                          (its survivor buffer, pairs), force (few: a
+ *                          threshold that leaves too few survivors; all:
+ *                          every passing row survives) and check (served or
+ *                          fallback: the call waits and fails with
+ *                          CLTOPK_ERR_INTERNAL unless that path ran): tests
  */
 #ifndef CLTOPK_H
 #define CLTOPK_H
@@ -655,6 +666,27 @@ CLTOPK_API int cltopk_benchmark_query(cltopk_context *ctx, const cltopk_column *
                                       const char *where, size_t k, unsigned flags,
                                       cltopk_dtype score_type, int reps, double *median_s,
                                       double *floor_s);
+/* The device peer of a query, for benchmarks: what a user of cltopk_topk
+ * would run without the fused query.  A kernel evaluates the filter and the
+ * score (the same operations and bits as the query) and writes the score
+ * column of all n rows to device memory, the rows failing the filter getting
+ * the worst score (-inf with CLTOPK_LARGEST, a NaN with CLTOPK_SMALLEST),
+ * then cltopk_topk_buffer (CLTOPK_ALGO_AUTO) finds its k best; the two are
+ * enqueued back to back on the columns copied to the device once.
+ * *median_s: the median of reps (1..64) such runs after one warm-up (enqueue
+ * to completion); *score_s (may be NULL): the median of the score kernel
+ * alone.  Its rows equal the query's where at least k rows pass the filter
+ * and the k-th best score is above the worst score (it does not compact the
+ * passing rows).  n >= k >= 1, n below 2^31 - 1; the score column needs n
+ * scores of device memory beside the columns.  Returns as
+ * cltopk_benchmark_query, plus CLTOPK_ERR_NO_OPENCL on the "cpu" context and
+ * CLTOPK_ERR_UNSUPPORTED where the device query cannot run (k too large,
+ * no fp64 where it is needed). */
+CLTOPK_API int cltopk_benchmark_query_peer(cltopk_context *ctx, const cltopk_column *cols,
+                                           size_t ncols, size_t n, const char *order_by,
+                                           const char *where, size_t k, unsigned flags,
+                                           cltopk_dtype score_type, int reps, double *median_s,
+                                           double *score_s);
 /* ============================================== end queries over columns */
 
 /* ================================================ early-stopping top-k index

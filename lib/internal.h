@@ -144,6 +144,8 @@ enum { SCR_INPUT = 0, SCR_CAND_U0, SCR_CAND_I0, SCR_CAND_U1, SCR_CAND_I1, SCR_OU
        /* streaming host data (chunk.c): the second device input of the two
         * that alternate (SCR_INPUT the first) */
        SCR_STREAM_IN,
+       /* the sample-filter query (querydev.c): its state */
+       SCR_QSF_STATE,
        SCR_COUNT };
 
 
@@ -696,6 +698,13 @@ CLTOPK_INTERNAL int cltopk_query_dev_can(cltopk_context *ctx, const cltopk_query
  * the wait list; ends in the context's last event */
 CLTOPK_INTERNAL int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job,
                                      cl_uint num_wait, const cl_event *wait);
+/* querydev.c: the device peer of the query (cltopk_benchmark_query_peer):
+ * the score column of job's rows written to scores (job->n elements of the
+ * score type; rows failing the filter the worst score: -inf, or a NaN for
+ * the smallest), after the context's last event; ends in the context's last
+ * event */
+CLTOPK_INTERNAL int cltopk_query_dev_scores(cltopk_context *ctx, const cltopk_query_job *job,
+                                            cl_mem scores);
 /* querydev.c: one line for cltopk_query_explain saying which kernel would run
  * the job (the specialised one or the interpreter, and why) and what building
  * it costs; the job as for cltopk_query_dev_can */

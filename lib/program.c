@@ -318,11 +318,11 @@ static const cltopk_kernel_source *include_at(const cltopk_kernel_source *src, s
 }
 
 /* src with each line `#include "NAME"` of an embedded file (see include_at)
- * replaced by that file's text, into *out with the text in *buf (malloc'd;
- * NULL when src includes none, and *out is then untouched): 0, or -1 out of
- * memory */
-static int inline_includes(const cltopk_kernel_source *src, cltopk_kernel_source *out,
-                           unsigned char **buf)
+ * replaced by that file's text, one level, into *out with the text in *buf
+ * (malloc'd; NULL when src includes none, and *out is then untouched): 0, or
+ * -1 out of memory */
+static int inline_once(const cltopk_kernel_source *src, cltopk_kernel_source *out,
+                       unsigned char **buf)
 {
     *buf = NULL;
     size_t size = 0, len;
@@ -352,6 +352,29 @@ static int inline_includes(const cltopk_kernel_source *src, cltopk_kernel_source
     out->name = src->name;
     out->data = *buf;
     out->size = size;
+    return 0;
+}
+
+/* as inline_once, until no include is left (files that include files, such
+ * as cl/query_rows.h including cl/query_steps.h; at most 4 levels) */
+static int inline_includes(const cltopk_kernel_source *src, cltopk_kernel_source *out,
+                           unsigned char **buf)
+{
+    *buf = NULL;
+    for (int level = 0; level < 4; level++) {
+        cltopk_kernel_source next;
+        unsigned char *nbuf;
+        if (inline_once(*buf ? out : src, &next, &nbuf) != 0) {
+            free(*buf);
+            *buf = NULL;
+            return -1;
+        }
+        if (!nbuf)
+            break;
+        free(*buf);
+        *buf = nbuf;
+        *out = next;
+    }
     return 0;
 }
 

@@ -98,6 +98,16 @@ static int query_flags(cltopk_context *ctx, const char *fn, unsigned flags)
     return CLTOPK_OK;
 }
 
+/* query_start, then the flags (query_flags) */
+static int query_start_flags(cltopk_context *ctx, const char *fn, const cltopk_column *cols,
+                             size_t ncols, const char *order_by, const char *where,
+                             cltopk_dtype score_type, unsigned flags, expr_query **q,
+                             cltopk_query_job *job)
+{
+    int st = query_start(ctx, fn, cols, ncols, order_by, where, score_type, q, job);
+    return st == CLTOPK_OK ? query_flags(ctx, fn, flags) : st;
+}
+
 /* the host data of the columns the expressions use (n > 0) */
 static int query_data(cltopk_context *ctx, const char *fn, const cltopk_column *cols,
                       const expr_query *q)
@@ -536,6 +546,102 @@ int cltopk_benchmark_query(cltopk_context *ctx, const cltopk_column *cols, size_
     return st;
 }
 
+int cltopk_benchmark_query_peer(cltopk_context *ctx, const cltopk_column *cols, size_t ncols,
+                                size_t n, const char *order_by, const char *where, size_t k,
+                                unsigned flags, cltopk_dtype score_type, int reps,
+                                double *median_s, double *score_s)
+{
+    const char *fn = "cltopk_benchmark_query_peer";
+    if (!ctx)
+        return cltopk_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    cltopk_enter(ctx);
+    expr_query *q;
+    cltopk_query_job job;
+    int st = query_start_flags(ctx, fn, cols, ncols, order_by, where, score_type, flags, &q,
+                               &job);
+    if (st == CLTOPK_OK && (!median_s || reps < 1 || reps > 64 || n == 0 || k == 0 || k > n))
+        st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                         "%s: median_s is needed, n >= k >= 1, reps 1 to 64", fn);
+    if (st == CLTOPK_OK && n > 0x7FFFFFFEu)
+        st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                         "%s: n = %zu: the device query takes fewer than 2^31 - 1 rows", fn, n);
+    if (st == CLTOPK_OK)
+        st = query_data(ctx, fn, cols, q);
+    if (st == CLTOPK_OK && !ctx->is_cl)
+        st = cltopk_fail(ctx, CLTOPK_ERR_NO_OPENCL,
+                         "%s: the device peer needs an OpenCL context (the \"cpu\" context has "
+                         "none: open a device)", fn);
+#if HAVE_OPENCL
+    char why[256];
+    job.n = n;
+    job.k = k;
+    job.smallest = (flags & CLTOPK_SMALLEST) != 0;
+    if (st == CLTOPK_OK && !cltopk_query_dev_can(ctx, &job, why, sizeof why))
+        st = cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s: %s", fn, why);
+    pthread_mutex_unlock(&ctx->lock);
+    size_t sw = score_type == CLTOPK_FLOAT64 ? 8 : 4;
+    cl_mem dcols[EXPR_MAX_REFS] = {NULL}, score = NULL, ok = NULL, oi = NULL;
+    cl_int err = CL_SUCCESS;
+    for (int r = 0; st == CLTOPK_OK && r < q->nrefs && err == CL_SUCCESS; r++) {
+        int c = q->refs[r];
+        dcols[r] = clCreateBuffer(ctx->clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                  n * cltopk_dtype_size(cols[c].type), (void *)cols[c].data,
+                                  &err);
+        job.dcols[r] = dcols[r];
+        job.doffs[r] = 0;
+    }
+    if (st == CLTOPK_OK && err == CL_SUCCESS)
+        score = clCreateBuffer(ctx->clctx, CL_MEM_READ_WRITE, n * sw, NULL, &err);
+    if (st == CLTOPK_OK && err == CL_SUCCESS)
+        ok = clCreateBuffer(ctx->clctx, CL_MEM_READ_WRITE, k * sw, NULL, &err);
+    if (st == CLTOPK_OK && err == CL_SUCCESS)
+        oi = clCreateBuffer(ctx->clctx, CL_MEM_READ_WRITE, k * 8, NULL, &err);
+    if (st == CLTOPK_OK && err != CL_SUCCESS) {
+        pthread_mutex_lock(&ctx->lock);
+        st = cltopk_clfail(ctx, err, "benchmark: the device copy of the columns and the score "
+                           "column (smaller n, or a device with more memory)");
+        pthread_mutex_unlock(&ctx->lock);
+    }
+    /* the peer as its user would run it (the score kernel and the top-k
+     * enqueued back to back), then the score kernel alone */
+    double t[64], ts[64];
+    for (int pass = 0; pass < 2; pass++)
+        for (int r = -1; r < reps && st == CLTOPK_OK; r++) {
+            double t0 = cltopk_now();
+            pthread_mutex_lock(&ctx->lock);
+            st = cltopk_query_dev_scores(ctx, &job, score);
+            if (st == CLTOPK_OK && pass == 1)
+                st = cltopk_finish_own(ctx);
+            pthread_mutex_unlock(&ctx->lock);
+            cl_event done = NULL;
+            if (st == CLTOPK_OK && pass == 0)
+                st = cltopk_topk_buffer(ctx, score_type, score, 0, n, k, flags,
+                                        CLTOPK_ALGO_AUTO, ok, oi, 0, NULL, &done);
+            if (st == CLTOPK_OK)
+                st = cltopk_wait_done(ctx, done, "benchmark: waiting for the peer's top-k");
+            if (r >= 0)
+                (pass ? ts : t)[r] = cltopk_now() - t0;
+        }
+    if (st == CLTOPK_OK) {
+        *median_s = cltopk_median(t, reps);
+        if (score_s)
+            *score_s = cltopk_median(ts, reps);
+    }
+    for (int r = 0; r < EXPR_MAX_REFS; r++)
+        if (dcols[r])
+            clReleaseMemObject(dcols[r]);
+    cl_mem mine[] = {score, ok, oi};
+    for (size_t i = 0; i < 3; i++)
+        if (mine[i])
+            clReleaseMemObject(mine[i]);
+#else
+    (void)reps, (void)score_s;
+    pthread_mutex_unlock(&ctx->lock);
+#endif
+    free(q);
+    return st;
+}
+
 /* ------------------------------------------------------------ explain */
 
 static const char *const op_names[] = {
@@ -578,9 +684,8 @@ int cltopk_query_explain(cltopk_context *ctx, const cltopk_column *cols, size_t 
     cltopk_enter(ctx);
     expr_query *q;
     cltopk_query_job job;
-    int st = query_start(ctx, fn, cols, ncols, order_by, where, score_type, &q, &job);
-    if (st == CLTOPK_OK)
-        st = query_flags(ctx, fn, flags);
+    int st = query_start_flags(ctx, fn, cols, ncols, order_by, where, score_type, flags, &q,
+                               &job);
     if (st == CLTOPK_OK && (!buf || len == 0))
         st = cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT, "%s: buf is NULL or len 0", fn);
     if (st == CLTOPK_OK && device_data && !ctx->is_cl)

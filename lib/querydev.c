@@ -32,6 +32,7 @@
 
 #if HAVE_OPENCL
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,15 +45,33 @@
 /* CLTOPK_QUERY (parsed strictly, lib/tune.h): spec=0 the interpreter for
  * every query, 1 the specialised kernel (programs it unrolls), 2 (auto, the
  * default) the specialised kernel from QDEV_SPEC_ROWS rows, where a tile
- * kernel saves more than a program build costs; thr=1 the threshold */
+ * kernel saves more than a program build costs; thr=1 the threshold;
+ * path=tile|sf|auto the tile query or the sample-filter query (auto, the
+ * default: sf on GPUs from QDEV_SF_ROWS rows); and for the sample-filter
+ * query s=N its sample size, cap=N its survivor buffer (pairs),
+ * force=few|all (T above all but the best possible row: too few survivors;
+ * T below every row: every passing row survives), check=served|fallback
+ * (after the call, wait and fail with CLTOPK_ERR_INTERNAL unless that path
+ * ran: tests) */
 #define QDEV_SPEC_ROWS ((size_t)1 << 22)
-enum { QP_SPEC, QP_THR, QP_N };
+#define QDEV_SF_ROWS ((size_t)1 << 22)
+enum { QP_SPEC, QP_THR, QP_PATH, QP_S, QP_CAP, QP_FORCE, QP_CHECK, QP_N };
+enum { QPATH_AUTO = 0, QPATH_TILE, QPATH_SF };
+enum { QCHECK_NONE = 0, QCHECK_SERVED, QCHECK_FALLBACK };
+static const char *const qdev_path_words[] = {"auto", "tile", "sf", NULL};
+static const char *const qdev_force_words[] = {"none", "few", "all", NULL};
+static const char *const qdev_check_words[] = {"none", "served", "fallback", NULL};
 static const cltopk_param qdev_params[] = {
     [QP_SPEC] = {.name = "spec", .gpu = 2, .cpu = 0, .min = 0, .max = 2, .integer = 1},
     /* off by default: on the H200 (2^28 rows, k = 50) it gained nothing on
      * Q1 and Q3 (2.05 / 2.79 ms without, 2.11 / 2.78 with) and cost Q2 (1.46
      * ms without, 2.56 with) */
     [QP_THR] = {.name = "thr", .gpu = 0, .cpu = 0, .min = 0, .max = 1, .integer = 1},
+    [QP_PATH] = {.name = "path", .min = 0, .max = 2, .integer = 1, .words = qdev_path_words},
+    [QP_S] = {.name = "s", .min = 64, .max = 1 << 20, .integer = 1},
+    [QP_CAP] = {.name = "cap", .min = 1, .max = 4294967294.0, .integer = 1},
+    [QP_FORCE] = {.name = "force", .min = 0, .max = 2, .integer = 1, .words = qdev_force_words},
+    [QP_CHECK] = {.name = "check", .min = 0, .max = 2, .integer = 1, .words = qdev_check_words},
 };
 static const cltopk_param_table qdev_table = {"CLTOPK_QUERY", qdev_params, QP_N, NULL};
 
@@ -64,7 +83,37 @@ typedef struct {
     int spec_auto; /* spec chosen by the table's size (CLTOPK_QUERY spec=2) */
     int thr;   /* the threshold */
     int bad;   /* CLTOPK_QUERY is malformed (why): the device query refuses */
+    /* the sample-filter query */
+    int sf, sf_forced; /* taken; named by path=sf */
+    char sf_why[96];   /* why not, where it could have been */
+    unsigned s, rank, force, check;
+    size_t cap;
 } qdev_cfg;
+
+/* the sample-filter query's sample (s rows, at most half the rows) and rank
+ * (the rank-th best passing sample is T): with l = k s / n, rank = ceil(l +
+ * 5 sqrt(l) + 5), so that fewer than k rows at or above T needs rank samples
+ * among the best k - 1 rows (a Poisson(l) tail beyond 5 sigma); its
+ * survivors, about rank n / s, get a buffer of (rank + 6 sqrt(rank) + 16) n /
+ * s pairs.  s halves while rank exceeds 128 or the groups' candidates (rank a
+ * group of tl samples) exceed a tile: 0 when s falls below 64 */
+static int qdev_sf_sample(size_t n, size_t k, size_t tl, unsigned s0, unsigned *s,
+                          unsigned *rank)
+{
+    size_t sm = s0 < n / 2 ? s0 : n / 2;
+    while (sm >= 64) {
+        double l = (double)k * (double)sm / (double)n;
+        double r = ceil(l + 5.0 * sqrt(l) + 5.0);
+        size_t groups = (sm + tl - 1) / tl;
+        if (r <= 128 && r <= (double)(tl / 2) && (double)groups * r <= (double)tl) {
+            *s = (unsigned)sm;
+            *rank = (unsigned)r;
+            return 1;
+        }
+        sm /= 2;
+    }
+    return 0;
+}
 
 static int qdev_config(cltopk_context *ctx, const cltopk_query_job *job, qdev_cfg *c, char *why,
                        size_t whylen)
@@ -126,6 +175,33 @@ static int qdev_config(cltopk_context *ctx, const cltopk_query_job *job, qdev_cf
               job->q->order.nops <= QDEV_SPEC_MAX &&
               (!job->q->has_where || job->q->where.nops <= QDEV_SPEC_MAX);
     c->thr = !c->bad && p.v[QP_THR] != 0;
+    /* the sample-filter query: GPUs from QDEV_SF_ROWS rows, or named */
+    int path = (int)p.v[QP_PATH];
+    c->sf = 0;
+    c->sf_forced = path == QPATH_SF;
+    c->force = (unsigned)p.v[QP_FORCE];
+    c->check = (unsigned)p.v[QP_CHECK];
+    snprintf(c->sf_why, sizeof c->sf_why, "%s",
+             path == QPATH_TILE ? "CLTOPK_QUERY=path=tile"
+             : !gpu && path == QPATH_AUTO ? "not a GPU"
+                                          : "fewer than 2^22 rows");
+    unsigned s0 = p.v[QP_S] > 0 ? (unsigned)p.v[QP_S]
+                  : gpu ? (unsigned)(job->n / 2048 > 65536 ? (job->n / 2048 < 262144
+                                                                  ? job->n / 2048 : 262144)
+                                                           : 65536)
+                        : 4096;
+    if (!c->bad && (path == QPATH_SF || (path == QPATH_AUTO && gpu && job->n >= QDEV_SF_ROWS))) {
+        if (!qdev_sf_sample(job->n, job->k, tl, s0, &c->s, &c->rank)) {
+            snprintf(c->sf_why, sizeof c->sf_why, "too few rows for a sample (n = %zu, k = %zu)",
+                     job->n, job->k);
+        } else {
+            double bound = ((double)c->rank + 6.0 * sqrt((double)c->rank) + 16.0) *
+                           (double)job->n / (double)c->s;
+            c->cap = p.v[QP_CAP] > 0 ? (size_t)p.v[QP_CAP]
+                     : bound < (double)job->n ? (size_t)ceil(bound) : job->n;
+            c->sf = 1;
+        }
+    }
     return 1;
 }
 
@@ -182,16 +258,17 @@ static int qdev_spec_prog(char *o, size_t len, size_t *at, const char *P, const 
     return st;
 }
 
-/* the options of a build (pb: tile.h's PB; spec: specialised to the job's
- * programs) into o: 0, or -1 when they do not fit */
+/* the options of a build (pb: tile.h's PB, 16 for the kernels that read rows
+ * (QROWS 1), 31 for those that read candidates; spec: specialised to the
+ * job's programs; kernels: cl/query.cl's QKERNELS, the kernels it holds) into o: 0, or -1 when they do not fit */
 static int qdev_opts(cltopk_context *ctx, const cltopk_query_job *job, const qdev_cfg *c,
-                     int pb, int spec, char *o, size_t len)
+                     int pb, int spec, int kernels, char *o, size_t len)
 {
     size_t at = 0;
     int st = qdev_put(o, len, &at,
                       "-D KEY_BITS=%d -D KEY_KIND=2 -D WG=%u -D RT=%d -D MCAP=%u -D PB=%d "
-                      "-D F64=%d -D DIV64=%d -D QTHR=%d%s",
-                      job->q->score64 ? 64 : 32, c->wg, QDEV_RT, c->mcap, pb,
+                      "-D QKERNELS=%d -D QROWS=%d -D F64=%d -D DIV64=%d -D QTHR=%d%s",
+                      job->q->score64 ? 64 : 32, c->wg, QDEV_RT, c->mcap, pb, kernels, pb == 16,
                       ctx->caps.fp64 ? 1 : 0, c->div64, c->thr,
                       c->crdiv ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
     if (st || !spec)
@@ -224,7 +301,7 @@ static int qdev_opts(cltopk_context *ctx, const cltopk_query_job *job, const qde
     return st;
 }
 
-void cltopk_query_dev_explain(cltopk_context *ctx, const cltopk_query_job *job, char *buf,
+static void qdev_explain_rows(cltopk_context *ctx, const cltopk_query_job *job, char *buf,
                               size_t len)
 {
     qdev_cfg c;
@@ -256,7 +333,7 @@ void cltopk_query_dev_explain(cltopk_context *ctx, const cltopk_query_job *job, 
     }
     enum { OPTS = 12288 };
     char *opts = malloc(OPTS);
-    int built = opts && !qdev_opts(ctx, job, &c, 16, 1, opts, OPTS) &&
+    int built = opts && !qdev_opts(ctx, job, &c, 16, 1, c.sf, opts, OPTS) &&
                 cltopk_program_cached(ctx, "query.cl", opts);
     free(opts);
     snprintf(buf, len, "cl/query.cl specialised to this query (-D options from its programs: "
@@ -267,6 +344,26 @@ void cltopk_query_dev_explain(cltopk_context *ctx, const cltopk_query_job *job, 
                    : "a distinct query is one more program build on its first call (some "
                      "0.1 to 0.5 s on GPU drivers, seconds on POCL; then the program caches, "
                      "memory and disk); CLTOPK_QUERY=spec=0 takes the interpreter instead");
+}
+
+void cltopk_query_dev_explain(cltopk_context *ctx, const cltopk_query_job *job, char *buf,
+                              size_t len)
+{
+    qdev_cfg c;
+    char why[256];
+    qdev_explain_rows(ctx, job, buf, len);
+    if (!qdev_config(ctx, job, &c, why, sizeof why) || c.bad)
+        return;
+    size_t at = strlen(buf);
+    if (c.sf)
+        snprintf(buf + at, len - at, "; as the sample-filter query (CLTOPK_QUERY path=sf%s): a "
+                 "threshold from %u sampled rows (rank %u), one read keeping the rows at or "
+                 "above it (a buffer of %zu), their top k, the tile query its exact fallback "
+                 "decided on the device", c.sf_forced ? "" : ", auto on GPUs from 2^22 rows",
+                 c.s, c.rank, c.cap);
+    else
+        snprintf(buf + at, len - at, "; the tile query (not the sample-filter query: %s)",
+                 c.sf_why);
 }
 
 /* a read-only buffer holding bytes of host memory (at least 8 bytes) */
@@ -281,6 +378,160 @@ static cl_mem qdev_copy(cltopk_context *ctx, const void *p, size_t bytes, int *s
     return m;
 }
 
+/* what a call's launches share: the columns, their offsets and types, the
+ * programs and their constants (the first 14 arguments of the row kernels) */
+typedef struct {
+    cl_mem cols[8], offs, ops, con, wcon;
+    cl_uint nord, nwhere;
+} qdev_common;
+
+/* arguments 0 .. 13 of a row kernel, then nargs more (size, pointer pairs)
+ * from 14 */
+static int qdev_args(cltopk_context *ctx, cl_kernel kern, const qdev_common *cm, int nargs, ...)
+{
+    int st = cltopk_set_args(ctx, kern, 14, sizeof(cl_mem), &cm->cols[0], sizeof(cl_mem),
+                             &cm->cols[1], sizeof(cl_mem), &cm->cols[2], sizeof(cl_mem),
+                             &cm->cols[3], sizeof(cl_mem), &cm->cols[4], sizeof(cl_mem),
+                             &cm->cols[5], sizeof(cl_mem), &cm->cols[6], sizeof(cl_mem),
+                             &cm->cols[7], sizeof(cl_mem), &cm->offs, sizeof(cl_mem), &cm->ops,
+                             sizeof cm->nord, &cm->nord, sizeof cm->nwhere, &cm->nwhere,
+                             sizeof(cl_mem), &cm->con, sizeof(cl_mem), &cm->wcon);
+    va_list ap;
+    va_start(ap, nargs);
+    for (int i = 0; i < nargs && st == CLTOPK_OK; i++) {
+        size_t size = va_arg(ap, size_t);
+        const void *val = va_arg(ap, const void *);
+        cl_int err = clSetKernelArg(kern, (cl_uint)(14 + i), size, val);
+        if (err != CL_SUCCESS) {
+            char what[64];
+            snprintf(what, sizeof what, "clSetKernelArg(%d) of a query kernel", 14 + i);
+            st = cltopk_clfail(ctx, err, what);
+        }
+    }
+    va_end(ap);
+    return st;
+}
+
+/* the programs copied to buffers, the columns and their offsets (into cm);
+ * the buffers released by qdev_common_free */
+static int qdev_common_make(cltopk_context *ctx, const cltopk_query_job *job, qdev_common *cm)
+{
+    const expr_query *q = job->q;
+    memset(cm, 0, sizeof *cm);
+    uint32_t ops[2 * EXPR_MAX_OPS];
+    memcpy(ops, q->order.ops, (size_t)q->order.nops * 4);
+    if (q->has_where)
+        memcpy(ops + q->order.nops, q->where.ops, (size_t)q->where.nops * 4);
+    cm->nord = (cl_uint)q->order.nops;
+    cm->nwhere = q->has_where ? (cl_uint)q->where.nops : 0;
+    cl_ulong offs[16] = {0}; /* byte offsets, then types */
+    for (int r = 0; r < q->nrefs; r++) {
+        offs[r] = job->doffs[r] * cltopk_dtype_size((cltopk_dtype)job->types[r]);
+        offs[8 + r] = (cl_ulong)job->types[r];
+    }
+    int st = CLTOPK_OK;
+    cm->ops = qdev_copy(ctx, ops, (size_t)(cm->nord + cm->nwhere) * 4, &st);
+    if (st == CLTOPK_OK)
+        cm->con = qdev_copy(ctx, q->order.consts, (size_t)q->order.nconsts * 8, &st);
+    if (st == CLTOPK_OK)
+        cm->wcon = qdev_copy(ctx, q->where.consts,
+                             (size_t)(q->has_where ? q->where.nconsts : 0) * 8, &st);
+    if (st == CLTOPK_OK)
+        cm->offs = qdev_copy(ctx, offs, sizeof offs, &st);
+    for (int r = 0; r < 8; r++)
+        cm->cols[r] = r < q->nrefs ? job->dcols[r] : cm->ops; /* unused: any buffer */
+    return st;
+}
+
+/* buffers released now are freed once the launches are done with them */
+static void qdev_common_free(qdev_common *cm)
+{
+    cl_mem mine[] = {cm->ops, cm->con, cm->wcon, cm->offs};
+    for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++)
+        if (mine[i])
+            clReleaseMemObject(mine[i]);
+}
+
+/* the two programs of a call: the tile program (specialised where c says)
+ * and the merge program (the interpreter, rows as positions); kernels named
+ * tnames from the first, mnames from the second; kernels: which the
+ * programs hold (cl/query.cl's QKERNELS) */
+static int qdev_kernels(cltopk_context *ctx, const cltopk_query_job *job, const qdev_cfg *c,
+                        int kernels, const char *const *tnames, cl_kernel *tk, int nt,
+                        const char *const *mnames, cl_kernel *mk, int nm)
+{
+    enum { OPTS = 12288 };
+    char *opts = malloc(OPTS), mopts[512];
+    if (!opts)
+        return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "the device query: out of host memory");
+    int st = CLTOPK_OK;
+    if (qdev_opts(ctx, job, c, 16, c->spec, kernels, opts, OPTS) ||
+        qdev_opts(ctx, job, c, 31, 0, kernels, mopts, sizeof mopts))
+        st = cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "the device query: build options too long");
+    for (int i = 0; i < nt && st == CLTOPK_OK; i++)
+        st = cltopk_kernel_get(ctx, "query.cl", opts, tnames[i], &tk[i]);
+    for (int i = 0; i < nm && st == CLTOPK_OK; i++)
+        st = cltopk_kernel_get(ctx, "query.cl", mopts, mnames[i], &mk[i]);
+    free(opts);
+    return st;
+}
+
+/* a query's merge levels: groups groups' candidates (k each) in cu[cur] /
+ * ci[cur], parts groups' a group, until one group writes the outputs; the
+ * rows passing the filter in count[0]; launches gated by gmode (cl/query.cl:
+ * GATE_ARGS) on the state st */
+typedef struct {
+    cl_kernel km;
+    const qdev_common *cm;
+    cl_uint k, parts, want;
+    cl_mem os, oi, oc, st;
+    size_t wg;
+} qdev_merge_run;
+
+static int qdev_merges(cltopk_context *ctx, const qdev_merge_run *m, size_t groups, cl_mem *cu,
+                       cl_mem *ci, int cur, cl_mem count, cl_uint gmode)
+{
+    int st = CLTOPK_OK;
+    for (;;) {
+        size_t next = (groups + m->parts - 1) / m->parts;
+        cl_ulong ncand = (cl_ulong)groups * m->k;
+        cl_uint fin = next == 1;
+        st = qdev_args(ctx, m->km, m->cm, 15, sizeof m->k, &m->k, sizeof m->parts, &m->parts,
+                       sizeof ncand, &ncand, sizeof(cl_mem), &cu[cur], sizeof(cl_mem), &ci[cur],
+                       sizeof(cl_mem), &cu[!cur], sizeof(cl_mem), &ci[!cur], sizeof fin, &fin,
+                       sizeof(cl_mem), &count, sizeof(cl_mem), &m->os, sizeof(cl_mem), &m->oi,
+                       sizeof(cl_mem), &m->oc, sizeof m->want, &m->want, sizeof(cl_mem), &m->st,
+                       sizeof gmode, &gmode);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, m->km, next * m->wg, m->wg, 0, NULL);
+        if (fin || st != CLTOPK_OK)
+            return st;
+        groups = next;
+        cur = !cur;
+    }
+}
+
+/* CLTOPK_QUERY=check=served|fallback: wait for the call and read which path
+ * the sample-filter query took */
+static int qdev_check(cltopk_context *ctx, const qdev_cfg *c, cl_mem state)
+{
+    cl_uint w[8] = {0};
+    cl_event *own;
+    cl_uint nown = cltopk_after_own(ctx, &own);
+    cl_int err = clEnqueueReadBuffer(ctx->queue, state, CL_TRUE, 0, sizeof w, w, nown, own, NULL);
+    if (err != CL_SUCCESS)
+        return cltopk_clfail(ctx, err, "CLTOPK_QUERY check: reading the query's state");
+    unsigned want = c->check == QCHECK_SERVED ? 1u : 2u;
+    if (w[6] != want)
+        return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL,
+                           "CLTOPK_QUERY check=%s: the sample-filter query %s (%u survivors, "
+                           "%u rows passing, buffer %zu, sample %u, rank %u)",
+                           want == 1 ? "served" : "fallback",
+                           w[6] == 1 ? "was served by its survivors" : "fell back", w[1], w[0],
+                           c->cap, c->s, c->rank);
+    return CLTOPK_OK;
+}
+
 int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint num_wait,
                      const cl_event *wait)
 {
@@ -289,42 +540,18 @@ int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint n
     if (!qdev_config(ctx, job, &c, why, sizeof why) || c.bad)
         return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "the device query: %s", why);
     const expr_query *q = job->q;
-    enum { OPTS = 12288 };
-    char *opts = malloc(OPTS), mopts[512];
-    if (!opts)
-        return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "the device query: out of host memory");
-    cl_kernel kt = NULL, km = NULL;
-    int st = CLTOPK_OK;
-    if (qdev_opts(ctx, job, &c, 16, c.spec, opts, OPTS) ||
-        qdev_opts(ctx, job, &c, 31, 0, mopts, sizeof mopts))
-        st = cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "the device query: build options too long");
+    static const char *const tnames[] = {"query_tile", "qsf_sample", "qsf_filter"};
+    static const char *const mnames[] = {"query_merge", "qsf_thresh", "qsf_reduce"};
+    cl_kernel tk[3] = {NULL}, mk[3] = {NULL};
+    int nk = c.sf ? 3 : 1;
+    int st = qdev_kernels(ctx, job, &c, c.sf, tnames, tk, nk, mnames, mk, nk);
+    qdev_common cm;
     if (st == CLTOPK_OK)
-        st = cltopk_kernel_get(ctx, "query.cl", opts, "query_tile", &kt);
-    free(opts);
-    if (st == CLTOPK_OK)
-        st = cltopk_kernel_get(ctx, "query.cl", mopts, "query_merge", &km);
-    /* the programs: order then where in one buffer, their constants apart */
-    uint32_t ops[2 * EXPR_MAX_OPS];
-    memcpy(ops, q->order.ops, (size_t)q->order.nops * 4);
-    if (q->has_where)
-        memcpy(ops + q->order.nops, q->where.ops, (size_t)q->where.nops * 4);
-    cl_uint nord = (cl_uint)q->order.nops, nwhere = q->has_where ? (cl_uint)q->where.nops : 0;
-    cl_ulong offs[16] = {0}; /* byte offsets, then types */
-    for (int r = 0; r < q->nrefs; r++) {
-        offs[r] = job->doffs[r] * cltopk_dtype_size((cltopk_dtype)job->types[r]);
-        offs[8 + r] = (cl_ulong)job->types[r];
-    }
+        st = qdev_common_make(ctx, job, &cm);
+    else
+        memset(&cm, 0, sizeof cm);
     cl_uint zero = 0;
-    cl_mem mops = NULL, mcon = NULL, mwcon = NULL, moffs = NULL, mcount = NULL, mthr = NULL;
-    if (st == CLTOPK_OK)
-        mops = qdev_copy(ctx, ops, (size_t)(nord + nwhere) * 4, &st);
-    if (st == CLTOPK_OK)
-        mcon = qdev_copy(ctx, q->order.consts, (size_t)q->order.nconsts * 8, &st);
-    if (st == CLTOPK_OK)
-        mwcon = qdev_copy(ctx, q->where.consts, (size_t)(q->has_where ? q->where.nconsts : 0) * 8,
-                          &st);
-    if (st == CLTOPK_OK)
-        moffs = qdev_copy(ctx, offs, sizeof offs, &st);
+    cl_mem mcount = NULL, mthr = NULL, state = NULL;
     if (st == CLTOPK_OK) {
         cl_int err;
         mcount = clCreateBuffer(ctx->clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4, &zero,
@@ -339,70 +566,122 @@ int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint n
         if (!mthr)
             st = cltopk_clfail(ctx, err, "clCreateBuffer (the query's threshold)");
     }
-    cl_mem cols[8];
-    for (int r = 0; r < 8; r++)
-        cols[r] = r < q->nrefs ? job->dcols[r] : mops; /* unused: any buffer */
     size_t tl = (size_t)c.wg * QDEV_RT, groups = (job->n + tl - 1) / tl;
     size_t kb = q->score64 ? 8 : 4;
+    cl_uint parts = (cl_uint)(tl / job->k);
+    /* candidates: [0] the tiles' (and the survivors), [1] the next level's
+     * (and the samples', and the survivors cut by qsf_reduce) */
+    size_t n0 = groups * job->k, n1 = (groups + parts - 1) / parts * job->k;
+    size_t sgroups = 0, rgroups = 0;
+    if (c.sf) {
+        sgroups = (c.s + tl - 1) / tl;
+        rgroups = (c.cap + tl - 1) / tl;
+        n0 = n0 > c.cap ? n0 : c.cap;
+        n1 = n1 > sgroups * c.rank ? n1 : sgroups * c.rank;
+        n1 = n1 > rgroups * job->k ? n1 : rgroups * job->k;
+        n0 = n0 > (rgroups + parts - 1) / parts * job->k ? n0
+                                                         : (rgroups + parts - 1) / parts * job->k;
+    }
     cl_mem cu[2] = {NULL, NULL}, ci[2] = {NULL, NULL};
     if (st == CLTOPK_OK &&
-        (st = cltopk_scratch(ctx, SCR_CAND_U0, groups * job->k * kb, &cu[0])) == CLTOPK_OK &&
-        (st = cltopk_scratch(ctx, SCR_CAND_I0, groups * job->k * 4, &ci[0])) == CLTOPK_OK) {
-        size_t g1 = (groups + tl / job->k - 1) / (tl / job->k);
-        if ((st = cltopk_scratch(ctx, SCR_CAND_U1, g1 * job->k * kb, &cu[1])) == CLTOPK_OK)
-            st = cltopk_scratch(ctx, SCR_CAND_I1, g1 * job->k * 4, &ci[1]);
-    }
+        (st = cltopk_scratch(ctx, SCR_CAND_U0, n0 * kb, &cu[0])) == CLTOPK_OK &&
+        (st = cltopk_scratch(ctx, SCR_CAND_I0, n0 * 4, &ci[0])) == CLTOPK_OK &&
+        (st = cltopk_scratch(ctx, SCR_CAND_U1, n1 * kb, &cu[1])) == CLTOPK_OK)
+        st = cltopk_scratch(ctx, SCR_CAND_I1, n1 * 4, &ci[1]);
+    if (st == CLTOPK_OK)
+        st = cltopk_scratch(ctx, SCR_QSF_STATE, 32, &state);
     cl_ulong n = job->n;
     cl_uint k = (cl_uint)job->k, sm = (cl_uint)job->smallest;
-    if (st == CLTOPK_OK &&
-        (st = cltopk_set_args(ctx, kt, 21, sizeof(cl_mem), &cols[0], sizeof(cl_mem), &cols[1],
-                              sizeof(cl_mem), &cols[2], sizeof(cl_mem), &cols[3], sizeof(cl_mem),
-                              &cols[4], sizeof(cl_mem), &cols[5], sizeof(cl_mem), &cols[6],
-                              sizeof(cl_mem), &cols[7], sizeof(cl_mem), &moffs, sizeof(cl_mem),
-                              &mops, sizeof nord, &nord, sizeof nwhere, &nwhere,
-                              sizeof(cl_mem), &mcon, sizeof(cl_mem), &mwcon, sizeof n, &n,
-                              sizeof k, &k, sizeof sm, &sm, sizeof(cl_mem), &cu[0],
-                              sizeof(cl_mem), &ci[0], sizeof(cl_mem), &mcount,
-                              sizeof(cl_mem), &mthr)) == CLTOPK_OK)
-        st = cltopk_launch(ctx, kt, groups * c.wg, c.wg, num_wait, wait);
-    /* merge levels: parts groups' candidates a group, until one group */
-    cl_uint parts = (cl_uint)(tl / job->k);
-    cl_uint want = (job->dout_scores ? 1u : 0u) | (job->dout_index ? 2u : 0u) |
-                   (job->dout_count ? 4u : 0u);
-    cl_mem os = job->dout_scores ? job->dout_scores : mcount;
-    cl_mem oi = job->dout_index ? job->dout_index : mcount;
-    cl_mem oc = job->dout_count ? job->dout_count : mcount;
-    int cur = 0;
-    while (st == CLTOPK_OK) {
-        size_t next = (groups + parts - 1) / parts;
-        cl_ulong ncand = (cl_ulong)groups * job->k;
-        cl_uint fin = next == 1;
-        st = cltopk_set_args(ctx, km, 27, sizeof(cl_mem), &cols[0], sizeof(cl_mem), &cols[1],
-                             sizeof(cl_mem), &cols[2], sizeof(cl_mem), &cols[3], sizeof(cl_mem),
-                             &cols[4], sizeof(cl_mem), &cols[5], sizeof(cl_mem), &cols[6],
-                             sizeof(cl_mem), &cols[7], sizeof(cl_mem), &moffs, sizeof(cl_mem),
-                             &mops, sizeof nord, &nord, sizeof nwhere, &nwhere, sizeof(cl_mem),
-                             &mcon, sizeof(cl_mem), &mwcon, sizeof k, &k, sizeof parts, &parts,
-                             sizeof ncand, &ncand, sizeof(cl_mem), &cu[cur], sizeof(cl_mem),
-                             &ci[cur], sizeof(cl_mem), &cu[!cur], sizeof(cl_mem), &ci[!cur],
-                             sizeof fin, &fin, sizeof(cl_mem), &mcount, sizeof(cl_mem), &os,
-                             sizeof(cl_mem), &oi, sizeof(cl_mem), &oc, sizeof want, &want);
+    qdev_merge_run mr = {
+        .km = mk[0], .cm = &cm, .k = k, .parts = parts,
+        .want = (job->dout_scores ? 1u : 0u) | (job->dout_index ? 2u : 0u) |
+                (job->dout_count ? 4u : 0u),
+        .os = job->dout_scores ? job->dout_scores : mcount,
+        .oi = job->dout_index ? job->dout_index : mcount,
+        .oc = job->dout_count ? job->dout_count : mcount,
+        .st = state, .wg = c.wg};
+    int first = 1; /* the first launch waits for the caller's list */
+    cl_uint gtile = 0;
+    if (st == CLTOPK_OK && c.sf) {
+        /* the sample, the threshold, the one read, the survivors cut to k a
+         * group, their merges: then the tile query, gated on the decision */
+        cl_uint s = c.s, rank = c.rank, force = c.force, ncand = (cl_uint)(sgroups * rank);
+        cl_uint cap = (cl_uint)c.cap;
+        cl_ulong seed = 0x5DEECE66DULL ^ ((cl_ulong)job->n * 0x9E3779B97F4A7C15ULL) ^ job->k;
+        st = qdev_args(ctx, tk[1], &cm, 7, sizeof n, &n, sizeof sm, &sm, sizeof s, &s,
+                       sizeof rank, &rank, sizeof seed, &seed, sizeof(cl_mem), &cu[1],
+                       sizeof(cl_mem), &ci[1]);
         if (st == CLTOPK_OK)
-            st = cltopk_launch(ctx, km, next * c.wg, c.wg, 0, NULL);
-        if (fin)
-            break;
-        groups = next;
-        cur = !cur;
+            st = cltopk_launch(ctx, tk[1], sgroups * c.wg, c.wg, num_wait, wait);
+        first = 0;
+        if (st == CLTOPK_OK &&
+            (st = cltopk_set_args(ctx, mk[1], 6, sizeof rank, &rank, sizeof ncand, &ncand,
+                                  sizeof force, &force, sizeof(cl_mem), &cu[1], sizeof(cl_mem),
+                                  &ci[1], sizeof(cl_mem), &state)) == CLTOPK_OK)
+            st = cltopk_launch(ctx, mk[1], c.wg, c.wg, 0, NULL);
+        if (st == CLTOPK_OK &&
+            (st = qdev_args(ctx, tk[2], &cm, 6, sizeof n, &n, sizeof sm, &sm, sizeof cap, &cap,
+                            sizeof(cl_mem), &cu[0], sizeof(cl_mem), &ci[0], sizeof(cl_mem),
+                            &state)) == CLTOPK_OK)
+            st = cltopk_launch(ctx, tk[2], groups * c.wg, c.wg, 0, NULL);
+        if (st == CLTOPK_OK &&
+            (st = cltopk_set_args(ctx, mk[2], 7, sizeof k, &k, sizeof cap, &cap, sizeof(cl_mem),
+                                  &cu[0], sizeof(cl_mem), &ci[0], sizeof(cl_mem), &cu[1],
+                                  sizeof(cl_mem), &ci[1], sizeof(cl_mem), &state)) == CLTOPK_OK)
+            st = cltopk_launch(ctx, mk[2], rgroups * c.wg, c.wg, 0, NULL);
+        if (st == CLTOPK_OK)
+            st = qdev_merges(ctx, &mr, rgroups, cu, ci, 1, state, 1);
+        gtile = 2;
     }
-    /* buffers released now are freed once the launches are done with them */
-    cl_mem mine[] = {mops, mcon, mwcon, moffs, mcount, mthr};
-    for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++)
-        if (mine[i])
-            clReleaseMemObject(mine[i]);
-    if (kt)
-        clReleaseKernel(kt);
-    if (km)
-        clReleaseKernel(km);
+    if (st == CLTOPK_OK &&
+        (st = qdev_args(ctx, tk[0], &cm, 9, sizeof n, &n, sizeof k, &k, sizeof sm, &sm,
+                        sizeof(cl_mem), &cu[0], sizeof(cl_mem), &ci[0], sizeof(cl_mem), &mcount,
+                        sizeof(cl_mem), &mthr, sizeof(cl_mem), &state, sizeof gtile,
+                        &gtile)) == CLTOPK_OK)
+        st = cltopk_launch(ctx, tk[0], groups * c.wg, c.wg, first ? num_wait : 0,
+                           first ? wait : NULL);
+    if (st == CLTOPK_OK)
+        st = qdev_merges(ctx, &mr, groups, cu, ci, 0, mcount, gtile);
+    if (st == CLTOPK_OK && c.sf && c.check != QCHECK_NONE)
+        st = qdev_check(ctx, &c, state);
+    qdev_common_free(&cm);
+    if (mcount)
+        clReleaseMemObject(mcount);
+    if (mthr)
+        clReleaseMemObject(mthr);
+    for (int i = 0; i < 3; i++) {
+        if (tk[i])
+            clReleaseKernel(tk[i]);
+        if (mk[i])
+            clReleaseKernel(mk[i]);
+    }
+    return st;
+}
+
+int cltopk_query_dev_scores(cltopk_context *ctx, const cltopk_query_job *job, cl_mem scores)
+{
+    qdev_cfg c;
+    char why[256];
+    if (!qdev_config(ctx, job, &c, why, sizeof why) || c.bad)
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "the device query: %s", why);
+    static const char *const names[] = {"query_score"};
+    cl_kernel ks = NULL;
+    int st = qdev_kernels(ctx, job, &c, 2, names, &ks, 1, NULL, NULL, 0);
+    qdev_common cm;
+    if (st == CLTOPK_OK)
+        st = qdev_common_make(ctx, job, &cm);
+    else
+        memset(&cm, 0, sizeof cm);
+    size_t tl = (size_t)c.wg * QDEV_RT, groups = (job->n + tl - 1) / tl;
+    cl_ulong n = job->n;
+    cl_uint sm = (cl_uint)job->smallest;
+    if (st == CLTOPK_OK &&
+        (st = qdev_args(ctx, ks, &cm, 3, sizeof n, &n, sizeof sm, &sm, sizeof(cl_mem),
+                        &scores)) == CLTOPK_OK)
+        st = cltopk_launch(ctx, ks, groups * c.wg, c.wg, 0, NULL);
+    qdev_common_free(&cm);
+    if (ks)
+        clReleaseKernel(ks);
     return st;
 }
 

@@ -236,6 +236,12 @@ TESTS += t/query.t
 t_query_t_SOURCES = t/query.c
 t_query_t_CPPFLAGS = $(T_CPPFLAGS)
 t_query_t_LDADD = $(T_LDADD) -lm
+# ... the sample-filter query (CLTOPK_QUERY=path=sf) against the same reference
+check_PROGRAMS += t/query_sf.t
+TESTS += t/query_sf.t
+t_query_sf_t_SOURCES = t/query.c
+t_query_sf_t_CPPFLAGS = $(T_CPPFLAGS) -DQUERY_SF=1
+t_query_sf_t_LDADD = $(T_LDADD) -lm
 # ... and `cltopk query` against a numpy evaluation of the same rules
 TESTS += t/query_numpy.sh
 EXTRA_DIST += t/query_numpy.sh t/query_ref.py

@@ -16,7 +16,15 @@
  * and the threshold, thr=1) give the same rows and score bits; the
  * specialised kernel at its limits (64 operations, 32 stack slots) and one
  * operation past them (the interpreter), with the explanation naming each.  Malformed expressions and arguments: a
- * negative status with a detail naming the position, nothing written. */
+ * negative status with a detail naming the position, nothing written.
+ *
+ * Built with -DQUERY_SF=1 (t/query_sf.t): the sample-filter query
+ * (CLTOPK_QUERY=path=sf) against the same reference, on the cl_mem form of
+ * the OpenCL device only: the paper's queries, random trees over every column
+ * type, filters passing no row, one, fewer than k, every row, NaN and
+ * division by zero, each exceptional path forced and checked (check=served
+ * or fallback: too few survivors, an overflowing survivor buffer, every row
+ * surviving), the specialised kernel once; and cltopk_benchmark_query_peer. */
 #include "tap.h"
 #include "testlib.h"
 
@@ -32,6 +40,13 @@
 #endif
 
 static rng_t rng;
+
+#ifndef QUERY_SF
+#define QUERY_SF 0
+#endif
+/* QUERY_SF: the CLTOPK_QUERY options added to every check (sf_env), and only
+ * the cl_mem form on the OpenCL device checked */
+static const char *sf_env = "path=sf";
 
 /* ------------------------------------------------------------ the table */
 
@@ -637,10 +652,26 @@ static void check_query(cltopk_context *ctx, const char *dev, int via, const tab
                         const enode *ordt, const enode *wheret, const char *order,
                         const char *where, size_t k, int f64, int smallest, const char *what)
 {
+    char env[256] = "", *before = NULL;
+    if (QUERY_SF) {
+        if (via != VIA_BUFFER || !strcmp(dev, "cpu"))
+            return;
+        const char *e = getenv("CLTOPK_QUERY");
+        before = e ? strdup(e) : NULL;
+        snprintf(env, sizeof env, "%s%s%s", e ? e : "", e ? "," : "", sf_env);
+        setenv("CLTOPK_QUERY", env, 1);
+    }
     int64_t *eidx = bmalloc(k * 8 + 8), *oidx = bmalloc(k * 8 + 8);
     uint64_t *ebits = bmalloc(k * 8 + 8), *obits = bmalloc(k * 8 + 8);
     size_t ecount = expect(tb, ordt, wheret, k, f64, smallest, eidx, ebits), count;
     int st = run_query(ctx, via, tb, order, where, k, f64, smallest, oidx, obits, &count);
+    if (QUERY_SF) {
+        if (before)
+            setenv("CLTOPK_QUERY", before, 1);
+        else
+            unsetenv("CLTOPK_QUERY");
+        free(before);
+    }
     char msg[256] = "";
     int good = st == CLTOPK_OK && count == ecount;
     for (size_t i = 0; good && i < k; i++)
@@ -650,9 +681,9 @@ static void check_query(cltopk_context *ctx, const char *dev, int via, const tab
                      (unsigned long long)ebits[i]);
             good = 0;
         }
-    if (!ok(good, "%s %s: %s, %s scores, %s, k %zu, n %zu (%zu returned)", dev, via_name(via),
-            what, f64 ? "float64" : "float32", smallest ? "smallest" : "largest", k, tb->n,
-            ecount)) {
+    if (!ok(good, "%s %s%s%s: %s, %s scores, %s, k %zu, n %zu (%zu returned)", dev,
+            via_name(via), env[0] ? ", CLTOPK_QUERY=" : "", env, what,
+            f64 ? "float64" : "float32", smallest ? "smallest" : "largest", k, tb->n, ecount)) {
         diag("order_by: %s", order);
         diag("where: %s", where ? where : "(none)");
         diag("status %d (%s), count %zu (want %zu) %s", st, cltopk_last_error(ctx), count, ecount,
@@ -670,7 +701,10 @@ static void random_queries(cltopk_context *const *ctxs, const char *const *devs,
     table_make(&tb, 3000 + (size_t)rng_below(&rng, 3000));
     for (int t = 0; t < count; t++) {
         npool = 0;
-        int f64 = t & 1, smallest = (t >> 1) & 1;
+        /* QUERY_SF: float32 scores and k below 64, the two programs of the
+         * sample-filter query that the paper's queries built (builds are
+         * minutes on POCL) */
+        int f64 = QUERY_SF ? 0 : t & 1, smallest = (t >> 1) & 1;
         enode *ordt = gen_num(&tb, 1 + (int)rng_below(&rng, 4), 0);
         enode *wheret = rng_below(&rng, 3) ? gen_cond(&tb, 1 + (int)rng_below(&rng, 3), 0) : NULL;
         char order[2048], where[2048];
@@ -679,7 +713,7 @@ static void random_queries(cltopk_context *const *ctxs, const char *const *devs,
         at = 0;
         if (wheret)
             render(wheret, where, sizeof where, &at);
-        size_t k = 1 + rng_below(&rng, t % 5 == 0 ? 600 : 60);
+        size_t k = 1 + rng_below(&rng, t % 5 == 0 && !QUERY_SF ? 600 : 60);
         for (int c = 0; c < nctx; c++)
             for (int via = 0; via <= (c > 0); via++)
                 check_query(ctxs[c], devs[c], via, &tb, ordt, wheret, order,
@@ -693,7 +727,7 @@ static void random_queries(cltopk_context *const *ctxs, const char *const *devs,
                                               "random tree, threshold (thr=1)"};
         int m = test_full() ? 6 : 15; /* every m-th tree builds a program */
         int o = t % m == 0 ? 0 : t % m == m / 2 ? 1 : t % 3 == 1 ? 2 : -1;
-        if (nctx > 1 && o >= 0) {
+        if (nctx > 1 && o >= 0 && !QUERY_SF) {
             setenv("CLTOPK_QUERY", other[o], 1);
             check_query(ctxs[1], devs[1], VIA_BUFFER, &tb, ordt, wheret, order,
                         wheret ? where : NULL, k, f64, smallest, otherw[o]);
@@ -801,6 +835,72 @@ static enode *q1_filter(enode *tc, int sel, char *where, size_t len)
     return cmp;
 }
 
+/* QUERY_SF: the sample-filter query's paths, each forced and checked, on the
+ * tweet-like table (rc retweets, sum Q2's score, orr Q3's filter, tc the
+ * time column, lc likes), NaN and division by zero, the specialised kernel;
+ * and the device peer */
+static void sf_paths(cltopk_context *ctx, const char *dev, const table *tb, enode *rc,
+                     enode *sum, enode *orr, enode *tc, enode *lc)
+{
+    static const struct {
+        const char *env, *what;
+        int sel; /* Q1's selectivity / 10; -1: Q2, -2: Q3 */
+    } cs[] = {
+        {"path=sf,check=served", "Q1 at 0.5, its survivors serve", 5},
+        {"path=sf,check=served", "Q1 at 0 (no row passes)", 0},
+        {"path=sf,check=served", "Q1 at 1", 10},
+        {"path=sf,check=served", "Q3", -2},
+        {"path=sf,force=few,check=fallback", "Q2, too few survivors (force=few)", -1},
+        {"path=sf,force=few,check=fallback", "Q3, too few survivors (force=few)", -2},
+        {"path=sf,cap=1,check=fallback", "Q1 at 0.5, survivors overflow (cap=1)", 5},
+        {"path=sf,force=all,check=fallback", "Q2, every row survives: overflow", -1},
+        {"path=sf,force=all,cap=20000,check=served", "Q1 at 0.3, every passing row survives",
+         3},
+        {"path=sf,s=64,check=served", "Q2, the smallest sample", -1},
+        {"path=tile", "Q2, the tile query (path=tile)", -1},
+        {"spec=1,path=sf,check=served", "Q1 at 0.9, specialised kernels (spec=1)", 9},
+    };
+    for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+        char where[128] = "lang == 1 or lang == 2";
+        enode *w = cs[c].sel >= 0 ? q1_filter(tc, cs[c].sel, where, sizeof where)
+                   : cs[c].sel == -2 ? orr : NULL;
+        sf_env = cs[c].env;
+        check_query(ctx, dev, VIA_BUFFER, tb, cs[c].sel == -1 ? sum : rc, w,
+                    cs[c].sel == -1 ? "retweet_count + 0.5 * likes_count" : "retweet_count",
+                    w ? where : NULL, 50, cs[c].sel == -1 && c % 2, 0, cs[c].what);
+    }
+    /* NaN and infinities: retweets / (likes - likes), the largest and the
+     * smallest */
+    enode *d0 = en(E_BIN), *dv = en(E_BIN);
+    d0->op = 1, d0->a[0] = lc, d0->a[1] = lc;
+    dv->op = 3, dv->a[0] = rc, dv->a[1] = d0;
+    sf_env = "path=sf,check=served";
+    for (int sm = 0; sm < 2; sm++)
+        check_query(ctx, dev, VIA_BUFFER, tb, dv, NULL,
+                    "retweet_count / (likes_count - likes_count)", NULL, 40, sm, sm,
+                    "division by zero: NaN and inf scores");
+    sf_env = "path=sf";
+    /* the device peer: runs, and refuses the cpu context */
+    double tp = -1, ts = -1;
+    int st = cltopk_benchmark_query_peer(ctx, tb->cols, (size_t)tb->ncols, tb->n,
+                                         "retweet_count + 0.5 * likes_count",
+                                         "lang == 1 or lang == 2", 20, 0, CLTOPK_FLOAT32, 2, &tp,
+                                         &ts);
+    cltopk_context *cpu = NULL;
+    int st2 = cltopk_open(&cpu, "cpu") == CLTOPK_OK
+                  ? cltopk_benchmark_query_peer(cpu, tb->cols, (size_t)tb->ncols, tb->n,
+                                                "retweet_count", NULL, 20, 0, CLTOPK_FLOAT32, 2,
+                                                &tp, NULL)
+                  : -1;
+    int st3 = cltopk_benchmark_query_peer(ctx, tb->cols, (size_t)tb->ncols, tb->n, "retweet_count",
+                                          NULL, 20, 0, CLTOPK_FLOAT32, 0, &tp, NULL);
+    ok(st == CLTOPK_OK && tp > 0 && ts > 0 && st2 == CLTOPK_ERR_NO_OPENCL &&
+           st3 == CLTOPK_ERR_INVALID_ARGUMENT,
+       "%s: cltopk_benchmark_query_peer times the score kernel and the top-k; refuses the "
+       "cpu context and reps 0 (%d %d %d)", dev, st, st2, st3);
+    cltopk_close(cpu);
+}
+
 /* the paper's three queries on a tweet-like table */
 static void tweets(cltopk_context *const *ctxs, const char *const *devs, int nctx)
 {
@@ -859,7 +959,7 @@ static void tweets(cltopk_context *const *ctxs, const char *const *devs, int nct
                         "lang == 1 or lang == 2", 50, 0, 0, "Q3 an or of equalities");
     /* the three through the specialised kernel (a table this small takes the
      * interpreter by default); Q1 at two selectivities is one program */
-    if (nctx > 1) {
+    if (nctx > 1 && !QUERY_SF) {
         setenv("CLTOPK_QUERY", "spec=1", 1);
         for (int sel = 1; sel <= 9; sel += 8) {
             char where[128];
@@ -893,6 +993,8 @@ static void tweets(cltopk_context *const *ctxs, const char *const *devs, int nct
                             "retweet_count + 0.5 * likes_count", fs[f].text, 100, (int)f & 1,
                             0, "few passing");
     }
+    if (QUERY_SF && nctx > 1)
+        sf_paths(ctxs[1], devs[1], &tb, rc, sum, orr, tc, lc);
     free(retweets), free(likes), free(ts), free(lang);
 }
 
@@ -1167,14 +1269,21 @@ int main(void)
     else
         diag("no OpenCL device: %s", why);
 
-    refusals(ctxs[0], "cpu");
-    if (nctx > 1)
-        refusals(ctxs[1], "opencl");
-    tweets(ctxs, devs, nctx);
-    random_queries(ctxs, devs, nctx, test_full() ? 300 : 60);
-    logexp(ctxs, devs, nctx);
-    if (nctx > 1)
-        spec_limits(ctxs[1], devs[1]);
+    if (QUERY_SF) {
+        /* the sample-filter query: its paths, then random trees through it */
+        tweets(ctxs, devs, nctx);
+        sf_env = "path=sf";
+        random_queries(ctxs, devs, nctx, test_full() ? 120 : 30);
+    } else {
+        refusals(ctxs[0], "cpu");
+        if (nctx > 1)
+            refusals(ctxs[1], "opencl");
+        tweets(ctxs, devs, nctx);
+        random_queries(ctxs, devs, nctx, test_full() ? 300 : 60);
+        logexp(ctxs, devs, nctx);
+        if (nctx > 1)
+            spec_limits(ctxs[1], devs[1]);
+    }
     if (nctx < 2)
         skip("the OpenCL parts: %s", why);
     for (int c = 0; c < nctx; c++)

@@ -228,32 +228,51 @@ static int cmp_double(const void *a, const void *b)
 static void bench_query_help(void)
 {
     printf("Usage: cltopk bench --query [-n ROWS] [-k K] [--reps R] [--device DEV]\n"
+           "                           [--q1 SELS] [--paths PATHS]\n"
            "The paper's three queries (seed 000, section 5) on a tweet-like table of ROWS\n"
            "(default 2^24) rows: retweets and likes (i32, power-law), time (i64), lang (u32):\n"
-           "  Q1  the top K retweets where time < T, selectivity 0, 0.1, ..., 1\n"
+           "  Q1  the top K retweets where time < T, at each selectivity of SELS (a comma\n"
+           "      list in [0, 1]; default 0,0.1,...,1)\n"
            "  Q2  the top K of retweets + 0.5 * likes\n"
            "  Q3  the top K retweets where lang == 0 or lang == 1\n"
            "Each line: the fused query (cltopk_benchmark_query: host data on the cpu device;\n"
-           "on an OpenCL device the cl_mem form on columns copied there once), the read\n"
-           "floor of the columns it references (measured in the same call), and the\n"
-           "peer it replaces: the score column computed and filtered on the host, then\n"
-           "cltopk_topk of it on the same device (on an OpenCL device the top-k of the\n"
-           "precomputed column alone, on device data: a lower bound for that peer).\n"
-           "Medians of R runs (default 5) after a warm-up.\n");
+           "on an OpenCL device the cl_mem form on columns copied there once), once for\n"
+           "each of PATHS (a comma list of CLTOPK_QUERY path values: auto, tile, sf;\n"
+           "default auto), the read floor of the columns it references (measured in the\n"
+           "same call), and the peer it replaces.  On an OpenCL device the peer is\n"
+           "cltopk_benchmark_query_peer: a kernel writes the score column (rows the\n"
+           "filter fails: the worst score), then cltopk_topk_buffer of it, device data\n"
+           "throughout; on the cpu device, the score column computed and filtered by a\n"
+           "compiled C loop, then cltopk_topk of it.  speedup: peer / fused (the first\n"
+           "path).  Medians of R runs (default 5) after a warm-up.\n");
+}
+
+/* CLTOPK_QUERY for path p: the caller's value (base) with path=p added */
+static void bench_query_path(const char *base, const char *p)
+{
+    char v[512];
+    snprintf(v, sizeof v, "%s%spath=%s", base ? base : "", base && *base ? "," : "", p);
+    setenv("CLTOPK_QUERY", v, 1);
 }
 
 int cmd_bench_query(int argc, char **argv)
 {
     const char *cmd = "bench";
-    enum { O_QUERY = 1, O_N, O_K, O_REPS, O_DEVICE, O_HELP };
+    enum { O_QUERY = 1, O_N, O_K, O_REPS, O_DEVICE, O_Q1, O_PATHS, O_HELP };
     const cli_option opts[] = {
         {O_QUERY, 0, "query", 0}, {O_N, 'n', "count", 1},   {O_K, 'k', "k", 1},
-        {O_REPS, 0, "reps", 1},   {O_DEVICE, 0, "device", 1}, {O_HELP, 'h', "help", 0},
-        {0, 0, NULL, 0},
+        {O_REPS, 0, "reps", 1},   {O_DEVICE, 0, "device", 1}, {O_Q1, 0, "q1", 1},
+        {O_PATHS, 0, "paths", 1}, {O_HELP, 'h', "help", 0},   {0, 0, NULL, 0},
     };
     cli_parser p;
     const char *arg, *device = NULL;
     uint64_t n = (uint64_t)1 << 24, k = 50, reps = 5;
+    double sels[16];
+    int nsel = 11;
+    for (int i = 0; i < nsel; i++)
+        sels[i] = i / 10.0;
+    char pathbuf[64] = "auto", *paths[4] = {pathbuf};
+    int npath = 1;
     int id;
     cli_init(&p, cmd, argc, argv);
     while ((id = cli_next(&p, opts, &arg)) != -1) {
@@ -274,6 +293,37 @@ int cmd_bench_query(int argc, char **argv)
                 return usage_error(cmd, "bad --reps '%s' (1 to 64)", arg);
             break;
         case O_DEVICE: device = arg; break;
+        case O_Q1: {
+            nsel = 0;
+            const char *c = arg;
+            for (;;) {
+                char *e;
+                double v = strtod(c, &e);
+                if (e == c || v < 0 || v > 1 || nsel == 16 || (*e && *e != ','))
+                    return usage_error(cmd, "bad --q1 '%s': up to 16 selectivities in [0, 1], "
+                                       "comma-separated (e.g. 0,0.1,0.5,1)", arg);
+                sels[nsel++] = v;
+                if (!*e)
+                    break;
+                c = e + 1;
+            }
+            break;
+        }
+        case O_PATHS: {
+            if (strlen(arg) >= sizeof pathbuf)
+                return usage_error(cmd, "bad --paths '%s'", arg);
+            strcpy(pathbuf, arg);
+            npath = 0;
+            for (char *t = strtok(pathbuf, ","); t; t = strtok(NULL, ",")) {
+                if ((strcmp(t, "auto") && strcmp(t, "tile") && strcmp(t, "sf")) || npath == 4)
+                    return usage_error(cmd, "bad --paths '%s': up to 4 of auto, tile, sf, "
+                                       "comma-separated", arg);
+                paths[npath++] = t;
+            }
+            if (!npath)
+                return usage_error(cmd, "bad --paths '%s'", arg);
+            break;
+        }
         case O_HELP: bench_query_help(); return EXIT_OK;
         }
     }
@@ -282,9 +332,8 @@ int cmd_bench_query(int argc, char **argv)
     int64_t *tm = malloc(rows * 8);
     uint32_t *lg = malloc(rows * 4);
     float *score = malloc(rows * 4);
-    uint32_t *words = malloc(8);
-    if (!rt || !lk || !tm || !lg || !score || !words) {
-        free(rt), free(lk), free(tm), free(lg), free(score), free(words);
+    if (!rt || !lk || !tm || !lg || !score) {
+        free(rt), free(lk), free(tm), free(lg), free(score);
         return fail(cmd, "out of memory for %zu rows", rows);
     }
     gen_fill(CLTOPK_INT32, "powerlaw", rows, 11, rt);
@@ -296,67 +345,99 @@ int cmd_bench_query(int argc, char **argv)
     cltopk_context *ctx = NULL;
     int rc = open_device(cmd, device, &ctx);
     if (rc) {
-        free(rt), free(lk), free(tm), free(lg), free(score), free(words);
+        free(rt), free(lk), free(tm), free(lg), free(score);
         return rc;
     }
     int is_cpu = !strcmp(cltopk_device_name(ctx), "cpu");
+    char *base = getenv("CLTOPK_QUERY") ? strdup(getenv("CLTOPK_QUERY")) : NULL;
     printf("device  %s\n", cltopk_device_name(ctx));
     printf("table   %zu rows: retweets i32, likes i32, time i64, lang u32; k = %" PRIu64 "\n",
            rows, k);
-    printf("peer    the score column computed and filtered on the host, then cltopk_topk of it%s\n",
-           is_cpu ? "" : " on device data (its time: the top-k alone, a lower bound)");
-    printf("%-34s %10s %10s %7s %12s %8s\n", "query", "fused ms", "floor ms", "x floor",
-           "peer ms", "speedup");
-    for (int qn = 0; qn < 13 && !rc; qn++) {
+    printf("peer    %s\n", is_cpu ? "the score column computed and filtered on the host, then "
+                                    "cltopk_topk of it"
+                                  : "a kernel writes the score column (failing rows: the worst "
+                                    "score), then cltopk_topk_buffer of it, on the device");
+    printf("%-34s", "query");
+    for (int a = 0; a < npath; a++) {
+        char h[32];
+        snprintf(h, sizeof h, "%s ms", paths[a]);
+        printf(" %10s %7s", h, "x floor");
+    }
+    printf(" %10s %10s %7s %8s\n", "floor ms", "peer ms", "x floor", "speedup");
+    int nq = nsel + 2;
+    for (int qi = 0; qi < nq && !rc; qi++) {
         char where[128] = "";
         const char *order = "retweets";
-        if (qn <= 10)
-            snprintf(where, sizeof where, "time < %lld",
-                     (long long)(1493596800LL + (long long)(31LL * 86400 * qn / 10)));
-        else if (qn == 12)
+        int q1 = qi < nsel, q2 = qi == nsel;
+        long long tlim = 0;
+        if (q1) {
+            tlim = 1493596800LL + (long long)(31.0 * 86400.0 * sels[qi] + 0.5);
+            snprintf(where, sizeof where, "time < %lld", tlim);
+        } else if (!q2) {
             snprintf(where, sizeof where, "lang == 0 or lang == 1");
-        if (qn == 11)
+        }
+        if (q2)
             order = "retweets + 0.5 * likes";
         const char *wp = where[0] ? where : NULL;
-        double tf = 0, fl = 0;
-        int st = cltopk_benchmark_query(ctx, cols, 4, rows, order, wp, (size_t)k, 0,
-                                        CLTOPK_FLOAT32, (int)reps, &tf, &fl);
+        double tf[4] = {0}, fl = 0;
+        int st = CLTOPK_OK;
+        for (int a = 0; a < npath && st == CLTOPK_OK; a++) {
+            bench_query_path(base, paths[a]);
+            st = cltopk_benchmark_query(ctx, cols, 4, rows, order, wp, (size_t)k, 0,
+                                        CLTOPK_FLOAT32, (int)reps, &tf[a], a ? NULL : &fl);
+        }
+        if (base)
+            setenv("CLTOPK_QUERY", base, 1);
+        else
+            unsetenv("CLTOPK_QUERY");
         if (st != CLTOPK_OK) {
             rc = lib_fail(cmd, "cltopk_benchmark_query", st, ctx);
             break;
         }
-        /* the peer: materialise (timed on the host), then the top k */
-        double tmat[64];
-        size_t m = 0;
-        for (uint64_t r = 0; r < reps; r++) {
-            double p0 = q_now();
-            m = 0;
-            for (size_t i = 0; i < rows; i++) {
-                int pass = qn <= 10 ? tm[i] < 1493596800LL + 31LL * 86400 * qn / 10
-                           : qn == 11 ? 1
-                                      : lg[i] == 0 || lg[i] == 1;
-                if (pass)
-                    score[m++] = qn == 11 ? (float)rt[i] + 0.5f * (float)lk[i] : (float)rt[i];
+        double tp = 0;
+        if (!is_cpu) {
+            st = cltopk_benchmark_query_peer(ctx, cols, 4, rows, order, wp, (size_t)k, 0,
+                                             CLTOPK_FLOAT32, (int)reps, &tp, NULL);
+            if (st != CLTOPK_OK) {
+                rc = lib_fail(cmd, "cltopk_benchmark_query_peer", st, ctx);
+                break;
             }
-            tmat[r] = q_now() - p0;
+        } else {
+            /* the peer: materialise (timed on the host), then the top k */
+            double tmat[64];
+            size_t m = 0;
+            for (uint64_t r = 0; r < reps; r++) {
+                double p0 = q_now();
+                m = 0;
+                for (size_t i = 0; i < rows; i++) {
+                    int pass = q1 ? tm[i] < tlim : q2 ? 1 : lg[i] == 0 || lg[i] == 1;
+                    if (pass)
+                        score[m++] = q2 ? (float)rt[i] + 0.5f * (float)lk[i] : (float)rt[i];
+                }
+                tmat[r] = q_now() - p0;
+            }
+            qsort(tmat, (size_t)reps, sizeof tmat[0], cmp_double);
+            double tk = 0, tkf;
+            if (m >= k && cltopk_benchmark(ctx, CLTOPK_FLOAT32, score, m, (size_t)k, 0,
+                                           CLTOPK_ALGO_AUTO, (int)reps, &tk, &tkf) != CLTOPK_OK)
+                tk = 0;
+            tp = tk + tmat[reps / 2];
         }
-        qsort(tmat, (size_t)reps, sizeof tmat[0], cmp_double);
-        double tk = 0, tkf;
-        if (m >= k && cltopk_benchmark(ctx, CLTOPK_FLOAT32, score, m, (size_t)k, 0,
-                                       CLTOPK_ALGO_AUTO, (int)reps, &tk, &tkf) != CLTOPK_OK)
-            tk = 0;
-        double tp = tk + (is_cpu ? tmat[reps / 2] : 0.0);
         char label[96];
-        if (qn <= 10)
-            snprintf(label, sizeof label, "Q1 where time, selectivity %.1f", qn / 10.0);
+        if (q1)
+            snprintf(label, sizeof label, "Q1 where time, selectivity %.2g", sels[qi]);
         else
-            snprintf(label, sizeof label, "%s", qn == 11 ? "Q2 retweets + 0.5 * likes"
-                                                          : "Q3 lang == 0 or lang == 1");
-        printf("%-34s %10.3f %10.3f %7.2f %12.3f %7.2fx\n", label, tf * 1e3, fl * 1e3,
-               fl > 0 ? tf / fl : 0.0, tp * 1e3, tf > 0 ? tp / tf : 0.0);
+            snprintf(label, sizeof label, "%s", q2 ? "Q2 retweets + 0.5 * likes"
+                                                   : "Q3 lang == 0 or lang == 1");
+        printf("%-34s", label);
+        for (int a = 0; a < npath; a++)
+            printf(" %10.3f %7.2f", tf[a] * 1e3, fl > 0 ? tf[a] / fl : 0.0);
+        printf(" %10.3f %10.3f %7.2f %7.2fx\n", fl * 1e3, tp * 1e3, fl > 0 ? tp / fl : 0.0,
+               tf[0] > 0 ? tp / tf[0] : 0.0);
         fflush(stdout);
     }
     cltopk_close(ctx);
-    free(rt), free(lk), free(tm), free(lg), free(score), free(words);
+    free(base);
+    free(rt), free(lk), free(tm), free(lg), free(score);
     return rc;
 }

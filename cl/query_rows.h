@@ -1,0 +1,62 @@
+/* query_rows.h - a work-item's RT rows of a tile, the filter and the score
+ * evaluated (cl/query.cl): included in a kernel body with QR_ROW(j) (the row
+ * of tile position j, below n: every load unconditional) and QR_SET(r, j,
+ * pass, key) (register slot r, tile position j: whether the row passes the
+ * filter, and its order key) defined, and lid, smallest, the columns and
+ * the programs in scope.  Tile position j = r * WG + lid, so that a group's
+ * loads of one r are consecutive.  Specialised (QSPEC 1): a work-item takes
+ * its rows QRB at a time (see cl/query.cl); else the interpreter.  No
+ * include guard: included once per kernel. */
+#if QSPEC
+#pragma unroll
+    for (uint r0 = 0; r0 < RT; r0 += QRB) {
+        QXS_DECL;
+        int pass[QRB];
+#pragma unroll
+        for (uint qb = 0; qb < QRB; qb++) {
+            const ulong i = QR_ROW((r0 + qb) * WG + lid);
+            QLOAD(QW_COLS, i)
+        }
+#pragma unroll
+        for (uint qb = 0; qb < QRB; qb++) {
+#if QW_N > 0
+            QSLOTS;
+#define QP QW_
+#define QK wconsts
+#include "query_steps.h"
+#undef QK
+#undef QP
+            pass[qb] = v0 != 0;
+#else
+            pass[qb] = 1;
+#endif
+        }
+#pragma unroll
+        for (uint qb = 0; qb < QRB; qb++) {
+            const ulong i = QR_ROW((r0 + qb) * WG + lid);
+            if (pass[qb]) {
+                QLOAD(QO_COLS & ~QW_COLS, i)
+            }
+        }
+#pragma unroll
+        for (uint qb = 0; qb < QRB; qb++) {
+            const uint j = (r0 + qb) * WG + lid;
+            QSLOTS;
+#define QP QO_
+#define QK consts
+#include "query_steps.h"
+#undef QK
+#undef QP
+            QR_SET(r0 + qb, j, pass[qb], order_key((okey_t)v0, smallest));
+        }
+    }
+#else
+#pragma unroll
+    for (uint r = 0; r < RT; r++) {
+        const uint j = r * WG + lid;
+        int pass = 0;
+        const okey_t key = row_key(COLS_PASS, ops, nord, nwhere, consts, wconsts, QR_ROW(j),
+                                   smallest, &pass);
+        QR_SET(r, j, pass, key);
+    }
+#endif
