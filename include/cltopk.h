@@ -140,7 +140,8 @@
  *                          the rows at or above it, then their top k, with
  *                          an exact fallback to the tile query decided on
  *                          the device; auto, the default: sf on GPUs from
- *                          2^22 rows) and, for sf, s (its sample size), cap
+ *                          2^22 rows for a query without a filter) and, for
+ *                          sf, s (its sample size), cap
  *                          (its survivor buffer, pairs), force (few: a
  *                          threshold that leaves too few survivors; all:
  *                          every passing row survives) and check (served or
