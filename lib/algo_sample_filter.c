@@ -1018,8 +1018,12 @@ static size_t sf_workspace(cltopk_context *ctx, const cltopk_request *rq)
     char why[512];
     if (sf_configure(ctx, rq, &c, why, sizeof why) != 0)
         return 0;
-    if (rq->k > c.sortcap) /* the band: the radix select's buffers, and the state */
-        return cltopk_rselect_workspace(ctx, rq) + SF_ST_WORDS * 4;
+    if (rq->k > c.sortcap) { /* the band: the radix select's buffers, and the state */
+        size_t ws = cltopk_rselect_workspace(ctx, rq) + SF_ST_WORDS * 4;
+        if (part_applies(&c, rq->n, rq->k)) /* and the device sort of the whole input */
+            ws += cltopk_devsort_scratch(ctx, rq->bytes * 8, rq->n, why, sizeof why) + 16;
+        return ws;
+    }
     size_t n = rq->n, chunk = cltopk_chunk_elems(ctx, rq->bytes), kb = (size_t)rq->bytes;
     if (!rq->on_device && n > chunk)
         n = chunk < rq->k ? rq->k : chunk;
