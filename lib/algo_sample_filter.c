@@ -812,23 +812,8 @@ static int sf_band_device(cltopk_context *ctx, const cltopk_request *rq, const s
             (st = sf_band_device(ctx, rq, cfg, in, off, n, rank, 0, ek, ei, 3, 0, num_wait,
                                  wait)) != CLTOPK_OK)
             return st;
-        cltopk_devsort_job j;
-        memset(&j, 0, sizeof j);
-        j.key_bits = rq->bytes * 8;
-        j.kind = rq->kind;
-        j.smallest = rq->smallest;
-        j.m = n;
-        j.keys = in;
-        j.key_off = off;
-        j.final = 1;
-        j.k = rank + 1;
-        j.want = want;
-        j.out_keys = (want & 1u) ? out_keys : NULL;
-        j.out_index = (want & 2u) ? out_index : NULL;
-        j.base = index_base;
-        j.part_key = ek;
-        j.part_index = ei;
-        return cltopk_devsort(ctx, &j, 0, NULL);
+        return cltopk_devsort_input(ctx, rq, in, off, n, rank + 1, out_keys, out_index, want,
+                                    index_base, ek, ei, 0, NULL);
     }
     sf_band b;
     plan_band(&c, n, rank, topk, &b);

@@ -17,7 +17,6 @@
 #if HAVE_OPENCL
 
 #include <stdio.h>
-#include <string.h>
 
 static int sort_supports(cltopk_context *ctx, const cltopk_request *rq, char *why,
                          size_t whylen)
@@ -39,21 +38,8 @@ static int sort_device(cltopk_context *ctx, const cltopk_request *rq, void *arg,
                        const cl_event *wait)
 {
     (void)arg;
-    cltopk_devsort_job j;
-    memset(&j, 0, sizeof j);
-    j.key_bits = rq->bytes * 8;
-    j.kind = rq->kind;
-    j.smallest = rq->smallest;
-    j.m = n;
-    j.keys = in;
-    j.key_off = off;
-    j.final = 1;
-    j.k = k;
-    j.want = want;
-    j.out_keys = (want & 1u) ? out_keys : NULL;
-    j.out_index = (want & 2u) ? out_index : NULL;
-    j.base = index_base;
-    return cltopk_devsort(ctx, &j, num_wait, wait);
+    return cltopk_devsort_input(ctx, rq, in, off, n, k, out_keys, out_index, want, index_base,
+                                NULL, NULL, num_wait, wait);
 }
 
 static int sort_run_buffer(cltopk_context *ctx, const cltopk_request *rq)

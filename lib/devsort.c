@@ -144,6 +144,30 @@ size_t cltopk_devsort_scratch(cltopk_context *ctx, int key_bits, size_t m, char 
     return 2 * m * ((size_t)key_bits / 8 + 4) + (((size_t)1 << c.digit) * (groups + 1)) * 4;
 }
 
+int cltopk_devsort_input(cltopk_context *ctx, const cltopk_request *rq, cl_mem in, size_t off,
+                         size_t n, size_t k, cl_mem out_keys, cl_mem out_index, cl_uint want,
+                         uint64_t base, cl_mem part_key, cl_mem part_index, cl_uint num_wait,
+                         const cl_event *wait)
+{
+    cltopk_devsort_job j;
+    memset(&j, 0, sizeof j);
+    j.key_bits = rq->bytes * 8;
+    j.kind = rq->kind;
+    j.smallest = rq->smallest;
+    j.m = n;
+    j.keys = in;
+    j.key_off = off;
+    j.final = 1;
+    j.k = k;
+    j.want = want;
+    j.out_keys = (want & 1u) ? out_keys : NULL;
+    j.out_index = (want & 2u) ? out_index : NULL;
+    j.base = base;
+    j.part_key = part_key;
+    j.part_index = part_index;
+    return cltopk_devsort(ctx, &j, num_wait, wait);
+}
+
 double cltopk_devsort_time(const struct cltopk_consts_s *c, size_t m, int key_bytes)
 {
     double R = (double)m * key_bytes / c->bw, passes = key_bytes;

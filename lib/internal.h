@@ -353,6 +353,16 @@ CLTOPK_INTERNAL int cltopk_devsort(cltopk_context *ctx, const cltopk_devsort_job
  * own buffers; 0 (the reason in why) when the device cannot run it. */
 CLTOPK_INTERNAL size_t cltopk_devsort_scratch(cltopk_context *ctx, int key_bits, size_t m,
                                               char *why, size_t whylen);
+/* The device sort of the request's keys: keys[off .. off+n) of `in`, the first
+ * k of THE ORDER written as cltopk_devsort's final pass writes them (want & 1:
+ * the keys' bits to out_keys, want & 2: positions + base to out_index); with
+ * part_key / part_index (else NULL), only the k pairs at or above that element
+ * are sorted (cltopk_devsort_job.part_key) */
+CLTOPK_INTERNAL int cltopk_devsort_input(cltopk_context *ctx, const cltopk_request *rq, cl_mem in,
+                                         size_t off, size_t n, size_t k, cl_mem out_keys,
+                                         cl_mem out_index, cl_uint want, uint64_t base,
+                                         cl_mem part_key, cl_mem part_index, cl_uint num_wait,
+                                         const cl_event *wait);
 /* The planner's time of the device sort of m pairs of key_bytes keys in position
  * order (a pass about 17.8 reads of the keys on GPUs, measured on the H200) */
 struct cltopk_consts_s;
