@@ -117,6 +117,7 @@
 #define SF_SMAX_TOPK (1 << 20) /* a top-k's sample: s= up to this */
 #define SF_S_LARGE 262144 /* GPUs: the sample of a large n (n / 2048, at most this) */
 #define SF_BAND_GROUPS 8192 /* groups of a wide band's filter */
+#define SF_PART_DIV 16      /* the partition's default: a top-k of k >= n / this */
 
 enum { SF_FORCE_NONE = 0, SF_FORCE_ALL = 1, SF_FORCE_FEW = 2 };
 enum { SF_CHECK_NONE = 0, SF_CHECK_NORMAL, SF_CHECK_FEW, SF_CHECK_OVERFLOW, SF_CHECK_SPILL };
@@ -344,7 +345,7 @@ static void plan_call(const sf_cfg *c, size_t n, size_t k, uint64_t seed, sf_cal
  * by the band's winners, and 22.9 ms at k = 2^28 against 67 ms) */
 static int part_applies(const sf_cfg *c, size_t n, size_t k)
 {
-    return k >= (c->part ? c->part : n / 16);
+    return k >= (c->part ? c->part : n / SF_PART_DIV);
 }
 
 static int sf_supports(cltopk_context *ctx, const cltopk_request *rq, char *why, size_t whylen)
@@ -1042,7 +1043,7 @@ static double sf_predict(const cltopk_context *ctx, const cltopk_request *rq,
     if (!c)
         return -1;
     double R = (double)rq->n * rq->bytes / c->bw, k = (double)rq->k;
-    if (rq->k > max_sortcap(ctx, rq->bytes) && rq->k >= rq->n / 16) {
+    if (rq->k > max_sortcap(ctx, rq->bytes) && rq->k >= rq->n / SF_PART_DIV) {
         /* the partition: the k-th selected by the band, one pass over the
          * input (9 reads of its keys on the H200), the sort of the k winners */
         cltopk_request sel = *rq;

@@ -125,6 +125,8 @@ static int rs_kernels(cltopk_context *ctx, const cltopk_request *rq, size_t n, r
         memset(k, 0, K_N * sizeof *k);
         int st = CLTOPK_OK, again = 0;
         for (int i = 0; i < K_N && st == CLTOPK_OK; i++) {
+            if (i == K_CHOOSE && c->lastg)
+                continue; /* rs_hist's last group chooses */
             st = cltopk_kernel_get(ctx, "radix_select.cl", c->opts, knames[i], &k[i]);
             if (st != CLTOPK_OK)
                 break;
