@@ -67,6 +67,14 @@
                   part_i[0]) in THE ORDER, 1 below it (DIGIT 1): one pass is a
                   stable partition, and only the pairs of digit 0 are written */
 #endif
+#ifndef WR
+#define WR 0 /* 1: ds_scatter ranks a tile by warps of 32 work-items (each warp its own
+                counters of the digits, no work-group scan per round), see below */
+#endif
+#ifndef WR_PTX
+#define WR_PTX 0 /* (WR) 1: the warps' votes by NVIDIA's inline PTX; 0: the same
+                    algorithm through local memory and barriers (any device) */
+#endif
 #ifndef PF
 #define PF 0 /* 1: (blocked loads) the next tile's pairs are loaded into registers while
                 this one is ranked, so that a group's reads overlap its work */
@@ -271,6 +279,214 @@ void ds_scan(__global uint *hist, uint G, __global uint *totals)
         totals[d] = total;
 }
 
+/* where group g's pairs of digit d begin, lgoff[d]: the pairs of smaller
+ * digits, then those of earlier groups */
+inline void ds_group_start(__global const uint *hist, __global const uint *totals,
+                           __local uint *part, __local uint *lgoff)
+{
+    uint t = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
+    uint per = (RADIX + WG - 1) / WG, lo = t * per, hi = lo + per < RADIX ? lo + per : RADIX;
+    uint sum = 0u, total;
+    for (uint d = lo; d < hi; d++)
+        sum += totals[d];
+    uint ex = wg_exscan(sum, part, &total);
+    for (uint d = lo; d < hi; d++) {
+        lgoff[d] = ex + hist[(ulong)d * G + g];
+        ex += totals[d];
+    }
+}
+
+/* the pair (kk, pp) of digit d to its place at: pairs to dk / dp (final 0;
+ * PART: only digit 0), or the first k of the order to dk (want & 1) and, as
+ * long + base, dl (want & 2) */
+inline void ds_put(okey_t kk, uint pp, uint d, uint at, uint final, __global okey_t *dk,
+                   __global uint *dp, __global long *dl, ulong base, uint k, uint want)
+{
+    if (!final) {
+        if (!PART || d == 0u) {
+            dk[at] = kk;
+            dp[at] = pp;
+        }
+    } else if (at < k) {
+        if (want & 1u)
+            dk[at] = kk;
+        if (want & 2u)
+            dl[at] = (long)(base + pp);
+    }
+}
+
+#if WR
+/* ---- ds_scatter ranked by warps (WR 1).  A tile of TILE pairs is striped
+ * over the NW warps of 32 work-items: warp w holds the pairs w * 32 * IPT +
+ * q * 32 + lane, q = 0 .. IPT - 1 (each load a warp's 32 consecutive pairs).
+ * A warp ranks its pairs q by q, lanes in order, against its own counters of
+ * the digits (wh[w * RADIX + d]): the lanes of the same digit (the "peers",
+ * found by DIGIT votes) take consecutive ranks after what the warp's earlier
+ * pairs of that digit took, and the lowest of them adds their number.  So the
+ * ranks follow the pairs' order, and the tile's order (digit, warp, rank) is
+ * stable.  One work-group scan a tile (the digits' starts) instead of one a
+ * round of LB bits: seven barriers a tile. */
+#define NW (WG / 32)
+#if WG % 32 != 0
+#error "WR needs WG a multiple of 32"
+#endif
+#if WR_PTX
+inline uint wr_ballot(uint p)
+{
+    uint r;
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %1, 0;\n\t"
+                 "vote.sync.ballot.b32 %0, q, 0xffffffff;\n\t}"
+                 : "=r"(r)
+                 : "r"(p));
+    return r;
+}
+/* the warp's lanes whose digit is d (sd unused) */
+inline uint wr_peers(uint d, __local uint *sd)
+{
+    (void)sd;
+    uint m = 0xFFFFFFFFu;
+    UNROLL
+    for (uint b = 0; b < DIGIT; b++) {
+        uint bit = (d >> b) & 1u, v = wr_ballot(bit);
+        m &= bit ? v : ~v;
+    }
+    return m;
+}
+#define WR_SYNC() asm volatile("bar.warp.sync -1;" ::: "memory")
+#else
+/* the same through local memory: every lane's digit in sd, then compared */
+inline uint wr_peers(uint d, __local uint *sd)
+{
+    uint t = get_local_id(0), w0 = t & ~31u, m = 0u;
+    sd[t] = d;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint l = 0; l < 32u; l++)
+        m |= (sd[w0 + l] == d ? 1u : 0u) << l;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return m;
+}
+#define WR_SYNC() barrier(CLK_LOCAL_MEM_FENCE)
+#endif
+
+/* the IPT pairs of work-item (w, lane) of the tile at t0, striped; those at m
+ * and above are padding (key 0, PAD_POS) */
+inline void wr_load(__global const okey_t *kp, __global const uint *pos, uint implicit, uint m,
+                    ulong t0, uint w, uint lane, okey_t *key, uint *ps)
+{
+    ulong i0 = t0 + (ulong)w * 32u * IPT + lane;
+    UNROLL
+    for (uint q = 0; q < IPT; q++) {
+        ulong i = i0 + q * 32u;
+        int in = i < (ulong)m;
+        key[q] = in ? kp[i] : (okey_t)0;
+        ps[q] = !in ? PAD_POS : implicit ? (uint)i : pos[i];
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *pos, uint implicit,
+                uint m, uint smallest, uint pb, uint s, uint w, uint tpg,
+                __global const uint *hist, __global const uint *totals, uint final,
+                __global okey_t *dk, __global uint *dp, __global long *dl, ulong base, uint k,
+                uint want, __global const okey_t *part_k, __global const long *part_i)
+{
+    PART_LOAD
+    __local okey_t lk[TILE];
+    __local uint lp[TILE];
+    __local uchar ld[TILE];
+    __local uint wh[NW * RADIX];
+    __local uint part[2 * WG];
+    __local uint lgoff[RADIX], lbase[RADIX];
+#if WR_PTX
+    __local uint *sd = part; /* unused */
+#else
+    __local uint sd[WG];
+#endif
+    uint t = get_local_id(0), g = get_group_id(0), lane = t & 31u, wp = t >> 5;
+    uint below = (1u << lane) - 1u;
+    ds_group_start(hist, totals, part, lgoff);
+    __global const okey_t *kp = keys + koff;
+    ulong ntiles = ((ulong)m + TILE - 1) / TILE;
+    ulong tile0 = (ulong)g * tpg, tile1 = tile0 + tpg < ntiles ? tile0 + tpg : ntiles;
+    __local uint *mine = wh + wp * RADIX;
+#if PF
+    okey_t nkey[IPT];
+    uint nps[IPT];
+    if (tile0 < tile1)
+        wr_load(kp, pos, implicit, m, tile0 * TILE, wp, lane, nkey, nps);
+#endif
+    for (ulong tile = tile0; tile < tile1; tile++) {
+        ulong t0 = tile * TILE;
+        uint len = (ulong)m - t0 < TILE ? (uint)((ulong)m - t0) : TILE;
+        okey_t key[IPT];
+        uint ps[IPT], rk[IPT];
+#if PF
+        UNROLL
+        for (uint q = 0; q < IPT; q++) {
+            key[q] = nkey[q];
+            ps[q] = nps[q];
+        }
+        if (tile + 1u < tile1)
+            wr_load(kp, pos, implicit, m, t0 + TILE, wp, lane, nkey, nps);
+#else
+        wr_load(kp, pos, implicit, m, t0, wp, lane, key, ps);
+#endif
+        for (uint i = t; i < NW * RADIX; i += WG)
+            wh[i] = 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* each pair's rank among its warp's pairs of its digit; rk = rank << 8 | digit */
+        UNROLL
+        for (uint q = 0; q < IPT; q++) {
+            uint d = ps[q] == PAD_POS ? RADIX - 1u : DS_DIGIT(key[q], ps[q]);
+            uint peers = wr_peers(d, sd);
+            uint before = popcount(peers & below);
+            uint r0 = mine[d];
+            WR_SYNC();
+            if (before == 0u)
+                mine[d] = r0 + popcount(peers);
+            WR_SYNC();
+            rk[q] = (r0 + before) << 8 | d;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* the digits' starts in the tile (a scan over the digits), each warp's
+         * start within its digit, and where the digit's pairs go */
+        {
+            uint per = (RADIX + WG - 1) / WG, lo = t * per, hi = lo + per < RADIX ? lo + per : RADIX;
+            uint sum = 0u, total;
+            for (uint d = lo; d < hi; d++)
+                for (uint v = 0; v < NW; v++)
+                    sum += wh[v * RADIX + d];
+            uint ex = wg_exscan(sum, part, &total);
+            for (uint d = lo; d < hi; d++) {
+                uint at = ex;
+                for (uint v = 0; v < NW; v++) {
+                    uint c = wh[v * RADIX + d];
+                    wh[v * RADIX + d] = at;
+                    at += c;
+                }
+                lbase[d] = lgoff[d] - ex;
+                lgoff[d] += at - ex;
+                ex = at;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        UNROLL
+        for (uint q = 0; q < IPT; q++) {
+            uint d = rk[q] & 0xFFu, at = mine[d] + (rk[q] >> 8);
+            lk[at] = key[q];
+            lp[at] = ps[q];
+            ld[at] = (uchar)d;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint p = t; p < len; p += WG) {
+            uint d = ld[p];
+            ds_put(lk[p], lp[p], d, lbase[d] + p, final, dk, dp, dl, base, k, want);
+        }
+        /* (the next tile's counters are cleared at once: nothing below reads
+         * them; lk and lbase change only after its ranking's barrier) */
+    }
+}
+#else
 /* Pass s, w: the pairs of group g's tiles to their places.  final 0: pairs to
  * dk / dp; final 1: the first k of the order, keys (want & 1) to dk,
  * positions + base as long (want & 2) to dl. */
@@ -294,20 +510,8 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
     __local uint part[2 * WG];
     __local uint lstart[RADIX + 1];
     __local uint lgoff[RADIX], lbase[RADIX];
-    uint t = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
-    /* where the group's pairs of digit d begin: the pairs of smaller digits,
-     * then those of earlier groups */
-    {
-        uint per = (RADIX + WG - 1) / WG, lo = t * per, hi = lo + per < RADIX ? lo + per : RADIX;
-        uint sum = 0u, total;
-        for (uint d = lo; d < hi; d++)
-            sum += totals[d];
-        uint ex = wg_exscan(sum, part, &total);
-        for (uint d = lo; d < hi; d++) {
-            lgoff[d] = ex + hist[(ulong)d * G + g];
-            ex += totals[d];
-        }
-    }
+    uint t = get_local_id(0), g = get_group_id(0);
+    ds_group_start(hist, totals, part, lgoff);
     __global const okey_t *kp = keys + koff;
     int vec = (koff % VEC) == 0;
     ulong ntiles = ((ulong)m + TILE - 1) / TILE;
@@ -475,21 +679,8 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint p = t; p < len; p += WG) {
-            okey_t kk = lk[PADI(p)];
-            uint pp = lp[PADI(p)];
             uint d = DIGIT_AT(p);
-            uint at = lbase[d] + p;
-            if (!final) {
-                if (!PART || d == 0u) {
-                    dk[at] = kk;
-                    dp[at] = pp;
-                }
-            } else if (at < k) {
-                if (want & 1u)
-                    dk[at] = kk;
-                if (want & 2u)
-                    dl[at] = (long)(base + pp);
-            }
+            ds_put(lk[PADI(p)], lp[PADI(p)], d, lbase[d] + p, final, dk, dp, dl, base, k, want);
         }
         /* (the next tile moves pairs, and writes lstart and lbase, only after
          * barriers; but its striped loads go straight to local memory) */
@@ -498,3 +689,4 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
 #endif
     }
 }
+#endif /* WR */

@@ -162,7 +162,12 @@ int main(void)
                                        "wg=32,ipt=4,digit=8,lb=2,hc=3,gpc=3,reg=1",
                                        /* the next tile loaded while one is ranked */
                                        "wg=64,ipt=8,gpc=2,pf=1", "wg=32,ipt=4,digit=6,gpc=1,pf=1",
-                                       "wg=64,ipt=8,gpc=2,pf=0"};
+                                       "wg=64,ipt=8,gpc=2,pf=0",
+                                       /* ranked by warps (votes through local memory
+                                          here, PTX on NVIDIA) */
+                                       "wg=64,ipt=8,gpc=2,wr=1", "wg=32,ipt=4,digit=6,gpc=1,wr=1,pf=1",
+                                       "wg=128,ipt=4,digit=5,gpc=3,wr=1,pf=0",
+                                       "wg=64,ipt=8,gpc=2,wr=1,ptx=0"};
     for (size_t c = 0; c < sizeof conf / sizeof *conf; c++) {
         setenv("CLTOPK_SORT", conf[c], 1);
         diag("CLTOPK_SORT=%s", conf[c]);
