@@ -71,6 +71,12 @@
 #define WR 0 /* 1: ds_scatter ranks a tile by warps of 32 work-items (each warp its own
                 counters of the digits, no work-group scan per round), see below */
 #endif
+#ifndef WC
+#define WC 0 /* (WR) 1: the pairs that would start a sector (8 pairs) of the output
+                that this tile leaves unfinished are held in local memory until a
+                later tile of the group completes it, so that every sector is
+                written whole, by one tile (but a group's first and last) */
+#endif
 #ifndef WR_PTX
 #define WR_PTX 0 /* (WR) 1: the warps' votes by NVIDIA's inline PTX; 0: the same
                     algorithm through local memory and barriers (any device) */
@@ -327,6 +333,11 @@ inline void ds_put(okey_t kk, uint pp, uint d, uint at, uint final, __global oke
  * stable.  One work-group scan a tile (the digits' starts) instead of one a
  * round of LB bits: seven barriers a tile. */
 #define NW (WG / 32)
+#if TILE > 65535
+#define WH_T uint /* a warp's count of a digit, then its start in the tile */
+#else
+#define WH_T ushort
+#endif
 #if WG % 32 != 0
 #error "WR needs WG a multiple of 32"
 #endif
@@ -394,9 +405,17 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
     __local okey_t lk[TILE];
     __local uint lp[TILE];
     __local uchar ld[TILE];
-    __local uint wh[NW * RADIX];
+    __local WH_T wh[NW * RADIX];
     __local uint part[2 * WG];
     __local uint lgoff[RADIX], lbase[RADIX];
+#if WC
+    /* ck / cp: the held pairs, digit d's at d * 8 + (address & 7); gstart the
+     * group's first address of each digit, oend where the digit ended before
+     * this tile, cut the address from which its pairs are held */
+    __local okey_t ck[RADIX * 8];
+    __local uint cp[RADIX * 8];
+    __local uint gstart[RADIX], oend[RADIX], cut[RADIX];
+#endif
 #if WR_PTX
     __local uint *sd = part; /* unused */
 #else
@@ -405,10 +424,15 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
     uint t = get_local_id(0), g = get_group_id(0), lane = t & 31u, wp = t >> 5;
     uint below = (1u << lane) - 1u;
     ds_group_start(hist, totals, part, lgoff);
+#if WC
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint d = t; d < RADIX; d += WG)
+        gstart[d] = lgoff[d];
+#endif
     __global const okey_t *kp = keys + koff;
     ulong ntiles = ((ulong)m + TILE - 1) / TILE;
     ulong tile0 = (ulong)g * tpg, tile1 = tile0 + tpg < ntiles ? tile0 + tpg : ntiles;
-    __local uint *mine = wh + wp * RADIX;
+    __local WH_T *mine = wh + wp * RADIX;
 #if PF
     okey_t nkey[IPT];
     uint nps[IPT];
@@ -465,6 +489,10 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
                     at += c;
                 }
                 lbase[d] = lgoff[d] - ex;
+#if WC
+                oend[d] = lgoff[d];
+                cut[d] = tile + 1u < tile1 ? (lgoff[d] + at - ex) & ~7u : lgoff[d] + at - ex;
+#endif
                 lgoff[d] += at - ex;
                 ex = at;
             }
@@ -478,10 +506,29 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
             ld[at] = (uchar)d;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
+#if WC
+        /* the held pairs whose sector this tile completes */
+        for (uint i = t; i < RADIX * 8u; i += WG) {
+            uint d = i >> 3, at = (oend[d] & ~7u) + (i & 7u);
+            if (at < oend[d] && at >= gstart[d] && at < cut[d])
+                ds_put(ck[i], cp[i], d, at, final, dk, dp, dl, base, k, want);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint p = t; p < len; p += WG) {
+            uint d = ld[p], at = lbase[d] + p;
+            if (at >= cut[d]) {
+                ck[d * 8u + (at & 7u)] = lk[p];
+                cp[d * 8u + (at & 7u)] = lp[p];
+            } else {
+                ds_put(lk[p], lp[p], d, at, final, dk, dp, dl, base, k, want);
+            }
+        }
+#else
         for (uint p = t; p < len; p += WG) {
             uint d = ld[p];
             ds_put(lk[p], lp[p], d, lbase[d] + p, final, dk, dp, dl, base, k, want);
         }
+#endif
         /* (the next tile's counters are cleared at once: nothing below reads
          * them; lk and lbase change only after its ranking's barrier) */
     }

@@ -41,7 +41,7 @@
 #include <string.h>
 
 typedef struct {
-    unsigned wg, ipt, digit, lb, hc, gpc, rreg, ldig, xs, tl, pf, wr, ptx;
+    unsigned wg, ipt, digit, lb, hc, gpc, rreg, ldig, xs, tl, pf, wr, ptx, wc;
 } ds_cfg;
 
 /* local memory of ds_scatter, in bytes (the .cl file's arrays) */
@@ -50,9 +50,12 @@ static size_t ds_lmem(const ds_cfg *c, int key_bits)
     size_t tile = (size_t)c->wg * c->ipt, padi = tile + tile / 32;
     size_t cn = ((size_t)1 << c->lb) * c->wg, padc = cn + cn / 16;
     size_t radix = (size_t)1 << c->digit;
-    if (c->wr) /* the tile, its digits, the warps' counters, the scan, the offsets */
-        return tile * ((size_t)key_bits / 8 + 4 + 1) + (c->wg / 32) * radix * 4 + 2 * c->wg * 4 +
-               (c->ptx ? 0 : c->wg * 4) + 2 * radix * 4;
+    if (c->wr) /* the tile, its digits, the warps' counters, the scan, the offsets, the
+                  held pairs */
+        return tile * ((size_t)key_bits / 8 + 4 + 1) +
+               (c->wg / 32) * radix * (tile > 65535 ? 4 : 2) + 2 * c->wg * 4 +
+               (c->ptx ? 0 : c->wg * 4) + 2 * radix * 4 +
+               (c->wc ? radix * 8 * ((size_t)key_bits / 8 + 4) + 3 * radix * 4 : 0);
     return padi * (size_t)(key_bits / 8) + padi * 4 + (c->ldig ? tile : 0) + padc * 2 +
            2 * c->wg * 4 + (3 * radix + 1) * 4;
 }
@@ -60,7 +63,7 @@ static size_t ds_lmem(const ds_cfg *c, int key_bits)
 /* CLTOPK_SORT (parsed strictly, lib/tune.h); ipt 0: the largest that fits */
 enum {
     DP_WG, DP_IPT, DP_DIGIT, DP_LB, DP_HC, DP_GPC, DP_REG, DP_LD, DP_XS, DP_TL, DP_PF, DP_WR,
-    DP_PTX, DP_N
+    DP_PTX, DP_WC, DP_N
 };
 static const cltopk_param ds_params[] = {
     [DP_WG] = {.name = "wg", .gpu = 256, .cpu = 256, .min = 32, .max = 1024, .integer = 1},
@@ -76,6 +79,7 @@ static const cltopk_param ds_params[] = {
     [DP_PF] = {.name = "pf", .gpu = 1, .min = 0, .max = 1, .integer = 1},
     [DP_WR] = {.name = "wr", .min = 0, .max = 1, .integer = 1},
     [DP_PTX] = {.name = "ptx", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+    [DP_WC] = {.name = "wc", .min = 0, .max = 1, .integer = 1},
 };
 static const cltopk_param_table ds_table = {"CLTOPK_SORT", ds_params, DP_N, NULL};
 
@@ -106,6 +110,7 @@ static int ds_configure(const cltopk_context *ctx, int key_bits, ds_cfg *c, char
     c->tl = (unsigned)p.v[DP_TL];
     c->pf = (unsigned)p.v[DP_PF];
     c->wr = (unsigned)p.v[DP_WR];
+    c->wc = c->wr && p.v[DP_WC];
     /* the warps' votes by inline PTX on NVIDIA's platform, through local
      * memory elsewhere (or with ptx=0) */
     c->ptx = c->wr && p.v[DP_PTX] && strstr(ctx->caps.platform_name, "NVIDIA") != NULL;
@@ -204,9 +209,9 @@ static int ds_kernels(cltopk_context *ctx, const cltopk_devsort_job *j, int part
         snprintf(opts, sizeof opts,
                  "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D IPT=%u -D DIGIT=%u -D LB=%u -D HC=%u "
                  "-D RREG=%u -D LDIG=%u -D XS=%u -D TL=%u -D PF=%u -D PART=%d -D WR=%u "
-                 "-D WR_PTX=%u",
+                 "-D WR_PTX=%u -D WC=%u",
                  j->key_bits, j->kind, c->wg, c->ipt, c->digit, c->lb, c->hc, c->rreg, c->ldig,
-                 c->xs, c->tl, c->pf, part, c->wr, c->ptx);
+                 c->xs, c->tl, c->pf, part, c->wr, c->ptx, c->wc);
         memset(k, 0, DS_N * sizeof *k);
         int st = CLTOPK_OK, again = 0;
         size_t least = 0;

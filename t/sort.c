@@ -167,7 +167,11 @@ int main(void)
                                           here, PTX on NVIDIA) */
                                        "wg=64,ipt=8,gpc=2,wr=1", "wg=32,ipt=4,digit=6,gpc=1,wr=1,pf=1",
                                        "wg=128,ipt=4,digit=5,gpc=3,wr=1,pf=0",
-                                       "wg=64,ipt=8,gpc=2,wr=1,ptx=0"};
+                                       "wg=64,ipt=8,gpc=2,wr=1,ptx=0",
+                                       /* sectors written whole */
+                                       "wg=64,ipt=8,gpc=2,wr=1,wc=1",
+                                       "wg=32,ipt=4,digit=6,gpc=1,wr=1,wc=1,pf=1",
+                                       "wg=128,ipt=4,digit=3,gpc=3,wr=1,wc=1,pf=0"};
     for (size_t c = 0; c < sizeof conf / sizeof *conf; c++) {
         setenv("CLTOPK_SORT", conf[c], 1);
         diag("CLTOPK_SORT=%s", conf[c]);
