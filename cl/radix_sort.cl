@@ -404,9 +404,14 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
     PART_LOAD
     __local okey_t lk[TILE];
     __local uint lp[TILE];
+#if LDIG
     __local uchar ld[TILE];
+#define WR_DIGIT_AT(p) ((uint)ld[p])
+#else
+#define WR_DIGIT_AT(p) (lp[p] == PAD_POS ? RADIX - 1u : DS_DIGIT(lk[p], lp[p]))
+#endif
     __local WH_T wh[NW * RADIX];
-    __local uint part[2 * WG];
+    __local uint part[(1 + XS) * WG];
     __local uint lgoff[RADIX], lbase[RADIX];
 #if WC
     /* ck / cp: the held pairs, digit d's at d * 8 + (address & 7); gstart the
@@ -503,7 +508,9 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
             uint d = rk[q] & 0xFFu, at = mine[d] + (rk[q] >> 8);
             lk[at] = key[q];
             lp[at] = ps[q];
+#if LDIG
             ld[at] = (uchar)d;
+#endif
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 #if WC
@@ -515,7 +522,7 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint p = t; p < len; p += WG) {
-            uint d = ld[p], at = lbase[d] + p;
+            uint d = WR_DIGIT_AT(p), at = lbase[d] + p;
             if (at >= cut[d]) {
                 ck[d * 8u + (at & 7u)] = lk[p];
                 cp[d * 8u + (at & 7u)] = lp[p];
@@ -525,7 +532,7 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
         }
 #else
         for (uint p = t; p < len; p += WG) {
-            uint d = ld[p];
+            uint d = WR_DIGIT_AT(p);
             ds_put(lk[p], lp[p], d, lbase[d] + p, final, dk, dp, dl, base, k, want);
         }
 #endif

@@ -52,8 +52,8 @@ static size_t ds_lmem(const ds_cfg *c, int key_bits)
     size_t radix = (size_t)1 << c->digit;
     if (c->wr) /* the tile, its digits, the warps' counters, the scan, the offsets, the
                   held pairs */
-        return tile * ((size_t)key_bits / 8 + 4 + 1) +
-               (c->wg / 32) * radix * (tile > 65535 ? 4 : 2) + 2 * c->wg * 4 +
+        return tile * ((size_t)key_bits / 8 + 4 + (c->ldig ? 1 : 0)) +
+               (c->wg / 32) * radix * (tile > 65535 ? 4 : 2) + (1 + c->xs) * c->wg * 4 +
                (c->ptx ? 0 : c->wg * 4) + 2 * radix * 4 +
                (c->wc ? radix * 8 * ((size_t)key_bits / 8 + 4) + 3 * radix * 4 : 0);
     return padi * (size_t)(key_bits / 8) + padi * 4 + (c->ldig ? tile : 0) + padc * 2 +

@@ -171,7 +171,10 @@ int main(void)
                                        /* sectors written whole */
                                        "wg=64,ipt=8,gpc=2,wr=1,wc=1",
                                        "wg=32,ipt=4,digit=6,gpc=1,wr=1,wc=1,pf=1",
-                                       "wg=128,ipt=4,digit=3,gpc=3,wr=1,wc=1,pf=0"};
+                                       "wg=128,ipt=4,digit=3,gpc=3,wr=1,wc=1,pf=0",
+                                       /* digits recomputed from the pairs */
+                                       "wg=64,ipt=8,gpc=2,wr=1,ld=0,xs=1",
+                                       "wg=32,ipt=8,digit=7,gpc=3,wr=1,wc=1,ld=0"};
     for (size_t c = 0; c < sizeof conf / sizeof *conf; c++) {
         setenv("CLTOPK_SORT", conf[c], 1);
         diag("CLTOPK_SORT=%s", conf[c]);
