@@ -7,7 +7,7 @@
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
 # than one 10-minute call allows): check poclcheck onepass sfx sortx band bandx rows rowsx query querysf prof knnx demo bitonic keysonly dist
-# ablation paper torch tune unpack sbp tree cpu index stream multi; and compare (with
+# ablation paper torch tune unpack sbp tree cpu index stream multi pyocl; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
 #
@@ -680,4 +680,56 @@ if want multi; then
     done
 fi
 # ---- end of the multi block ----
+# ---- the Python package on a pyopencl array (issue 16): cltopk.topk on 2^29
+# float32 in a pyopencl array against cltopk_topk_buffer on the same cl_mem,
+# context and queue (bench/py_vs_c.py).  With no network: the wheels that
+# bench/py-wheels.sh downloads for this python3's version in PYOCL_WHEELS
+# (default .gpu/wheels), and, where this python3 has no headers (no
+# python3-dev), libpythonX.Y-dev's .deb in PYOCL_DEBS (default .gpu/py-debs),
+# unpacked with dpkg -x.  A venv over the system's packages (numpy), pip from
+# its wheel, the package built against this build.  PYOCL_N (default 2^29),
+# PYOCL_K (32,1024), PYOCL_REPS (21), PYOCL_DEVICE (NVIDIA: part of the
+# device's or platform's name).  About a minute. ----
+if want pyocl; then
+    pyv=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    wh=${PYOCL_WHEELS:-$src/.gpu/wheels}
+    log "pyocl: $(python3 --version 2>&1), wheels from $wh"
+    if ! ls "$wh"/pyopencl-*-cp${pyv/./}-*.whl >/dev/null 2>&1 || ! ls "$wh"/pip-*.whl >/dev/null 2>&1; then
+        log "pyocl: no pyopencl wheel for Python $pyv (or no pip wheel) in $wh (it has: $(ls "$wh" 2>/dev/null |
+            grep -o -- '-cp3[0-9]*-' | sort -u | tr -d - | tr '\n' ' ')): run bench/py-wheels.sh DIR $pyv where there is a network"
+        rc=1
+    else
+        pyd=$(mktemp -d)
+        python3 -m venv --without-pip --system-site-packages "$pyd/venv"
+        pip="$pyd/venv/bin/python $(ls "$wh"/pip-*.whl | head -n1)/pip"
+        $pip install -q --no-index --find-links "$wh" pyopencl cffi setuptools wheel >"$OUT/pyocl.log" 2>&1
+        if ! "$pyd/venv/bin/python" -c 'import pyopencl, cffi' >>"$OUT/pyocl.log" 2>&1; then
+            # a system numpy that pyopencl's wheel cannot use: the wheel's numpy in the venv
+            log "pyocl: pyopencl does not import over the system's numpy $(python3 -c 'import numpy; print(numpy.__version__)' 2>&1): numpy from $wh"
+            $pip install -q --no-index --find-links "$wh" --ignore-installed numpy >>"$OUT/pyocl.log" 2>&1
+        fi
+        pyinc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+        pycflags=
+        if [ ! -f "$pyinc/Python.h" ]; then
+            deb=$(ls "${PYOCL_DEBS:-$src/.gpu/py-debs}"/libpython$pyv-dev_*.deb 2>/dev/null | head -n1)
+            log "pyocl: no $pyinc/Python.h: the headers of ${deb:-(no libpython$pyv-dev .deb found)}"
+            [ -n "$deb" ] && dpkg -x "$deb" "$pyd/hdr" &&
+                pycflags="-I$pyd/hdr/usr/include/python$pyv -I$pyd/hdr/usr/include/x86_64-linux-gnu/python$pyv -I$pyd/hdr/usr/include"
+        fi
+        CFLAGS="$pycflags" CLTOPK_BUILD_DIR=$PWD CLTOPK_SOURCE_DIR=$PWD \
+            $pip install -q --no-index --no-build-isolation --no-deps ./python >>"$OUT/pyocl.log" 2>&1
+        if (cd "$pyd" && venv/bin/python -c 'import cltopk, pyopencl') >>"$OUT/pyocl.log" 2>&1; then
+            log "pyocl: cltopk.topk on a pyopencl array vs cltopk_topk_buffer, ${PYOCL_N:-2^29} f32"
+            (cd "$pyd" && venv/bin/python "$src/bench/py_vs_c.py" --n "${PYOCL_N:-2^29}" \
+                --k "${PYOCL_K:-32,1024}" --reps "${PYOCL_REPS:-21}" --device "${PYOCL_DEVICE:-NVIDIA}") 2>&1 |
+                tee -a "$OUT/summary.txt" "$OUT/pyocl.txt"
+            [ "${PIPESTATUS[0]}" -eq 0 ] || { log "pyocl: py_vs_c.py failed"; rc=1; }
+        else
+            log "pyocl: the venv's cltopk or pyopencl does not import (see pyocl.log)"
+            tail -20 "$OUT/pyocl.log" | tee -a "$OUT/summary.txt"
+            rc=1
+        fi
+    fi
+fi
+# ---- end of the pyocl block ----
 exit $rc

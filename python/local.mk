@@ -16,7 +16,7 @@
 PYTHON_FILES = python/pyproject.toml python/setup.py python/build_ffi.py python/README.md \
 	python/cltopk/__init__.py python/cltopk/__init__.pyi python/cltopk/__main__.py \
 	python/cltopk/py.typed python/tests/test_cltopk.py
-EXTRA_DIST += $(PYTHON_FILES) bench/vs_numpy.py
+EXTRA_DIST += $(PYTHON_FILES) bench/vs_numpy.py bench/py_vs_c.py bench/py-wheels.sh
 PYTHON = python3
 
 check-python: all
