@@ -361,18 +361,17 @@ def test_command_line(tmp_path):
 
 
 def pyopencl_context(cl):
-    """A pyopencl Context and queue on the device the other OpenCL tests use, found by
-    its platform and device names (pyopencl's wheel brings its own ICD loader, whose
-    order of platforms may differ from the library's)."""
-    mine = [d for d in cltopk.devices()
-            if d["spec"] == CL_DEVICE or CL_DEVICE.lower() in d["device_name"].lower()]
-    assert mine, "cltopk lists no device %r" % CL_DEVICE
-    want = (mine[0]["platform_name"], mine[0]["device_name"])
-    seen = [(p.name, d.name, d) for p in cl.get_platforms() for d in p.get_devices()]
-    found = [d for pn, dn, d in seen if (pn, dn) == want]
-    assert found, ("pyopencl does not see %s / %s (it sees %s): its ICD loader reads "
+    """A pyopencl Context and queue on the device the other OpenCL tests use (the one
+    cltopk opens for CL_DEVICE), found by its platform and device names: pyopencl's
+    wheel brings its own ICD loader, whose order of platforms may differ."""
+    with cltopk.Context(CL_DEVICE) as probe:
+        want = probe.device_name
+    seen = [("%s / %s" % (p.name.strip(), d.name.strip()), d)
+            for p in cl.get_platforms() for d in p.get_devices()]
+    found = [d for name, d in seen if name == want]
+    assert found, ("pyopencl does not see %s (it sees %s): its ICD loader reads "
                    "OCL_ICD_VENDORS, else /etc/OpenCL/vendors"
-                   % (want + ([(pn, dn) for pn, dn, _ in seen],)))
+                   % (want, [name for name, _ in seen]))
     clctx = cl.Context([found[0]])
     return clctx, cl.CommandQueue(clctx)
 
