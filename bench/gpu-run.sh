@@ -7,7 +7,7 @@
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
 # than one 10-minute call allows): check poclcheck onepass sfx sortx band bandx rows rowsx query querysf prof knnx demo bitonic keysonly dist
-# ablation paper torch tune unpack sbp tree cpu index stream multi; and compare (with
+# ablation paper torch tune unpack sbp tree cpu index stream multi pyocl mpi; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
 #
@@ -680,4 +680,167 @@ if want multi; then
     done
 fi
 # ---- end of the multi block ----
+# ---- the Python package on a pyopencl array (issue 16): cltopk.topk on 2^29
+# float32 in a pyopencl array against cltopk_topk_buffer on the same cl_mem,
+# context and queue (bench/py_vs_c.py).  With no network: the wheels that
+# bench/py-wheels.sh downloads for this python3's version in PYOCL_WHEELS
+# (default .gpu/wheels), and, where this python3 has no headers (no
+# python3-dev), libpythonX.Y-dev's .deb in PYOCL_DEBS (default .gpu/py-debs),
+# unpacked with dpkg -x.  A venv over the system's packages (numpy), pip from
+# its wheel, the package built against this build.  PYOCL_N (default 2^29),
+# PYOCL_K (32,1024), PYOCL_REPS (21), PYOCL_DEVICE (NVIDIA: part of the
+# device's or platform's name).  About a minute. ----
+if want pyocl; then
+    pyv=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    wh=${PYOCL_WHEELS:-$src/.gpu/wheels}
+    log "pyocl: $(python3 --version 2>&1), wheels from $wh"
+    if ! ls "$wh"/pyopencl-*-cp${pyv/./}-*.whl >/dev/null 2>&1 || ! ls "$wh"/pip-*.whl >/dev/null 2>&1; then
+        log "pyocl: no pyopencl wheel for Python $pyv (or no pip wheel) in $wh (it has: $(ls "$wh" 2>/dev/null |
+            grep -o -- '-cp3[0-9]*-' | sort -u | tr -d - | tr '\n' ' ')): run bench/py-wheels.sh DIR $pyv where there is a network"
+        rc=1
+    else
+        pyd=$(mktemp -d)
+        python3 -m venv --without-pip --system-site-packages "$pyd/venv"
+        pip="$pyd/venv/bin/python $(ls "$wh"/pip-*.whl | head -n1)/pip"
+        $pip install -q --no-index --find-links "$wh" pyopencl cffi setuptools wheel >"$OUT/pyocl.log" 2>&1
+        if ! "$pyd/venv/bin/python" -c 'import pyopencl, cffi' >>"$OUT/pyocl.log" 2>&1; then
+            # a system numpy that pyopencl's wheel cannot use: the wheel's numpy in the venv
+            log "pyocl: pyopencl does not import over the system's numpy $(python3 -c 'import numpy; print(numpy.__version__)' 2>&1): numpy from $wh"
+            $pip install -q --no-index --find-links "$wh" --ignore-installed numpy >>"$OUT/pyocl.log" 2>&1
+        fi
+        pyinc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+        pycflags=
+        if [ ! -f "$pyinc/Python.h" ]; then
+            deb=$(ls "${PYOCL_DEBS:-$src/.gpu/py-debs}"/libpython$pyv-dev_*.deb 2>/dev/null | head -n1)
+            log "pyocl: no $pyinc/Python.h: the headers of ${deb:-(no libpython$pyv-dev .deb found)}"
+            [ -n "$deb" ] && dpkg -x "$deb" "$pyd/hdr" &&
+                pycflags="-I$pyd/hdr/usr/include/python$pyv -I$pyd/hdr/usr/include/x86_64-linux-gnu/python$pyv -I$pyd/hdr/usr/include"
+        fi
+        CFLAGS="$pycflags" CLTOPK_BUILD_DIR=$PWD CLTOPK_SOURCE_DIR=$PWD \
+            $pip install -q --no-index --no-build-isolation --no-deps ./python >>"$OUT/pyocl.log" 2>&1
+        if (cd "$pyd" && venv/bin/python -c 'import cltopk, pyopencl') >>"$OUT/pyocl.log" 2>&1; then
+            log "pyocl: cltopk.topk on a pyopencl array vs cltopk_topk_buffer, ${PYOCL_N:-2^29} f32"
+            (cd "$pyd" && venv/bin/python "$src/bench/py_vs_c.py" --n "${PYOCL_N:-2^29}" \
+                --k "${PYOCL_K:-32,1024}" --reps "${PYOCL_REPS:-21}" --device "${PYOCL_DEVICE:-NVIDIA}") 2>&1 |
+                tee -a "$OUT/summary.txt" "$OUT/pyocl.txt"
+            [ "${PIPESTATUS[0]}" -eq 0 ] || { log "pyocl: py_vs_c.py failed"; rc=1; }
+        else
+            log "pyocl: the venv's cltopk or pyopencl does not import (see pyocl.log)"
+            tail -20 "$OUT/pyocl.log" | tee -a "$OUT/summary.txt"
+            rc=1
+        fi
+    fi
+fi
+# ---- end of the pyocl block ----
+# ---- MPI at P up to 16 (issue 17): Open MPI from Ubuntu 24.04's .debs in
+# MPI_DEBS (default .gpu/mpi-debs: openmpi-bin, libopenmpi3t64,
+# libopenmpi-dev, openmpi-common and the runtime libraries they load),
+# unpacked with dpkg -x into a prefix (nothing installed; OPAL_PREFIX,
+# OPAL_SYSCONFDIR and PMIX_PREFIX point Open MPI and PMIx there), the tarball
+# configured --with-mpi beside the main build, then `cltopk-mpi topk --bench`
+# as in bench/RESULTS.md's "MPI (issue 17)" on MPI_N (default 2^30) float32
+# uniform values in one file, each rank reading its slice, one thread a rank:
+# P in MPI_PS (1 2 4 8 16) on each device of MPI_DEVICES (cpu Portable: the
+# OpenMP device and POCL's, POCL on one compute unit a rank), and on the GPU
+# at P in MPI_GPU_PS (1 2; empty: none); k in MPI_K (1000 4096); the local
+# top-k's algorithm MPI_ALGO (auto: on host data the planner may keep a CPU
+# device's work on the host's cpu-heap); the best of MPI_REPS (5) runs.
+# Every answer is compared with the first run's for its k (the first device
+# at P = 1).  The table is mpi.txt.  Some minutes at 2^30. ----
+if want mpi; then
+    # in a subshell: the environment of Open MPI stays in it
+    (
+    mfail=0
+    mdebs=${MPI_DEBS:-$src/.gpu/mpi-debs}
+    mp=$(mktemp -d)
+    trap 'rm -rf "$mp"' EXIT
+    if ! ls "$mdebs"/libopenmpi3t64_*.deb "$mdebs"/openmpi-bin_*.deb "$mdebs"/libopenmpi-dev_*.deb >/dev/null 2>&1; then
+        log "mpi: no Open MPI .debs in $mdebs (libopenmpi3t64, openmpi-bin, libopenmpi-dev ...)"
+        exit 1
+    fi
+    for d in "$mdebs"/*.deb; do dpkg -x "$d" "$mp/root" || log "mpi: dpkg -x $(basename "$d") failed"; done
+    mpr=$mp/root/usr
+    mlib=$mpr/lib/x86_64-linux-gnu
+    # what the packages' scripts would have made: the alternatives' names
+    mkdir -p "$mp/bin"
+    ln -s "$mpr/bin/orterun" "$mp/bin/mpirun"
+    ln -s "$mpr/bin/orterun" "$mp/bin/mpiexec"
+    ln -s "$mpr/bin/opal_wrapper" "$mp/bin/mpicc"
+    [ -e "$mlib/libpsm_infinipath.so.1" ] ||
+        ln -s "$(ls "$mp"/root/usr/lib/libpsm1/libpsm_infinipath.so.1.* | head -n1)" "$mlib/libpsm_infinipath.so.1"
+    export PATH=$mp/bin:$PATH
+    export LD_LIBRARY_PATH=$mlib:$mlib/openmpi/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    export OPAL_PREFIX=$mpr OPAL_SYSCONFDIR=$mp/root/etc/openmpi PMIX_PREFIX=$mlib/pmix2
+    # shared-memory segments in /tmp (a container's /dev/shm may be small)
+    export OMPI_MCA_btl_vader_backing_directory=/tmp
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    log "mpi: $(mpirun --version 2>&1 | head -n1) from $(ls "$mdebs" | wc -l) .debs in $mdebs"
+    mkdir -p "$mp/build"
+    tar xzf "$tarball" -C "$mp/build"
+    mb=$(ls -d "$mp"/build/cltopk-*)
+    if ! (cd "$mb" && ./configure --with-mpi MPI_CFLAGS="-I$mlib/openmpi/include" \
+            MPI_LIBS="-L$mlib/openmpi/lib -lmpi -Wl,-rpath-link,$mlib" &&
+          make -j"$jobs") >"$OUT/build-mpi.log" 2>&1; then
+        log "mpi: the build with MPI failed (build-mpi.log)"
+        grep -E "MPI|error" "$OUT/build-mpi.log" | tail -20 | tee -a "$OUT/summary.txt"
+        exit 1
+    fi
+    data=$mp/data.f32
+    "$mb/tools/cltopk" gen -t f32 -n "${MPI_N:-2^30}" -d uniform "$data" >/dev/null 2>&1 ||
+        { log "mpi: cltopk gen -n ${MPI_N:-2^30} failed"; exit 1; }
+    {
+        echo "MPI_N=${MPI_N:-2^30} float32 uniform, one thread a rank, --algo ${MPI_ALGO:-auto}, best of ${MPI_REPS:-5}; ms, the slowest rank's"
+        echo
+        echo "| device | P | k | local top-k | whole call | call - local | whole / local | call on k a rank | allreduce 8 B | reduce of k records | answer |"
+        echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    } | tee -a "$OUT/summary.txt" "$OUT/mpi.txt"
+    for dev in ${MPI_DEVICES:-cpu Portable} gpu; do
+        if [ "$dev" = gpu ]; then ps=${MPI_GPU_PS-1 2}; else ps=${MPI_PS:-1 2 4 8 16}; fi
+        for k in ${MPI_K:-1000 4096}; do
+            for np in $ps; do
+                # POCL on one compute unit a rank, as the CPU device on one thread
+                POCL_CPU_MAX_CU_COUNT=1 POCL_MAX_PTHREAD_COUNT=1 OMP_NUM_THREADS=1 \
+                    timeout 300 mpirun --oversubscribe -np "$np" "$mb/tools/cltopk-mpi" topk \
+                    -k "$k" --device "$dev" --algo "${MPI_ALGO:-auto}" --bench "${MPI_REPS:-5}" \
+                    "$data" >"$mp/out" 2>"$mp/err"
+                mrc=$?
+                [ -s "$mp/err" ] && cp "$mp/err" "$OUT/mpi-$dev-$np-$k.err"
+                line=$(grep '^bench ' "$mp/out" | tail -n1)
+                if [ $mrc -ne 0 ] || [ -z "$line" ]; then
+                    echo "| $dev | $np | $k | failed (exit $mrc: $(grep -v '^$' "$mp/err" | tail -n1 | cut -c1-120)) |" |
+                        tee -a "$OUT/summary.txt" "$OUT/mpi.txt"
+                    mfail=1
+                    continue
+                fi
+                # the answer's rows (rank, position, value) against the first run's for this k
+                grep -E '^ *[0-9]+ +[0-9]+ +' "$mp/out" >"$mp/answer"
+                [ -f "$mp/ref-$k" ] || cp "$mp/answer" "$mp/ref-$k"
+                if [ "$(wc -l <"$mp/answer")" -eq "$k" ] && cmp -s "$mp/answer" "$mp/ref-$k"; then
+                    same=same
+                else
+                    same=DIFFERS
+                    mfail=1
+                fi
+                echo "$line" | awk -v dev="$dev" -v np="$np" -v k="$k" -v same="$same" '{
+                    for (i = 1; i <= NF; i++) {
+                        if ($i == "top-k" && $(i - 1) == "local") loc = $(i + 1)
+                        if ($i == "call" && $(i - 1) == "whole") whole = $(i + 1)
+                        if ($i == "rank") onk = $(i + 1)
+                        if ($i ~ /^allreduce\(/) ar = $(i + 2)
+                        if ($i ~ /^reduce\(/) red = $(i + 2)
+                    }
+                    ratio = 0
+                    if (loc > 0)
+                        ratio = whole / loc
+                    printf("| %s | %s | %s | %.3f | %.3f | %.3f | %.2f | %.3f | %.3f | %.3f | %s |\n",
+                           dev, np, k, loc * 1e3, whole * 1e3, (whole - loc) * 1e3, ratio,
+                           onk * 1e3, ar * 1e3, red * 1e3, same)
+                }' | tee -a "$OUT/summary.txt" "$OUT/mpi.txt"
+            done
+        done
+    done
+    exit $mfail
+    ) || rc=1
+fi
+# ---- end of the mpi block ----
 exit $rc

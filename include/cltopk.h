@@ -885,8 +885,14 @@ CLTOPK_API int cltopk_index_load(cltopk_context *ctx, const char *path, cltopk_i
 
 /* Device scratch memory, in bytes, that a cltopk_topk / cltopk_topk_buffer call
  * with these arguments needs beyond its inputs and outputs (0 for CPU
- * algorithms, which use host memory of at most n * 16 bytes).  Fails as the call
- * itself would (bad arguments, unsupported algorithm). */
+ * algorithms, which use host memory of at most n * 16 bytes).  For host data on
+ * a device algorithm (cltopk_topk) it includes the device's copy of the input
+ * and the k results: all n at once, one chunk at a time (CLTOPK_MAX_CHUNK), or,
+ * where the input streams (CLTOPK_STREAM, with the environment as it is at
+ * this call), the two device inputs of one piece each (some 32 MiB) with
+ * each reduction over a piece; the pinned staging buffers of streaming are
+ * host memory and not counted.  Fails as the call itself would (bad
+ * arguments, unsupported algorithm). */
 CLTOPK_API int cltopk_workspace_size(cltopk_context *ctx, cltopk_dtype type, size_t n, size_t k,
                                      unsigned flags, cltopk_algo algo, size_t *bytes);
 

@@ -1004,15 +1004,16 @@ static size_t sf_workspace(cltopk_context *ctx, const cltopk_request *rq)
     char why[512];
     if (sf_configure(ctx, rq, &c, why, sizeof why) != 0)
         return 0;
-    if (rq->k > c.sortcap) { /* the band: the radix select's buffers, and the state */
+    size_t n = rq->n, kb = (size_t)rq->bytes, second = 0;
+    if (!rq->on_device) /* one chunk or streamed piece at a time */
+        n = cltopk_host_input(ctx, rq, &second);
+    if (rq->k > c.sortcap) { /* the band: the radix select's buffers (with the
+                                inputs of host data), and the state */
         size_t ws = cltopk_rselect_workspace(ctx, rq) + SF_ST_WORDS * 4;
-        if (part_applies(&c, rq->n, rq->k)) /* and the device sort of the whole input */
-            ws += cltopk_devsort_scratch(ctx, rq->bytes * 8, rq->n, why, sizeof why) + 16;
+        if (part_applies(&c, n, rq->k)) /* and the device sort of the whole input */
+            ws += cltopk_devsort_scratch(ctx, rq->bytes * 8, n, why, sizeof why) + 16;
         return ws;
     }
-    size_t n = rq->n, chunk = cltopk_chunk_elems(ctx, rq->bytes), kb = (size_t)rq->bytes;
-    if (!rq->on_device && n > chunk)
-        n = chunk < rq->k ? rq->k : chunk;
     sf_call p;
     plan_call(&c, n, rq->k, 0, &p);
     size_t groups = (size_t)(ctx->caps.compute_units ? ctx->caps.compute_units : 1) * 8;
@@ -1026,7 +1027,7 @@ static size_t sf_workspace(cltopk_context *ctx, const cltopk_request *rq)
     }
     size_t bytes = (rq->k > 1 ? p.cap : 0) * (kb + 4) + side * (kb + 4) + SF_ST_WORDS * 4;
     if (!rq->on_device)
-        bytes += n * kb + rq->k * (kb + 8);
+        bytes += n * kb + rq->k * (kb + 8) + second;
     return bytes;
 }
 

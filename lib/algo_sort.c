@@ -57,12 +57,12 @@ static int sort_run_host(cltopk_context *ctx, const cltopk_request *rq)
 static size_t sort_workspace(cltopk_context *ctx, const cltopk_request *rq)
 {
     char why[512];
-    size_t n = rq->n, chunk = cltopk_chunk_elems(ctx, rq->bytes);
-    if (!rq->on_device && n > chunk)
-        n = chunk < rq->k ? rq->k : chunk;
+    size_t n = rq->n, second = 0;
+    if (!rq->on_device) /* one chunk or streamed piece at a time */
+        n = cltopk_host_input(ctx, rq, &second);
     size_t bytes = cltopk_devsort_scratch(ctx, rq->bytes * 8, n, why, sizeof why);
     if (!rq->on_device)
-        bytes += n * (size_t)rq->bytes + rq->k * ((size_t)rq->bytes + 8);
+        bytes += n * (size_t)rq->bytes + rq->k * ((size_t)rq->bytes + 8) + second;
     return bytes;
 }
 

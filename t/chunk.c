@@ -26,6 +26,50 @@ static int workspace(cltopk_context *ctx, size_t n, size_t k, size_t *bytes)
     return st;
 }
 
+/* the workspace of a named algorithm on host data of type ty under
+ * CLTOPK_STREAM=mode and CLTOPK_MAX_CHUNK=cap (NULL: none); the status */
+static int ws_mode(cltopk_context *ctx, cltopk_algo algo, cltopk_dtype ty, size_t n, size_t k,
+                   const char *mode, const char *cap, size_t *bytes)
+{
+    setenv("CLTOPK_STREAM", mode, 1);
+    if (cap)
+        setenv("CLTOPK_MAX_CHUNK", cap, 1);
+    else
+        unsetenv("CLTOPK_MAX_CHUNK");
+    *bytes = 0;
+    int st = cltopk_workspace_size(ctx, ty, n, k, 0, algo, bytes);
+    unsetenv("CLTOPK_STREAM");
+    unsetenv("CLTOPK_MAX_CHUNK");
+    return st;
+}
+
+/* Streaming's second device input: where host data streams (CLTOPK_STREAM=1)
+ * in pieces of `piece` elements, the workspace is the chunk loop's over
+ * chunks of that size (CLTOPK_STREAM=0, CLTOPK_MAX_CHUNK=piece: one input of a
+ * piece, each reduction over a piece) plus the second input, piece elements;
+ * where n fits in one piece nothing streams and the two agree.  cap: the
+ * CLTOPK_MAX_CHUNK of the streamed call (NULL: none, pieces of 32 MiB). */
+static void stream_workspace(cltopk_context *ctx, cltopk_algo algo, cltopk_dtype ty, size_t n,
+                             size_t k, const char *cap, size_t piece)
+{
+    char pc[32];
+    snprintf(pc, sizeof pc, "%zu", piece);
+    size_t kb = ty == CLTOPK_FLOAT64 || ty == CLTOPK_INT64 || ty == CLTOPK_UINT64 ? 8 : 4;
+    size_t s1, s0;
+    int st1 = ws_mode(ctx, algo, ty, n, k, "1", cap, &s1);
+    int st0 = ws_mode(ctx, algo, ty, n, k, "0", pc, &s0);
+    if (st1 != CLTOPK_OK || st0 != CLTOPK_OK) {
+        /* an algorithm that declines the call declines it either way */
+        ok(st1 == st0, "%s n = %zu k = %zu: the workspace declined alike streamed or not "
+           "(%s, %s)", cltopk_algo_name(algo), n, k, cltopk_strerror(st1), cltopk_strerror(st0));
+        return;
+    }
+    size_t want = s0 + (n > piece ? piece * kb : 0);
+    ok(s1 == want, "%s %s n = %zu k = %zu, pieces of %zu: streamed workspace %zu bytes = "
+       "the chunk loop's %zu%s", cltopk_algo_name(algo), kb == 8 ? "f64" : "f32", n, k, piece,
+       s1, s0, n > piece ? " + the second piece" : " (one piece: no streaming)");
+}
+
 static void one_cap(size_t cap, const size_t *lim_by_type)
 {
     char val[32];
@@ -173,6 +217,32 @@ int main(void)
            b);
     }
     unsetenv("CLTOPK_MAX_CHUNK");
+
+    /* the workspace counts streaming's second device input where streaming
+     * applies: pieces of a cap (n streams, and n within one piece does not),
+     * and, uncapped, float32 pieces of 32 MiB (2^23 elements) with n = 2^24
+     * inside one chunk (the GPU case: the chunk loop would take all n at once) */
+    static const cltopk_algo dev_algos[] = {CLTOPK_ALGO_BITONIC, CLTOPK_ALGO_SBP_RADIX,
+                                            CLTOPK_ALGO_SBP_TREE, CLTOPK_ALGO_RADIX_SELECT,
+                                            CLTOPK_ALGO_SORT, CLTOPK_ALGO_SAMPLE_FILTER};
+    for (size_t a = 0; a < sizeof dev_algos / sizeof dev_algos[0]; a++) {
+        stream_workspace(ctx, dev_algos[a], CLTOPK_FLOAT32, 100000, 16, "4096", 4096);
+        stream_workspace(ctx, dev_algos[a], CLTOPK_FLOAT64, 100000, 300, "4096", 4096);
+        stream_workspace(ctx, dev_algos[a], CLTOPK_FLOAT32, 3000, 16, "4096", 4096);
+        /* where the device's memory allows two pieces (explain says so) */
+        char buf[8192];
+        setenv("CLTOPK_STREAM", "1", 1);
+        int two = cltopk_explain(ctx, CLTOPK_FLOAT32, (size_t)1 << 24, 16, 0, 0, buf,
+                                 sizeof buf) == CLTOPK_OK &&
+                  strstr(buf, "streamed in 2 pieces of 8388608 elements");
+        unsetenv("CLTOPK_STREAM");
+        if (two)
+            stream_workspace(ctx, dev_algos[a], CLTOPK_FLOAT32, (size_t)1 << 24, 16, NULL,
+                             (size_t)1 << 23);
+        else
+            skip("%s: 2^24 float32 does not stream in two pieces on this device",
+                 cltopk_algo_name(dev_algos[a]));
+    }
     cltopk_close(ctx);
 
     static const size_t caps[] = {1, 3, 1000, 4097, 8192};

@@ -2,6 +2,8 @@
 
 Environment: CLTOPK_TEST_DEVICE=cpu skips the OpenCL device (as the C tests do);
 another value names the OpenCL device to test (default: the first one listed).
+CLTOPK_TEST_PYOPENCL=1 makes a missing pyopencl a failure of the pyopencl round
+trip instead of a skip (make check-python sets it where it installed pyopencl).
 """
 import os
 import subprocess
@@ -358,19 +360,79 @@ def test_command_line(tmp_path):
     assert bad.returncode == 1 and "out of range" in bad.stderr
 
 
-def test_pyopencl_round_trip():
-    cl = pytest.importorskip("pyopencl")
-    cla = pytest.importorskip("pyopencl.array")
-    if CL_DEVICE is None:
-        pytest.skip("no OpenCL device (or CLTOPK_TEST_DEVICE=cpu)")
-    clctx = cl.create_some_context(interactive=False)
-    queue = cl.CommandQueue(clctx)
-    x = make_data(np.float32, 100000, 14)
-    dx = cla.to_device(queue, x)
+def pyopencl_context(cl):
+    """A pyopencl Context and queue on the device the other OpenCL tests use (the one
+    cltopk opens for CL_DEVICE), found by its platform and device names: pyopencl's
+    wheel brings its own ICD loader, whose order of platforms may differ."""
+    with cltopk.Context(CL_DEVICE) as probe:
+        want = probe.device_name
+    seen = [("%s / %s" % (p.name.strip(), d.name.strip()), d)
+            for p in cl.get_platforms() for d in p.get_devices()]
+    found = [d for name, d in seen if name == want]
+    assert found, ("pyopencl does not see %s (it sees %s): its ICD loader reads "
+                   "OCL_ICD_VENDORS, else /etc/OpenCL/vendors"
+                   % (want, [name for name, _ in seen]))
+    clctx = cl.Context([found[0]])
+    return clctx, cl.CommandQueue(clctx)
+
+
+POISON = 0xA5   # every byte of an output before the call: no answer has that pattern
+
+
+@needs_opencl
+def test_pyopencl_round_trip(monkeypatch):
+    """pyopencl arrays in and out on the application's context and queue (cltopk_open_cl
+    and the _buffer calls, no copy through the host), checked exactly against numpy's
+    stable sort, into outputs poisoned beforehand."""
+    if os.environ.get("CLTOPK_TEST_PYOPENCL") == "1":
+        import pyopencl as cl   # the build installed it: a missing one fails here
+        import pyopencl.array as cla
+    else:
+        cl = pytest.importorskip("pyopencl")
+        cla = pytest.importorskip("pyopencl.array")
+    clctx, queue = pyopencl_context(cl)
+
+    # the outputs the wrapper allocates, poisoned, and kept to check that the
+    # arrays returned are those the library wrote (no copy)
+    made = []
+    empty = cla.empty
+
+    def poisoned_empty(q, shape, dtype, *args, **kwargs):
+        a = empty(q, shape, dtype, *args, **kwargs)
+        a.fill(np.frombuffer(bytes([POISON]) * np.dtype(dtype).itemsize, dtype)[0])
+        made.append(a)
+        return a
+    monkeypatch.setattr(cla, "empty", poisoned_empty)
+
     with cltopk.Context.from_pyopencl(clctx, queue) as ctx:
-        values, indices = ctx.topk(dx, 33, largest=False)
-        assert isinstance(values, cla.Array) and isinstance(indices, cla.Array)
-        assert_topk(x, 33, False, values.get(), indices.get())
-        value, index = ctx.select(dx, 500)
-        order = reference_order(x, True)
-        assert index.get()[0] == order[500]
+        for dtype in (np.float32, np.float64, np.int32, np.uint64):
+            x = make_data(dtype, 100003, 14)
+            # a non-blocking write: the call must wait for the array's events
+            dx = cla.empty(queue, x.size, x.dtype)
+            dx.set(x, async_=True)
+            for largest in (True, False):
+                for k in (1, 33, 1000):
+                    del made[:]
+                    values, indices = ctx.topk(dx, k, largest=largest)
+                    assert isinstance(values, cla.Array) and isinstance(indices, cla.Array)
+                    assert values is made[0] and indices is made[1]
+                    assert values.context == clctx and indices.context == clctx
+                    assert_topk(x, k, largest, values.get(), indices.get())
+                order = reference_order(x, largest)
+                for rank in (0, 500, x.size - 1):
+                    del made[:]
+                    value, index = ctx.select(dx, rank, largest=largest)
+                    assert value is made[0] and index is made[1]
+                    assert value.shape == (1,) and index.shape == (1,)
+                    assert index.get()[0] == order[rank]
+                    assert bits(value.get())[0] == bits(x[order[rank:rank + 1]])[0]
+            np.testing.assert_array_equal(bits(dx.get()), bits(x))   # the input is untouched
+        # an array at an offset into its buffer: indices count from the array's start
+        x = make_data(np.float32, 70001, 15)
+        dx = cla.to_device(queue, x)[1001:]
+        assert dx.offset == 1001 * 4
+        values, indices = ctx.topk(dx, 77, largest=False)
+        assert_topk(x[1001:], 77, False, values.get(), indices.get())
+        # a named device algorithm through the same path
+        values, indices = ctx.topk(dx, 77, largest=True, algo="sample-filter")
+        assert_topk(x[1001:], 77, True, values.get(), indices.get())
