@@ -50,6 +50,9 @@
 #ifndef HC
 #define HC 1
 #endif
+#ifndef HU
+#define HU 1 /* vectors a work-item of ds_hist loads before it counts them */
+#endif
 #ifndef RREG
 #define RREG 0 /* 1: a work-item counts its pairs' bins in registers, 0: in local memory */
 #endif
@@ -76,6 +79,12 @@
                 that this tile leaves unfinished are held in local memory until a
                 later tile of the group completes it, so that every sector is
                 written whole, by one tile (but a group's first and last) */
+#endif
+#ifndef OS
+#define OS 0 /* (WR) 1: one sweep a pass: ds_onesweep, tiles taken in order by a
+                counter, each tile's offsets by a look-back over the tiles
+                before it; the digits' counts of every pass from one read
+                (ds_hist_all) */
 #endif
 #ifndef WR_PTX
 #define WR_PTX 0 /* (WR) 1: the warps' votes by NVIDIA's inline PTX; 0: the same
@@ -242,18 +251,27 @@ void ds_hist(__global const okey_t *keys, ulong koff, __global const uint *pos, 
     __global const okey_t *kp = keys + koff;
     int vec = (koff % VEC) == 0;
     uint hc = t % HC;
-    for (ulong i = lo + (ulong)t * VEC; i < hi; i += (ulong)WG * VEC) {
-        okey_t k[VEC];
-        uint p[VEC];
-        if (need_key)
-            ds_load_keys(kp, i, hi, vec, k);
-        else
+    /* HU vectors a work-item a round, all loaded before any is counted */
+    for (ulong i0 = lo + (ulong)t * VEC; i0 < hi; i0 += (ulong)WG * VEC * HU) {
+        okey_t k[HU][VEC];
+        uint p[HU][VEC];
+        UNROLL
+        for (uint u = 0; u < HU; u++) {
+            ulong i = i0 + (ulong)u * WG * VEC;
+            if (need_key && i < hi)
+                ds_load_keys(kp, i, hi, vec, k[u]);
+            else
+                for (uint j = 0; j < VEC; j++)
+                    k[u][j] = 0;
+            ds_load_pos(pos, !need_pos, i, hi, p[u]);
+        }
+        UNROLL
+        for (uint u = 0; u < HU; u++) {
+            ulong i = i0 + (ulong)u * WG * VEC;
             for (uint j = 0; j < VEC; j++)
-                k[j] = 0;
-        ds_load_pos(pos, !need_pos, i, hi, p);
-        for (uint j = 0; j < VEC; j++)
-            if (i + j < hi)
-                atomic_inc(&lh[DS_DIGIT(k[j], p[j]) * HC + hc]);
+                if (i + j < hi)
+                    atomic_inc(&lh[DS_DIGIT(k[u][j], p[u][j]) * HC + hc]);
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint b = t; b < RADIX; b += WG) {
@@ -540,6 +558,207 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
          * them; lk and lbase change only after its ranking's barrier) */
     }
 }
+
+#if OS
+/* ---- one sweep a pass (OS 1).  A tile's status word for digit d, written
+ * once by an atomic exchange: OS_AGG | the tile's count of d, then OS_INC |
+ * the count of d in this tile and every tile before it; 0 while neither. */
+#define OS_AGG 0x40000000u
+#define OS_INC 0x80000000u
+#define OS_VAL 0x3FFFFFFFu
+#define OS_PMAX ((96 + DIGIT - 1) / DIGIT) /* passes of the widest key */
+
+/* a[0 .. an) and b[0 .. bn) = 0 */
+__kernel void ds_zero(__global uint *a, ulong an, __global uint *b, ulong bn)
+{
+    ulong gid = get_global_id(0), gsz = get_global_size(0);
+    for (ulong i = gid; i < an; i += gsz)
+        a[i] = 0u;
+    for (ulong i = gid; i < bn; i += gsz)
+        b[i] = 0u;
+}
+
+/* aux[p * RADIX + d] += the pairs of digit d in pass p (bits [p DIGIT,
+ * min((p + 1) DIGIT, T)) of C), for every pass of the sort, from one read of
+ * the pairs in their first order (aux zero before) */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void ds_hist_all(__global const okey_t *keys, ulong koff, __global const uint *pos, uint implicit,
+                 uint m, uint smallest, uint pb, uint T, uint passes, __global uint *aux)
+{
+    __local uint lh[OS_PMAX * RADIX];
+    uint t = get_local_id(0);
+    ulong gid = get_global_id(0), gsz = get_global_size(0);
+    for (uint b = t; b < passes * RADIX; b += WG)
+        lh[b] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __global const okey_t *kp = keys + koff;
+    for (ulong i = gid; i < m; i += gsz) {
+        okey_t kk = kp[i];
+        uint pp = implicit ? (uint)i : pos[i];
+        for (uint p = 0; p < passes; p++) {
+            uint s = p * DIGIT, w = T - s < DIGIT ? T - s : DIGIT;
+            atomic_inc(&lh[p * RADIX + ds_digit(kk, pp, smallest, pb, s, w)]);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint b = t; b < passes * RADIX; b += WG)
+        if (lh[b])
+            atomic_add(&aux[b], lh[b]);
+}
+
+/* Pass s, w in one sweep: a group takes tiles in order from its counter (the
+ * next one while it ranks this one, whose pairs it loads meanwhile); a tile
+ * ranks as ds_scatter's, publishes its digits' counts in its status words,
+ * finds the pairs of each digit in the tiles before it by looking back over
+ * their words (adding counts, stopping at an inclusive one), publishes its own
+ * inclusive counts, and writes its pairs from the digit's first place in the
+ * pass (the scan of aux[pass * RADIX ..]) on.  Every tile's predecessors were
+ * taken by running groups, so the look-back ends.  aux after the passes'
+ * counts: their tile counters; status: two arrays of zn words (a word a tile
+ * and digit), pass p's the (p & 1)-th; it zeroes the other's words of each
+ * tile it takes, for the next pass. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void ds_onesweep(__global const okey_t *keys, ulong koff, __global const uint *pos, uint implicit,
+                 uint m, uint smallest, uint pb, uint s, uint w, uint pass, uint passes,
+                 __global uint *aux, __global uint *status, ulong zn, uint final,
+                 __global okey_t *dk, __global uint *dp, __global long *dl, ulong base, uint k,
+                 uint want)
+{
+    __global const okey_t *part_k = 0;
+    __global const long *part_i = 0;
+    PART_LOAD
+    __local okey_t lk[TILE];
+    __local uint lp[TILE];
+#if LDIG
+    __local uchar ld[TILE];
+#endif
+    __local WH_T wh[NW * RADIX];
+    __local uint part[(1 + XS) * WG];
+    __local uint lbase[RADIX], ldst[RADIX];
+    __local uint ltile[2];
+#if WR_PTX
+    __local uint *sd = part; /* unused */
+#else
+    __local uint sd[WG];
+#endif
+    uint t = get_local_id(0), lane = t & 31u, wp = t >> 5;
+    uint below = (1u << lane) - 1u;
+    __global const okey_t *kp = keys + koff;
+    uint ntiles = (uint)(((ulong)m + TILE - 1) / TILE);
+    __local WH_T *mine = wh + wp * RADIX;
+    __global uint *ctr = aux + passes * RADIX + pass;
+    __global uint *st = status + (pass & 1u) * zn, *zs = status + ((pass + 1u) & 1u) * zn;
+    /* where each digit's pairs begin in the pass */
+    {
+        uint per = (RADIX + WG - 1) / WG, lo = t * per, hi = lo + per < RADIX ? lo + per : RADIX;
+        uint sum = 0u, total;
+        for (uint d = lo; d < hi; d++)
+            sum += aux[pass * RADIX + d];
+        uint ex = wg_exscan(sum, part, &total);
+        for (uint d = lo; d < hi; d++) {
+            ldst[d] = ex;
+            ex += aux[pass * RADIX + d];
+        }
+    }
+    if (t == 0u)
+        ltile[0] = atomic_inc(ctr);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint cur = ltile[0];
+    okey_t nkey[IPT];
+    uint nps[IPT];
+    if (cur < ntiles)
+        wr_load(kp, pos, implicit, m, (ulong)cur * TILE, wp, lane, nkey, nps);
+    while (cur < ntiles) {
+        ulong t0 = (ulong)cur * TILE;
+        uint len = (ulong)m - t0 < TILE ? (uint)((ulong)m - t0) : TILE;
+        okey_t key[IPT];
+        uint ps[IPT], rk[IPT];
+        UNROLL
+        for (uint q = 0; q < IPT; q++) {
+            key[q] = nkey[q];
+            ps[q] = nps[q];
+        }
+        if (t == 0u)
+            ltile[1] = atomic_inc(ctr);
+        for (uint i = t; i < NW * RADIX; i += WG)
+            wh[i] = 0u;
+        for (uint d = t; d < RADIX; d += WG)
+            zs[(ulong)cur * RADIX + d] = 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        uint nxt = ltile[1];
+        if (nxt < ntiles)
+            wr_load(kp, pos, implicit, m, (ulong)nxt * TILE, wp, lane, nkey, nps);
+        UNROLL
+        for (uint q = 0; q < IPT; q++) {
+            uint d = ps[q] == PAD_POS ? RADIX - 1u : DS_DIGIT(key[q], ps[q]);
+            uint peers = wr_peers(d, sd);
+            uint before = popcount(peers & below);
+            uint r0 = mine[d];
+            WR_SYNC();
+            if (before == 0u)
+                mine[d] = r0 + popcount(peers);
+            WR_SYNC();
+            rk[q] = (r0 + before) << 8 | d;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        {
+            uint per = (RADIX + WG - 1) / WG, lo = t * per, hi = lo + per < RADIX ? lo + per : RADIX;
+            uint sum = 0u, total;
+            for (uint d = lo; d < hi; d++)
+                for (uint v = 0; v < NW; v++)
+                    sum += wh[v * RADIX + d];
+            uint ex = wg_exscan(sum, part, &total);
+            for (uint d = lo; d < hi; d++) {
+                uint at = ex;
+                for (uint v = 0; v < NW; v++) {
+                    uint c = wh[v * RADIX + d];
+                    wh[v * RADIX + d] = at;
+                    at += c;
+                }
+                uint cnt = at - ex;
+                __global uint *sw = st + (ulong)cur * RADIX + d;
+                /* the pairs of digit d in the tiles before this one */
+                uint before_d = 0u;
+                if (cur == 0u) {
+                    atomic_xchg(sw, OS_INC | cnt);
+                } else {
+                    atomic_xchg(sw, OS_AGG | cnt);
+                    uint j = cur;
+                    while (j > 0u) {
+                        uint v = *(volatile __global uint *)(st + (ulong)(j - 1u) * RADIX + d);
+                        if (!(v & (OS_AGG | OS_INC)))
+                            continue; /* not published yet: read again */
+                        before_d += v & OS_VAL;
+                        if (v & OS_INC)
+                            break;
+                        j--;
+                    }
+                    atomic_xchg(sw, OS_INC | (before_d + cnt));
+                }
+                lbase[d] = ldst[d] + before_d - ex;
+                ex = at;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        UNROLL
+        for (uint q = 0; q < IPT; q++) {
+            uint d = rk[q] & 0xFFu, at = mine[d] + (rk[q] >> 8);
+            lk[at] = key[q];
+            lp[at] = ps[q];
+#if LDIG
+            ld[at] = (uchar)d;
+#endif
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint p = t; p < len; p += WG) {
+            uint d = WR_DIGIT_AT(p);
+            ds_put(lk[p], lp[p], d, lbase[d] + p, final, dk, dp, dl, base, k, want);
+        }
+        cur = nxt;
+        /* (ltile[1] is written again only after this tile's barriers) */
+    }
+}
+#endif /* OS */
 #else
 /* Pass s, w: the pairs of group g's tiles to their places.  final 0: pairs to
  * dk / dp; final 1: the first k of the order, keys (want & 1) to dk,

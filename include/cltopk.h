@@ -91,7 +91,11 @@
  *   CLTOPK_SORT            the device sort (CLTOPK_ALGO_SORT, and radix select's
  *                          winners above k = 4096): wg, ipt, digit, lb, hc, gpc,
  *                          reg, ld, xs, tl, pf (1: the next tile loaded while
- *                          one is ranked; the GPU default)
+ *                          one is ranked; the GPU default), wr (1: a tile
+ *                          ranked by warps of 32 work-items; the GPU
+ *                          default), ptx (0: their votes through local
+ *                          memory), wc (1, with wr: output sectors whole),
+ *                          hu (vectors the histogram loads before counting)
  *   CLTOPK_BITS            bits (the many-rows kernels): wg and r (work-items a
  *                          group, elements a work-item a round: powers of two),
  *                          parts (a long dense row's work-groups; 0 = chosen),

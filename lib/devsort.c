@@ -31,7 +31,18 @@
  * registers (2 groups of 256 a compute unit); -cl-nv-maxrregcount=64 to 96
  * left that count and the time unchanged, wg=128 with 8 groups a compute unit
  * took 43-45 ms, and ranking by warps (match.any through inline PTX) took
- * 42.7 ms, its histograms 4.2 ms a pass instead of 0.95 (bench/RESULTS.md). */
+ * 42.7 ms, its histograms 4.2 ms a pass instead of 0.95 (bench/RESULTS.md).
+ *
+ * Ranked by warps (WR 1, the GPU default): each warp of 32 work-items ranks
+ * its own pairs against its own counters of the digits, the lanes of one
+ * digit found by DIGIT votes (inline PTX on NVIDIA's platform, PTX 1; local
+ * memory and barriers elsewhere, or with ptx=0), and one scan of the digits a
+ * tile replaces the work-group scan of every round of LB bits: 28.6-32.1 ms
+ * (two runs), 127 registers.  WC 1 holds the pairs that begin a sector of the
+ * output a tile leaves unfinished until a later tile completes it, so that
+ * sectors are written whole: 31.2 ms at its largest tile (ipt 8), where
+ * without it the same tile took 37.4 ms.  LDIG 0 recomputes the digits from
+ * the pairs and leaves room for a larger tile. */
 #include "internal.h"
 
 #if HAVE_OPENCL
@@ -41,7 +52,7 @@
 #include <string.h>
 
 typedef struct {
-    unsigned wg, ipt, digit, lb, hc, gpc, rreg, ldig, xs, tl, pf, wr, ptx, wc;
+    unsigned wg, ipt, digit, lb, hc, gpc, rreg, ldig, xs, tl, pf, wr, ptx, wc, hu, os;
 } ds_cfg;
 
 /* local memory of ds_scatter, in bytes (the .cl file's arrays) */
@@ -60,10 +71,15 @@ static size_t ds_lmem(const ds_cfg *c, int key_bits)
            2 * c->wg * 4 + (3 * radix + 1) * 4;
 }
 
+/* one sweep (os=1): the status words hold counts below 2^30; passes of the
+ * widest composite (64-bit key, 32 position bits) at one bit a digit */
+#define DS_OS_MAX ((size_t)1 << 30)
+#define DS_OS_PMAX 96
+
 /* CLTOPK_SORT (parsed strictly, lib/tune.h); ipt 0: the largest that fits */
 enum {
     DP_WG, DP_IPT, DP_DIGIT, DP_LB, DP_HC, DP_GPC, DP_REG, DP_LD, DP_XS, DP_TL, DP_PF, DP_WR,
-    DP_PTX, DP_WC, DP_N
+    DP_PTX, DP_WC, DP_HU, DP_OS, DP_N
 };
 static const cltopk_param ds_params[] = {
     [DP_WG] = {.name = "wg", .gpu = 256, .cpu = 256, .min = 32, .max = 1024, .integer = 1},
@@ -77,9 +93,11 @@ static const cltopk_param ds_params[] = {
     [DP_XS] = {.name = "xs", .min = 0, .max = 1, .integer = 1},
     [DP_TL] = {.name = "tl", .min = 0, .max = 1, .integer = 1},
     [DP_PF] = {.name = "pf", .gpu = 1, .min = 0, .max = 1, .integer = 1},
-    [DP_WR] = {.name = "wr", .min = 0, .max = 1, .integer = 1},
+    [DP_WR] = {.name = "wr", .gpu = 1, .min = 0, .max = 1, .integer = 1},
     [DP_PTX] = {.name = "ptx", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
     [DP_WC] = {.name = "wc", .min = 0, .max = 1, .integer = 1},
+    [DP_HU] = {.name = "hu", .gpu = 1, .cpu = 1, .min = 1, .max = 8, .integer = 1},
+    [DP_OS] = {.name = "os", .min = 0, .max = 1, .integer = 1},
 };
 static const cltopk_param_table ds_table = {"CLTOPK_SORT", ds_params, DP_N, NULL};
 
@@ -111,6 +129,8 @@ static int ds_configure(const cltopk_context *ctx, int key_bits, ds_cfg *c, char
     c->pf = (unsigned)p.v[DP_PF];
     c->wr = (unsigned)p.v[DP_WR];
     c->wc = c->wr && p.v[DP_WC];
+    c->hu = (unsigned)p.v[DP_HU];
+    c->os = c->wr && p.v[DP_OS]; /* (one sweep: for sorts of fewer than 2^30 pairs) */
     /* the warps' votes by inline PTX on NVIDIA's platform, through local
      * memory elsewhere (or with ptx=0) */
     c->ptx = c->wr && p.v[DP_PTX] && strstr(ctx->caps.platform_name, "NVIDIA") != NULL;
@@ -156,9 +176,14 @@ size_t cltopk_devsort_scratch(cltopk_context *ctx, int key_bits, size_t m, char 
     ds_cfg c;
     if (ds_configure(ctx, key_bits, &c, why, whylen) != 0)
         return 0;
-    size_t groups, tpg;
+    size_t groups, tpg, radix = (size_t)1 << c.digit, tile = (size_t)c.wg * c.ipt;
     ds_grid(ctx, &c, m, &groups, &tpg);
-    return 2 * m * ((size_t)key_bits / 8 + 4) + (((size_t)1 << c.digit) * (groups + 1)) * 4;
+    size_t aux = radix * (groups + 1) * 4;
+    if (c.os && m < DS_OS_MAX) { /* two status words a tile and digit; the counts and counters */
+        size_t sw = 2 * ((m + tile - 1) / tile) * radix * 4, cw = (radix + 1) * DS_OS_PMAX * 4;
+        aux = (sw > radix * groups * 4 ? sw : radix * groups * 4) + (cw > radix * 4 ? cw : radix * 4);
+    }
+    return 2 * m * ((size_t)key_bits / 8 + 4) + aux;
 }
 
 int cltopk_devsort_input(cltopk_context *ctx, const cltopk_request *rq, cl_mem in, size_t off,
@@ -194,6 +219,8 @@ double cltopk_devsort_time(const struct cltopk_consts_s *c, size_t m, int key_by
 
 enum { DS_HIST, DS_SCAN, DS_SCATTER, DS_N };
 static const char *const ds_names[DS_N] = {"ds_hist", "ds_scan", "ds_scatter"};
+/* one sweep a pass: the same three slots */
+static const char *const os_names[DS_N] = {"ds_hist_all", "ds_zero", "ds_onesweep"};
 
 /* the kernels, the work-group halved while a kernel cannot run it */
 static int ds_kernels(cltopk_context *ctx, const cltopk_devsort_job *j, int part, ds_cfg *c,
@@ -204,19 +231,22 @@ static int ds_kernels(cltopk_context *ctx, const cltopk_devsort_job *j, int part
         return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
     if (part)
         c->digit = c->lb = 1; /* the partition: one bit */
+    if (part || j->m >= DS_OS_MAX)
+        c->os = 0;
     for (;;) {
         char opts[256];
         snprintf(opts, sizeof opts,
                  "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D IPT=%u -D DIGIT=%u -D LB=%u -D HC=%u "
                  "-D RREG=%u -D LDIG=%u -D XS=%u -D TL=%u -D PF=%u -D PART=%d -D WR=%u "
-                 "-D WR_PTX=%u -D WC=%u",
+                 "-D WR_PTX=%u -D WC=%u -D HU=%u -D OS=%u",
                  j->key_bits, j->kind, c->wg, c->ipt, c->digit, c->lb, c->hc, c->rreg, c->ldig,
-                 c->xs, c->tl, c->pf, part, c->wr, c->ptx, c->wc);
+                 c->xs, c->tl, c->pf, part, c->wr, c->ptx, c->wc, c->hu, c->os);
         memset(k, 0, DS_N * sizeof *k);
         int st = CLTOPK_OK, again = 0;
         size_t least = 0;
         for (int i = 0; i < DS_N && st == CLTOPK_OK; i++) {
-            st = cltopk_kernel_get(ctx, "radix_sort.cl", opts, ds_names[i], &k[i]);
+            st = cltopk_kernel_get(ctx, "radix_sort.cl", opts, (c->os ? os_names : ds_names)[i],
+                                   &k[i]);
             size_t kwg = 0;
             if (st == CLTOPK_OK &&
                 clGetKernelWorkGroupInfo(k[i], ctx->dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg,
@@ -240,6 +270,64 @@ static int ds_kernels(cltopk_context *ctx, const cltopk_devsort_job *j, int part
                                opts, least, ctx->name);
         c->wg >>= 1; /* the tile halves too: it still fits */
     }
+}
+
+/* the passes of one sweep each (os=1): the counts of every pass's digits
+ * (ds_zero, ds_hist_all), then one ds_onesweep a pass; buffers as
+ * cltopk_devsort's */
+static int ds_onesweep(cltopk_context *ctx, const cltopk_devsort_job *j, const ds_cfg *c,
+                       cl_kernel *kk, unsigned passes, unsigned T, size_t zn, cl_mem status,
+                       cl_mem aux, cl_mem *tk, cl_mem *tp, cl_uint num_wait, const cl_event *wait)
+{
+    size_t m = j->m, tile = (size_t)c->wg * c->ipt, ntiles = (m + tile - 1) / tile;
+    size_t cu = ctx->caps.compute_units ? ctx->caps.compute_units : 1;
+    size_t hg = cu * 8, sg = cu * c->gpc;
+    if (sg > ntiles)
+        sg = ntiles;
+    cl_ulong an = (cl_ulong)((((size_t)1 << c->digit) + 1) * passes), zn64 = zn;
+    cl_uint m32 = (cl_uint)m, sm = (cl_uint)j->smallest, pb = j->pos_bits, T32 = T;
+    cl_uint np = passes, k32 = (cl_uint)j->k, want = j->want, implicit0 = !j->pos;
+    cl_ulong base = j->base, koff0 = j->key_off;
+    cl_mem sp0 = j->pos ? j->pos : j->keys;
+    int st = cltopk_set_args(ctx, kk[DS_SCAN], 4, sizeof(cl_mem), &aux, sizeof an, &an,
+                             sizeof(cl_mem), &status, sizeof zn64, &zn64);
+    if (st == CLTOPK_OK)
+        st = cltopk_launch(ctx, kk[DS_SCAN], hg * c->wg, c->wg, num_wait, wait);
+    if (st == CLTOPK_OK)
+        st = cltopk_set_args(ctx, kk[DS_HIST], 10, sizeof(cl_mem), &j->keys, sizeof koff0,
+                             &koff0, sizeof(cl_mem), &sp0, sizeof implicit0, &implicit0,
+                             sizeof m32, &m32, sizeof sm, &sm, sizeof pb, &pb, sizeof T32, &T32,
+                             sizeof np, &np, sizeof(cl_mem), &aux);
+    if (st == CLTOPK_OK)
+        st = cltopk_launch(ctx, kk[DS_HIST], hg * c->wg, c->wg, 0, NULL);
+    for (unsigned p = 0; p < passes && st == CLTOPK_OK; p++) {
+        cl_uint s = p * c->digit, w = T - s < c->digit ? T - s : c->digit, p32 = p;
+        cl_uint implicit = p == 0 && !j->pos;
+        cl_uint fin = p + 1 == passes && j->final;
+        cl_mem sk = p == 0 ? j->keys : tk[(p - 1) & 1];
+        cl_mem sp = p == 0 ? sp0 : tp[(p - 1) & 1];
+        cl_ulong koff = p == 0 ? j->key_off : 0;
+        cl_mem dk, dp, dl;
+        if (p + 1 < passes) {
+            dk = tk[p & 1], dp = tp[p & 1], dl = status;
+        } else if (!j->final) {
+            dk = j->out_keys, dp = j->out_pos, dl = status;
+        } else {
+            dk = j->out_keys ? j->out_keys : status;
+            dl = j->out_index ? j->out_index : status;
+            dp = status;
+        }
+        st = cltopk_set_args(ctx, kk[DS_SCATTER], 21, sizeof(cl_mem), &sk, sizeof koff, &koff,
+                             sizeof(cl_mem), &sp, sizeof implicit, &implicit, sizeof m32, &m32,
+                             sizeof sm, &sm, sizeof pb, &pb, sizeof s, &s, sizeof w, &w,
+                             sizeof p32, &p32, sizeof np, &np, sizeof(cl_mem), &aux,
+                             sizeof(cl_mem), &status, sizeof zn64, &zn64, sizeof fin, &fin,
+                             sizeof(cl_mem), &dk, sizeof(cl_mem), &dp, sizeof(cl_mem), &dl,
+                             sizeof base, &base, sizeof k32, &k32, sizeof want, &want);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kk[DS_SCATTER], sg * c->wg, c->wg, 0, NULL);
+    }
+    return st;
 }
 
 int cltopk_devsort(cltopk_context *ctx, const cltopk_devsort_job *j, cl_uint num_wait,
@@ -269,8 +357,14 @@ int cltopk_devsort(cltopk_context *ctx, const cltopk_devsort_job *j, cl_uint num
     size_t radix = (size_t)1 << c.digit;
     cl_mem hist, totals, tk[2] = {j->tmp_keys[0], j->tmp_keys[1]},
                         tp[2] = {j->tmp_pos[0], j->tmp_pos[1]};
-    if ((st = cltopk_scratch(ctx, SCR_DS_HIST, radix * groups * 4, &hist)) != CLTOPK_OK ||
-        (st = cltopk_scratch(ctx, SCR_DS_TOTALS, radix * 4, &totals)) != CLTOPK_OK)
+    size_t tile = (size_t)c.wg * c.ipt, zn = (m + tile - 1) / tile * radix;
+    if (c.os) { /* hist: the two passes' status words; totals: the counts, the counters */
+        if ((st = cltopk_scratch(ctx, SCR_DS_HIST, 2 * zn * 4, &hist)) != CLTOPK_OK ||
+            (st = cltopk_scratch(ctx, SCR_DS_TOTALS, (radix + 1) * passes * 4, &totals)) !=
+                CLTOPK_OK)
+            goto out;
+    } else if ((st = cltopk_scratch(ctx, SCR_DS_HIST, radix * groups * 4, &hist)) != CLTOPK_OK ||
+               (st = cltopk_scratch(ctx, SCR_DS_TOTALS, radix * 4, &totals)) != CLTOPK_OK)
         goto out;
     if (!tk[0] && ((st = cltopk_scratch(ctx, SCR_DS_K0, m * kb, &tk[0])) != CLTOPK_OK ||
                    (st = cltopk_scratch(ctx, SCR_DS_P0, m * 4, &tp[0])) != CLTOPK_OK ||
@@ -281,6 +375,10 @@ int cltopk_devsort(cltopk_context *ctx, const cltopk_devsort_job *j, cl_uint num
     cl_uint G = (cl_uint)groups, k32 = (cl_uint)j->k, want = j->want;
     cl_ulong base = j->base;
     cl_mem pk = part ? j->part_key : hist, pi = part ? j->part_index : hist;
+    if (c.os) {
+        st = ds_onesweep(ctx, j, &c, kk, passes, T, zn, hist, totals, tk, tp, num_wait, wait);
+        goto sorted;
+    }
     for (unsigned p = 0; p < passes && st == CLTOPK_OK; p++) {
         cl_uint s = p * c.digit, w = T - s < c.digit ? T - s : c.digit;
         cl_uint implicit = p == 0 && !j->pos;
@@ -323,6 +421,7 @@ int cltopk_devsort(cltopk_context *ctx, const cltopk_devsort_job *j, cl_uint num
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, kk[DS_SCATTER], groups * c.wg, c.wg, 0, NULL);
     }
+sorted:
     if (st == CLTOPK_OK && part) {
         /* the k winners, in position order in tk[0] / tp[0]: sorted by the key
          * alone, the passes alternating through tk[1] and tk[0] */

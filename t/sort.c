@@ -157,11 +157,11 @@ int main(void)
      * at a time (passes whose digit straddles words), of 8 bits ranked 2 at a
      * time, histogram copies; the other ways of ranking (counts in registers,
      * digits recomputed, the two-buffer scan) */
-    static const char *const conf[] = {"wg=32,ipt=4,gpc=1,tl=1",
-                                       "wg=64,ipt=8,digit=5,lb=3,gpc=2,reg=1,ld=0,xs=1",
-                                       "wg=32,ipt=4,digit=8,lb=2,hc=3,gpc=3,reg=1",
+    static const char *const conf[] = {"wg=32,ipt=4,gpc=1,tl=1,wr=0",
+                                       "wg=64,ipt=8,digit=5,lb=3,gpc=2,reg=1,ld=0,xs=1,wr=0",
+                                       "wg=32,ipt=4,digit=8,lb=2,hc=3,gpc=3,reg=1,wr=0",
                                        /* the next tile loaded while one is ranked */
-                                       "wg=64,ipt=8,gpc=2,pf=1", "wg=32,ipt=4,digit=6,gpc=1,pf=1",
+                                       "wg=64,ipt=8,gpc=2,pf=1,wr=0", "wg=32,ipt=4,digit=6,gpc=1,pf=1,wr=0",
                                        "wg=64,ipt=8,gpc=2,pf=0",
                                        /* ranked by warps (votes through local memory
                                           here, PTX on NVIDIA) */
@@ -174,7 +174,14 @@ int main(void)
                                        "wg=128,ipt=4,digit=3,gpc=3,wr=1,wc=1,pf=0",
                                        /* digits recomputed from the pairs */
                                        "wg=64,ipt=8,gpc=2,wr=1,ld=0,xs=1",
-                                       "wg=32,ipt=8,digit=7,gpc=3,wr=1,wc=1,ld=0"};
+                                       "wg=32,ipt=8,digit=7,gpc=3,wr=1,wc=1,ld=0",
+                                       /* histograms loading 3 vectors before counting */
+                                       "wg=32,ipt=4,gpc=3,hu=3", "wg=64,ipt=8,digit=5,gpc=2,hu=4,wr=1",
+                                       /* one sweep a pass: tiles in order, offsets by
+                                          a look-back */
+                                       "wg=64,ipt=8,gpc=2,wr=1,os=1",
+                                       "wg=32,ipt=4,digit=6,gpc=3,wr=1,os=1,ld=0",
+                                       "wg=128,ipt=4,digit=3,gpc=1,wr=1,os=1"};
     for (size_t c = 0; c < sizeof conf / sizeof *conf; c++) {
         setenv("CLTOPK_SORT", conf[c], 1);
         diag("CLTOPK_SORT=%s", conf[c]);
