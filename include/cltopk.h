@@ -95,7 +95,9 @@
  *                          ranked by warps of 32 work-items; the GPU
  *                          default), ptx (0: their votes through local
  *                          memory), wc (1, with wr: output sectors whole),
- *                          hu (vectors the histogram loads before counting)
+ *                          hu (vectors the histogram loads before counting),
+ *                          os (1, with wr: one sweep a pass, offsets by a
+ *                          look-back over the tiles before)
  *   CLTOPK_BITS            bits (the many-rows kernels): wg and r (work-items a
  *                          group, elements a work-item a round: powers of two),
  *                          parts (a long dense row's work-groups; 0 = chosen),
