@@ -561,7 +561,7 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
 
 #if OS
 /* ---- one sweep a pass (OS 1).  A tile's status word for digit d, written
- * once by an atomic exchange: OS_AGG | the tile's count of d, then OS_INC |
+ * by a volatile store: OS_AGG | the tile's count of d, then OS_INC |
  * the count of d in this tile and every tile before it; 0 while neither. */
 #define OS_AGG 0x40000000u
 #define OS_INC 0x80000000u
@@ -716,13 +716,15 @@ void ds_onesweep(__global const okey_t *keys, ulong koff, __global const uint *p
                     at += c;
                 }
                 uint cnt = at - ex;
-                __global uint *sw = st + (ulong)cur * RADIX + d;
+                /* (one aligned word: a volatile store is seen whole, and
+                 * goes past the compute unit's cache) */
+                volatile __global uint *sw = st + (ulong)cur * RADIX + d;
                 /* the pairs of digit d in the tiles before this one */
                 uint before_d = 0u;
                 if (cur == 0u) {
-                    atomic_xchg(sw, OS_INC | cnt);
+                    *sw = OS_INC | cnt;
                 } else {
-                    atomic_xchg(sw, OS_AGG | cnt);
+                    *sw = OS_AGG | cnt;
                     uint j = cur;
                     while (j > 0u) {
                         uint v = *(volatile __global uint *)(st + (ulong)(j - 1u) * RADIX + d);
@@ -733,7 +735,7 @@ void ds_onesweep(__global const okey_t *keys, ulong koff, __global const uint *p
                             break;
                         j--;
                     }
-                    atomic_xchg(sw, OS_INC | (before_d + cnt));
+                    *sw = OS_INC | (before_d + cnt);
                 }
                 lbase[d] = ldst[d] + before_d - ex;
                 ex = at;

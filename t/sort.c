@@ -193,6 +193,15 @@ int main(void)
         one_set(ctx, CLTOPK_ALGO_RADIX_SELECT, CLTOPK_FLOAT32, (int)(c & 1), "few", 12000, big,
                 1);
     }
+    /* one sweep over many tiles (the look-back across groups that run at once) */
+    setenv("CLTOPK_SORT", "wg=64,ipt=4,gpc=4,wr=1,os=1", 1);
+    diag("CLTOPK_SORT=wg=64,ipt=4,gpc=4,wr=1,os=1");
+    one_set(ctx, CLTOPK_ALGO_SORT, CLTOPK_FLOAT32, 0, "uniform", 200003, NULL, 0);
+    one_set(ctx, CLTOPK_ALGO_SORT, CLTOPK_INT64, 1, "few", 150001, NULL, 0);
+    {
+        size_t big[] = {70001};
+        one_set(ctx, CLTOPK_ALGO_RADIX_SELECT, CLTOPK_UINT32, 1, "uniform", 140000, big, 1);
+    }
     /* a configuration the library must refuse */
     setenv("CLTOPK_SORT", "wg=33", 1);
     {
