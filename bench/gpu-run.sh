@@ -352,7 +352,7 @@ if want sortx; then
     for spec in ${SORTX_SPECS:-- pf=1 wg=128,gpc=8 ipt=16,ld=0}; do
         log "sort, CLTOPK_SORT=$spec: ${SORTX_DIST:=uniform,equal}"
         if [ "$spec" = - ]; then unset CLTOPK_SORT; else export CLTOPK_SORT=$spec; fi
-        $B -k 536870912 --algo sort --dist $SORTX_DIST --reps 3 2>&1 |
+        timeout 90 $B -k 536870912 --algo sort --dist $SORTX_DIST --reps 3 2>&1 |
             grep -E "^(uniform|equal)|error" | tee -a "$OUT/summary.txt" "$OUT/sortx.txt"
         unset CLTOPK_SORT
     done
