@@ -96,8 +96,8 @@ def main():
         sys.version.split()[0]))
     print("data: %d float32 U(0,1) on the device, keys + indices, algo %s, median of %d"
           % (a.n, a.algo, a.reps))
-    print("%6s %-14s %12s %12s %8s %10s  %s" % ("k", "algo", "python ms", "C ms", "py / C",
-                                                "py - C us", "check"))
+    print("%6s %-14s %12s %12s %12s %8s %8s %10s  %s" % (
+        "k", "algo", "python ms", "out= ms", "C ms", "py / C", "out / C", "py - C us", "check"))
     algo = ffi.new("cltopk_algo *")
     if lib.cltopk_algo_parse(a.algo.encode(), algo) != 0:
         sys.exit("py_vs_c: unknown algorithm %r" % a.algo)
@@ -130,29 +130,44 @@ def main():
                 result[:] = ctx.topk(dx, k, largest=True, algo=a.algo)
                 queue.finish()
 
+            # the caller's outputs (out=): no arrays made a call
+            own = (cla.empty(queue, k, np.float32), cla.empty(queue, k, np.int64))
+
+            def py_out():
+                ctx.topk(dx, k, largest=True, algo=a.algo, out=own)
+                queue.finish()
+
             # warm-up (kernel builds, scratch buffers), then alternate the two
             c_call()
             py_call()
-            tp, tc = [], []
+            py_out()
+            tp, to, tc = [], [], []
             for _ in range(a.reps):
                 t0 = time.perf_counter()
                 py_call()
                 tp.append(time.perf_counter() - t0)
                 t0 = time.perf_counter()
+                py_out()
+                to.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
                 c_call()
                 tc.append(time.perf_counter() - t0)
-            mp, mc = statistics.median(tp), statistics.median(tc)
+            mp, mo, mc = statistics.median(tp), statistics.median(to), statistics.median(tc)
             pv, pi = result[0].get(), result[1].get()
             cv, ci = out_v.get(), out_i.get()
             what = ""
+            ov, oi = own[0].get(), own[1].get()
             if not (np.array_equal(pv.view(np.uint32), cv.view(np.uint32))
-                    and np.array_equal(pi, ci)):
+                    and np.array_equal(pi, ci) and np.array_equal(ov.view(np.uint32),
+                                                                  cv.view(np.uint32))
+                    and np.array_equal(oi, ci)):
                 what = "python and C differ"
             else:
                 what = check(x, k, pv, pi)
             bad += bool(what)
-            print("%6d %-14s %12.3f %12.3f %8.3f %10.1f  %s" % (
-                k, chosen, mp * 1e3, mc * 1e3, mp / mc, (mp - mc) * 1e6, what or "ok"))
+            print("%6d %-14s %12.3f %12.3f %12.3f %8.3f %8.3f %10.1f  %s" % (
+                k, chosen, mp * 1e3, mo * 1e3, mc * 1e3, mp / mc, mo / mc, (mp - mc) * 1e6,
+                what or "ok"))
             sys.stdout.flush()
     return 1 if bad else 0
 

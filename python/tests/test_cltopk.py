@@ -131,6 +131,30 @@ def test_noncontiguous_and_byteswapped_are_copied():
     assert values.tolist() == [5, 4] and indices.tolist() == [4, 2]
 
 
+def test_topk_out():
+    """out=: numpy outputs written in place and returned; wrong ones refused, untouched."""
+    x = make_data(np.int32, 5000, 16)
+    ov, oi = np.full(40, -7, np.int32), np.full(40, -7, np.int64)
+    values, indices = cltopk.topk(x, 40, largest=False, device="cpu", out=(ov, oi))
+    assert values is ov and indices is oi
+    assert_topk(x, 40, False, ov, oi)
+    bad = [((np.empty(40, np.int64), oi), TypeError),          # dtype
+           ((ov, np.empty(40, np.int32)), TypeError),          # indices' dtype
+           ((np.empty(39, np.int32), oi), ValueError),         # size
+           ((np.empty(80, np.int32)[::2], oi), ValueError),    # not contiguous
+           ((ov,), TypeError), (ov, TypeError)]                # not a pair
+    for out, err in bad:
+        keep = (ov.copy(), oi.copy())
+        with pytest.raises(err):
+            cltopk.topk(x, 40, device="cpu", out=out)
+        np.testing.assert_array_equal(ov, keep[0])
+        np.testing.assert_array_equal(oi, keep[1])
+    ro = np.empty(40, np.int32)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError):
+        cltopk.topk(x, 40, device="cpu", out=(ro, oi))
+
+
 def test_bad_arguments():
     x = np.arange(10, dtype=np.float32)
     with pytest.raises(ValueError, match="out of range"):
@@ -436,3 +460,15 @@ def test_pyopencl_round_trip(monkeypatch):
         # a named device algorithm through the same path
         values, indices = ctx.topk(dx, 77, largest=True, algo="sample-filter")
         assert_topk(x[1001:], 77, True, values.get(), indices.get())
+        # out=: the caller's arrays, poisoned, written and returned (no array made)
+        ov, oi = empty(queue, 77, np.float32), empty(queue, 77, np.int64)
+        ov.fill(np.float32(np.frombuffer(bytes([POISON]) * 4, np.float32)[0]))
+        oi.fill(np.int64(np.frombuffer(bytes([POISON]) * 8, np.int64)[0]))
+        del made[:]
+        values, indices = ctx.topk(dx, 77, largest=True, out=(ov, oi))
+        assert values is ov and indices is oi and not made
+        assert_topk(x[1001:], 77, True, ov.get(), oi.get())
+        with pytest.raises(TypeError):   # numpy outputs for a pyopencl input
+            ctx.topk(dx, 77, out=(np.empty(77, np.float32), np.empty(77, np.int64)))
+        with pytest.raises(ValueError):   # an output at an offset into its buffer
+            ctx.topk(dx, 76, out=(empty(queue, 77, np.float32)[1:], oi[1:]))
