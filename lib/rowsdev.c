@@ -21,6 +21,11 @@
  * again to build): k up to 1024, gathered sizes of 256 or 2048 pairs and
  * position widths of 16 or 31 bits, so that few programs serve every call.
  *
+ * Long dense rows at a k the tile does not take go, on GPUs, to the sample
+ * filter (sf_plan below; rows_sf_sample and rows_sf_filter of the tile's
+ * program, with a sample a row, several filtering groups a row and the
+ * candidates' top-k by the tile; CLTOPK_BITS path=sf forces it).
+ *
  * kNN launches go to the distance tiles (lib/knndev.c, cl/knn.cl, which
  * builds rows.cl's kNN mode with this configuration for its selections);
  * rows_knn, a work-group a query computing its distances in place, runs
@@ -554,6 +559,11 @@ static int sf_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk
 {
     char opts[256];
     tile_opts(rq, &f->t, opts, sizeof opts);
+    /* vectors a filtering work-item loads a round: 8 on GPUs (the 8192
+     * elements of a group's part in one round), 4 elsewhere (the kernel's
+     * default: the tile's program serves) */
+    if (ctx->caps.type & CL_DEVICE_TYPE_GPU)
+        snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -D SF_UNR=8");
     cl_kernel ks = NULL, kf = NULL;
     cl_mem state, cu, ci;
     size_t n = a->nrows;
