@@ -290,12 +290,13 @@ typedef uint4 sf_vec_t;
 #define SF_UNR 4 /* vectors a work-item loads a round */
 #endif
 
-/* keep element x at position p of the row when at or above T */
+/* keep element x at position p of the row when at or above T (one compare
+ * for most elements, the position only for a key at or above T's) */
 #define SF_KEEP(x, p)                                                                         \
     do {                                                                                      \
         const okey_t u_ = order_key((x), smallest);                                           \
         const uint p_ = (uint)(p);                                                            \
-        if ((u_ > tu) | ((u_ == tu) & (p_ <= tp))) {                                          \
+        if (u_ >= tu && (u_ > tu || p_ <= tp)) {                                              \
             uint q_ = atomic_inc(&L.cnt);                                                     \
             if (q_ < MCAP) {                                                                  \
                 L.cu[q_] = u_;                                                                \
