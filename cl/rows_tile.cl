@@ -311,6 +311,68 @@ typedef uint4 sf_vec_t;
         }                                                                                     \
     } while (0)
 
+#ifndef SF_APART
+#define SF_APART 0 /* 1: rows_sf_finish finishes the rows, not the filter's last group */
+#endif
+
+/* Finish row `row` (its elements at in[rstart ..], its state st, `total`
+ * candidates at c0 = row * cap): at least k and at most cap candidates: their
+ * k best (the tile); else the exact top-k of the whole row, the k kept
+ * (sorted, in L) beside the next WG * RT - k elements a pass.  Writes the
+ * row's k first and its way in st[SF_PATH]. */
+inline void sf_finish(__global const key_t *in, ulong rstart, ulong row, ulong cols, uint k,
+                      uint smallest, uint cap, __global uint *st, uint total,
+                      __global const okey_t *cand_u, __global const uint *cand_i,
+                      __global key_t *out_keys, __global long *out_index, uint want,
+                      ulong ibase, __local tile_locals *L)
+{
+    const uint lid = get_local_id(0);
+    const ulong c0 = row * (ulong)cap;
+    const uint served = total >= k && total <= cap;
+    okey_t u[RT];
+    uint lo[RT];
+    if (served) {
+        tile_from_cands(cand_u, cand_i, c0, total, u, lo);
+        tile_select(u, lo, k, L);
+    } else {
+        uint kept = 0;
+        for (ulong base = 0; base < cols;) {
+            const uint take = WG * RT - kept;
+#pragma unroll
+            for (uint r = 0; r < RT; r++) {
+                const uint j = r * WG + lid;
+                if (j < kept) {
+                    u[r] = L->cu[j];
+                    lo[r] = LO_OF(L->ci[j]);
+                } else {
+                    const ulong e = base + (j - kept);
+                    const int real = e < cols;
+                    u[r] = real ? order_key(in[rstart + e], smallest) : (okey_t)0;
+                    lo[r] = real ? LO_OF(e) : 0u;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const ulong left = cols - base;
+            const uint real_n = kept + (uint)(left < take ? left : take);
+            const uint kk = k < real_n ? k : real_n;
+            tile_select(u, lo, kk, L);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            kept = kk;
+            base += take;
+        }
+    }
+    for (uint i = lid; i < k; i += WG) {
+        const uint idx = L->ci[i];
+        const ulong o = row * (ulong)k + i;
+        if (want & 1u)
+            out_keys[o] = in[rstart + idx];
+        if (want & 2u)
+            out_index[o] = (long)(idx + ibase);
+    }
+    if (lid == 0)
+        st[SF_PATH] = served ? 1u : total < k ? 2u : 3u;
+}
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 rows_sf_filter(__global const key_t *in, ulong in_off, ulong ld, ulong cols, uint k,
                uint smallest, uint parts, ulong plen, uint cap, __global uint *state,
@@ -370,6 +432,7 @@ rows_sf_filter(__global const key_t *in, ulong in_off, ulong ld, ulong cols, uin
             cand_u[c0 + at + i] = L.cu[i];
             cand_i[c0 + at + i] = L.ci[i];
         }
+#if !SF_APART
     /* the candidates reach the device before the ticket; the last group of
      * the row finishes it */
     mem_fence(CLK_GLOBAL_MEM_FENCE);
@@ -384,43 +447,24 @@ rows_sf_filter(__global const key_t *in, ulong in_off, ulong ld, ulong cols, uin
     barrier(CLK_LOCAL_MEM_FENCE);
     if (last) {
         mem_fence(CLK_GLOBAL_MEM_FENCE);
-        const uint served = total >= k && total <= cap;
-        okey_t u[RT];
-        uint lo[RT];
-        if (served) {
-            tile_from_cands(cand_u, cand_i, c0, total, u, lo);
-            tile_select(u, lo, k, &L);
-        } else {
-            /* the whole row: the k kept (sorted, in L) and the next WG * RT -
-             * k elements a pass */
-            uint kept = 0;
-            for (ulong base = 0; base < cols;) {
-                const uint take = WG * RT - kept;
-#pragma unroll
-                for (uint r = 0; r < RT; r++) {
-                    const uint j = r * WG + lid;
-                    if (j < kept) {
-                        u[r] = L.cu[j];
-                        lo[r] = LO_OF(L.ci[j]);
-                    } else {
-                        const ulong e = base + (j - kept);
-                        const int real = e < cols;
-                        u[r] = real ? order_key(in[rstart + e], smallest) : (okey_t)0;
-                        lo[r] = real ? LO_OF(e) : 0u;
-                    }
-                }
-                barrier(CLK_LOCAL_MEM_FENCE);
-                const ulong left = cols - base;
-                const uint real_n = kept + (uint)(left < take ? left : take);
-                const uint kk = k < real_n ? k : real_n;
-                tile_select(u, lo, kk, &L);
-                barrier(CLK_LOCAL_MEM_FENCE);
-                kept = kk;
-                base += take;
-            }
-        }
-        TILE_WRITE(rstart, k)
-        if (lid == 0)
-            st[SF_PATH] = served ? 1u : total < k ? 2u : 3u;
+        sf_finish(in, rstart, row, cols, k, smallest, cap, st, total, cand_u, cand_i,
+                  out_keys, out_index, want, ibase, &L);
     }
+#endif
 }
+
+#if SF_APART
+/* group r finishes row r (the filter's last group does it unless SF_APART) */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+rows_sf_finish(__global const key_t *in, ulong in_off, ulong ld, ulong cols, uint k,
+               uint smallest, uint cap, __global uint *state, __global const okey_t *cand_u,
+               __global const uint *cand_i, __global key_t *out_keys,
+               __global long *out_index, uint want, ulong ibase)
+{
+    __local tile_locals L;
+    const ulong row = get_group_id(0);
+    __global uint *st = state + row * SF_W;
+    sf_finish(in, in_off + row * ld, row, cols, k, smallest, cap, st, st[SF_COUNT], cand_u,
+              cand_i, out_keys, out_index, want, ibase, &L);
+}
+#endif

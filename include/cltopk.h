@@ -108,7 +108,9 @@
  *                          s (its sample a row; 0 = chosen), cap (candidates
  *                          a row, at most wg x rt; 0 = chosen), sfpart
  *                          (elements a filtering work-group reads; 0 =
- *                          chosen), force (all: the threshold below every
+ *                          chosen), fuse (0: the rows finished by a launch
+ *                          of their own, not by each row's last filtering
+ *                          work-group), force (all: the threshold below every
  *                          element; few: above all but the best possible
  *                          one) and check (served or fallback: the call
  *                          fails with CLTOPK_ERR_INTERNAL unless every row

@@ -52,6 +52,7 @@ typedef struct {
     size_t tkmax;      /* dense rows take the tile up to this k */
     unsigned path, s, sfcap, force, check; /* the sample filter (sf_plan) */
     size_t sfpart;
+    unsigned fuse;
 } rows_cfg;
 
 /* a register-tile launch (cl/rows_tile.cl): work-items, elements each,
@@ -70,7 +71,7 @@ static const unsigned ktops[] = {32, 256, 1024, 2048};
  * powers of two), parts of a long dense row (0: chosen from the rows and the
  * device's compute units) */
 enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT, BP_MAXIMA, BP_TKMAX, BP_PATH, BP_S, BP_CAP,
-       BP_FORCE, BP_CHECK, BP_SFPART, BP_N };
+       BP_FORCE, BP_CHECK, BP_SFPART, BP_FUSE, BP_N };
 enum { BPATH_AUTO = 0, BPATH_SF, BPATH_NOSF };
 enum { BCHECK_NONE = 0, BCHECK_SERVED, BCHECK_FALLBACK };
 static const char *const bits_path_words[] = {"auto", "sf", "nosf", NULL};
@@ -101,6 +102,9 @@ static const cltopk_param bits_params[] = {
     [BP_FORCE] = {.name = "force", .min = 0, .max = 2, .integer = 1, .words = bits_force_words},
     [BP_CHECK] = {.name = "check", .min = 0, .max = 2, .integer = 1, .words = bits_check_words},
     [BP_SFPART] = {.name = "sfpart", .min = 0, .max = 1 << 30, .integer = 1},
+    /* 1: the filter's last group of a row finishes it; 0: a third launch,
+     * a group a row (the filter then carries no tile registers) */
+    [BP_FUSE] = {.name = "fuse", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
 };
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
 
@@ -132,6 +136,7 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     c->force = (unsigned)p.v[BP_FORCE];
     c->check = (unsigned)p.v[BP_CHECK];
     c->sfpart = (size_t)p.v[BP_SFPART];
+    c->fuse = (unsigned)p.v[BP_FUSE];
     if (!cltopk_is_pow2(c->wg) || !cltopk_is_pow2(c->r) || !cltopk_is_pow2(c->rt)) {
         snprintf(why, whylen, "CLTOPK_BITS: wg = %u, r = %u and rt = %u must be powers of two",
                  c->wg, c->r, c->rt);
@@ -421,7 +426,7 @@ static int tile_dense_launch(cltopk_context *ctx, const cltopk_request *rq,
 
 typedef struct {
     tile_cfg t;
-    unsigned s, rank, force, check;
+    unsigned s, rank, force, check, fuse;
     size_t cap, parts, plen;
     double extra; /* the sample's and the candidates' bytes over a read (the model) */
 } sf_cfg;
@@ -485,6 +490,7 @@ static int sf_plan(const cltopk_context *ctx, const cltopk_request *rq,
     if (!sampled)
         bound = (double)cols; /* T below everything */
     f->force = c->force;
+    f->fuse = c->fuse;
     f->check = c->check;
     f->cap = c->sfcap ? c->sfcap : bound < (double)cols ? (size_t)ceil(bound) : cols;
     if (f->cap > tl)
@@ -552,7 +558,7 @@ static int sf_check(cltopk_context *ctx, const sf_cfg *f, cl_mem state, size_t n
     return st;
 }
 
-/* dense rows by the sample filter: two launches */
+/* dense rows by the sample filter: two launches (three with fuse=0) */
 static int sf_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk_rows_job *job,
                      const rows_launch_args *a, const sf_cfg *f, cl_uint num_wait,
                      const cl_event *wait)
@@ -564,12 +570,16 @@ static int sf_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk
      * default: the tile's program serves) */
     if (ctx->caps.type & CL_DEVICE_TYPE_GPU)
         snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -D SF_UNR=8");
-    cl_kernel ks = NULL, kf = NULL;
+    if (!f->fuse)
+        snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -D SF_APART=1");
+    cl_kernel ks = NULL, kf = NULL, kd = NULL;
     cl_mem state, cu, ci;
     size_t n = a->nrows;
     int st = cltopk_kernel_get(ctx, "rows_tile.cl", opts, "rows_sf_sample", &ks);
     if (st == CLTOPK_OK)
         st = cltopk_kernel_get(ctx, "rows_tile.cl", opts, "rows_sf_filter", &kf);
+    if (st == CLTOPK_OK && !f->fuse)
+        st = cltopk_kernel_get(ctx, "rows_tile.cl", opts, "rows_sf_finish", &kd);
     if (st == CLTOPK_OK)
         st = cltopk_scratch(ctx, SCR_ROWS_SF, n * SF_WORDS * 4, &state);
     if (st == CLTOPK_OK)
@@ -596,10 +606,19 @@ static int sf_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk
                               sizeof(cl_mem), &ok, sizeof(cl_mem), &oi, sizeof want, &want,
                               sizeof ibase, &ibase)) == CLTOPK_OK)
         st = cltopk_launch(ctx, kf, n * f->parts * f->t.wg, f->t.wg, 0, NULL);
+    if (st == CLTOPK_OK && kd &&
+        (st = cltopk_set_args(ctx, kd, 14, sizeof(cl_mem), &a->in, sizeof off, &off, sizeof ld,
+                              &ld, sizeof cols, &cols, sizeof k, &k, sizeof sm, &sm,
+                              sizeof cap, &cap, sizeof(cl_mem), &state, sizeof(cl_mem), &cu,
+                              sizeof(cl_mem), &ci, sizeof(cl_mem), &ok, sizeof(cl_mem), &oi,
+                              sizeof want, &want, sizeof ibase, &ibase)) == CLTOPK_OK)
+        st = cltopk_launch(ctx, kd, n * f->t.wg, f->t.wg, 0, NULL);
     if (ks)
         clReleaseKernel(ks);
     if (kf)
         clReleaseKernel(kf);
+    if (kd)
+        clReleaseKernel(kd);
     if (st == CLTOPK_OK && f->check != BCHECK_NONE)
         st = sf_check(ctx, f, state, n);
     return st;

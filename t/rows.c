@@ -647,6 +647,25 @@ static void sf_cases(cltopk_context *cl, const char *dev)
                    4 * 20000, 4, 20000, 20000, NULL, 100, i, WANT_BOTH);
         free(keys);
     }
+    /* the rows finished by a launch of their own (fuse=0), each way */
+    static const char *const apart[] = {"path=sf,wg=256,rt=4,fuse=0,sfpart=700",
+                                        "path=sf,wg=256,rt=4,fuse=0,force=few,check=fallback",
+                                        "path=sf,wg=256,rt=4,fuse=0,force=all,cap=100,"
+                                        "check=fallback",
+                                        "path=sf,wg=256,rt=4,fuse=0,force=all,cap=1024,"
+                                        "check=served"};
+    for (size_t e = 0; e < sizeof apart / sizeof apart[0]; e++) {
+        cltopk_dtype type = e & 1 ? CLTOPK_INT64 : CLTOPK_FLOAT32;
+        size_t cols = e == 3 ? 1000 : 5003;
+        char *keys = bmalloc(3 * (cols + 2) * 8);
+        setenv("CLTOPK_BITS", apart[e], 1);
+        snprintf(where, sizeof where, "%s %s", dev, apart[e]);
+        mixed_rows(type, 3, cols, cols + 2, (int)(e & 1), (int)e * 4, keys);
+        check_case(cl, where, CLTOPK_ALGO_BITS, (int)(e >> 1), type, "mixed", keys,
+                   2 * (cols + 2) + cols, 3, cols, cols + 2, NULL, 2 + rng_below(&rng, 200),
+                   (int)(e & 1), WANT_BOTH);
+        free(keys);
+    }
     /* explain names it; a bad word is refused */
     setenv("CLTOPK_BITS", "path=sf,wg=256,rt=4", 1);
     char buf[1024];
@@ -796,7 +815,7 @@ int main(void)
     sf_cases(cl, dev);
     static const char *const bad_env[] = {"wg=100", "r=3", "parts=-1", "speed=9", "wg=2048",
                                           "rt=3", "tile=2", "maxima=2", "tkmax=0",
-                                          "path=fast", "force=some", "check=1.5"};
+                                          "path=fast", "force=some", "check=1.5", "fuse=2"};
     for (size_t i = 0; i < sizeof bad_env / sizeof bad_env[0]; i++) {
         setenv("CLTOPK_BITS", bad_env[i], 1);
         char ok_[4 * 4];
