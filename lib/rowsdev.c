@@ -429,12 +429,12 @@ typedef struct {
     unsigned s, rank, force, check, fuse;
     size_t cap, parts, plen;
     double extra; /* the sample's and the candidates' bytes over a read (the model) */
-} sf_cfg;
+} rowsf_cfg;
 
 /* the sample filter for the dense job at k: 1 (f filled; auto: its model
  * chose it), or 0 with the reason in why */
 static int sf_plan(const cltopk_context *ctx, const cltopk_request *rq,
-                   const cltopk_rows_job *job, const rows_cfg *c, sf_cfg *f, char *why,
+                   const cltopk_rows_job *job, const rows_cfg *c, rowsf_cfg *f, char *why,
                    size_t whylen)
 {
     int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
@@ -528,7 +528,7 @@ static uint64_t sf_rows_seed(const cltopk_context *ctx)
 }
 
 /* CLTOPK_BITS=check=served|fallback: wait for the call and read every row's way */
-static int sf_check(cltopk_context *ctx, const sf_cfg *f, cl_mem state, size_t nrows)
+static int sf_check(cltopk_context *ctx, const rowsf_cfg *f, cl_mem state, size_t nrows)
 {
     cl_uint *w = malloc(nrows * SF_WORDS * sizeof *w);
     if (!w)
@@ -560,7 +560,7 @@ static int sf_check(cltopk_context *ctx, const sf_cfg *f, cl_mem state, size_t n
 
 /* dense rows by the sample filter: two launches (three with fuse=0) */
 static int sf_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk_rows_job *job,
-                     const rows_launch_args *a, const sf_cfg *f, cl_uint num_wait,
+                     const rows_launch_args *a, const rowsf_cfg *f, cl_uint num_wait,
                      const cl_event *wait)
 {
     char opts[256];
@@ -906,7 +906,7 @@ static int rows_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
         snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -D SHORT=%d -D SHORT_WG=%u",
                  ROWS_SHORT, c.wg < 64 ? c.wg : 64);
     tile_cfg t;
-    sf_cfg f;
+    rowsf_cfg f;
     if (job->mode == ROWS_DENSE && sf_plan(ctx, rq, job, &c, &f, why, sizeof why))
         return sf_launch(ctx, rq, job, a, &f, num_wait, wait);
     if (job->mode == ROWS_DENSE && c.check != BCHECK_NONE)
@@ -993,7 +993,7 @@ size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
     if (!rows_config(ctx, rq, rq->k, &c, why, sizeof why))
         return (size_t)snprintf(buf, len, "no configuration: %s", why);
     tile_cfg t;
-    sf_cfg f;
+    rowsf_cfg f;
     int n;
     if (job->mode == ROWS_DENSE && sf_plan(ctx, rq, job, &c, &f, why, sizeof why))
         n = snprintf(buf, len, "the sample filter: a threshold a row from %u samples (rank "
@@ -1024,6 +1024,12 @@ size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
     } else if (!(n = (int)cltopk_knn_dev_describe(ctx, rq, job, c.wg, buf, len))) {
         n = snprintf(buf, len, "wg %u, r %u, %u kept, a buffer of %u; a work-group a query "
                      "(%zu), distances computed in place", c.wg, c.r, c.ktop, c.cap, job->nrows);
+    }
+    /* a forced sample filter that cannot run says why */
+    if (n >= 0 && (size_t)n < len && job->mode == ROWS_DENSE && c.path == BPATH_SF &&
+        !sf_plan(ctx, rq, job, &c, &f, why, sizeof why)) {
+        int m = snprintf(buf + n, len - (size_t)n, "; not the sample filter: %s", why);
+        n = m < 0 ? n : n + m;
     }
     return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len;
 }
