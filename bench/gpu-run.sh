@@ -278,8 +278,8 @@ fi
 # its sample and part sizes, a check that every row was served, and each
 # launch's device time
 if want rowssf; then
-    for spec in "1024 65536 256:path=nosf path=sf path=sf,fuse=0 path=sf,s=2048 path=sf,s=512 path=sf,sfpart=4096 path=sf,sfpart=16384 path=sf,fuse=0,sfpart=16384" \
-                "64 131072 50:path=nosf path=sf path=sf,fuse=0 path=sf,sfpart=4096" \
+    for spec in "1024 65536 256:path=nosf path=sf path=sf,fuse=0 path=sf,s=2048 path=sf,s=512 path=sf,sfpart=8192 path=sf,sfpart=32768 path=sf,fuse=0,sfpart=32768" \
+                "64 131072 50:path=nosf path=sf path=sf,fuse=0 path=sf,sfpart=8192" \
                 "16384 4096 32:path=nosf path=sf"; do
         shape=${spec%%:*}
         set -- $shape

@@ -92,7 +92,7 @@ static const cltopk_param bits_params[] = {
     /* the sample filter of long dense rows (sf_plan below): path=sf where it
      * can run, nosf never, auto where its model says; its sample (0: 1024 on
      * GPUs, 256 elsewhere), candidates a row (0: from the sample), elements
-     * a filter group reads (0: 8192 on GPUs, 2048 elsewhere); force=all|few
+     * a filter group reads (0: 16384 on GPUs, 2048 elsewhere); force=all|few
      * puts T below everything or above everything but the best possible
      * pair; check=served|fallback fails the call (CLTOPK_ERR_INTERNAL)
      * unless every row took that way (tests) */
@@ -497,7 +497,9 @@ static int sf_plan(const cltopk_context *ctx, const cltopk_request *rq,
         f->cap = tl;
     double cand = f->s ? (double)f->rank * (double)cols / (double)f->s : (double)cols;
     f->extra = (32.0 * (double)f->s + 16.0 * cand) / ((double)cols * (double)rq->bytes);
-    size_t plen = c->sfpart ? c->sfpart : gpu ? 8192 : 2048;
+    /* a group's part: on GPUs 64 KiB of f32, so that its tail (two global
+     * atomics and a fence, 2-3 us) is short beside its read */
+    size_t plen = c->sfpart ? c->sfpart : gpu ? 16384 : 2048;
     plen = (plen + 3) / 4 * 4;
     f->parts = (cols + plen - 1) / plen;
     f->plen = plen;
@@ -565,8 +567,8 @@ static int sf_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk
 {
     char opts[256];
     tile_opts(rq, &f->t, opts, sizeof opts);
-    /* vectors a filtering work-item loads a round: 8 on GPUs (the 8192
-     * elements of a group's part in one round), 4 elsewhere (the kernel's
+    /* vectors a filtering work-item loads a round: 8 on GPUs (32 KiB a
+     * group in flight), 4 elsewhere (the kernel's
      * default: the tile's program serves) */
     if (ctx->caps.type & CL_DEVICE_TYPE_GPU)
         snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -D SF_UNR=8");
