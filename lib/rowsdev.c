@@ -480,7 +480,7 @@ static int sf_plan(const cltopk_context *ctx, const cltopk_request *rq,
         double l = (double)k * (double)s / (double)cols;
         r = ceil(l + 5.0 * sqrt(l) + 5.0);
         bound = s ? (r + 6.0 * sqrt(r) + 16.0) * (double)cols / (double)s : (double)cols;
-        if (c->s || bound <= (double)tl || 2 * s > smax)
+        if (c->s || s == 0 || bound <= (double)tl || 2 * s > smax)
             break;
         s *= 2;
     }
