@@ -106,9 +106,9 @@
  *                          call and its model says so; sf: wherever it can
  *                          run, k up to wg x rt / 2 and 1024; nosf: never),
  *                          s (its sample a row; 0 = chosen), cap (candidates
- *                          a row, at most wg x rt; 0 = chosen), sfpart
- *                          (elements a filtering work-group reads; 0 =
- *                          chosen), fuse (0: the rows finished by a launch
+ *                          a row, a multiple of 32, at most wg x rt; 0 =
+ *                          chosen), sfpart (elements a filtering work-group
+ *                          reads; 0 = chosen), fuse (0: the rows finished by a launch
  *                          of their own, not by each row's last filtering
  *                          work-group), force (all: the threshold below every
  *                          element; few: above all but the best possible

@@ -493,6 +493,10 @@ static int sf_plan(const cltopk_context *ctx, const cltopk_request *rq,
     f->fuse = c->fuse;
     f->check = c->check;
     f->cap = c->sfcap ? c->sfcap : bound < (double)cols ? (size_t)ceil(bound) : cols;
+    /* a multiple of 32, so that no two rows' candidates share a 128-byte
+     * line: the last group of a row reads what other groups wrote, and a
+     * line cached by its multiprocessor for the row before could be stale */
+    f->cap = (f->cap + 31) / 32 * 32;
     if (f->cap > tl)
         f->cap = tl;
     double cand = f->s ? (double)f->rank * (double)cols / (double)f->s : (double)cols;
