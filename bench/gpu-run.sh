@@ -294,7 +294,7 @@ if want rowssf; then
         done
         log "check: the sample filter served every row (check=served), rows $1 x $2, k = $3"
         CLTOPK_BITS=path=sf,check=served tools/cltopk bench --rows $1 -n $2 -k $3 --device gpu \
-            --algo bits --reps 3 2>&1 | grep -E "bits|error" | tee -a "$OUT/summary.txt" "$OUT/rowssf.txt"
+            --algo bits --reps 3 2>&1 | grep -E "bits|error|check" | tee -a "$OUT/summary.txt" "$OUT/rowssf.txt"
         log "profile: rows $1 x $2, k = $3, bits, path=sf"
         CLTOPK_BITS=path=sf CLTOPK_PROFILE=1 tools/cltopk bench --rows $1 -n $2 -k $3 \
             --device gpu --algo bits --reps 2 2>&1 | grep -E "^profile: rows|rows_sf|bits|error" |
