@@ -569,19 +569,31 @@ static int sf_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk
                      const rows_launch_args *a, const rowsf_cfg *f, cl_uint num_wait,
                      const cl_event *wait)
 {
-    char opts[256];
+    char opts[256], sopts[256];
+    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
     tile_opts(rq, &f->t, opts, sizeof opts);
+    /* the sample's own tile on GPUs: the fewest slots a work-item that hold
+     * the sample (4 for 1024 samples of 256 work-items, against the 16 the
+     * candidates need), fewer registers and shorter loops; elsewhere the
+     * tile's program serves (one program fewer to build) */
+    tile_cfg ts = f->t;
+    if (gpu) {
+        ts.rt = 1;
+        while ((size_t)ts.wg * ts.rt < f->s && ts.rt < f->t.rt)
+            ts.rt <<= 1;
+    }
+    tile_opts(rq, &ts, sopts, sizeof sopts);
     /* vectors a filtering work-item loads a round: 8 on GPUs (32 KiB a
-     * group in flight), 4 elsewhere (the kernel's
-     * default: the tile's program serves) */
-    if (ctx->caps.type & CL_DEVICE_TYPE_GPU)
+     * group in flight), 4 elsewhere (the kernel's default: the tile's
+     * program serves) */
+    if (gpu)
         snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -D SF_UNR=8");
     if (!f->fuse)
         snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -D SF_APART=1");
     cl_kernel ks = NULL, kf = NULL, kd = NULL;
     cl_mem state, cu, ci;
     size_t n = a->nrows;
-    int st = cltopk_kernel_get(ctx, "rows_tile.cl", opts, "rows_sf_sample", &ks);
+    int st = cltopk_kernel_get(ctx, "rows_tile.cl", sopts, "rows_sf_sample", &ks);
     if (st == CLTOPK_OK)
         st = cltopk_kernel_get(ctx, "rows_tile.cl", opts, "rows_sf_filter", &kf);
     if (st == CLTOPK_OK && !f->fuse)
