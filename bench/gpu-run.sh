@@ -6,7 +6,7 @@
 #   bench/gpu-run.sh [TARBALL]       (default: the newest .gpu/cltopk-*.tar.gz)
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
-# than one 10-minute call allows): check poclcheck onepass sfx sortx band bandx rows rowsx query querysf prof knnx demo bitonic keysonly dist
+# than one 10-minute call allows): check poclcheck onepass sfx sortx band bandx rows rowsx rowssf query querysf prof knnx demo bitonic keysonly dist
 # ablation paper torch tune unpack sbp tree cpu index stream multi pyocl mpi; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
@@ -269,6 +269,36 @@ if want rowsx; then
                 --reps 10 2>&1 | grep -E "bits|error" | sed 's/.*bits *//' |
                 tee -a "$OUT/summary.txt" "$OUT/rowsx.txt"
         done
+    done
+fi
+
+# ---- the sample filter of long dense rows against the paths before it (issue 13):
+# auto (now the sample filter at 1024 x 65536, k = 256; the tile elsewhere),
+# path=nosf (the tile or the streaming kernel, as before), path=sf (forced),
+# its sample and part sizes, a check that every row was served, and each
+# launch's device time
+if want rowssf; then
+    for spec in "1024 65536 256:path=nosf path=sf path=sf,fuse=0 path=sf,s=2048 path=sf,s=512 path=sf,sfpart=8192 path=sf,sfpart=32768 path=sf,fuse=0,sfpart=32768" \
+                "64 131072 50:path=nosf path=sf path=sf,fuse=0 path=sf,sfpart=8192" \
+                "16384 4096 32:path=nosf path=sf"; do
+        shape=${spec%%:*}
+        set -- $shape
+        log "bench: rows $1 x $2, k = $3, f32 (auto, bits): the sample filter"
+        tools/cltopk bench --rows $1 -n $2 -k $3 --device gpu --algo auto,bits --reps 10 2>&1 |
+            tee -a "$OUT/summary.txt" "$OUT/rowssf.txt"
+        for v in ${spec#*:}; do
+            printf "rows %s x %s k=%s CLTOPK_BITS=%-28s " $1 $2 $3 "$v" | tee -a "$OUT/summary.txt" "$OUT/rowssf.txt"
+            CLTOPK_BITS=$v tools/cltopk bench --rows $1 -n $2 -k $3 --device gpu --algo bits \
+                --reps 10 2>&1 | grep -E "bits|error" | sed 's/.*bits *//' |
+                tee -a "$OUT/summary.txt" "$OUT/rowssf.txt"
+        done
+        log "check: the sample filter served every row (check=served), rows $1 x $2, k = $3"
+        CLTOPK_BITS=path=sf,check=served tools/cltopk bench --rows $1 -n $2 -k $3 --device gpu \
+            --algo bits --reps 3 2>&1 | grep -E "bits|error|check" | tee -a "$OUT/summary.txt" "$OUT/rowssf.txt"
+        log "profile: rows $1 x $2, k = $3, bits, path=sf"
+        CLTOPK_BITS=path=sf CLTOPK_PROFILE=1 tools/cltopk bench --rows $1 -n $2 -k $3 \
+            --device gpu --algo bits --reps 2 2>&1 | grep -E "^profile: rows|rows_sf|bits|error" |
+            tail -4 | tee -a "$OUT/summary.txt" "$OUT/rowssf.txt"
     done
 fi
 

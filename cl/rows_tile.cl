@@ -180,3 +180,291 @@ rows_tile_segmerge(__global const key_t *in, long in_off, __global const long *o
     tile_select(u, lo, k, &L);
     TILE_WRITE((ulong)(in_off + offs[row]), k)
 }
+
+/* ------------------------------------------------------------------------
+ * The sample filter for long dense rows (lib/rowsdev.c, CLTOPK_BITS path=sf):
+ * a threshold a row from a sample of it, one read of every row by several
+ * groups a row that keeps the elements at or above their row's threshold,
+ * and an exact top-k of those, a row at a time, by the register tile.  On
+ * the composite order (order key, then position; all distinct) the number of
+ * elements at or above the sample's rank-th best depends on the sample's
+ * positions, not on ties or repeated keys, and ties at the threshold are cut
+ * by position.
+ *
+ *   rows_sf_sample  group r: s samples of row r, one in each of s equal
+ *                   strata at a hashed offset (the seed changes per call; the
+ *                   answer never depends on it); the rank-th best of them is
+ *                   the row's threshold T (or, forced: below everything, or
+ *                   above everything but the best possible pair); clears the
+ *                   row's count and ticket
+ *   rows_sf_filter  group g: part g % parts of row g / parts (plen elements,
+ *                   vector loads where the part is aligned); an element at or
+ *                   above T goes to the group's segment in local memory (a
+ *                   local atomic), or, with the segment full, straight to the
+ *                   row's candidates (a global atomic); at the end the group
+ *                   reserves its place among the row's `cap` candidates with
+ *                   one global atomic and copies its segment there.  The
+ *                   count is exact past the buffer.  The group that takes the
+ *                   row's last ticket finishes the row: at least k and at
+ *                   most cap candidates: the k best of them (the tile); else
+ *                   (too few: T above the k-th; too many for the buffer) the
+ *                   exact top-k of the whole row, WG * RT - k new elements a
+ *                   pass beside the k kept (decided on the device; the
+ *                   outcome is left in the row's state for tests).
+ *
+ * The state of row r: SF_W words at r * SF_W. */
+#define SF_W 8
+#define SF_TLO 0    /* T: order key, low word */
+#define SF_THI 1    /*    high word (64-bit keys) */
+#define SF_TPOS 2   /*    position */
+#define SF_COUNT 3  /* candidates (exact, also past the buffer) */
+#define SF_TICKET 4 /* groups of the row done */
+#define SF_PATH 5   /* 1 served by the candidates, 2 too few, 3 too many */
+
+#define SF_FORCE_ALL 1u /* T below everything */
+#define SF_FORCE_FEW 2u /* T above everything but the best possible pair */
+
+inline uint sf_row_hash(ulong seed, ulong j)
+{
+    ulong z = seed + (j + 1UL) * 0x9E3779B97F4A7C15UL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9UL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBUL;
+    return (uint)((z ^ (z >> 31)) >> 32);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+rows_sf_sample(__global const key_t *in, ulong in_off, ulong ld, ulong cols, uint smallest,
+               uint s, uint rank, ulong seed, uint force, __global uint *state)
+{
+    __local tile_locals L;
+    const uint lid = get_local_id(0);
+    const ulong row = get_group_id(0), start = in_off + row * ld;
+    /* s strata of w elements (the last takes the rest) */
+    const ulong w = s ? cols / s : 0;
+    okey_t u[RT];
+    uint lo[RT];
+    const int sampled = force == 0u && s > 0u && w > 0 && rank > 0u && rank <= s;
+#pragma unroll
+    for (uint r = 0; r < RT; r++) {
+        uint j = r * WG + lid;
+        int real = sampled && j < s;
+        ulong pos = real ? j * w + sf_row_hash(seed, row * (ulong)s + j) % w : 0;
+        u[r] = real ? order_key(in[start + pos], smallest) : (okey_t)0;
+        lo[r] = real ? LO_OF(pos) : 0u;
+    }
+    if (sampled)
+        tile_select(u, lo, rank, &L);
+    if (lid == 0) {
+        okey_t tu;
+        uint tp;
+        if (sampled) {
+            tu = L.cu[rank - 1u];
+            tp = L.ci[rank - 1u];
+        } else if (force == SF_FORCE_FEW) {
+            tu = (okey_t)~(okey_t)0;
+            tp = 0u;
+        } else { /* no sample, or forced: below everything */
+            tu = 0;
+            tp = 0xFFFFFFFEu;
+        }
+        __global uint *st = state + row * SF_W;
+        st[SF_TLO] = (uint)tu;
+        st[SF_THI] = (uint)((ulong)tu >> 32);
+        st[SF_TPOS] = tp;
+        st[SF_COUNT] = 0u;
+        st[SF_TICKET] = 0u;
+        st[SF_PATH] = 0u;
+    }
+}
+
+#if KEY_BITS == 64
+typedef ulong2 sf_vec_t;
+#define SF_V 2
+#define SF_LANES(X) X(s0, 0) X(s1, 1)
+#else
+typedef uint4 sf_vec_t;
+#define SF_V 4
+#define SF_LANES(X) X(s0, 0) X(s1, 1) X(s2, 2) X(s3, 3)
+#endif
+#ifndef SF_UNR
+#define SF_UNR 4 /* vectors a work-item loads a round */
+#endif
+
+/* keep element x at position p of the row when at or above T (one compare
+ * for most elements, the position only for a key at or above T's) */
+#define SF_KEEP(x, p)                                                                         \
+    do {                                                                                      \
+        const okey_t u_ = order_key((x), smallest);                                           \
+        const uint p_ = (uint)(p);                                                            \
+        if (u_ >= tu && (u_ > tu || p_ <= tp)) {                                              \
+            uint q_ = atomic_inc(&L.cnt);                                                     \
+            if (q_ < MCAP) {                                                                  \
+                L.cu[q_] = u_;                                                                \
+                L.ci[q_] = p_;                                                                \
+            } else {                                                                          \
+                uint g_ = atomic_inc(&st[SF_COUNT]);                                          \
+                if (g_ < cap) {                                                               \
+                    cand_u[c0 + g_] = u_;                                                     \
+                    cand_i[c0 + g_] = p_;                                                     \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+    } while (0)
+
+#ifndef SF_APART
+#define SF_APART 0 /* 1: rows_sf_finish finishes the rows, not the filter's last group */
+#endif
+
+/* Finish row `row` (its elements at in[rstart ..], its state st, `total`
+ * candidates at c0 = row * cap): at least k and at most cap candidates: their
+ * k best (the tile); else the exact top-k of the whole row, the k kept
+ * (sorted, in L) beside the next WG * RT - k elements a pass.  Writes the
+ * row's k first and its way in st[SF_PATH]. */
+inline void sf_finish(__global const key_t *in, ulong rstart, ulong row, ulong cols, uint k,
+                      uint smallest, uint cap, __global uint *st, uint total,
+                      __global const okey_t *cand_u, __global const uint *cand_i,
+                      __global key_t *out_keys, __global long *out_index, uint want,
+                      ulong ibase, __local tile_locals *L)
+{
+    const uint lid = get_local_id(0);
+    const ulong c0 = row * (ulong)cap;
+    const uint served = total >= k && total <= cap;
+    okey_t u[RT];
+    uint lo[RT];
+    if (served) {
+        tile_from_cands(cand_u, cand_i, c0, total, u, lo);
+        tile_select(u, lo, k, L);
+    } else {
+        uint kept = 0;
+        for (ulong base = 0; base < cols;) {
+            const uint take = WG * RT - kept;
+#pragma unroll
+            for (uint r = 0; r < RT; r++) {
+                const uint j = r * WG + lid;
+                if (j < kept) {
+                    u[r] = L->cu[j];
+                    lo[r] = LO_OF(L->ci[j]);
+                } else {
+                    const ulong e = base + (j - kept);
+                    const int real = e < cols;
+                    u[r] = real ? order_key(in[rstart + e], smallest) : (okey_t)0;
+                    lo[r] = real ? LO_OF(e) : 0u;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const ulong left = cols - base;
+            const uint real_n = kept + (uint)(left < take ? left : take);
+            const uint kk = k < real_n ? k : real_n;
+            tile_select(u, lo, kk, L);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            kept = kk;
+            base += take;
+        }
+    }
+    for (uint i = lid; i < k; i += WG) {
+        const uint idx = L->ci[i];
+        const ulong o = row * (ulong)k + i;
+        if (want & 1u)
+            out_keys[o] = in[rstart + idx];
+        if (want & 2u)
+            out_index[o] = (long)(idx + ibase);
+    }
+    if (lid == 0)
+        st[SF_PATH] = served ? 1u : total < k ? 2u : 3u;
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+rows_sf_filter(__global const key_t *in, ulong in_off, ulong ld, ulong cols, uint k,
+               uint smallest, uint parts, ulong plen, uint cap, __global uint *state,
+               __global okey_t *cand_u, __global uint *cand_i, __global key_t *out_keys,
+               __global long *out_index, uint want, ulong ibase)
+{
+    __local tile_locals L;
+    const uint lid = get_local_id(0);
+    const ulong g = get_group_id(0), row = g / parts, part = g % parts;
+    const ulong first = part * plen;
+    const ulong len = first >= cols ? 0 : (cols - first < plen ? cols - first : plen);
+    const ulong rstart = in_off + row * ld, start = rstart + first;
+    const ulong c0 = row * (ulong)cap;
+    __global uint *st = state + row * SF_W;
+#if KEY_BITS == 64
+    const okey_t tu = ((ulong)st[SF_THI] << 32) | st[SF_TLO];
+#else
+    const okey_t tu = st[SF_TLO];
+#endif
+    const uint tp = st[SF_TPOS];
+    if (lid == 0)
+        L.cnt = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* vectors where the part starts aligned, then the rest element by element */
+    const ulong nv = start % SF_V == 0 ? len / SF_V : 0;
+    __global const sf_vec_t *pv = (__global const sf_vec_t *)(in + start);
+    for (ulong b = 0; b < nv; b += (ulong)WG * SF_UNR) {
+        sf_vec_t x[SF_UNR];
+#pragma unroll
+        for (uint q = 0; q < SF_UNR; q++) {
+            const ulong v = b + q * WG + lid;
+            if (v < nv)
+                x[q] = pv[v];
+        }
+#pragma unroll
+        for (uint q = 0; q < SF_UNR; q++) {
+            const ulong v = b + q * WG + lid;
+            if (v < nv) {
+                const ulong p0 = first + v * SF_V;
+#define SF_LANE(c, i) SF_KEEP(x[q].c, p0 + (i));
+                SF_LANES(SF_LANE)
+#undef SF_LANE
+            }
+        }
+    }
+    for (ulong j = nv * SF_V + lid; j < len; j += WG)
+        SF_KEEP(in[start + j], first + j);
+    /* the segment to the row's candidates */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint n = L.cnt < MCAP ? L.cnt : MCAP;
+    if (lid == 0)
+        L.sel[0] = n ? atomic_add(&st[SF_COUNT], n) : 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint at = L.sel[0];
+    for (uint i = lid; i < n; i += WG)
+        if (at + i < cap) {
+            cand_u[c0 + at + i] = L.cu[i];
+            cand_i[c0 + at + i] = L.ci[i];
+        }
+#if !SF_APART
+    /* the candidates reach the device before the ticket; the last group of
+     * the row finishes it */
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    if (lid == 0) {
+        uint last = atomic_inc(&st[SF_TICKET]) == parts - 1u;
+        L.sel[1] = last;
+        L.sel[2] = last ? atomic_add(&st[SF_COUNT], 0u) : 0u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint last = L.sel[1], total = L.sel[2];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (last) {
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        sf_finish(in, rstart, row, cols, k, smallest, cap, st, total, cand_u, cand_i,
+                  out_keys, out_index, want, ibase, &L);
+    }
+#endif
+}
+
+#if SF_APART
+/* group r finishes row r (the filter's last group does it unless SF_APART) */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+rows_sf_finish(__global const key_t *in, ulong in_off, ulong ld, ulong cols, uint k,
+               uint smallest, uint cap, __global uint *state, __global const okey_t *cand_u,
+               __global const uint *cand_i, __global key_t *out_keys,
+               __global long *out_index, uint want, ulong ibase)
+{
+    __local tile_locals L;
+    const ulong row = get_group_id(0);
+    __global uint *st = state + row * SF_W;
+    sf_finish(in, in_off + row * ld, row, cols, k, smallest, cap, st, st[SF_COUNT], cand_u,
+              cand_i, out_keys, out_index, want, ibase, &L);
+}
+#endif

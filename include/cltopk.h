@@ -105,8 +105,23 @@
  *                          registers by the register tile; 0: never), rt
  *                          (elements a work-item holds there, a power of
  *                          two), maxima (0: the tile by radix passes only,
- *                          not the threshold of the work-items' maxima) and
- *                          tkmax (dense rows take the tile up to this k)
+ *                          not the threshold of the work-items' maxima),
+ *                          tkmax (dense rows take the tile up to this k),
+ *                          and the sample filter of long dense rows: path
+ *                          (auto: on GPUs where the tile does not take the
+ *                          call and its model says so; sf: wherever it can
+ *                          run, k up to wg x rt / 2 and 1024; nosf: never),
+ *                          s (its sample a row; 0 = chosen), cap (candidates
+ *                          a row, a multiple of 32, at most wg x rt; 0 =
+ *                          chosen), sfpart (elements a filtering work-group
+ *                          reads; 0 = chosen), fuse (0: the rows finished by a launch
+ *                          of their own, not by each row's last filtering
+ *                          work-group), force (all: the threshold below every
+ *                          element; few: above all but the best possible
+ *                          one) and check (served or fallback: the call
+ *                          fails with CLTOPK_ERR_INTERNAL unless every row
+ *                          was served by its candidates, resp. done over
+ *                          the whole row; for tests)
  *   CLTOPK_KNN             cltopk_knn's distance tiles: tile (0: the old
  *                          kernel, a work-group a query), tq, tp (queries and
  *                          points of a tile), mq, mp (a work-item's micro-tile:
@@ -428,8 +443,14 @@ CLTOPK_API int cltopk_select_buffer(cltopk_context *ctx, cltopk_dtype type, cl_m
  *                         004's "bits"); k <= 2048 (4-byte keys) or 1024 (8-byte
  *                         keys) where the device has 48 KiB of local memory;
  *                         rows below 2^32 - 1 elements; OpenCL with 64-bit
- *                         integers.  Host data travels in batches of whole rows
- *                         that fit one device allocation.
+ *                         integers.  Rows that fit a work-group's registers
+ *                         take the register tile instead (k <= 1024); long
+ *                         dense rows at larger k, on GPUs, a sample filter (a
+ *                         threshold a row from a sample, one read keeping
+ *                         the elements at or above it, the top-k of those; a
+ *                         row with too few or too many is done whole, decided
+ *                         on the device).  Host data travels in batches of
+ *                         whole rows that fit one device allocation.
  * Any other algorithm is CLTOPK_ERR_UNSUPPORTED with a detail.  Every
  * algorithm gives the same bits.
  * ------------------------------------------------------------------------ */

@@ -21,6 +21,11 @@
  * again to build): k up to 1024, gathered sizes of 256 or 2048 pairs and
  * position widths of 16 or 31 bits, so that few programs serve every call.
  *
+ * Long dense rows at a k the tile does not take go, on GPUs, to the sample
+ * filter (sf_plan below; rows_sf_sample and rows_sf_filter of the tile's
+ * program, with a sample a row, several filtering groups a row and the
+ * candidates' top-k by the tile; CLTOPK_BITS path=sf forces it).
+ *
  * kNN launches go to the distance tiles (lib/knndev.c, cl/knn.cl, which
  * builds rows.cl's kNN mode with this configuration for its selections);
  * rows_knn, a work-group a query computing its distances in place, runs
@@ -33,6 +38,8 @@
 
 #if HAVE_OPENCL
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +50,9 @@ typedef struct {
     unsigned tile, rt; /* the register tile (cl/rows_tile.cl): on, elements a work-item */
     unsigned maxima;   /* the tile's threshold of the maxima (tile.h) */
     size_t tkmax;      /* dense rows take the tile up to this k */
+    unsigned path, s, sfcap, force, check; /* the sample filter (sf_plan) */
+    size_t sfpart;
+    unsigned fuse;
 } rows_cfg;
 
 /* a register-tile launch (cl/rows_tile.cl): work-items, elements each,
@@ -60,7 +70,13 @@ static const unsigned ktops[] = {32, 256, 1024, 2048};
 /* CLTOPK_BITS: wg work-items a group and r elements a work-item a round (both
  * powers of two), parts of a long dense row (0: chosen from the rows and the
  * device's compute units) */
-enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT, BP_MAXIMA, BP_TKMAX, BP_N };
+enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT, BP_MAXIMA, BP_TKMAX, BP_PATH, BP_S, BP_CAP,
+       BP_FORCE, BP_CHECK, BP_SFPART, BP_FUSE, BP_N };
+enum { BPATH_AUTO = 0, BPATH_SF, BPATH_NOSF };
+enum { BCHECK_NONE = 0, BCHECK_SERVED, BCHECK_FALLBACK };
+static const char *const bits_path_words[] = {"auto", "sf", "nosf", NULL};
+static const char *const bits_force_words[] = {"none", "all", "few", NULL};
+static const char *const bits_check_words[] = {"none", "served", "fallback", NULL};
 static const cltopk_param bits_params[] = {
     [BP_WG] = {.name = "wg", .gpu = 256, .cpu = 64, .min = 16, .max = 1024, .integer = 1},
     [BP_R] = {.name = "r", .gpu = 4, .cpu = 2, .min = 1, .max = 16, .integer = 1},
@@ -73,6 +89,22 @@ static const cltopk_param bits_params[] = {
      * took 0.54 ms on 1024 x 65536 at k = 256, the tile 0.99 ms) */
     [BP_TKMAX] = {.name = "tkmax", .gpu = 128, .cpu = 128, .min = 1, .max = 4096,
                   .integer = 1},
+    /* the sample filter of long dense rows (sf_plan below): path=sf where it
+     * can run, nosf never, auto where its model says; its sample (0: 1024 on
+     * GPUs, 256 elsewhere), candidates a row (0: from the sample), elements
+     * a filter group reads (0: 16384 on GPUs, 2048 elsewhere); force=all|few
+     * puts T below everything or above everything but the best possible
+     * pair; check=served|fallback fails the call (CLTOPK_ERR_INTERNAL)
+     * unless every row took that way (tests) */
+    [BP_PATH] = {.name = "path", .min = 0, .max = 2, .integer = 1, .words = bits_path_words},
+    [BP_S] = {.name = "s", .min = 0, .max = 1 << 20, .integer = 1},
+    [BP_CAP] = {.name = "cap", .min = 0, .max = 1 << 20, .integer = 1},
+    [BP_FORCE] = {.name = "force", .min = 0, .max = 2, .integer = 1, .words = bits_force_words},
+    [BP_CHECK] = {.name = "check", .min = 0, .max = 2, .integer = 1, .words = bits_check_words},
+    [BP_SFPART] = {.name = "sfpart", .min = 0, .max = 1 << 30, .integer = 1},
+    /* 1: the filter's last group of a row finishes it; 0: a third launch,
+     * a group a row (the filter then carries no tile registers) */
+    [BP_FUSE] = {.name = "fuse", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
 };
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
 
@@ -98,6 +130,13 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     c->rt = (unsigned)p.v[BP_RT];
     c->maxima = (unsigned)p.v[BP_MAXIMA];
     c->tkmax = (size_t)p.v[BP_TKMAX];
+    c->path = (unsigned)p.v[BP_PATH];
+    c->s = (unsigned)p.v[BP_S];
+    c->sfcap = (unsigned)p.v[BP_CAP];
+    c->force = (unsigned)p.v[BP_FORCE];
+    c->check = (unsigned)p.v[BP_CHECK];
+    c->sfpart = (size_t)p.v[BP_SFPART];
+    c->fuse = (unsigned)p.v[BP_FUSE];
     if (!cltopk_is_pow2(c->wg) || !cltopk_is_pow2(c->r) || !cltopk_is_pow2(c->rt)) {
         snprintf(why, whylen, "CLTOPK_BITS: wg = %u, r = %u and rt = %u must be powers of two",
                  c->wg, c->r, c->rt);
@@ -354,6 +393,252 @@ static int tile_dense_launch(cltopk_context *ctx, const cltopk_request *rq,
     clReleaseKernel(kt);
     if (km)
         clReleaseKernel(km);
+    return st;
+}
+
+/* ---------------------------------------------------------------------------
+ * The sample filter of long dense rows (cl/rows_tile.cl, rows_sf_*): a
+ * threshold T a row from s samples of it, one read of every row by `parts`
+ * groups a row keeping the elements at or above their row's T (at most cap
+ * a row), and the exact top-k of those by the register tile, in the last
+ * group of the row to finish; a row with fewer than k or more than cap
+ * candidates is done exactly over all of it by that group instead.
+ *
+ * The sample and the rank (after the sample-filter query): with l = k s /
+ * cols, rank = ceil(l + 5 sqrt(l) + 5), so that fewer than k candidates needs
+ * rank samples among the k - 1 best of the row (a Poisson(l) tail past 5
+ * sigma); about rank cols / s candidates are expected, and the buffer holds
+ * (rank + 6 sqrt(rank) + 16) cols / s, at most a tile (wg x rt).  s doubles
+ * (up to cols / 2 and a tile) while that bound exceeds a tile.
+ *
+ * The model of path=auto (GPUs only, and only where the register tile does
+ * not take the call, i.e. where the streaming kernel ran before): the sample
+ * filter costs one read R of the rows at about 1.15 R (the sample-filter
+ * measurement of one array on the H200: 1.04-1.13x the floor for the filter
+ * read), plus its sample, s scattered 32-byte sectors a row, plus its
+ * candidates written and read again (16 bytes each), plus two launches;
+ * the streaming kernel measured 7.0 R on the H200 at 1024 x 65536, k = 256.
+ * It is taken where the sample and the candidates add at most half a read:
+ * (32 s + 16 rank cols / s) <= 0.5 cols x key bytes.  At 1024 x 65536 f32,
+ * k = 256: s = 1024, rank = 19, 1216 candidates a row: 0.20 R, predicted
+ * 1.4-1.8 R in all (0.11-0.14 ms against 0.544). */
+#define SF_WORDS 8 /* state words a row (cl/rows_tile.cl SF_W) */
+
+typedef struct {
+    tile_cfg t;
+    unsigned s, rank, force, check, fuse;
+    size_t cap, parts, plen;
+    double extra; /* the sample's and the candidates' bytes over a read (the model) */
+} rowsf_cfg;
+
+/* the sample filter for the dense job at k: 1 (f filled; auto: its model
+ * chose it), or 0 with the reason in why */
+static int sf_plan(const cltopk_context *ctx, const cltopk_request *rq,
+                   const cltopk_rows_job *job, const rows_cfg *c, rowsf_cfg *f, char *why,
+                   size_t whylen)
+{
+    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
+    size_t k = rq->k, cols = job->cols, tl = (size_t)c->wg * c->rt;
+    memset(f, 0, sizeof *f);
+    if (job->mode != ROWS_DENSE || c->path == BPATH_NOSF) {
+        snprintf(why, whylen, "%s", job->mode != ROWS_DENSE ? "dense rows only"
+                                                             : "CLTOPK_BITS=path=nosf");
+        return 0;
+    }
+    if (c->path == BPATH_AUTO && !gpu) {
+        snprintf(why, whylen, "auto takes it on GPUs only");
+        return 0;
+    }
+    tile_cfg t;
+    if (c->path == BPATH_AUTO && tile_dense(ctx, rq, job, c, &t)) {
+        snprintf(why, whylen, "the register tile takes k up to %zu", c->tkmax);
+        return 0;
+    }
+    if (k == 0 || k > TILE_KMAX || 2 * k > tl || c->wg < 16) {
+        snprintf(why, whylen, "k = %zu above %zu (half the tile, at most %d)", k,
+                 tl / 2 < TILE_KMAX ? tl / 2 : (size_t)TILE_KMAX, TILE_KMAX);
+        return 0;
+    }
+    if (cols > 0x7FFFFFFEu) {
+        snprintf(why, whylen, "rows of fewer than 2^31 - 1 elements");
+        return 0;
+    }
+    unsigned pb = cols - 1 <= 65534 ? 16 : 31, mcap = 2048;
+    if ((size_t)mcap * ((size_t)rq->bytes + 4) + 2048 > ctx->caps.local_mem) {
+        snprintf(why, whylen, "the tile's %u pairs do not fit local memory", mcap);
+        return 0;
+    }
+    f->t = (tile_cfg){.wg = c->wg, .rt = c->rt, .mcap = mcap, .pb = pb, .nomax = !c->maxima,
+                      .parts = 1, .plen = tl};
+    /* the sample */
+    size_t smax = cols / 2 < tl ? cols / 2 : tl;
+    size_t s = c->s ? c->s : gpu ? 1024 : 256;
+    if (s > smax)
+        s = smax;
+    double bound = 0, r = 0;
+    for (;;) {
+        double l = (double)k * (double)s / (double)cols;
+        r = ceil(l + 5.0 * sqrt(l) + 5.0);
+        bound = s ? (r + 6.0 * sqrt(r) + 16.0) * (double)cols / (double)s : (double)cols;
+        if (c->s || s == 0 || bound <= (double)tl || 2 * s > smax)
+            break;
+        s *= 2;
+    }
+    int sampled = s >= 1 && r <= (double)s && r <= (double)(mcap / 2);
+    f->s = sampled ? (unsigned)s : 0;
+    f->rank = sampled ? (unsigned)r : 0;
+    if (!sampled)
+        bound = (double)cols; /* T below everything */
+    f->force = c->force;
+    f->fuse = c->fuse;
+    f->check = c->check;
+    f->cap = c->sfcap ? c->sfcap : bound < (double)cols ? (size_t)ceil(bound) : cols;
+    /* a multiple of 32, so that no two rows' candidates share a 128-byte
+     * line: the last group of a row reads what other groups wrote, and a
+     * line cached by its multiprocessor for the row before could be stale */
+    f->cap = (f->cap + 31) / 32 * 32;
+    if (f->cap > tl)
+        f->cap = tl;
+    double cand = f->s ? (double)f->rank * (double)cols / (double)f->s : (double)cols;
+    f->extra = (32.0 * (double)f->s + 16.0 * cand) / ((double)cols * (double)rq->bytes);
+    /* a group's part: on GPUs 64 KiB of f32, so that its tail (two global
+     * atomics and a fence, 2-3 us) is short beside its read */
+    size_t plen = c->sfpart ? c->sfpart : gpu ? 16384 : 2048;
+    plen = (plen + 3) / 4 * 4;
+    f->parts = (cols + plen - 1) / plen;
+    f->plen = plen;
+    if (job->nrows > (size_t)ctx->caps.max_alloc / 8 / f->cap) {
+        snprintf(why, whylen, "the candidates of %zu rows exceed one allocation", job->nrows);
+        return 0;
+    }
+    if (c->path == BPATH_AUTO && (!sampled || bound > (double)tl || f->extra > 0.5)) {
+        snprintf(why, whylen, "the model: the sample and candidates would add %.2f of a read "
+                 "(at most 0.5), or the candidates (%.0f) exceed a tile (%zu)", f->extra,
+                 bound, tl);
+        return 0;
+    }
+    return 1;
+}
+
+static uint64_t sf_rows_seed(const cltopk_context *ctx)
+{
+    static uint64_t counter;
+    uint64_t z = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED) * 0x9E3779B97F4A7C15ull;
+    double t = cltopk_now();
+    uint64_t tb;
+    memcpy(&tb, &t, sizeof tb);
+    z ^= tb ^ (uint64_t)(uintptr_t)ctx;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* CLTOPK_BITS=check=served|fallback: wait for the call and read every row's way */
+static int sf_check(cltopk_context *ctx, const rowsf_cfg *f, cl_mem state, size_t nrows)
+{
+    cl_uint *w = malloc(nrows * SF_WORDS * sizeof *w);
+    if (!w)
+        return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "CLTOPK_BITS check: out of host memory");
+    cl_event *own;
+    cl_uint nown = cltopk_after_own(ctx, &own);
+    cl_int err = clEnqueueReadBuffer(ctx->queue, state, CL_TRUE, 0,
+                                     nrows * SF_WORDS * sizeof *w, w, nown, own, NULL);
+    int st = CLTOPK_OK;
+    if (err != CL_SUCCESS)
+        st = cltopk_clfail(ctx, err, "CLTOPK_BITS check: reading the rows' state");
+    for (size_t r = 0; r < nrows && st == CLTOPK_OK; r++) {
+        cl_uint path = w[r * SF_WORDS + 5], count = w[r * SF_WORDS + 3];
+        int served = path == 1;
+        if (path == 0 || served != (f->check == BCHECK_SERVED))
+            st = cltopk_fail(ctx, CLTOPK_ERR_INTERNAL,
+                             "CLTOPK_BITS check=%s: row %zu %s (%u candidates, buffer %zu, "
+                             "sample %u, rank %u)", f->check == BCHECK_SERVED ? "served"
+                                                                               : "fallback",
+                             r, path == 0 ? "was not finished" : served
+                                                ? "was served by its candidates"
+                                                : path == 2 ? "fell back (too few)"
+                                                            : "fell back (too many)",
+                             count, f->cap, f->s, f->rank);
+    }
+    free(w);
+    return st;
+}
+
+/* dense rows by the sample filter: two launches (three with fuse=0) */
+static int sf_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk_rows_job *job,
+                     const rows_launch_args *a, const rowsf_cfg *f, cl_uint num_wait,
+                     const cl_event *wait)
+{
+    char opts[256], sopts[256];
+    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
+    tile_opts(rq, &f->t, opts, sizeof opts);
+    /* the sample's own tile on GPUs: the fewest slots a work-item that hold
+     * the sample (4 for 1024 samples of 256 work-items, against the 16 the
+     * candidates need), fewer registers and shorter loops; elsewhere the
+     * tile's program serves (one program fewer to build) */
+    tile_cfg ts = f->t;
+    if (gpu) {
+        ts.rt = 1;
+        while ((size_t)ts.wg * ts.rt < f->s && ts.rt < f->t.rt)
+            ts.rt <<= 1;
+    }
+    tile_opts(rq, &ts, sopts, sizeof sopts);
+    /* vectors a filtering work-item loads a round: 8 on GPUs (32 KiB a
+     * group in flight), 4 elsewhere (the kernel's default: the tile's
+     * program serves) */
+    if (gpu)
+        snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -D SF_UNR=8");
+    if (!f->fuse)
+        snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -D SF_APART=1");
+    cl_kernel ks = NULL, kf = NULL, kd = NULL;
+    cl_mem state, cu, ci;
+    size_t n = a->nrows;
+    int st = cltopk_kernel_get(ctx, "rows_tile.cl", sopts, "rows_sf_sample", &ks);
+    if (st == CLTOPK_OK)
+        st = cltopk_kernel_get(ctx, "rows_tile.cl", opts, "rows_sf_filter", &kf);
+    if (st == CLTOPK_OK && !f->fuse)
+        st = cltopk_kernel_get(ctx, "rows_tile.cl", opts, "rows_sf_finish", &kd);
+    if (st == CLTOPK_OK)
+        st = cltopk_scratch(ctx, SCR_ROWS_SF, n * SF_WORDS * 4, &state);
+    if (st == CLTOPK_OK)
+        st = cltopk_scratch(ctx, SCR_CAND_U0, n * f->cap * (size_t)rq->bytes, &cu);
+    if (st == CLTOPK_OK)
+        st = cltopk_scratch(ctx, SCR_CAND_I0, n * f->cap * 4, &ci);
+    cl_uint k = (cl_uint)rq->k, sm = (cl_uint)rq->smallest, s = f->s, rank = f->rank;
+    cl_uint force = f->force, parts = (cl_uint)f->parts, cap = (cl_uint)f->cap;
+    cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
+    cl_mem ok = a->out_keys ? a->out_keys : a->in, oi = a->out_index ? a->out_index : a->in;
+    cl_ulong off = (cl_ulong)a->in_off, ld = job->ld, cols = job->cols, plen = f->plen;
+    cl_ulong ibase = job->ibase, seed = sf_rows_seed(ctx);
+    if (st == CLTOPK_OK &&
+        (st = cltopk_set_args(ctx, ks, 10, sizeof(cl_mem), &a->in, sizeof off, &off, sizeof ld,
+                              &ld, sizeof cols, &cols, sizeof sm, &sm, sizeof s, &s,
+                              sizeof rank, &rank, sizeof seed, &seed, sizeof force, &force,
+                              sizeof(cl_mem), &state)) == CLTOPK_OK)
+        st = cltopk_launch(ctx, ks, n * f->t.wg, f->t.wg, num_wait, wait);
+    if (st == CLTOPK_OK &&
+        (st = cltopk_set_args(ctx, kf, 16, sizeof(cl_mem), &a->in, sizeof off, &off, sizeof ld,
+                              &ld, sizeof cols, &cols, sizeof k, &k, sizeof sm, &sm,
+                              sizeof parts, &parts, sizeof plen, &plen, sizeof cap, &cap,
+                              sizeof(cl_mem), &state, sizeof(cl_mem), &cu, sizeof(cl_mem), &ci,
+                              sizeof(cl_mem), &ok, sizeof(cl_mem), &oi, sizeof want, &want,
+                              sizeof ibase, &ibase)) == CLTOPK_OK)
+        st = cltopk_launch(ctx, kf, n * f->parts * f->t.wg, f->t.wg, 0, NULL);
+    if (st == CLTOPK_OK && kd &&
+        (st = cltopk_set_args(ctx, kd, 14, sizeof(cl_mem), &a->in, sizeof off, &off, sizeof ld,
+                              &ld, sizeof cols, &cols, sizeof k, &k, sizeof sm, &sm,
+                              sizeof cap, &cap, sizeof(cl_mem), &state, sizeof(cl_mem), &cu,
+                              sizeof(cl_mem), &ci, sizeof(cl_mem), &ok, sizeof(cl_mem), &oi,
+                              sizeof want, &want, sizeof ibase, &ibase)) == CLTOPK_OK)
+        st = cltopk_launch(ctx, kd, n * f->t.wg, f->t.wg, 0, NULL);
+    if (ks)
+        clReleaseKernel(ks);
+    if (kf)
+        clReleaseKernel(kf);
+    if (kd)
+        clReleaseKernel(kd);
+    if (st == CLTOPK_OK && f->check != BCHECK_NONE)
+        st = sf_check(ctx, f, state, n);
     return st;
 }
 
@@ -639,6 +924,12 @@ static int rows_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
         snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -D SHORT=%d -D SHORT_WG=%u",
                  ROWS_SHORT, c.wg < 64 ? c.wg : 64);
     tile_cfg t;
+    rowsf_cfg f;
+    if (job->mode == ROWS_DENSE && sf_plan(ctx, rq, job, &c, &f, why, sizeof why))
+        return sf_launch(ctx, rq, job, a, &f, num_wait, wait);
+    if (job->mode == ROWS_DENSE && c.check != BCHECK_NONE)
+        return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "CLTOPK_BITS check: the sample filter "
+                           "did not run: %s", why);
     if (job->mode == ROWS_DENSE && tile_dense(ctx, rq, job, &c, &t))
         return tile_dense_launch(ctx, rq, job, a, &t, num_wait, wait);
     if (job->mode == ROWS_KNN) {
@@ -720,8 +1011,15 @@ size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
     if (!rows_config(ctx, rq, rq->k, &c, why, sizeof why))
         return (size_t)snprintf(buf, len, "no configuration: %s", why);
     tile_cfg t;
+    rowsf_cfg f;
     int n;
-    if (job->mode == ROWS_DENSE && tile_dense(ctx, rq, job, &c, &t))
+    if (job->mode == ROWS_DENSE && sf_plan(ctx, rq, job, &c, &f, why, sizeof why))
+        n = snprintf(buf, len, "the sample filter: a threshold a row from %u samples (rank "
+                     "%u), one read by %zu groups a row keeping up to %zu candidates a row, "
+                     "their top-k by a register tile of %u x %u (%zu work-groups), the whole "
+                     "row where they are too few or too many (decided on the device)", f.s,
+                     f.rank, f.parts, f.cap, f.t.wg, f.t.rt, job->nrows * f.parts);
+    else if (job->mode == ROWS_DENSE && tile_dense(ctx, rq, job, &c, &t))
         n = snprintf(buf, len, "a register tile of %u work-items x %u elements, a radix "
                      "selection in local memory; %zu part%s a row (%zu work-groups%s)", t.wg,
                      t.rt, t.parts, t.parts == 1 ? "" : "s", job->nrows * t.parts,
@@ -744,6 +1042,12 @@ size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
     } else if (!(n = (int)cltopk_knn_dev_describe(ctx, rq, job, c.wg, buf, len))) {
         n = snprintf(buf, len, "wg %u, r %u, %u kept, a buffer of %u; a work-group a query "
                      "(%zu), distances computed in place", c.wg, c.r, c.ktop, c.cap, job->nrows);
+    }
+    /* a forced sample filter that cannot run says why */
+    if (n >= 0 && (size_t)n < len && job->mode == ROWS_DENSE && c.path == BPATH_SF &&
+        !sf_plan(ctx, rq, job, &c, &f, why, sizeof why)) {
+        int m = snprintf(buf + n, len - (size_t)n, "; not the sample filter: %s", why);
+        n = m < 0 ? n : n + m;
     }
     return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len;
 }

@@ -549,6 +549,146 @@ static void bad_buffers(cltopk_context *ctx, const char *dev)
 }
 #endif
 
+/* rows of different content in one call: row r of `rows` (ld apart) drawn
+ * from dists[] in turn from `from` */
+static void mixed_rows(cltopk_dtype type, size_t rows, size_t cols, size_t ld, int sm, int from,
+                       char *keys)
+{
+    size_t w = tsize(type);
+    char *row = bmalloc(cols * w);
+    memset(keys, 0x7F, ((rows - 1) * ld + cols) * w);
+    for (size_t r = 0; r < rows; r++) {
+        const char *dist = dists[(from + r) % 13];
+        gen_data(type, dist, cols, sm, &rng, row);
+        memcpy(keys + r * ld * w, row, cols * w);
+    }
+    free(row);
+}
+
+/* the sample filter of long dense rows (CLTOPK_BITS path=sf), forced: every
+ * type and direction, rows of mixed content (every distribution of
+ * gen_data) with ld > cols (unaligned rows: the filter's element loop) and
+ * ld = cols, k from 1 to cols, several groups a row, the host and cl_mem
+ * forms; then each exceptional way forced and checked (check=served|
+ * fallback): too few candidates (force=few), too many (force=all with a small
+ * buffer, past the local segment), everything a candidate and served
+ * (force=all); a buffer about the expected count (some rows served, some
+ * not, in one call) */
+static void sf_cases(cltopk_context *cl, const char *dev)
+{
+    char where[160];
+    /* wg x rt = 1024 on a CPU device: k up to 512 */
+    const char *base = "path=sf,wg=256,rt=4";
+    for (int ti = 0; ti < 6; ti++) {
+        cltopk_dtype type = all_types[ti];
+        size_t w = tsize(type);
+        for (int sm = 0; sm <= 1; sm++) {
+            size_t rows = 5, cols = 4099 + (size_t)ti, ld = cols + 1 + (size_t)sm;
+            char *keys = bmalloc(rows * (ld + 4) * w);
+            snprintf(where, sizeof where, "%s %s,sfpart=1000", dev, base);
+            char env[128];
+            snprintf(env, sizeof env, "%s,sfpart=1000", base);
+            setenv("CLTOPK_BITS", env, 1);
+            mixed_rows(type, rows, cols, ld, sm, ti * 2 + sm, keys);
+            size_t k = 1 + rng_below(&rng, 300);
+            check_case(cl, where, CLTOPK_ALGO_BITS, 0, type, "mixed", keys,
+                       (rows - 1) * ld + cols, rows, cols, ld, NULL, k, sm, WANT_BOTH);
+            check_case(cl, where, CLTOPK_ALGO_BITS, 1, type, "mixed", keys,
+                       (rows - 1) * ld + cols, rows, cols, ld, NULL, ti == 0 ? 1 : 512, !sm,
+                       1 + (ti + sm) % 3);
+            /* aligned rows (the vector loads), one group a row */
+            snprintf(env, sizeof env, "%s,sfpart=8192", base);
+            setenv("CLTOPK_BITS", env, 1);
+            snprintf(where, sizeof where, "%s %s,sfpart=8192", dev, base);
+            mixed_rows(type, rows, 4096, 4096, sm, ti + 5, keys);
+            check_case(cl, where, CLTOPK_ALGO_BITS, sm, type, "mixed", keys, rows * 4096, rows,
+                       4096, 4096, NULL, 64, sm, WANT_BOTH);
+            /* the exceptional ways, checked */
+            static const char *const forced[][2] = {
+                {"force=few,check=fallback", "too few"},
+                {"force=all,cap=100,sfpart=8192,check=fallback", "too many, past the segment"},
+                {"force=all,cap=1024,check=served", "all candidates"},
+                /* k = 10 of 3001 from 256 samples: rank 11, about 129 expected
+                 * (measured 96-200 a row: rows of one call go either way) */
+                {"s=256,cap=128", "a buffer of the expected count: some rows served"},
+            };
+            for (size_t f = 0; f < sizeof forced / sizeof forced[0]; f++) {
+                size_t fcols = f == 2 ? 1000 : 3001;
+                snprintf(env, sizeof env, "%s,%s", base, forced[f][0]);
+                setenv("CLTOPK_BITS", env, 1);
+                snprintf(where, sizeof where, "%s %s (%s)", dev, env, forced[f][1]);
+                mixed_rows(type, 5, fcols, fcols + 3, sm, (int)f + ti, keys);
+                size_t fk = f == 3 ? 10 : 2 + rng_below(&rng, 60);
+                check_case(cl, where, CLTOPK_ALGO_BITS, (int)(f & 1), type, "mixed", keys,
+                           4 * (fcols + 3) + fcols, 5, fcols, fcols + 3, NULL, fk, sm,
+                           WANT_BOTH);
+            }
+            free(keys);
+        }
+    }
+    /* k from 1 to cols = 1000, every distribution, wg x rt = 2048 (two types:
+     * each is a program to build) */
+    setenv("CLTOPK_BITS", "path=sf,wg=512,rt=4,sfpart=300", 1);
+    static const size_t ks[] = {1, 2, 31, 200, 500, 999, 1000};
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+        cltopk_dtype type = i % 2 ? CLTOPK_UINT64 : CLTOPK_FLOAT32;
+        char *keys = bmalloc(3 * 1000 * tsize(type));
+        int sm = (int)(i & 1);
+        mixed_rows(type, 3, 1000, 1000, sm, (int)i * 3, keys);
+        snprintf(where, sizeof where, "%s path=sf,wg=512,rt=4,sfpart=300", dev);
+        check_case(cl, where, CLTOPK_ALGO_BITS, (int)(i % 3 == 2), type, "mixed", keys, 3000,
+                   3, 1000, 1000, NULL, ks[i], sm, WANT_BOTH);
+        free(keys);
+    }
+    /* a sample served: long uniform rows (check=served), several groups */
+    setenv("CLTOPK_BITS", "path=sf,wg=256,rt=4,check=served", 1);
+    for (int i = 0; i < 2; i++) {
+        cltopk_dtype type = i ? CLTOPK_FLOAT64 : CLTOPK_FLOAT32;
+        char *keys = bmalloc(4 * 20000 * 8);
+        gen_data(type, i ? "increasing" : "uniform", 4 * 20000, i, &rng, keys);
+        check_case(cl, dev, CLTOPK_ALGO_BITS, i, type, i ? "increasing" : "uniform", keys,
+                   4 * 20000, 4, 20000, 20000, NULL, 100, i, WANT_BOTH);
+        free(keys);
+    }
+    /* the rows finished by a launch of their own (fuse=0), each way */
+    static const char *const apart[] = {"path=sf,wg=256,rt=4,fuse=0,sfpart=700",
+                                        "path=sf,wg=256,rt=4,fuse=0,force=few,check=fallback",
+                                        "path=sf,wg=256,rt=4,fuse=0,force=all,cap=100,"
+                                        "check=fallback",
+                                        "path=sf,wg=256,rt=4,fuse=0,force=all,cap=1024,"
+                                        "check=served"};
+    for (size_t e = 0; e < sizeof apart / sizeof apart[0]; e++) {
+        cltopk_dtype type = e & 1 ? CLTOPK_INT64 : CLTOPK_FLOAT32;
+        size_t cols = e == 3 ? 1000 : 5003;
+        char *keys = bmalloc(3 * (cols + 2) * 8);
+        setenv("CLTOPK_BITS", apart[e], 1);
+        snprintf(where, sizeof where, "%s %s", dev, apart[e]);
+        mixed_rows(type, 3, cols, cols + 2, (int)(e & 1), (int)e * 4, keys);
+        check_case(cl, where, CLTOPK_ALGO_BITS, (int)(e >> 1), type, "mixed", keys,
+                   2 * (cols + 2) + cols, 3, cols, cols + 2, NULL, 2 + rng_below(&rng, 200),
+                   (int)(e & 1), WANT_BOTH);
+        free(keys);
+    }
+    /* explain names it; a bad word is refused */
+    setenv("CLTOPK_BITS", "path=sf,wg=256,rt=4", 1);
+    char buf[1024];
+    int est = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 8, 20000, NULL, 100, 0, 1, buf, sizeof buf);
+    ok(est == CLTOPK_OK && strstr(buf, "sample filter"),
+       "%s: explain_rows with CLTOPK_BITS=path=sf names the sample filter", dev);
+    if (est != CLTOPK_OK || !strstr(buf, "sample filter"))
+        diag("%s", buf);
+    setenv("CLTOPK_BITS", "path=nosf,check=served", 1);
+    {
+        char ok_[4 * 4];
+        int64_t oi[4];
+        int st = cltopk_topk_rows(cl, CLTOPK_FLOAT32, data16, 2, 8, 8, 2, 0, CLTOPK_ALGO_BITS,
+                                  ok_, oi);
+        ok(st == CLTOPK_ERR_INTERNAL, "%s: check=served fails where the sample filter did not "
+           "run (%s)", dev, cltopk_last_error(cl));
+    }
+    unsetenv("CLTOPK_BITS");
+}
+
 int main(void)
 {
     watchdog(600);
@@ -675,8 +815,10 @@ int main(void)
     random_shapes(cl, "cl maxima=0", CLTOPK_ALGO_BITS, test_full() ? 12 : 4);
     setenv("CLTOPK_BITS", "tkmax=4096", 1);
     random_shapes(cl, "cl tkmax=4096", CLTOPK_ALGO_BITS, test_full() ? 12 : 4);
+    sf_cases(cl, dev);
     static const char *const bad_env[] = {"wg=100", "r=3", "parts=-1", "speed=9", "wg=2048",
-                                          "rt=3", "tile=2", "maxima=2", "tkmax=0"};
+                                          "rt=3", "tile=2", "maxima=2", "tkmax=0",
+                                          "path=fast", "force=some", "check=1.5", "fuse=2"};
     for (size_t i = 0; i < sizeof bad_env / sizeof bad_env[0]; i++) {
         setenv("CLTOPK_BITS", bad_env[i], 1);
         char ok_[4 * 4];
