@@ -421,8 +421,14 @@ static int tile_dense_launch(cltopk_context *ctx, const cltopk_request *rq,
  * It is taken where the sample and the candidates add at most half a read:
  * (32 s + 16 rank cols / s) <= 0.5 cols x key bytes.  At 1024 x 65536 f32,
  * k = 256: s = 1024, rank = 19, 1216 candidates a row: 0.20 R, predicted
- * 1.4-1.8 R in all (0.11-0.14 ms against 0.544). */
+ * 1.4-1.8 R in all (0.11-0.14 ms against 0.544).  Measured on the H200: 0.218
+ * ms = 2.8 R (the sample 34.5 us, the filter 176-183 us = 2.3 R); rows of
+ * SF_LONG columns and more take it before the register tile too. */
 #define SF_WORDS 8 /* state words a row (cl/rows_tile.cl SF_W) */
+/* rows of at least this many columns take the sample filter before the
+ * register tile (H200: 64 x 131072, k = 50, 0.043 ms against the tile's 0.054;
+ * 16384 x 4096, k = 32, 0.425 against 0.196) */
+#define SF_LONG 65536
 
 typedef struct {
     tile_cfg t;
@@ -450,8 +456,9 @@ static int sf_plan(const cltopk_context *ctx, const cltopk_request *rq,
         return 0;
     }
     tile_cfg t;
-    if (c->path == BPATH_AUTO && tile_dense(ctx, rq, job, c, &t)) {
-        snprintf(why, whylen, "the register tile takes k up to %zu", c->tkmax);
+    if (c->path == BPATH_AUTO && tile_dense(ctx, rq, job, c, &t) && cols < SF_LONG) {
+        snprintf(why, whylen, "the register tile takes k up to %zu below %d columns", c->tkmax,
+                 SF_LONG);
         return 0;
     }
     if (k == 0 || k > TILE_KMAX || 2 * k > tl || c->wg < 16) {
