@@ -38,11 +38,15 @@
  * digit found by DIGIT votes (inline PTX on NVIDIA's platform, PTX 1; local
  * memory and barriers elsewhere, or with ptx=0), and one scan of the digits a
  * tile replaces the work-group scan of every round of LB bits: 28.6-32.1 ms
- * (two runs), 127 registers.  WC 1 holds the pairs that begin a sector of the
+ * (three runs; torch.sort 23.6), 127-164 registers.  WC 1 holds the pairs that begin a sector of the
  * output a tile leaves unfinished until a later tile completes it, so that
  * sectors are written whole: 31.2 ms at its largest tile (ipt 8), where
  * without it the same tile took 37.4 ms.  LDIG 0 recomputes the digits from
- * the pairs and leaves room for a larger tile. */
+ * the pairs and leaves room for a larger tile (ipt 16: 29.6 ms).  One sweep a
+ * pass (OS 1, os=1; below 2^30 pairs): the digit counts of every pass from
+ * one read, then a launch a pass whose groups take tiles in order and find
+ * each tile's offsets by a look-back over the tiles before it: 44.6 ms, its
+ * look-back waits (bench/RESULTS.md). */
 #include "internal.h"
 
 #if HAVE_OPENCL
@@ -213,7 +217,9 @@ int cltopk_devsort_input(cltopk_context *ctx, const cltopk_request *rq, cl_mem i
 double cltopk_devsort_time(const struct cltopk_consts_s *c, size_t m, int key_bytes)
 {
     double R = (double)m * key_bytes / c->bw, passes = key_bytes;
-    return passes * (c->gpu ? 17.8 : 6.0) * R * (key_bytes + 4.0) / key_bytes / 2 +
+    /* GPU: 2^29 f32 with positions 28.6-28.9 ms on the H200 ranked by warps
+     * (34.6 ms, 17.8 a pass, before) */
+    return passes * (c->gpu ? 14.8 : 6.0) * R * (key_bytes + 4.0) / key_bytes / 2 +
            3 * passes * c->launch;
 }
 
