@@ -397,6 +397,63 @@ inline uint wr_peers(uint d, __local uint *sd)
 #define WR_SYNC() barrier(CLK_LOCAL_MEM_FENCE)
 #endif
 
+/* The tile's pairs key[q], ps[q] (q = 0 .. IPT - 1) ranked among their warp's
+ * pairs of their digit, q by q, lanes in order: rk[q] = rank << 8 | digit.
+ * mine: the warp's counters of the digits (zero before; their counts after);
+ * below: the lanes below this one; sd: wr_peers' local memory. */
+#define WR_RANK(key, ps, rk)                                                           \
+    UNROLL                                                                             \
+    for (uint q = 0; q < IPT; q++) {                                                   \
+        uint d_ = (ps)[q] == PAD_POS ? RADIX - 1u : DS_DIGIT((key)[q], (ps)[q]);       \
+        uint peers_ = wr_peers(d_, sd);                                                \
+        uint before_ = popcount(peers_ & below);                                       \
+        uint r0_ = mine[d_];                                                           \
+        WR_SYNC();                                                                     \
+        if (before_ == 0u)                                                             \
+            mine[d_] = r0_ + popcount(peers_);                                         \
+        WR_SYNC();                                                                     \
+        (rk)[q] = (r0_ + before_) << 8 | d_;                                           \
+    }
+
+/* the ranked pairs to their places in the sorted tile (lk, lp, and ld where
+ * LDIG): the warp's start of the digit (mine, after the scan) + the rank */
+#if LDIG
+#define WR_PLACE_DIGIT(at, d) ld[at] = (uchar)(d)
+#else
+#define WR_PLACE_DIGIT(at, d) (void)0
+#endif
+#define WR_PLACE(key, ps, rk)                                                          \
+    UNROLL                                                                             \
+    for (uint q = 0; q < IPT; q++) {                                                   \
+        uint d_ = (rk)[q] & 0xFFu, at_ = mine[d_] + ((rk)[q] >> 8);                    \
+        lk[at_] = (key)[q];                                                            \
+        lp[at_] = (ps)[q];                                                             \
+        WR_PLACE_DIGIT(at_, d_);                                                       \
+    }
+
+/* where this work-item's digits lo .. hi - 1 begin in the sorted tile: the
+ * exclusive scan over the digits of their counts over the warps (wh) */
+inline uint wr_tile_start(__local WH_T *wh, __local uint *part, uint lo, uint hi)
+{
+    uint sum = 0u, total;
+    for (uint d = lo; d < hi; d++)
+        for (uint v = 0; v < NW; v++)
+            sum += wh[v * RADIX + d];
+    return wg_exscan(sum, part, &total);
+}
+
+/* digit d's counts of the warps (wh) turned into their starts from at; the
+ * digit's end */
+inline uint wr_warp_starts(__local WH_T *wh, uint d, uint at)
+{
+    for (uint v = 0; v < NW; v++) {
+        uint c = wh[v * RADIX + d];
+        wh[v * RADIX + d] = at;
+        at += c;
+    }
+    return at;
+}
+
 /* the IPT pairs of work-item (w, lane) of the tile at t0, striped; those at m
  * and above are padding (key 0, PAD_POS) */
 inline void wr_load(__global const okey_t *kp, __global const uint *pos, uint implicit, uint m,
@@ -482,35 +539,15 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
             wh[i] = 0u;
         barrier(CLK_LOCAL_MEM_FENCE);
         /* each pair's rank among its warp's pairs of its digit; rk = rank << 8 | digit */
-        UNROLL
-        for (uint q = 0; q < IPT; q++) {
-            uint d = ps[q] == PAD_POS ? RADIX - 1u : DS_DIGIT(key[q], ps[q]);
-            uint peers = wr_peers(d, sd);
-            uint before = popcount(peers & below);
-            uint r0 = mine[d];
-            WR_SYNC();
-            if (before == 0u)
-                mine[d] = r0 + popcount(peers);
-            WR_SYNC();
-            rk[q] = (r0 + before) << 8 | d;
-        }
+        WR_RANK(key, ps, rk);
         barrier(CLK_LOCAL_MEM_FENCE);
         /* the digits' starts in the tile (a scan over the digits), each warp's
          * start within its digit, and where the digit's pairs go */
         {
             uint per = (RADIX + WG - 1) / WG, lo = t * per, hi = lo + per < RADIX ? lo + per : RADIX;
-            uint sum = 0u, total;
-            for (uint d = lo; d < hi; d++)
-                for (uint v = 0; v < NW; v++)
-                    sum += wh[v * RADIX + d];
-            uint ex = wg_exscan(sum, part, &total);
+            uint ex = wr_tile_start(wh, part, lo, hi);
             for (uint d = lo; d < hi; d++) {
-                uint at = ex;
-                for (uint v = 0; v < NW; v++) {
-                    uint c = wh[v * RADIX + d];
-                    wh[v * RADIX + d] = at;
-                    at += c;
-                }
+                uint at = wr_warp_starts(wh, d, ex);
                 lbase[d] = lgoff[d] - ex;
 #if WC
                 oend[d] = lgoff[d];
@@ -521,15 +558,7 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        UNROLL
-        for (uint q = 0; q < IPT; q++) {
-            uint d = rk[q] & 0xFFu, at = mine[d] + (rk[q] >> 8);
-            lk[at] = key[q];
-            lp[at] = ps[q];
-#if LDIG
-            ld[at] = (uchar)d;
-#endif
-        }
+        WR_PLACE(key, ps, rk);
         barrier(CLK_LOCAL_MEM_FENCE);
 #if WC
         /* the held pairs whose sector this tile completes */
@@ -608,7 +637,7 @@ void ds_hist_all(__global const okey_t *keys, ulong koff, __global const uint *p
 
 /* Pass s, w in one sweep: a group takes tiles in order from its counter (the
  * next one while it ranks this one, whose pairs it loads meanwhile); a tile
- * ranks as ds_scatter's, publishes its digits' counts in its status words,
+ * publishes its digits' counts in its status words, ranks as ds_scatter's,
  * finds the pairs of each digit in the tiles before it by looking back over
  * their words (adding counts, stopping at an inclusive one), publishes its own
  * inclusive counts, and writes its pairs from the digit's first place in the
@@ -634,7 +663,7 @@ void ds_onesweep(__global const okey_t *keys, ulong koff, __global const uint *p
 #endif
     __local WH_T wh[NW * RADIX];
     __local uint part[(1 + XS) * WG];
-    __local uint lbase[RADIX], ldst[RADIX];
+    __local uint lbase[RADIX], ldst[RADIX], lcnt[RADIX];
     __local uint ltile[2];
 #if WR_PTX
     __local uint *sd = part; /* unused */
@@ -682,49 +711,37 @@ void ds_onesweep(__global const okey_t *keys, ulong koff, __global const uint *p
             ltile[1] = atomic_inc(ctr);
         for (uint i = t; i < NW * RADIX; i += WG)
             wh[i] = 0u;
-        for (uint d = t; d < RADIX; d += WG)
+        for (uint d = t; d < RADIX; d += WG) {
             zs[(ulong)cur * RADIX + d] = 0u;
+            lcnt[d] = 0u;
+        }
         barrier(CLK_LOCAL_MEM_FENCE);
         uint nxt = ltile[1];
         if (nxt < ntiles)
             wr_load(kp, pos, implicit, m, (ulong)nxt * TILE, wp, lane, nkey, nps);
+        /* the tile's counts of the digits, published before it ranks, so that
+         * the tiles after it seldom wait for its look-back */
         UNROLL
-        for (uint q = 0; q < IPT; q++) {
-            uint d = ps[q] == PAD_POS ? RADIX - 1u : DS_DIGIT(key[q], ps[q]);
-            uint peers = wr_peers(d, sd);
-            uint before = popcount(peers & below);
-            uint r0 = mine[d];
-            WR_SYNC();
-            if (before == 0u)
-                mine[d] = r0 + popcount(peers);
-            WR_SYNC();
-            rk[q] = (r0 + before) << 8 | d;
-        }
+        for (uint q = 0; q < IPT; q++)
+            atomic_inc(&lcnt[ps[q] == PAD_POS ? RADIX - 1u : DS_DIGIT(key[q], ps[q])]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint d = t; d < RADIX; d += WG)
+            *(volatile __global uint *)(st + (ulong)cur * RADIX + d) =
+                (cur == 0u ? OS_INC : OS_AGG) | lcnt[d];
+        WR_RANK(key, ps, rk);
         barrier(CLK_LOCAL_MEM_FENCE);
         {
             uint per = (RADIX + WG - 1) / WG, lo = t * per, hi = lo + per < RADIX ? lo + per : RADIX;
-            uint sum = 0u, total;
-            for (uint d = lo; d < hi; d++)
-                for (uint v = 0; v < NW; v++)
-                    sum += wh[v * RADIX + d];
-            uint ex = wg_exscan(sum, part, &total);
+            uint ex = wr_tile_start(wh, part, lo, hi);
             for (uint d = lo; d < hi; d++) {
-                uint at = ex;
-                for (uint v = 0; v < NW; v++) {
-                    uint c = wh[v * RADIX + d];
-                    wh[v * RADIX + d] = at;
-                    at += c;
-                }
+                uint at = wr_warp_starts(wh, d, ex);
                 uint cnt = at - ex;
                 /* (one aligned word: a volatile store is seen whole, and
                  * goes past the compute unit's cache) */
                 volatile __global uint *sw = st + (ulong)cur * RADIX + d;
                 /* the pairs of digit d in the tiles before this one */
                 uint before_d = 0u;
-                if (cur == 0u) {
-                    *sw = OS_INC | cnt;
-                } else {
-                    *sw = OS_AGG | cnt;
+                if (cur != 0u) { /* (its count is out already) */
                     uint j = cur;
                     while (j > 0u) {
                         uint v = *(volatile __global uint *)(st + (ulong)(j - 1u) * RADIX + d);
@@ -742,15 +759,7 @@ void ds_onesweep(__global const okey_t *keys, ulong koff, __global const uint *p
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        UNROLL
-        for (uint q = 0; q < IPT; q++) {
-            uint d = rk[q] & 0xFFu, at = mine[d] + (rk[q] >> 8);
-            lk[at] = key[q];
-            lp[at] = ps[q];
-#if LDIG
-            ld[at] = (uchar)d;
-#endif
-        }
+        WR_PLACE(key, ps, rk);
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint p = t; p < len; p += WG) {
             uint d = WR_DIGIT_AT(p);

@@ -278,6 +278,23 @@ static int ds_kernels(cltopk_context *ctx, const cltopk_devsort_job *j, int part
     }
 }
 
+/* where a pass writes: the pairs to tk / tp (between, 1: a pass before the
+ * last, or the partition's), or the job's outputs; spare (any buffer) for
+ * the arguments a pass does not write */
+static void ds_pass_outputs(const cltopk_devsort_job *j, int between, cl_mem tk, cl_mem tp,
+                            cl_mem spare, cl_mem *dk, cl_mem *dp, cl_mem *dl)
+{
+    if (between) {
+        *dk = tk, *dp = tp, *dl = spare;
+    } else if (!j->final) {
+        *dk = j->out_keys, *dp = j->out_pos, *dl = spare;
+    } else {
+        *dk = j->out_keys ? j->out_keys : spare;
+        *dl = j->out_index ? j->out_index : spare;
+        *dp = spare;
+    }
+}
+
 /* the passes of one sweep each (os=1): the counts of every pass's digits
  * (ds_zero, ds_hist_all), then one ds_onesweep a pass; buffers as
  * cltopk_devsort's */
@@ -314,15 +331,7 @@ static int ds_onesweep(cltopk_context *ctx, const cltopk_devsort_job *j, const d
         cl_mem sp = p == 0 ? sp0 : tp[(p - 1) & 1];
         cl_ulong koff = p == 0 ? j->key_off : 0;
         cl_mem dk, dp, dl;
-        if (p + 1 < passes) {
-            dk = tk[p & 1], dp = tp[p & 1], dl = status;
-        } else if (!j->final) {
-            dk = j->out_keys, dp = j->out_pos, dl = status;
-        } else {
-            dk = j->out_keys ? j->out_keys : status;
-            dl = j->out_index ? j->out_index : status;
-            dp = status;
-        }
+        ds_pass_outputs(j, p + 1 < passes, tk[p & 1], tp[p & 1], status, &dk, &dp, &dl);
         st = cltopk_set_args(ctx, kk[DS_SCATTER], 21, sizeof(cl_mem), &sk, sizeof koff, &koff,
                              sizeof(cl_mem), &sp, sizeof implicit, &implicit, sizeof m32, &m32,
                              sizeof sm, &sm, sizeof pb, &pb, sizeof s, &s, sizeof w, &w,
@@ -393,15 +402,7 @@ int cltopk_devsort(cltopk_context *ctx, const cltopk_devsort_job *j, cl_uint num
         cl_mem sp = p == 0 ? (j->pos ? j->pos : j->keys) : tp[(p - 1) & 1];
         cl_ulong koff = p == 0 ? j->key_off : 0;
         cl_mem dk, dp, dl;
-        if (p + 1 < passes || part) {
-            dk = tk[p & 1], dp = tp[p & 1], dl = hist;
-        } else if (!j->final) {
-            dk = j->out_keys, dp = j->out_pos, dl = hist;
-        } else {
-            dk = j->out_keys ? j->out_keys : hist;
-            dl = j->out_index ? j->out_index : hist;
-            dp = hist;
-        }
+        ds_pass_outputs(j, p + 1 < passes || part, tk[p & 1], tp[p & 1], hist, &dk, &dp, &dl);
         st = cltopk_set_args(ctx, kk[DS_HIST], 13, sizeof(cl_mem), &sk, sizeof koff, &koff,
                              sizeof(cl_mem), &sp, sizeof implicit, &implicit, sizeof m32, &m32,
                              sizeof sm, &sm, sizeof pb, &pb, sizeof s, &s, sizeof w, &w,
