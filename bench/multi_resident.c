@@ -27,6 +27,12 @@
  *   multi_resident --devices LIST -n N [-k LIST] [--reps R] [--algo NAME]
  *                  [--check full|sample|none]
  *
+ * With --host: host data instead (issue 18, part 1, and the single-process
+ * figure beside MPI's): N values in all in malloc'd (pageable) memory, one
+ * context of the devices (cltopk_open with the list as given), and the median
+ * of R cltopk_topk calls, each splitting the input across the devices; the
+ * same exact check.
+ *
  * Built by bench/multi-gpu.sh against the built library (not by the
  * Makefile).  Exit status 0 when every row ran and checked, 1 otherwise. */
 #include <cltopk.h>
@@ -166,10 +172,74 @@ static int check(const float *mk, const int64_t *mi, size_t k, uint64_t total, i
     return 0;
 }
 
+/* --host: cltopk_topk of n host values on one context of the listed devices */
+static int host_run(const char *devices, uint64_t n, const size_t *ks, size_t nk, size_t kmax,
+                    cltopk_algo algo, const char *algo_name, int reps, int sample, int nocheck)
+{
+    cltopk_context *ctx;
+    int st = cltopk_open(&ctx, devices), rc = 0, P = 1;
+    if (st != CLTOPK_OK) {
+        fprintf(stderr, "multi_resident: devices '%s': %s: %s\n", devices, cltopk_strerror(st),
+                cltopk_last_error(NULL));
+        return 1;
+    }
+    for (const char *s = devices; *s; s++)
+        P += *s == ',';
+    float *keys = malloc((size_t)n * 4), *mk = malloc(kmax * 4);
+    int64_t *mi = malloc(kmax * 8);
+    if (!keys || !mk || !mi) {
+        fprintf(stderr, "multi_resident: cannot allocate %" PRIu64 " floats\n", n);
+        return 1;
+    }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (long long i = 0; i < (long long)n; i++)
+        keys[i] = value_at((uint64_t)i);
+    printf("# devices '%s': %s\n", devices, cltopk_device_name(ctx));
+    printf("# %" PRIu64 " float32 in pageable host memory, split by cltopk_topk, --algo %s, "
+           "median of %d\n", n, algo_name, reps);
+    printf("| P | n | k | median ms | GB/s | answer |\n|---|---|---|---|---|---|\n");
+    for (size_t ki = 0; ki < nk; ki++) {
+        size_t k = ks[ki];
+        double t[64];
+        st = CLTOPK_OK;
+        for (int r = -1; r < reps && st == CLTOPK_OK; r++) {
+            double t0 = now();
+            st = cltopk_topk(ctx, CLTOPK_FLOAT32, keys, (size_t)n, k, 0, algo, mk, mi);
+            if (r >= 0)
+                t[r] = now() - t0;
+        }
+        if (st != CLTOPK_OK) {
+            printf("| %d | %" PRIu64 " | %zu | error: %s: %s |\n", P, n, k, cltopk_strerror(st),
+                   cltopk_last_error(ctx));
+            rc = 1;
+            continue;
+        }
+        char why[256] = "";
+        const char *answer = "not checked";
+        if (!nocheck) {
+            int bad = check(mk, mi, k, n, sample, why, sizeof why);
+            answer = bad ? "WRONG" : sample ? "exact (sampled count)" : "exact";
+            if (bad) {
+                fprintf(stderr, "multi_resident: P = %d, k = %zu: %s\n", P, k, why);
+                rc = 1;
+            }
+        }
+        double med = median(t, reps);
+        printf("| %d | %" PRIu64 " | %zu | %.3f | %.2f | %s |\n", P, n, k, 1e3 * med,
+               4.0 * (double)n / med / 1e9, answer);
+        fflush(stdout);
+    }
+    free(keys), free(mk), free(mi);
+    cltopk_close(ctx);
+    return rc;
+}
+
 static int usage(const char *why)
 {
-    fprintf(stderr, "multi_resident: %s\nUsage: multi_resident --devices LIST -n N [-k LIST] "
-                    "[--reps R] [--algo NAME] [--check full|sample|none]\n", why);
+    fprintf(stderr, "multi_resident: %s\nUsage: multi_resident [--host] --devices LIST -n N "
+                    "[-k LIST] [--reps R] [--algo NAME] [--check full|sample|none]\n", why);
     return 2;
 }
 
@@ -203,10 +273,12 @@ int main(int argc, char **argv)
 {
     const char *devices = NULL, *klist = "32,1024,65536", *algo_name = "auto", *check_mode = "full";
     uint64_t n = 0;
-    int reps = 5;
+    int reps = 5, host = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--devices") && v)
+        if (!strcmp(a, "--host"))
+            host = 1;
+        else if (!strcmp(a, "--devices") && v)
             devices = v, i++;
         else if (!strcmp(a, "-n") && v) {
             if (parse_n(v, &n) || n == 0)
@@ -227,7 +299,7 @@ int main(int argc, char **argv)
         return usage("--devices and -n are required");
     if (reps < 1 || reps > 64)
         return usage("--reps: 1 to 64");
-    if (n >= 0xFFFFFFFFull)
+    if (n >= 0xFFFFFFFFull && !host)
         return usage("-n: below 2^32 - 1 a device (cltopk_topk_buffer's limit)");
     cltopk_algo algo;
     if (cltopk_algo_parse(algo_name, &algo) != CLTOPK_OK)
@@ -250,6 +322,8 @@ int main(int argc, char **argv)
         kmax = k > kmax ? (size_t)k : kmax;
         s += l + (s[l] == ',');
     }
+    if (host)
+        return host_run(devices, n, ks, nk, kmax, algo, algo_name, reps, sample, nocheck);
 
     /* one context a device, each filled with its part */
     static device dv[MAXDEV];
