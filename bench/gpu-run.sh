@@ -7,7 +7,7 @@
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
 # than one 10-minute call allows): check poclcheck onepass sfx sortx band bandx rows rowsx rowssf query querysf prof knnx demo bitonic keysonly dist
-# ablation paper torch tune unpack sbp tree cpu index stream multi pyocl mpi; and compare (with
+# ablation paper torch tune unpack sbp tree cpu index stream multi pyocl mpi multigpu; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
 #
@@ -856,4 +856,18 @@ if want mpi; then
     ) || rc=1
 fi
 # ---- end of the mpi block ----
+# ---- several GPUs of one host (issue 18): bench/multi-gpu.sh in this build on
+# every GPU (MGPU_DEVICES: a comma list instead), P = 1, 2, 4 as the machine
+# has them: host data of 2^32 float32 split by one context (mgpu-host.txt),
+# 2^30 float32 resident on each GPU with the host merge (mgpu-resident.txt),
+# MPI a rank a GPU against one process (mgpu-mpi.txt; Open MPI from MPI_DEBS
+# as the mpi step, built from this tarball).  MGPU_* as the script's header
+# says.  Some minutes on 4 GPUs. ----
+if want multigpu; then
+    log "several GPUs: bench/multi-gpu.sh (host data split, resident data merged, MPI a rank a GPU)"
+    OUT=$OUT MGPU_TARBALL=$tarball MGPU_MPI_DEBS=${MPI_DEBS:-$src/.gpu/mpi-debs} \
+        "$src/bench/multi-gpu.sh" "$PWD" 2>&1 | tee -a "$OUT/summary.txt" "$OUT/multigpu.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+fi
+# ---- end of the multigpu block ----
 exit $rc
