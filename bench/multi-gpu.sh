@@ -73,6 +73,16 @@ want() { case "$steps" in *" $1 "*) return 0 ;; esac; return 1; }
 log() { echo "== $*"; }
 rc=0
 
+# NVIDIA's OpenCL driver is often installed without an ICD file: register it as
+# gpu-run.sh does (which exports OCL_ICD_VENDORS already when it runs this)
+if [ -z "${OCL_ICD_VENDORS:-}" ] && ! grep -qs libnvidia-opencl /etc/OpenCL/vendors/*.icd &&
+    ldconfig -p 2>/dev/null | grep -q libnvidia-opencl.so.1; then
+    icd=$(mktemp -d)
+    echo libnvidia-opencl.so.1 >"$icd/nvidia.icd"
+    cp /etc/OpenCL/vendors/*.icd "$icd/" 2>/dev/null
+    export OCL_ICD_VENDORS=$icd
+fi
+
 # ---- the devices: MGPU_DEVICES, else every GPU
 if [ -n "${MGPU_DEVICES:-}" ]; then
     devices=$MGPU_DEVICES
