@@ -14,9 +14,10 @@
  *
  * Each row: the median over R runs (after one warm-up) of the slowest device's
  * top-k (enqueue to completion), the slowest device's read of its k results,
- * the host merge, and the whole (from the threads' start to the merged
- * answer); merge share = (whole - slowest top-k) / whole: what the split costs
- * beyond the devices' own work.  The values are a hash of the global position
+ * the host merge, and the whole (from the first device's call, the threads
+ * released together by a barrier, to the merged answer); merge share =
+ * (whole - slowest top-k) / whole: what the split costs beyond the devices'
+ * own work (the read of k results, the merge, the devices' uneven starts).  The values are a hash of the global position
  * (uniform in [0, 1), 2^24 levels: many ties at 2^30 and more), so the merged
  * answer is checked exactly without keeping the input on the host: every
  * returned key is the value at its position, the order holds, and one pass over
@@ -84,7 +85,8 @@ typedef struct {
     size_t n, k;
     cltopk_algo algo;
     int st;
-    double t_topk, t_read;
+    double t_start, t_topk, t_read;
+    pthread_barrier_t *go; /* the device threads start their calls together */
     pthread_t th;
 } device;
 
@@ -92,7 +94,8 @@ static void *run_device(void *arg)
 {
     device *d = arg;
     cl_event done = NULL;
-    double t0 = now();
+    pthread_barrier_wait(d->go);
+    double t0 = d->t_start = now();
     d->st = cltopk_topk_buffer(d->ctx, CLTOPK_FLOAT32, d->keys, 0, d->n, d->k, 0, d->algo, d->ok,
                                d->oi, 0, NULL, &done);
     if (d->st == CLTOPK_OK && done) {
@@ -387,14 +390,16 @@ int main(int argc, char **argv)
         double tt[64], tr[64], tm[64], tw[64];
         int st = CLTOPK_OK;
         for (int r = -1; r < reps && st == CLTOPK_OK; r++) {
-            double t0 = now();
+            pthread_barrier_t go;
+            pthread_barrier_init(&go, NULL, (unsigned)P);
             for (int d = 0; d < P; d++) {
-                dv[d].k = k, dv[d].algo = algo;
+                dv[d].k = k, dv[d].algo = algo, dv[d].go = &go;
                 pthread_create(&dv[d].th, NULL, run_device, &dv[d]);
             }
-            double slow_t = 0, slow_r = 0;
+            double slow_t = 0, slow_r = 0, t0 = 0;
             for (int d = 0; d < P; d++) {
                 pthread_join(dv[d].th, NULL);
+                t0 = d == 0 || dv[d].t_start < t0 ? dv[d].t_start : t0;
                 if (dv[d].st != CLTOPK_OK && st == CLTOPK_OK) {
                     st = dv[d].st;
                     fprintf(stderr, "multi_resident: device %d, k = %zu: %s: %s\n", d, k,
@@ -407,6 +412,7 @@ int main(int argc, char **argv)
             if (st == CLTOPK_OK)
                 merge(dv, P, k, mk, mi);
             double t2 = now();
+            pthread_barrier_destroy(&go);
             if (r >= 0)
                 tt[r] = slow_t, tr[r] = slow_r, tm[r] = t2 - t1, tw[r] = t2 - t0;
         }
