@@ -17,12 +17,13 @@
  * the host merge, and the whole (from the first device's call, the threads
  * released together by a barrier, to the merged answer); merge share =
  * (whole - slowest top-k) / whole: what the split costs beyond the devices'
- * own work (the read of k results, the merge, the devices' uneven starts).  The values are a hash of the global position
- * (uniform in [0, 1), 2^24 levels: many ties at 2^30 and more), so the merged
- * answer is checked exactly without keeping the input on the host: every
- * returned key is the value at its position, the order holds, and one pass over
- * all positions counts the values above the k-th key and the ties before the
- * last returned tie (--check full, the default; --check sample checks the
+ * own work (the read of k results, the merge, the devices' uneven starts).
+ * The values are a hash of the global position (uniform in [0, 1), 2^24
+ * levels: many ties at 2^30 and more), so the merged answer is checked
+ * exactly without keeping the input on the host: every returned key is the
+ * value at its position, the order holds, and one pass over all positions
+ * counts the values above the k-th key and the ties before the last returned
+ * tie (--check full, the default; --check sample checks the
  * first two properties and the count on every 64th block of 2^16).
  *
  *   multi_resident --devices LIST -n N [-k LIST] [--reps R] [--algo NAME]
