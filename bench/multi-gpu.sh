@@ -114,8 +114,10 @@ for ((d = 0; d < ndev; d++)); do
         sed 's/.*"platform": "\([^"]*\)", "name": "\([^"]*\)".*/\1 \/ \2/')"
 done
 
-# ---- bench/multi_resident.c, built against BUILD's library
-mr=$OUT/multi_resident
+# ---- bench/multi_resident.c, built against BUILD's library (beside, not in $OUT)
+mrdir=$(mktemp -d)
+trap 'rm -rf "$mrdir"' EXIT
+mr=$mrdir/multi_resident
 if want host || want resident; then
     if ! ${CC:-cc} -std=gnu11 -O2 -fopenmp -DCL_TARGET_OPENCL_VERSION=120 -I"$build/include" \
         -I"$src/include" "$src/bench/multi_resident.c" -o "$mr" -L"$build/.libs" -lcltopk \
