@@ -7,7 +7,7 @@
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
 # than one 10-minute call allows): check poclcheck onepass sfx sortx band bandx rows rowsx rowssf query querysf prof knnx demo bitonic keysonly dist
-# ablation paper torch tune unpack sbp tree cpu index stream multi pyocl mpi; and compare (with
+# ablation paper torch tune unpack sbp tree cpu index stream multi pyocl mpi multigpu; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
 #
@@ -784,26 +784,9 @@ if want mpi; then
     mdebs=${MPI_DEBS:-$src/.gpu/mpi-debs}
     mp=$(mktemp -d)
     trap 'rm -rf "$mp"' EXIT
-    if ! ls "$mdebs"/libopenmpi3t64_*.deb "$mdebs"/openmpi-bin_*.deb "$mdebs"/libopenmpi-dev_*.deb >/dev/null 2>&1; then
-        log "mpi: no Open MPI .debs in $mdebs (libopenmpi3t64, openmpi-bin, libopenmpi-dev ...)"
-        exit 1
-    fi
-    for d in "$mdebs"/*.deb; do dpkg -x "$d" "$mp/root" || log "mpi: dpkg -x $(basename "$d") failed"; done
-    mpr=$mp/root/usr
-    mlib=$mpr/lib/x86_64-linux-gnu
-    # what the packages' scripts would have made: the alternatives' names
-    mkdir -p "$mp/bin"
-    ln -s "$mpr/bin/orterun" "$mp/bin/mpirun"
-    ln -s "$mpr/bin/orterun" "$mp/bin/mpiexec"
-    ln -s "$mpr/bin/opal_wrapper" "$mp/bin/mpicc"
-    [ -e "$mlib/libpsm_infinipath.so.1" ] ||
-        ln -s "$(ls "$mp"/root/usr/lib/libpsm1/libpsm_infinipath.so.1.* | head -n1)" "$mlib/libpsm_infinipath.so.1"
-    export PATH=$mp/bin:$PATH
-    export LD_LIBRARY_PATH=$mlib:$mlib/openmpi/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-    export OPAL_PREFIX=$mpr OPAL_SYSCONFDIR=$mp/root/etc/openmpi PMIX_PREFIX=$mlib/pmix2
-    # shared-memory segments in /tmp (a container's /dev/shm may be small)
-    export OMPI_MCA_btl_vader_backing_directory=/tmp
-    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    # unpack Open MPI and set its environment (bench/mpi-env.sh)
+    . "$src/bench/mpi-env.sh"
+    mpi_env "$mdebs" "$mp" || exit 1
     log "mpi: $(mpirun --version 2>&1 | head -n1) from $(ls "$mdebs" | wc -l) .debs in $mdebs"
     mkdir -p "$mp/build"
     tar xzf "$tarball" -C "$mp/build"
@@ -873,4 +856,18 @@ if want mpi; then
     ) || rc=1
 fi
 # ---- end of the mpi block ----
+# ---- several GPUs of one host (issue 18): bench/multi-gpu.sh in this build on
+# every GPU (MGPU_DEVICES: a comma list instead), P = 1, 2, 4 as the machine
+# has them: host data of 2^32 float32 split by one context (mgpu-host.txt),
+# 2^30 float32 resident on each GPU with the host merge (mgpu-resident.txt),
+# MPI a rank a GPU against one process (mgpu-mpi.txt; Open MPI from MPI_DEBS
+# as the mpi step, built from this tarball).  MGPU_* as the script's header
+# says.  Some minutes on 4 GPUs. ----
+if want multigpu; then
+    log "several GPUs: bench/multi-gpu.sh (host data split, resident data merged, MPI a rank a GPU)"
+    OUT=$OUT MGPU_TARBALL=$tarball MGPU_MPI_DEBS=${MPI_DEBS:-$src/.gpu/mpi-debs} \
+        "$src/bench/multi-gpu.sh" "$PWD" 2>&1 | tee -a "$OUT/summary.txt" "$OUT/multigpu.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+fi
+# ---- end of the multigpu block ----
 exit $rc
