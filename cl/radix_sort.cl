@@ -596,6 +596,7 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
 #define OS_INC 0x80000000u
 #define OS_VAL 0x3FFFFFFFu
 #define OS_PMAX ((96 + DIGIT - 1) / DIGIT) /* passes of the widest key */
+#define OS_LB 8 /* status words a look-back reads at a time */
 
 /* a[0 .. an) and b[0 .. bn) = 0 */
 __kernel void ds_zero(__global uint *a, ulong an, __global uint *b, ulong bn)
@@ -663,7 +664,7 @@ void ds_onesweep(__global const okey_t *keys, ulong koff, __global const uint *p
 #endif
     __local WH_T wh[NW * RADIX];
     __local uint part[(1 + XS) * WG];
-    __local uint lbase[RADIX], ldst[RADIX], lcnt[RADIX];
+    __local uint lbase[RADIX], ldst[RADIX], lcnt[RADIX], lbef[RADIX];
     __local uint ltile[2];
 #if WR_PTX
     __local uint *sd = part; /* unused */
@@ -725,9 +726,39 @@ void ds_onesweep(__global const okey_t *keys, ulong koff, __global const uint *p
         for (uint q = 0; q < IPT; q++)
             atomic_inc(&lcnt[ps[q] == PAD_POS ? RADIX - 1u : DS_DIGIT(key[q], ps[q])]);
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint d = t; d < RADIX; d += WG)
-            *(volatile __global uint *)(st + (ulong)cur * RADIX + d) =
-                (cur == 0u ? OS_INC : OS_AGG) | lcnt[d];
+        /* publish them, then find each digit's pairs in the tiles before this
+         * one (reading OS_LB of their words at a time, nearest first), and
+         * publish the inclusive counts at once: few tiles are ever between
+         * their first word and their second */
+        for (uint d = t; d < RADIX; d += WG) {
+            /* (one aligned word: a volatile store is seen whole, and goes
+             * past the compute unit's cache) */
+            volatile __global uint *sw = st + (ulong)cur * RADIX + d;
+            *sw = (cur == 0u ? OS_INC : OS_AGG) | lcnt[d];
+            uint before_d = 0u, j = cur;
+            while (j > 0u) {
+                uint n = j < OS_LB ? j : OS_LB, v[OS_LB], i, done = 0u;
+                UNROLL
+                for (i = 0; i < OS_LB; i++)
+                    v[i] = i < n ? *(volatile __global uint *)(st + (ulong)(j - 1u - i) * RADIX + d)
+                                 : OS_INC;
+                for (i = 0; i < n; i++) {
+                    if (!(v[i] & (OS_AGG | OS_INC)))
+                        break; /* not published yet: read again from it */
+                    before_d += v[i] & OS_VAL;
+                    if (v[i] & OS_INC) {
+                        done = 1u;
+                        break;
+                    }
+                }
+                if (done)
+                    break;
+                j -= i;
+            }
+            if (cur != 0u)
+                *sw = OS_INC | (before_d + lcnt[d]);
+            lbef[d] = before_d;
+        }
         WR_RANK(key, ps, rk);
         barrier(CLK_LOCAL_MEM_FENCE);
         {
@@ -735,26 +766,7 @@ void ds_onesweep(__global const okey_t *keys, ulong koff, __global const uint *p
             uint ex = wr_tile_start(wh, part, lo, hi);
             for (uint d = lo; d < hi; d++) {
                 uint at = wr_warp_starts(wh, d, ex);
-                uint cnt = at - ex;
-                /* (one aligned word: a volatile store is seen whole, and
-                 * goes past the compute unit's cache) */
-                volatile __global uint *sw = st + (ulong)cur * RADIX + d;
-                /* the pairs of digit d in the tiles before this one */
-                uint before_d = 0u;
-                if (cur != 0u) { /* (its count is out already) */
-                    uint j = cur;
-                    while (j > 0u) {
-                        uint v = *(volatile __global uint *)(st + (ulong)(j - 1u) * RADIX + d);
-                        if (!(v & (OS_AGG | OS_INC)))
-                            continue; /* not published yet: read again */
-                        before_d += v & OS_VAL;
-                        if (v & OS_INC)
-                            break;
-                        j--;
-                    }
-                    *sw = OS_INC | (before_d + cnt);
-                }
-                lbase[d] = ldst[d] + before_d - ex;
+                lbase[d] = ldst[d] + lbef[d] - ex;
                 ex = at;
             }
         }
