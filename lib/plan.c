@@ -267,29 +267,28 @@ static size_t explain_split(cltopk_context *ctx, const cltopk_request *rq, char 
     prq.select = 0; /* each device runs the top-k of its part */
     prq.tune = &prq.tune_store;
     int st = cltopk_multi_split(ctx, &prq, CLTOPK_ALGO_AUTO, &sp);
-    const char *by = sp.measured ? "measured" : "predicted";
     char why[200];
     if (sp.measured)
-        snprintf(why, sizeof why, "measured in this context's earlier splits of %d-byte keys "
-                 "(CLTOPK_SPLIT=measured); a split costs %.3f ms besides its parts",
+        snprintf(why, sizeof why, "by the speeds measured in this context's earlier splits of "
+                 "%d-byte keys (CLTOPK_SPLIT=measured; a split costs %.3f ms besides its parts)",
                  rq->bytes, sp.over * 1e3);
     else if (sp.mode == 1)
-        snprintf(why, sizeof why, "by the model: no split of %d-byte keys measured yet on "
-                 "every device (CLTOPK_SPLIT=measured)", rq->bytes);
+        snprintf(why, sizeof why, "by the model's predicted speeds: no split of %d-byte keys "
+                 "measured yet on every device (CLTOPK_SPLIT=measured)", rq->bytes);
     else
-        snprintf(why, sizeof why, "by the model (CLTOPK_SPLIT=model)");
+        snprintf(why, sizeof why, "by the model's predicted speeds (CLTOPK_SPLIT=model)");
     if (st != CLTOPK_OK) {
         w = snprintf(buf, len, "split: none: %s\n", ctx->err);
         ctx->err[0] = 0; /* explain itself succeeds */
     }
     else if (!sp.split)
         w = snprintf(buf, len, "split: none: AUTO runs on the host (predicted %.3f ms; the "
-                     "devices %.3f ms, %s speeds: %s); by the devices' speeds:\n",
-                     sp.host * 1e3, sp.devices * 1e3, by, why);
+                     "devices %.3f ms %s); by the devices' speeds:\n",
+                     sp.host * 1e3, sp.devices * 1e3, why);
     else
-        w = snprintf(buf, len, "split over %zu of %zu devices, in proportion to each one's %s "
-                     "speed (%s); predicted %.3f ms:\n",
-                     sp.used, nd, by, why, sp.devices * 1e3);
+        w = snprintf(buf, len, "split over %zu of %zu devices %s, each part in proportion to "
+                     "its device's speed; predicted %.3f ms:\n", sp.used, nd, why,
+                     sp.devices * 1e3);
     o += w > 0 ? (size_t)w : 0;
     for (size_t d = 0; st == CLTOPK_OK && d < nd; d++) {
         cltopk_context *dc = cltopk_device_at(ctx, d);
