@@ -313,8 +313,9 @@ CLTOPK_API unsigned cltopk_version_number(void);
  * calls with keys of that size split by those rates, and give parts only to
  * the fewest fastest devices whose predicted time together (plus that cost
  * where more than one) is least: the fastest device alone where it is
- * predicted faster than any split.  A device left out keeps its last rate
- * (a new context measures afresh).  CLTOPK_SPLIT=model keeps the first
+ * predicted faster than any split.  After 16 splits in a row that left a
+ * device out, the next gives every device a part by its last rate, so that
+ * a device left out on one slow measurement is measured again.  CLTOPK_SPLIT=model keeps the first
  * call's way for every call.  The rates belong to the context and change
  * under its lock (thread rules as ever).  A selection of rank r takes the best r + 1 of each part (host
  * memory of (r + 1) x (key size + 8) bytes a device).  AUTO runs the call on

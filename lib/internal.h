@@ -193,9 +193,12 @@ struct cltopk_context {
      * transfer and top-k, timed on the host), for 4- and 8-byte keys, each
      * the mean of the previous value and the latest part's (0: none yet);
      * on the first device, split_over: the seconds a split costs besides its
-     * slowest part (threads, merge), averaged the same way */
+     * slowest part (threads, merge), averaged the same way, and split_left:
+     * the splits in a row that left a device out (at CLTOPK_SPLIT_PROBE the
+     * next gives every device its part, to measure the left-out ones again) */
     double split_rate[2];
     double split_over[2];
+    int split_left[2];
 #endif
 };
 
@@ -536,6 +539,7 @@ CLTOPK_INTERNAL int cltopk_can_run(cltopk_context *ctx, const cltopk_algorithm *
 #if HAVE_OPENCL
 /* plan.c: how a context of several devices splits rq's host data */
 #define CLTOPK_DEVICES_MAX 64
+#define CLTOPK_SPLIT_PROBE 16
 typedef struct {
     size_t lens[CLTOPK_DEVICES_MAX];  /* elements of device d (cltopk_device_at;
                                          consecutive parts in device order) */
@@ -548,6 +552,7 @@ typedef struct {
     double devices;   /* predicted seconds of the devices given a part */
     double host;      /* AUTO's fastest host record's seconds (-1: none) */
     size_t used;      /* devices given a part */
+    int probe;        /* every device given a part to measure them again */
     int measured;     /* secs from measured rates (else the model's) */
     int mode;         /* CLTOPK_SPLIT: 0 model, 1 measured */
     int split;        /* 0: the call runs as on one device */
@@ -560,7 +565,9 @@ typedef struct {
  * or for AUTO each device's fastest device record's, recs[d]).  By measured
  * rates, the fewest fastest devices whose predicted time (their time together
  * plus the measured cost of a split where more than one) is least get the
- * parts, the others none; by the model, every device.  split 0: no split,
+ * parts, the others none, except after CLTOPK_SPLIT_PROBE such splits in a
+ * row (probe set): then every device, by its last rate; by the model, every
+ * device.  split 0: no split,
  * the call runs as on one device: a named host record (lens unset), or AUTO
  * where the fastest host record (host) beats the devices (lens set all the
  * same).  A named record that a device cannot run is UNSUPPORTED, the device
@@ -569,7 +576,8 @@ CLTOPK_INTERNAL int cltopk_multi_split(cltopk_context *ctx, const cltopk_request
                                        cltopk_algo algo, cltopk_split *sp);
 /* plan.c: after a split call whose parts all ran: record each device's rate
  * (lens[d] elements in secs[d] seconds; parts of 0 elements or 0 seconds
- * skipped) and the split's own cost (call - the slowest part) */
+ * skipped), the split's own cost (call - the slowest part) and whether it
+ * left a device out */
 CLTOPK_INTERNAL void cltopk_split_record(cltopk_context *ctx, int bytes, const size_t *lens,
                                          const double *secs, double call);
 #endif

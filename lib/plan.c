@@ -160,6 +160,7 @@ void cltopk_split_record(cltopk_context *ctx, int bytes, const size_t *lens, con
         double o = call > slowest ? call - slowest : 0;
         ctx->split_over[s] = ctx->split_over[s] > 0 ? 0.5 * (ctx->split_over[s] + o) : o;
     }
+    ctx->split_left[s] = parts < nd ? ctx->split_left[s] + 1 : 0;
 }
 
 int cltopk_multi_split(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo algo,
@@ -222,7 +223,10 @@ int cltopk_multi_split(cltopk_context *ctx, const cltopk_request *rq, cltopk_alg
         sp->secs[d] = sp->measured ? (double)(rq->n ? rq->n : 1) / sp->rate[d] : sp->model[d];
     /* the devices fastest first; the first m of them together take
      * 1 / (their speeds' sum), plus the split's own cost where m > 1: the m
-     * with the least (by the model, whose split costs nothing, all of them) */
+     * with the least (by the model, whose split costs nothing, all of them;
+     * all of them too on a probe, so that a device left out on a slow
+     * measurement is not left out for good) */
+    sp->probe = sp->measured && ctx->split_left[slot] >= CLTOPK_SPLIT_PROBE;
     size_t order[CLTOPK_DEVICES_MAX];
     for (size_t d = 0; d < nd; d++) {
         size_t j = d;
@@ -235,7 +239,7 @@ int cltopk_multi_split(cltopk_context *ctx, const cltopk_request *rq, cltopk_alg
     for (size_t m = 1; m <= nd; m++) {
         speed += 1 / sp->secs[order[m - 1]];
         double t = 1 / speed + (m > 1 ? sp->over : 0);
-        if (m == 1 || t < sp->devices) {
+        if (m == 1 || t < sp->devices || sp->probe) {
             sp->devices = t;
             sp->used = m;
             use_speed = speed;
@@ -287,7 +291,8 @@ static size_t explain_split(cltopk_context *ctx, const cltopk_request *rq, char 
                      sp.host * 1e3, sp.devices * 1e3, why);
     else
         w = snprintf(buf, len, "split over %zu of %zu devices %s, each part in proportion to "
-                     "its device's speed; predicted %.3f ms:\n", sp.used, nd, why,
+                     "its device's speed%s; predicted %.3f ms:\n", sp.used, nd, why,
+                     sp.probe ? " (every device: a probe after splits that left some out)" : "",
                      sp.devices * 1e3);
     o += w > 0 ? (size_t)w : 0;
     for (size_t d = 0; st == CLTOPK_OK && d < nd; d++) {
