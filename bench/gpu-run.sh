@@ -685,13 +685,18 @@ fi
 # ---- end of the stream block ----
 # ---- several devices of one host (issue 17, part 2): the GPU and POCL's CPU
 # device in one context (MULTI_DEVICES, default "gpu,Portable"): the split that
-# cltopk devices --split shows, t/multi.t against the oracle and the GPU alone
+# cltopk devices --split shows (the model's, then the measured speeds' after 3
+# calls), t/multi.t against the oracle and the GPU alone
 # (run directly: make check would build every test first), and the time of
-# 2^28 f32 (pinned) on both against the GPU alone.  About a minute and a half. ----
+# 2^28 f32 (pinned) on both against the GPU alone (median of 3: the first call
+# splits by the model, the later ones by the measured speeds).  About two
+# minutes. ----
 if want multi; then
     md=${MULTI_DEVICES:-gpu,Portable}
     log "several devices: the split of '$md' (cltopk devices --split)"
     tools/cltopk devices --split "$md" 2>&1 | sed -n '/^split of/,$p' | tee -a "$OUT/summary.txt" "$OUT/multi.txt"
+    log "several devices: the split of '$md' after 3 calls (by the measured speeds)"
+    tools/cltopk devices --split "$md" --measure 3 2>&1 | sed -n '/^split of/,$p' | tee -a "$OUT/summary.txt" "$OUT/multi.txt"
     log "several devices: t/multi.t on '$md' (CLTOPK_TEST_MULTI)"
     make t/multi.t >>"$OUT/build.log" 2>&1
     CLTOPK_TEST_MULTI="$md" timeout 150 t/multi.t >"$OUT/check-multi.log" 2>&1

@@ -45,6 +45,13 @@
  *   CLTOPK_BUILD_OPTIONS   extra options appended to every OpenCL program build
  *   CLTOPK_CPU_ISA         scalar, avx2 or avx512: the CPU kernels to use (see
  *                          cltopk_cpu_isa)
+ *   CLTOPK_SPLIT           how a context of several devices splits host data
+ *                          (cltopk_open): measured (the default) by the speeds
+ *                          measured in the context's earlier splits, model by
+ *                          the planner's predicted speeds only (a fixed split,
+ *                          the same every call).  Another value makes top-k and
+ *                          selection on host data of such a context fail with
+ *                          CLTOPK_ERR_UNSUPPORTED; one-device contexts ignore it
  *
  *   Tuning and testing (not a stable interface; for benchmarks, tuning, tests).
  *   Each takes "NAME=VALUE,..." and is parsed strictly: an unknown name, a value
@@ -292,12 +299,25 @@ CLTOPK_API unsigned cltopk_version_number(void);
  * everything (cltopk_get_cl, the cl_mem calls, rows, queries, indexes, the
  * benchmarks, cltopk_plan), except cltopk_topk and cltopk_select on host data:
  * those split the input into consecutive parts, one a device, in proportion to
- * the speed the planner predicts for each device (its measured constants; the
- * named device algorithm's model, or with CLTOPK_ALGO_AUTO each device's
- * fastest), run each part's top-k on its device at the same time (a thread a
- * device), and merge the parts' answers on the host: the answer, the order and
- * the ties (by smaller position; positions are of the whole input) are those of
- * one device.  A selection of rank r takes the best r + 1 of each part (host
+ * each device's speed, run each part's top-k on its device at the same time (a
+ * thread a device), and merge the parts' answers on the host: the answer, the
+ * order and the ties (by smaller position; positions are of the whole input)
+ * are those of one device, whatever the split.  The speeds: the first call
+ * with keys of a size (4 or 8 bytes) splits by the speed the planner predicts
+ * for each device (its measured constants; the named device algorithm's
+ * model, or with CLTOPK_ALGO_AUTO each device's fastest); each split call then
+ * records, per device, the elements a second of its part (its transfer and
+ * top-k, timed on the host while the other parts run; the mean of the
+ * previous rate and the latest part's, whatever the algorithm, n and k), and
+ * the time the split costs besides its slowest part (threads, merge); later
+ * calls with keys of that size split by those rates, and give parts only to
+ * the fewest fastest devices whose predicted time together (plus that cost
+ * where more than one) is least: the fastest device alone where it is
+ * predicted faster than any split.  After 16 splits in a row that left a
+ * device out, the next gives every device a part by its last rate, so that
+ * a device left out on one slow measurement is measured again.  CLTOPK_SPLIT=model keeps the first
+ * call's way for every call.  The rates belong to the context and change
+ * under its lock (thread rules as ever).  A selection of rank r takes the best r + 1 of each part (host
  * memory of (r + 1) x (key size + 8) bytes a device).  AUTO runs the call on
  * the host alone where a CPU algorithm is predicted faster than the devices
  * together; a named CPU algorithm runs on the host once.  A named device
@@ -1075,9 +1095,11 @@ CLTOPK_API int cltopk_codec_parse(const char *name, cltopk_codec *codec);
  * directory), each algorithm's predicted time or why it cannot run the call,
  * and the choice (the line marked "->"); on host data, how a device algorithm
  * moves it (one transfer, chunks, or streamed pieces: CLTOPK_STREAM), and on a
- * context of several devices the split (lines "split ..." and one line a
- * device: its P:D, name, the elements of its part and its share, and its
- * predicted time for the whole input).  Predictions assume uniform data.
+ * context of several devices the split for CLTOPK_ALGO_AUTO (lines "split
+ * ...", saying whether by the model or by measured speeds, and one line a
+ * device: its P:D, name, the elements of its part and its share, its
+ * predicted time for the whole input, and its measured rate once there is
+ * one).  Predictions assume uniform data.
  * May measure the constants (a fraction of a second on a GPU, seconds on a CPU
  * device) on the first call for a device.  Thread rules as cltopk_topk.
  * Returns CLTOPK_OK, CLTOPK_ERR_INVALID_ARGUMENT, CLTOPK_ERR_BAD_TYPE,

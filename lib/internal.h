@@ -188,6 +188,17 @@ struct cltopk_context {
      * context of its own that only this one uses (under this one's lock) */
     struct cltopk_context **members;
     size_t nmembers;
+    /* the split by measured speeds (lib/plan.c, CLTOPK_SPLIT): this device's
+     * elements a second in its parts of the context's splits (its part's
+     * transfer and top-k, timed on the host), for 4- and 8-byte keys, each
+     * the mean of the previous value and the latest part's (0: none yet);
+     * on the first device, split_over: the seconds a split costs besides its
+     * slowest part (threads, merge), averaged the same way, and split_left:
+     * the splits in a row that left a device out (at CLTOPK_SPLIT_PROBE the
+     * next gives every device its part, to measure the left-out ones again) */
+    double split_rate[2];
+    double split_over[2];
+    int split_left[2];
 #endif
 };
 
@@ -526,19 +537,49 @@ CLTOPK_INTERNAL int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq,
 CLTOPK_INTERNAL int cltopk_can_run(cltopk_context *ctx, const cltopk_algorithm *a,
                                    const cltopk_request *rq, char *why, size_t whylen);
 #if HAVE_OPENCL
-/* plan.c: how a context of several devices splits rq's host data: lens[d]
- * elements of device d (cltopk_device_at; consecutive parts in device order),
- * in proportion to the speed the planner predicts for each device (1 / secs[d],
- * the named device record's time for the whole input, or for AUTO its fastest
- * device record's, recs[d]).  *split 0: no split, the call runs as on one
- * device: a named host record (lens unset), or AUTO where the fastest host
- * record (*host_secs) beats the devices together (lens set all the same).  A named record that a
- * device cannot run is UNSUPPORTED, the device named. */
+/* plan.c: how a context of several devices splits rq's host data */
 #define CLTOPK_DEVICES_MAX 64
+#define CLTOPK_SPLIT_PROBE 16
+typedef struct {
+    size_t lens[CLTOPK_DEVICES_MAX];  /* elements of device d (cltopk_device_at;
+                                         consecutive parts in device order) */
+    const cltopk_algorithm *recs[CLTOPK_DEVICES_MAX]; /* the record each runs */
+    double model[CLTOPK_DEVICES_MAX]; /* the model's seconds for the whole input */
+    double rate[CLTOPK_DEVICES_MAX];  /* measured elements a second (0: none) */
+    double secs[CLTOPK_DEVICES_MAX];  /* the seconds the split goes by: the
+                                         model's, or n / rate where measured */
+    double over;      /* measured cost of a split besides its parts (0: model) */
+    double devices;   /* predicted seconds of the devices given a part */
+    double host;      /* AUTO's fastest host record's seconds (-1: none) */
+    size_t used;      /* devices given a part */
+    int probe;        /* every device given a part to measure them again */
+    int measured;     /* secs from measured rates (else the model's) */
+    int mode;         /* CLTOPK_SPLIT: 0 model, 1 measured */
+    int split;        /* 0: the call runs as on one device */
+} cltopk_split;
+/* plan.c: the split of rq's host data over the devices of ctx, in proportion
+ * to each device's speed: with CLTOPK_SPLIT=measured (the default) the rates
+ * of its parts in the context's earlier splits of keys of rq's size, where
+ * every device has one; else (the first call, CLTOPK_SPLIT=model) the speed
+ * the planner predicts (the named device record's time for the whole input,
+ * or for AUTO each device's fastest device record's, recs[d]).  By measured
+ * rates, the fewest fastest devices whose predicted time (their time together
+ * plus the measured cost of a split where more than one) is least get the
+ * parts, the others none, except after CLTOPK_SPLIT_PROBE such splits in a
+ * row (probe set): then every device, by its last rate; by the model, every
+ * device.  split 0: no split,
+ * the call runs as on one device: a named host record (lens unset), or AUTO
+ * where the fastest host record (host) beats the devices (lens set all the
+ * same).  A named record that a device cannot run is UNSUPPORTED, the device
+ * named; an invalid CLTOPK_SPLIT is UNSUPPORTED. */
 CLTOPK_INTERNAL int cltopk_multi_split(cltopk_context *ctx, const cltopk_request *rq,
-                                       cltopk_algo algo, size_t *lens,
-                                       const cltopk_algorithm **recs, double *secs, int *split,
-                                       double *host_secs);
+                                       cltopk_algo algo, cltopk_split *sp);
+/* plan.c: after a split call whose parts all ran: record each device's rate
+ * (lens[d] elements in secs[d] seconds; parts of 0 elements or 0 seconds
+ * skipped), the split's own cost (call - the slowest part) and whether it
+ * left a device out */
+CLTOPK_INTERNAL void cltopk_split_record(cltopk_context *ctx, int bytes, const size_t *lens,
+                                         const double *secs, double call);
 #endif
 /* plan.c: the text of cltopk_explain for rq */
 CLTOPK_INTERNAL int cltopk_plan_explain(cltopk_context *ctx, const cltopk_request *rq, char *buf,

@@ -119,20 +119,66 @@ int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo alg
 }
 
 #if HAVE_OPENCL
+/* CLTOPK_SPLIT: 0 "model", 1 "measured" (and unset); -1 another value, the
+ * detail set in ctx */
+static int split_mode(cltopk_context *ctx)
+{
+    const char *v = cltopk_env("CLTOPK_SPLIT");
+    if (!v || !strcmp(v, "measured"))
+        return 1;
+    if (!strcmp(v, "model"))
+        return 0;
+    cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                "CLTOPK_SPLIT=\"%s\": use measured (split host data over the devices by their "
+                "measured speeds, the default) or model (by the planner's predicted speeds)", v);
+    return -1;
+}
+
+/* the rates' slot of a key size */
+static int split_slot(int bytes)
+{
+    return bytes == 8;
+}
+
+void cltopk_split_record(cltopk_context *ctx, int bytes, const size_t *lens, const double *secs,
+                         double call)
+{
+    size_t nd = ctx->nmembers + 1, parts = 0;
+    int s = split_slot(bytes);
+    double slowest = 0;
+    for (size_t d = 0; d < nd; d++) {
+        if (!lens[d] || secs[d] <= 0)
+            continue;
+        cltopk_context *dc = cltopk_device_at(ctx, d);
+        double r = (double)lens[d] / secs[d];
+        dc->split_rate[s] = dc->split_rate[s] > 0 ? 0.5 * (dc->split_rate[s] + r) : r;
+        if (secs[d] > slowest)
+            slowest = secs[d];
+        parts++;
+    }
+    if (parts > 1) {
+        double o = call > slowest ? call - slowest : 0;
+        ctx->split_over[s] = ctx->split_over[s] > 0 ? 0.5 * (ctx->split_over[s] + o) : o;
+    }
+    ctx->split_left[s] = parts < nd ? ctx->split_left[s] + 1 : 0;
+}
+
 int cltopk_multi_split(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo algo,
-                       size_t *lens, const cltopk_algorithm **recs, double *secs, int *split,
-                       double *host_secs)
+                       cltopk_split *sp)
 {
     size_t nd = ctx->nmembers + 1;
     plan_row rows[CLTOPK_RECORDS_MAX];
     cltopk_consts pc;
-    double speed = 0, host = -1;
-    int st, best;
-    *split = 0;
-    *host_secs = -1;
+    double host = -1;
+    int st, best, slot = split_slot(rq->bytes);
+    memset(sp, 0, sizeof *sp);
+    sp->host = -1;
+    if ((sp->mode = split_mode(ctx)) < 0)
+        return CLTOPK_ERR_UNSUPPORTED;
     const cltopk_algorithm *named = algo == CLTOPK_ALGO_AUTO ? NULL : cltopk_algorithm_get(algo);
     if (named && !named->on_device)
         return CLTOPK_OK; /* a host algorithm: once, on the host */
+    sp->measured = sp->mode == 1;
     for (size_t d = 0; d < nd; d++) {
         cltopk_context *dc = cltopk_device_at(ctx, d);
         if (named) {
@@ -147,8 +193,8 @@ int cltopk_multi_split(cltopk_context *ctx, const cltopk_request *rq, cltopk_alg
         }
         /* the device's time: the named record's prediction, else (or where it
          * has none) the fastest device record's; AUTO's host record apart */
-        recs[d] = named;
-        secs[d] = -1;
+        sp->recs[d] = named;
+        sp->model[d] = -1;
         for (size_t i = 0; i < cltopk_algorithm_count; i++) {
             const plan_row *r = &rows[i];
             if (!r->ok || r->t < 0)
@@ -158,30 +204,59 @@ int cltopk_multi_split(cltopk_context *ctx, const cltopk_request *rq, cltopk_alg
                     host = r->t;
                 continue;
             }
-            if (secs[d] < 0 || r->t < secs[d]) {
-                secs[d] = r->t;
+            if (sp->model[d] < 0 || r->t < sp->model[d]) {
+                sp->model[d] = r->t;
                 if (!named)
-                    recs[d] = r->a;
+                    sp->recs[d] = r->a;
             }
         }
-        if (secs[d] <= 0)
+        if (sp->model[d] <= 0)
             return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "the planner predicts no time for "
                                "n = %zu, k = %zu on %s", rq->n, rq->k, dc->name);
-        speed += 1 / secs[d];
+        sp->rate[d] = dc->split_rate[slot];
+        if (!(sp->rate[d] > 0))
+            sp->measured = 0; /* every device measured, or none used */
     }
-    *host_secs = host;
-    size_t given = 0, fastest = 0;
+    sp->host = host;
+    sp->over = sp->measured ? ctx->split_over[slot] : 0;
+    for (size_t d = 0; d < nd; d++)
+        sp->secs[d] = sp->measured ? (double)(rq->n ? rq->n : 1) / sp->rate[d] : sp->model[d];
+    /* the devices fastest first; the first m of them together take
+     * 1 / (their speeds' sum), plus the split's own cost where m > 1: the m
+     * with the least (by the model, whose split costs nothing, all of them;
+     * all of them too on a probe, so that a device left out on a slow
+     * measurement is not left out for good) */
+    sp->probe = sp->measured && ctx->split_left[slot] >= CLTOPK_SPLIT_PROBE;
+    size_t order[CLTOPK_DEVICES_MAX];
     for (size_t d = 0; d < nd; d++) {
-        lens[d] = (size_t)((double)rq->n * (1 / secs[d]) / speed);
-        if (lens[d] > rq->n - given)
-            lens[d] = rq->n - given;
-        given += lens[d];
-        if (secs[d] < secs[fastest])
-            fastest = d;
+        size_t j = d;
+        for (; j > 0 && sp->secs[order[j - 1]] > sp->secs[d]; j--)
+            order[j] = order[j - 1];
+        order[j] = d;
     }
-    lens[fastest] += rq->n - given;
-    /* AUTO: the host alone where it beats the devices together */
-    *split = named || host < 0 || host >= 1 / speed;
+    double speed = 0, use_speed = 0;
+    sp->used = 0;
+    for (size_t m = 1; m <= nd; m++) {
+        speed += 1 / sp->secs[order[m - 1]];
+        double t = 1 / speed + (m > 1 ? sp->over : 0);
+        if (m == 1 || t < sp->devices || sp->probe) {
+            sp->devices = t;
+            sp->used = m;
+            use_speed = speed;
+        }
+    }
+    size_t given = 0;
+    for (size_t m = 0; m < nd; m++) {
+        size_t d = order[m];
+        size_t len = m < sp->used ? (size_t)((double)rq->n * (1 / sp->secs[d]) / use_speed) : 0;
+        if (len > rq->n - given)
+            len = rq->n - given;
+        sp->lens[d] = len;
+        given += len;
+    }
+    sp->lens[order[0]] += rq->n - given;
+    /* AUTO: the host alone where it beats the devices */
+    sp->split = named || host < 0 || host >= sp->devices;
     return CLTOPK_OK;
 }
 
@@ -189,37 +264,48 @@ int cltopk_multi_split(cltopk_context *ctx, const cltopk_request *rq, cltopk_alg
 static size_t explain_split(cltopk_context *ctx, const cltopk_request *rq, char *buf,
                             size_t len)
 {
-    size_t nd = ctx->nmembers + 1, o = 0, lens[CLTOPK_DEVICES_MAX];
-    const cltopk_algorithm *recs[CLTOPK_DEVICES_MAX];
-    double secs[CLTOPK_DEVICES_MAX], host;
-    int split, w;
+    size_t nd = ctx->nmembers + 1, o = 0;
+    cltopk_split sp;
+    int w;
     cltopk_request prq = *rq;
     prq.select = 0; /* each device runs the top-k of its part */
     prq.tune = &prq.tune_store;
-    int st = cltopk_multi_split(ctx, &prq, CLTOPK_ALGO_AUTO, lens, recs, secs, &split, &host);
-    if (st != CLTOPK_OK)
-        w = snprintf(buf, len, "split: none: %s\n", ctx->err);
-    else if (!split) {
-        double speed = 0;
-        for (size_t d = 0; d < nd; d++)
-            speed += 1 / secs[d];
-        w = snprintf(buf, len, "split: none: AUTO runs on the host (predicted %.3f ms; the %zu "
-                     "devices together %.3f ms); by the devices' speeds:\n",
-                     host * 1e3, nd, 1e3 / speed);
-    }
+    int st = cltopk_multi_split(ctx, &prq, CLTOPK_ALGO_AUTO, &sp);
+    char why[200];
+    if (sp.measured)
+        snprintf(why, sizeof why, "by the speeds measured in this context's earlier splits of "
+                 "%d-byte keys (CLTOPK_SPLIT=measured; a split costs %.3f ms besides its parts)",
+                 rq->bytes, sp.over * 1e3);
+    else if (sp.mode == 1)
+        snprintf(why, sizeof why, "by the model's predicted speeds: no split of %d-byte keys "
+                 "measured yet on every device (CLTOPK_SPLIT=measured)", rq->bytes);
     else
-        w = snprintf(buf, len, "split over %zu devices, in proportion to each one's predicted "
-                     "speed (AUTO; a named device algorithm splits by its own predictions):\n",
-                     nd);
+        snprintf(why, sizeof why, "by the model's predicted speeds (CLTOPK_SPLIT=model)");
+    if (st != CLTOPK_OK) {
+        w = snprintf(buf, len, "split: none: %s\n", ctx->err);
+        ctx->err[0] = 0; /* explain itself succeeds */
+    }
+    else if (!sp.split)
+        w = snprintf(buf, len, "split: none: AUTO runs on the host (predicted %.3f ms; the "
+                     "devices %.3f ms %s); by the devices' speeds:\n",
+                     sp.host * 1e3, sp.devices * 1e3, why);
+    else
+        w = snprintf(buf, len, "split over %zu of %zu devices %s, each part in proportion to "
+                     "its device's speed%s; predicted %.3f ms:\n", sp.used, nd, why,
+                     sp.probe ? " (every device: a probe after splits that left some out)" : "",
+                     sp.devices * 1e3);
     o += w > 0 ? (size_t)w : 0;
     for (size_t d = 0; st == CLTOPK_OK && d < nd; d++) {
         cltopk_context *dc = cltopk_device_at(ctx, d);
+        char rate[64] = "";
+        if (sp.rate[d] > 0)
+            snprintf(rate, sizeof rate, "; measured %.4g M elements/s", sp.rate[d] * 1e-6);
         w = snprintf(buf + o, o < len ? len - o : 0,
                      "   %u:%u %-36.36s %s %12zu elements (%5.1f%%); %s predicted %.3f ms for "
-                     "the whole input\n", dc->caps.pi, dc->caps.di, dc->caps.device_name,
-                     split ? "gets" : "would get", lens[d],
-                     rq->n ? 100.0 * (double)lens[d] / (double)rq->n : 0.0, recs[d]->name,
-                     secs[d] * 1e3);
+                     "the whole input%s\n", dc->caps.pi, dc->caps.di, dc->caps.device_name,
+                     sp.split ? "gets" : "would get", sp.lens[d],
+                     rq->n ? 100.0 * (double)sp.lens[d] / (double)rq->n : 0.0,
+                     sp.recs[d]->name, sp.model[d] * 1e3, rate);
         o += w > 0 ? (size_t)w : 0;
     }
     return o;

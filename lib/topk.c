@@ -38,16 +38,19 @@ typedef struct {
     const cltopk_algorithm *a;
     int member; /* not the calling context: take its lock */
     int st;
+    double secs; /* the part's time on the host: transfer and top-k */
 } split_part;
 
 static void *split_part_run(void *arg)
 {
     split_part *p = arg;
+    double t0 = cltopk_now();
     if (p->member)
         cltopk_enter(p->dev);
     p->st = run_host_topk(p->dev, &p->rq, p->algo, p->a);
     if (p->member)
         pthread_mutex_unlock(&p->dev->lock);
+    p->secs = cltopk_now() - t0;
     return NULL;
 }
 
@@ -55,24 +58,25 @@ static void *split_part_run(void *arg)
  * device's part (cltopk_multi_split) on a thread of its own (the first
  * device's on this one), the parts' best min(k, len) merged in THE ORDER with
  * their positions made global; the first k to rq's outputs (rank SIZE_MAX), or
- * the element at rank (k = rank + 1) to out_key / out_index.  *ran 0: no
- * split (the caller runs the call on the first device). */
+ * the element at rank (k = rank + 1) to out_key / out_index.  Each part is
+ * timed on its thread (its lock, transfer and top-k) and the call as a whole,
+ * for the next call's split (cltopk_split_record).  *ran 0: no split (the
+ * caller runs the call on the first device). */
 static int split_run(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo algo,
                      size_t rank, void *out_key, int64_t *out_index, int *ran)
 {
     size_t nd = ctx->nmembers + 1, kb = (size_t)rq->bytes, k = rq->k;
-    size_t lens[CLTOPK_DEVICES_MAX];
-    const cltopk_algorithm *recs[CLTOPK_DEVICES_MAX];
-    double secs[CLTOPK_DEVICES_MAX], host;
-    int split;
+    cltopk_split sp;
+    const size_t *lens = sp.lens;
     cltopk_request prq = *rq;
     prq.select = 0; /* each device runs the top-k of its part */
     prq.tune = &prq.tune_store;
     *ran = 0;
-    int st = cltopk_multi_split(ctx, &prq, algo, lens, recs, secs, &split, &host);
-    if (st != CLTOPK_OK || !split)
+    int st = cltopk_multi_split(ctx, &prq, algo, &sp);
+    if (st != CLTOPK_OK || !sp.split)
         return st;
     *ran = 1;
+    double t0 = cltopk_now();
     split_part *parts = calloc(nd, sizeof *parts);
     pthread_t *th = calloc(nd, sizeof *th);
     char *tk = malloc(k * kb), *ak = malloc(k * kb);
@@ -88,7 +92,7 @@ static int split_run(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo 
         p->dev = cltopk_device_at(ctx, d);
         p->member = d > 0;
         p->algo = algo;
-        p->a = recs[d];
+        p->a = sp.recs[d];
         p->rq = prq;
         p->rq.tune = &p->rq.tune_store;
         p->rq.keys = (const char *)rq->keys + off * kb;
@@ -132,6 +136,13 @@ static int split_run(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo 
         int64_t *si = ai;
         ak = tk, ai = ti, tk = sk, ti = si;
         an = mn;
+    }
+    /* the measured speeds for the next call's split (every part ran) */
+    if (st == CLTOPK_OK) {
+        double secs[CLTOPK_DEVICES_MAX];
+        for (size_t d = 0; d < nd; d++)
+            secs[d] = parts[d].rq.k ? parts[d].secs : 0;
+        cltopk_split_record(ctx, rq->bytes, lens, secs, cltopk_now() - t0);
     }
     if (st == CLTOPK_OK && an != k)
         st = cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "split top-k: %zu results for k = %zu", an,

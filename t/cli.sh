@@ -38,6 +38,10 @@ succeeds "Usage: cltopk topk" "help topk" "$CLTOPK" help topk
 succeeds '^  cpu ' "devices lists the cpu device" "$CLTOPK" devices
 grep -q '^auto: ' "$tmp/out"
 ok $? "devices says what auto picks"
+fails 2 "needs --split" "devices --measure without --split is refused" \
+    "$CLTOPK" devices --measure 2
+fails 2 "count from 0 to 1000" "devices --measure takes a count" \
+    "$CLTOPK" devices --split all --measure many
 # the OpenCL device to compare with the cpu device: the one auto picks if it is
 # an OpenCL device (a GPU where there is one), else the first listed, else none
 case ${CLTOPK_TEST_DEVICE:-} in

@@ -8,9 +8,11 @@
  * uneven split); with one device it skips.  Every type and direction; k = 1, k within
  * a part, k spanning parts, k = n; ties across the boundary (all equal: the
  * first k positions), the best all in the first or all in the last part;
- * selections; bad lists; explain's split. */
+ * selections; bad lists; explain's split; the split by measured speeds
+ * (CLTOPK_SPLIT). */
 #include "testlib.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +42,161 @@ static int same_as_single(cltopk_context *multi, cltopk_context *one, cltopk_dty
     return good;
 }
 
+/* explain's split lines: each device's elements and its measured rate (M
+ * elements/s; 0 where none shown); the number of devices */
+static size_t split_lines(const char *text, size_t *lens, double *rates, size_t max)
+{
+    size_t nd = 0;
+    for (const char *l = strstr(text, "split"); l && *l && nd < max;) {
+        const char *e = strchr(l, '\n');
+        size_t ll = e ? (size_t)(e - l) : strlen(l);
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)ll, l);
+        const char *g = strstr(line, " get ");
+        if (!g)
+            g = strstr(line, " gets ");
+        if (g && strstr(line, " elements (")) {
+            lens[nd] = (size_t)strtoull(strchr(g + 1, ' ') + 1, NULL, 10);
+            const char *m = strstr(line, "measured ");
+            rates[nd] = m ? strtod(m + 9, NULL) : 0;
+            nd++;
+        }
+        l = e ? e + 1 : NULL;
+    }
+    return nd;
+}
+
+/* the split by measured speeds, on a context of its own (no measurement
+ * yet): the model's split first, then from the second call on the measured
+ * rates (explain's shares in proportion to its rates, over the devices given
+ * a part); the answers exact whatever the split; CLTOPK_SPLIT=model keeps the
+ * model's split; another value is refused */
+static void measured_split(const char *spec)
+{
+    cltopk_context *mc = NULL;
+    int st = cltopk_open(&mc, spec);
+    if (st != CLTOPK_OK) {
+        ok(0, "a fresh context for the measured split: %s", cltopk_last_error(NULL));
+        return;
+    }
+    unsetenv("CLTOPK_SPLIT");
+    size_t n = 200000 + (size_t)rng_below(&rng, 50000), k = 100;
+    static const cltopk_dtype tys[] = {CLTOPK_FLOAT32, CLTOPK_UINT64};
+    char *text = bmalloc(16384);
+    size_t lens0[2][64], lens[64];
+    double rates[64];
+    size_t nd = 0;
+    int good = 1;
+    for (int t = 0; t < 2; t++) {
+        st = cltopk_explain(mc, tys[t], n, k, 0, 0, text, 16384);
+        char want[80];
+        snprintf(want, sizeof want, "no split of %d-byte keys measured yet", (int)tsize(tys[t]));
+        if (st != CLTOPK_OK || !strstr(text, want) ||
+            (nd = split_lines(text, lens0[t], rates, 64)) < 2) {
+            good = 0;
+            diag("%s", st ? cltopk_last_error(mc) : text);
+        }
+    }
+    ok(good, "a fresh context splits by the model (explain: \"no split ... measured yet\")");
+
+    /* calls of each key size, k and algorithm changing: exact every time,
+     * and explain's split by the rates measured from the first on */
+    int exact = 1, used = 1;
+    size_t calls = 0;
+    for (int t = 0; t < 2; t++) {
+        cltopk_dtype ty = tys[t];
+        void *keys = bmalloc(n * tsize(ty));
+        gen_data(ty, t ? "few" : "uniform", n, 0, &rng, keys);
+        int64_t *perm = oracle_order(ty, keys, n, 0);
+        size_t ks[] = {k, 1, n / 2 + 1, k};
+        for (size_t c = 0; c < 4 && exact && used; c++) {
+            char msg[1024];
+            calls++;
+            cltopk_algo a = c == 2 ? CLTOPK_ALGO_AUTO : CLTOPK_ALGO_RADIX_SELECT;
+            if (!check_topk(mc, a, ty, keys, n, ks[c], 0, perm, WANT_BOTH, CLTOPK_OK, msg,
+                            sizeof msg)) {
+                exact = 0;
+                diag_after("%s call %zu (%s, k = %zu): %s", tname(ty), c, cltopk_algo_name(a),
+                           ks[c], msg);
+            }
+            st = cltopk_explain(mc, ty, n, k, 0, 0, text, 16384);
+            size_t m = st == CLTOPK_OK ? split_lines(text, lens, rates, 64) : 0;
+            double sum = 0;
+            size_t given = 0;
+            for (size_t d = 0; d < m; d++)
+                if (lens[d])
+                    sum += rates[d], given += lens[d];
+            int fine = st == CLTOPK_OK && strstr(text, "speeds measured in this context") && m == nd &&
+                       given == n && sum > 0;
+            for (size_t d = 0; d < m && fine; d++) {
+                double share = (double)lens[d] / (double)n;
+                fine = rates[d] > 0 && (!lens[d] || fabs(share - rates[d] / sum) < 0.01);
+            }
+            if (!fine) {
+                used = 0;
+                diag_after("%s after call %zu: %s", tname(ty), c,
+                           st ? cltopk_last_error(mc) : text);
+            } else if (c == 3) {
+                for (size_t d = 0; d < m; d++)
+                    diag("%s: device %zu: %zu elements (model %zu), %g M elements/s", tname(ty),
+                         d, lens[d], lens0[t][d], rates[d]);
+            }
+        }
+        free(perm);
+        free(keys);
+    }
+    ok(exact, "exact over %zu calls whose split changes (CLTOPK_SPLIT unset)", calls);
+    ok(used, "explain: the split by the measured rates after each call, the shares in "
+       "proportion to them");
+
+    /* CLTOPK_SPLIT=model: the model's split again, exact */
+    setenv("CLTOPK_SPLIT", "model", 1);
+    good = 1;
+    for (int t = 0; t < 2 && good; t++) {
+        st = cltopk_explain(mc, tys[t], n, k, 0, 0, text, 16384);
+        good = st == CLTOPK_OK && strstr(text, "(CLTOPK_SPLIT=model)") &&
+               split_lines(text, lens, rates, 64) == nd && !memcmp(lens, lens0[t], nd * sizeof *lens);
+        if (!good)
+            diag_after("%s", st ? cltopk_last_error(mc) : text);
+    }
+    {
+        float *keys = bmalloc(n * 4);
+        gen_data(CLTOPK_FLOAT32, "narrow", n, 1, &rng, keys);
+        int64_t *perm = oracle_order(CLTOPK_FLOAT32, keys, n, 1);
+        char msg[1024];
+        if (good && !check_topk(mc, CLTOPK_ALGO_RADIX_SELECT, CLTOPK_FLOAT32, keys, n, 777, 1,
+                                perm, WANT_BOTH, CLTOPK_OK, msg, sizeof msg)) {
+            good = 0;
+            diag_after("CLTOPK_SPLIT=model: %s", msg);
+        }
+        ok(good, "CLTOPK_SPLIT=model: the model's split after measurements, exact");
+
+        /* another value: UNSUPPORTED naming the variable, nothing written;
+         * explain says so */
+        setenv("CLTOPK_SPLIT", "fastest", 1);
+        good = check_topk(mc, CLTOPK_ALGO_RADIX_SELECT, CLTOPK_FLOAT32, keys, n, 10, 1, perm,
+                          WANT_BOTH, CLTOPK_ERR_UNSUPPORTED, msg, sizeof msg) &&
+               strstr(cltopk_last_error(mc), "CLTOPK_SPLIT=\"fastest\"");
+        if (!good)
+            diag_after("%s / %s", msg, cltopk_last_error(mc));
+        char detail[512];
+        snprintf(detail, sizeof detail, "%s", cltopk_last_error(mc));
+        float v = 0;
+        int64_t at = -7;
+        st = cltopk_select(mc, CLTOPK_FLOAT32, keys, n, 5, 0, CLTOPK_ALGO_AUTO, &v, &at);
+        good = good && st == CLTOPK_ERR_UNSUPPORTED && at == -7 &&
+               strstr(cltopk_last_error(mc), "use measured");
+        st = cltopk_explain(mc, CLTOPK_FLOAT32, n, k, 0, 0, text, 16384);
+        good = good && st == CLTOPK_OK && strstr(text, "split: none: CLTOPK_SPLIT=\"fastest\"");
+        ok(good, "CLTOPK_SPLIT=fastest: refused with UNSUPPORTED (%s)", detail);
+        free(perm);
+        free(keys);
+    }
+    unsetenv("CLTOPK_SPLIT");
+    free(text);
+    cltopk_close(mc);
+}
+
 int main(void)
 {
     plan_lazy();
@@ -49,6 +206,7 @@ int main(void)
         setenv("POCL_DEVICES", "basic pthread", 0);
     unsetenv("CLTOPK_STREAM");
     unsetenv("CLTOPK_MAX_CHUNK");
+    unsetenv("CLTOPK_SPLIT");
     char dev[256];
     if (!test_cl_device(dev, sizeof dev))
         skip_all("%s", dev);
@@ -201,6 +359,8 @@ int main(void)
         ok(good, "the best in the last part (largest) and in the first (smallest)");
         free(keys);
     }
+
+    measured_split(spec);
 
     /* bad calls write nothing */
     {

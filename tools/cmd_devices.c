@@ -8,7 +8,7 @@
 
 static void devices_help(void)
 {
-    printf("Usage: cltopk devices [--json] [--split all|LIST]\n"
+    printf("Usage: cltopk devices [--json] [--split all|LIST [--measure N]]\n"
            "\n"
            "List every OpenCL device the ICD loader finds, with the limits that matter for\n"
            "top-k, then the 'cpu' device (the OpenMP path that needs no OpenCL), and which\n"
@@ -24,8 +24,13 @@ static void devices_help(void)
            "              a comma list such as 0:0,0:1 or gpu,Portable, as --device takes\n"
            "              it) and show how it splits a top-k of 2^26 float32 host data\n"
            "              (k = 32) across them: each device's elements, share and\n"
-           "              predicted time (cltopk_explain's split lines); may measure the\n"
-           "              devices' constants first (seconds on a CPU device)\n"
+           "              predicted time (cltopk_explain's split lines: by the model or\n"
+           "              by measured speeds, and the rates); may measure the devices'\n"
+           "              constants first (seconds on a CPU device)\n"
+           "  --measure N with --split: first run N top-ks of that data (radix-select,\n"
+           "              split over the devices) so that the split shown is the one by\n"
+           "              their measured speeds (a fresh context has measured nothing:\n"
+           "              without this the split is the model's); 0 by default\n"
            "  -h, --help  this text\n"
            "\n"
            "A GPU that is missing here is usually a driver whose ICD file is not registered\n"
@@ -54,8 +59,9 @@ static const char *type_name(const cltopk_device_info *d)
 int cmd_devices(int argc, char **argv)
 {
     static const cli_option opts[] = {{1, 0, "json", 0}, {2, 'h', "help", 0}, {3, 0, "split", 1},
-                                      {0, 0, NULL, 0}};
+                                      {4, 0, "measure", 1}, {0, 0, NULL, 0}};
     const char *split = NULL;
+    uint64_t measure = 0;
     cli_parser p;
     const char *arg;
     int json = 0, id;
@@ -73,7 +79,12 @@ int cmd_devices(int argc, char **argv)
         }
         if (id == 3)
             split = arg;
+        if (id == 4 && parse_count(arg, 1000, &measure) < 0)
+            return usage_error("devices", "--measure takes a count from 0 to 1000, not '%s'",
+                               arg);
     }
+    if (measure && !split)
+        return usage_error("devices", "--measure needs --split");
 
     size_t count = cltopk_device_count();
     cltopk_device_info *info = calloc(count ? count : 1, sizeof *info);
@@ -122,7 +133,30 @@ int cmd_devices(int argc, char **argv)
             free(info);
             return rc;
         }
-        st = cltopk_explain(mc, CLTOPK_FLOAT32, (size_t)1 << 26, 32, 0, 0, plan, sizeof plan);
+        /* --measure: calls that time each device's part, for the split below */
+        size_t n = (size_t)1 << 26;
+        float *keys = measure ? malloc(n * sizeof *keys) : NULL, top[32];
+        if (measure && !keys) {
+            cltopk_close(mc);
+            free(info);
+            return fail("devices", "out of memory for 2^26 floats");
+        }
+        uint64_t x = 0x9E3779B97F4A7C15u;
+        for (size_t i = 0; keys && i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            keys[i] = (float)(x >> 40) * 0x1p-24f;
+        }
+        for (uint64_t r = 0; r < measure; r++)
+            if ((st = cltopk_topk(mc, CLTOPK_FLOAT32, keys, n, 32, 0, CLTOPK_ALGO_RADIX_SELECT,
+                                  top, NULL)) != CLTOPK_OK) {
+                rc = lib_fail("devices", "cltopk_topk", st, mc);
+                free(keys);
+                cltopk_close(mc);
+                free(info);
+                return rc;
+            }
+        free(keys);
+        st = cltopk_explain(mc, CLTOPK_FLOAT32, n, 32, 0, 0, plan, sizeof plan);
         if (st != CLTOPK_OK) {
             rc = lib_fail("devices", "cltopk_explain", st, mc);
             cltopk_close(mc);
