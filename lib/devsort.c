@@ -37,16 +37,18 @@
  * its own pairs against its own counters of the digits, the lanes of one
  * digit found by DIGIT votes (inline PTX on NVIDIA's platform, PTX 1; local
  * memory and barriers elsewhere, or with ptx=0), and one scan of the digits a
- * tile replaces the work-group scan of every round of LB bits: 28.6-32.1 ms
- * (three runs; torch.sort 23.6), 127-164 registers.  WC 1 holds the pairs that begin a sector of the
+ * tile replaces the work-group scan of every round of LB bits: 32.1 ms at
+ * ipt 12, 28.6-28.9 ms at ipt 16 (16-bit counters make it fit; torch.sort
+ * 23.5-23.6), 164 registers.  WC 1 holds the pairs that begin a sector of the
  * output a tile leaves unfinished until a later tile completes it, so that
  * sectors are written whole: 31.2 ms at its largest tile (ipt 8), where
  * without it the same tile took 37.4 ms.  LDIG 0 recomputes the digits from
- * the pairs and leaves room for a larger tile (ipt 16: 29.6 ms).  One sweep a
+ * the pairs (29.6 ms at ipt 16: keeping them is faster).  One sweep a
  * pass (OS 1, os=1; below 2^30 pairs): the digit counts of every pass from
  * one read, then a launch a pass whose groups take tiles in order and find
  * each tile's offsets by a look-back over the tiles before it: 44.6 ms, its
- * look-back waits (bench/RESULTS.md). */
+ * look-back waits; published early and read 8 words at a time, 46.6 ms: its
+ * sweeps, not the look-back (bench/RESULTS.md). */
 #include "internal.h"
 
 #if HAVE_OPENCL
