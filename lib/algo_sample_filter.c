@@ -283,22 +283,6 @@ typedef struct {
     uint64_t seed;
 } sf_call;
 
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t fresh_seed(const cltopk_context *ctx)
-{
-    static uint64_t counter;
-    uint64_t c = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
-    double t = cltopk_now();
-    uint64_t tb;
-    memcpy(&tb, &t, sizeof tb);
-    return mix64(tb ^ mix64(c + 0x9E3779B97F4A7C15ull) ^ (uint64_t)(uintptr_t)ctx);
-}
 
 static void plan_call(const sf_cfg *c, size_t n, size_t k, uint64_t seed, sf_call *p)
 {
@@ -546,13 +530,13 @@ static void tiles_of(const cltopk_context *ctx, const cltopk_request *rq, const 
         t->groups = t->ntiles;
     if (t->groups == 0)
         t->groups = 1;
-    uint64_t z = mix64(seed ^ 0xD1B54A32D192ED03ull);
+    uint64_t z = cltopk_mix64(seed ^ 0xD1B54A32D192ED03ull);
     t->pa = 1;
     t->pb = 0;
     if (t->ntiles > 1) {
         t->pb = z % t->ntiles;
         for (int tries = 0; tries < 64; tries++) {
-            z = mix64(z + 0x9E3779B97F4A7C15ull);
+            z = cltopk_mix64(z + 0x9E3779B97F4A7C15ull);
             uint64_t a = 1 + z % (t->ntiles - 1);
             if (gcd64(a, t->ntiles) == 1) {
                 t->pa = a;
@@ -638,7 +622,7 @@ static int sf_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg
     if (st != CLTOPK_OK)
         return st;
     size_t kb = (size_t)rq->bytes;
-    uint64_t seed = c.seed_set ? c.seed : fresh_seed(ctx);
+    uint64_t seed = c.seed_set ? c.seed : cltopk_fresh_seed(ctx);
     sf_tiles t;
     tiles_of(ctx, rq, &c, off, n, seed, &t);
     size_t groups = t.groups;
@@ -829,7 +813,7 @@ static int sf_band_device(cltopk_context *ctx, const cltopk_request *rq, const s
     if (st != CLTOPK_OK)
         return st;
     size_t kb = (size_t)rq->bytes;
-    uint64_t seed = c.seed_set ? c.seed : fresh_seed(ctx);
+    uint64_t seed = c.seed_set ? c.seed : cltopk_fresh_seed(ctx);
     sf_tiles t;
     tiles_of(ctx, rq, &c, off, n, seed, &t);
     /* a band past half of the groups' segments: by default more groups, so

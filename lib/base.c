@@ -29,6 +29,16 @@ double cltopk_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+uint64_t cltopk_fresh_seed(const void *salt)
+{
+    static uint64_t counter;
+    uint64_t c = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+    double t = cltopk_now();
+    uint64_t tb;
+    memcpy(&tb, &t, sizeof tb);
+    return cltopk_mix64(tb ^ cltopk_mix64(c + 0x9E3779B97F4A7C15ull) ^ (uint64_t)(uintptr_t)salt);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

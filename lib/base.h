@@ -34,6 +34,18 @@ CLTOPK_INTERNAL int cltopk_clfail(cltopk_context *ctx, cl_int err, const char *w
 CLTOPK_INTERNAL double cltopk_now(void);
 /* the median of t[0..n) (sorts t) */
 CLTOPK_INTERNAL double cltopk_median(double *t, int n);
+/* a 64-bit seed that differs from call to call (a counter, the clock and
+ * salt, e.g. the context's address, mixed): for samples whose answers do not
+ * depend on it */
+CLTOPK_INTERNAL uint64_t cltopk_fresh_seed(const void *salt);
+
+/* SplitMix64's finaliser */
+static inline uint64_t cltopk_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
 
 /* small arithmetic every layer uses */
 static inline size_t cltopk_pow2_ge(size_t x)

@@ -116,10 +116,7 @@ static int ix_params_get(cltopk_context *ctx, const char *fn, size_t k, cltopk_p
 
 static uint64_t ix_mix(uint64_t *x)
 {
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    return cltopk_mix64(*x += 0x9E3779B97F4A7C15ull);
 }
 
 typedef struct {

@@ -527,19 +527,6 @@ static int sf_plan(const cltopk_context *ctx, const cltopk_request *rq,
     return 1;
 }
 
-static uint64_t sf_rows_seed(const cltopk_context *ctx)
-{
-    static uint64_t counter;
-    uint64_t z = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED) * 0x9E3779B97F4A7C15ull;
-    double t = cltopk_now();
-    uint64_t tb;
-    memcpy(&tb, &t, sizeof tb);
-    z ^= tb ^ (uint64_t)(uintptr_t)ctx;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 /* CLTOPK_BITS=check=served|fallback: wait for the call and read every row's way */
 static int sf_check(cltopk_context *ctx, const rowsf_cfg *f, cl_mem state, size_t nrows)
 {
@@ -616,7 +603,7 @@ static int sf_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk
     cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
     cl_mem ok = a->out_keys ? a->out_keys : a->in, oi = a->out_index ? a->out_index : a->in;
     cl_ulong off = (cl_ulong)a->in_off, ld = job->ld, cols = job->cols, plen = f->plen;
-    cl_ulong ibase = job->ibase, seed = sf_rows_seed(ctx);
+    cl_ulong ibase = job->ibase, seed = cltopk_fresh_seed(ctx);
     if (st == CLTOPK_OK &&
         (st = cltopk_set_args(ctx, ks, 10, sizeof(cl_mem), &a->in, sizeof off, &off, sizeof ld,
                               &ld, sizeof cols, &cols, sizeof sm, &sm, sizeof s, &s,
