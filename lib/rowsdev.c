@@ -1006,8 +1006,8 @@ size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
         return (size_t)snprintf(buf, len, "no configuration: %s", why);
     tile_cfg t;
     rowsf_cfg f;
-    int n;
-    if (job->mode == ROWS_DENSE && sf_plan(ctx, rq, job, &c, &f, why, sizeof why))
+    int n, sf = job->mode == ROWS_DENSE && sf_plan(ctx, rq, job, &c, &f, why, sizeof why);
+    if (sf)
         n = snprintf(buf, len, "the sample filter: a threshold a row from %u samples (rank "
                      "%u), one read by %zu groups a row keeping up to %zu candidates a row, "
                      "their top-k by a register tile of %u x %u (%zu work-groups), the whole "
@@ -1037,9 +1037,8 @@ size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
         n = snprintf(buf, len, "wg %u, r %u, %u kept, a buffer of %u; a work-group a query "
                      "(%zu), distances computed in place", c.wg, c.r, c.ktop, c.cap, job->nrows);
     }
-    /* a forced sample filter that cannot run says why */
-    if (n >= 0 && (size_t)n < len && job->mode == ROWS_DENSE && c.path == BPATH_SF &&
-        !sf_plan(ctx, rq, job, &c, &f, why, sizeof why)) {
+    /* a forced sample filter that cannot run says why (sf_plan's reason) */
+    if (n >= 0 && (size_t)n < len && job->mode == ROWS_DENSE && c.path == BPATH_SF && !sf) {
         int m = snprintf(buf + n, len - (size_t)n, "; not the sample filter: %s", why);
         n = m < 0 ? n : n + m;
     }
