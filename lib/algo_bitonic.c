@@ -409,11 +409,11 @@ static size_t bitonic_workspace(cltopk_context *ctx, const cltopk_request *rq)
 {
     bitonic_cfg c;
     char why[512];
-    size_t n = rq->n, chunk = cltopk_chunk_elems(ctx, rq->bytes), second = 0;
+    size_t n = rq->n, chunk = cltopk_chunk_elems(ctx, rq->bytes), host = 0;
     int chunks = !rq->on_device && n > chunk;
     unsigned index = need_index(rq, !rq->on_device && !chunks) || rq->kind == KIND_FLOAT;
     if (!rq->on_device) /* one chunk or streamed piece at a time */
-        n = cltopk_host_input(ctx, rq, &second);
+        n = cltopk_host_input(ctx, rq, &host);
     if (bitonic_configure(ctx, rq, index, &c, why, sizeof why) != 0)
         return 0;
     size_t bytes;
@@ -427,8 +427,7 @@ static size_t bitonic_workspace(cltopk_context *ctx, const cltopk_request *rq)
         size_t cand = groups > 1 ? groups * c.OUT : 0;
         bytes = 2 * cand * ((size_t)rq->bytes + (c.index ? 4 : 0));
     }
-    if (!rq->on_device)
-        bytes += n * (size_t)rq->bytes + rq->k * ((size_t)rq->bytes + 8) + second;
+    bytes += host; /* 0 for device data */
     return bytes;
 }
 

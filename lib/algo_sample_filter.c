@@ -988,9 +988,9 @@ static size_t sf_workspace(cltopk_context *ctx, const cltopk_request *rq)
     char why[512];
     if (sf_configure(ctx, rq, &c, why, sizeof why) != 0)
         return 0;
-    size_t n = rq->n, kb = (size_t)rq->bytes, second = 0;
+    size_t n = rq->n, kb = (size_t)rq->bytes, host = 0;
     if (!rq->on_device) /* one chunk or streamed piece at a time */
-        n = cltopk_host_input(ctx, rq, &second);
+        n = cltopk_host_input(ctx, rq, &host);
     if (rq->k > c.sortcap) { /* the band: the radix select's buffers (with the
                                 inputs of host data), and the state */
         size_t ws = cltopk_rselect_workspace(ctx, rq) + SF_ST_WORDS * 4;
@@ -1010,8 +1010,7 @@ static size_t sf_workspace(cltopk_context *ctx, const cltopk_request *rq)
         side = red > side ? red : side;
     }
     size_t bytes = (rq->k > 1 ? p.cap : 0) * (kb + 4) + side * (kb + 4) + SF_ST_WORDS * 4;
-    if (!rq->on_device)
-        bytes += n * kb + rq->k * (kb + 8) + second;
+    bytes += host; /* 0 for device data */
     return bytes;
 }
 

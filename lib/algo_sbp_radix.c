@@ -213,15 +213,14 @@ static size_t sbp_workspace(cltopk_context *ctx, const cltopk_request *rq)
     char why[300];
     if (sbp_configure(ctx, rq, &c, why, sizeof why) != 0)
         return 0;
-    size_t n = rq->n, kb = (size_t)rq->bytes, second = 0;
+    size_t n = rq->n, kb = (size_t)rq->bytes, host = 0;
     if (!rq->on_device) /* one chunk or streamed piece at a time */
-        n = cltopk_host_input(ctx, rq, &second);
+        n = cltopk_host_input(ctx, rq, &host);
     size_t groups = (n + c.T - 1) / c.T, K2 = 1;
     while (K2 < rq->k)
         K2 <<= 1;
     size_t bytes = (groups > 1 ? 2 * groups * c_of(&c, rq->k) * (kb + 4) : 0) + K2 * (kb + 4);
-    if (!rq->on_device)
-        bytes += n * kb + rq->k * (kb + 8) + second;
+    bytes += host; /* 0 for device data */
     return bytes;
 }
 

@@ -340,16 +340,15 @@ static size_t tree_workspace(cltopk_context *ctx, const cltopk_request *rq)
 {
     tree_cfg p;
     char why[512];
-    size_t n = rq->n, second = 0;
+    size_t n = rq->n, host = 0;
     if (!rq->on_device) /* one chunk or streamed piece at a time */
-        n = cltopk_host_input(ctx, rq, &second);
+        n = cltopk_host_input(ctx, rq, &host);
     if (tree_configure(ctx, rq, &p, why, sizeof why) != 0)
         return 0;
     size_t tile = tile_of(&p), groups = (n + tile - 1) / tile;
     size_t cand = groups > 1 ? groups * p.c : 0;
     size_t bytes = 2 * cand * ((size_t)rq->bytes + 4);
-    if (!rq->on_device)
-        bytes += n * (size_t)rq->bytes + rq->k * ((size_t)rq->bytes + 8) + second;
+    bytes += host; /* 0 for device data */
     return bytes;
 }
 

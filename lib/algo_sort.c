@@ -57,12 +57,11 @@ static int sort_run_host(cltopk_context *ctx, const cltopk_request *rq)
 static size_t sort_workspace(cltopk_context *ctx, const cltopk_request *rq)
 {
     char why[512];
-    size_t n = rq->n, second = 0;
+    size_t n = rq->n, host = 0;
     if (!rq->on_device) /* one chunk or streamed piece at a time */
-        n = cltopk_host_input(ctx, rq, &second);
+        n = cltopk_host_input(ctx, rq, &host);
     size_t bytes = cltopk_devsort_scratch(ctx, rq->bytes * 8, n, why, sizeof why);
-    if (!rq->on_device)
-        bytes += n * (size_t)rq->bytes + rq->k * ((size_t)rq->bytes + 8) + second;
+    bytes += host; /* 0 for device data */
     return bytes;
 }
 

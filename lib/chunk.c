@@ -118,18 +118,18 @@ static int streams(const cltopk_context *ctx, const cltopk_request *rq, int mode
     return mode > 0 && rq->n > *piece && *piece <= cltopk_chunk_room(ctx, rq->bytes) / 2;
 }
 
-size_t cltopk_host_input(cltopk_context *ctx, const cltopk_request *rq, size_t *second)
+size_t cltopk_host_input(cltopk_context *ctx, const cltopk_request *rq, size_t *host)
 {
-    size_t chunk = cltopk_chunk_elems(ctx, rq->bytes), piece;
-    int mode = stream_mode(ctx, 0);
-    *second = 0;
-    if (streams(ctx, rq, mode, rq->k, &piece)) {
-        *second = piece * (size_t)rq->bytes;
-        return piece;
-    }
-    if (rq->n <= chunk)
-        return rq->n;
-    return chunk < rq->k ? rq->k : chunk;
+    size_t chunk = cltopk_chunk_elems(ctx, rq->bytes), piece, n, kb = (size_t)rq->bytes;
+    int mode = stream_mode(ctx, 0), two = streams(ctx, rq, mode, rq->k, &piece);
+    if (two)
+        n = piece;
+    else if (rq->n <= chunk)
+        n = rq->n;
+    else
+        n = chunk < rq->k ? rq->k : chunk;
+    *host = (two ? 2 : 1) * n * kb + rq->k * (kb + 8);
+    return n;
 }
 
 size_t cltopk_staging_describe(cltopk_context *ctx, const cltopk_request *rq, char *buf,

@@ -310,11 +310,12 @@ CLTOPK_INTERNAL int cltopk_chunked_topk(cltopk_context *ctx, const cltopk_reques
                                         int *ambiguous);
 /* chunk.c: for the workspace of a device algorithm on rq's host data, the
  * elements of its device input and of each reduction: all n in one transfer,
- * a chunk (at least k) of the chunk loop, or a streamed piece; and in *second
- * the bytes of streaming's second device input (0 where it does not stream).
- * The pinned staging buffers are host memory and not counted. */
+ * a chunk (at least k) of the chunk loop, or a streamed piece; and in *host
+ * the device bytes that host data adds: that input (two of them where it
+ * streams) and the k results' keys and int64 positions.  The pinned staging
+ * buffers are host memory and not counted. */
 CLTOPK_INTERNAL size_t cltopk_host_input(cltopk_context *ctx, const cltopk_request *rq,
-                                         size_t *second);
+                                         size_t *host);
 /* chunk.c: how the device records move rq's host data (streamed pieces,
  * chunks or one transfer), a line of text for explain; its length */
 CLTOPK_INTERNAL size_t cltopk_staging_describe(cltopk_context *ctx, const cltopk_request *rq,

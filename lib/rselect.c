@@ -254,9 +254,9 @@ out:
 
 size_t cltopk_rselect_workspace(cltopk_context *ctx, const cltopk_request *rq)
 {
-    size_t n = rq->n, kb = (size_t)rq->bytes, second = 0;
+    size_t n = rq->n, kb = (size_t)rq->bytes, host = 0;
     if (!rq->on_device) /* one chunk or streamed piece at a time */
-        n = cltopk_host_input(ctx, rq, &second);
+        n = cltopk_host_input(ctx, rq, &host);
     size_t kw = rq->k > CLTOPK_WINNERS_BITONIC_MAX ? rq->k : cltopk_pow2_ge(rq->k);
     size_t bytes = 2 * n * (kb + 4) + kw * (kb + 4) + 64 + (kb + 5) * 4096 * 4;
     if (rq->k > CLTOPK_WINNERS_BITONIC_MAX) { /* the device sort's digit counts (it
@@ -265,8 +265,7 @@ size_t cltopk_rselect_workspace(cltopk_context *ctx, const cltopk_request *rq)
         size_t ds = cltopk_devsort_scratch(ctx, rq->bytes * 8, rq->k, why, sizeof why);
         bytes += ds > 2 * rq->k * (kb + 4) ? ds - 2 * rq->k * (kb + 4) : 0;
     }
-    if (!rq->on_device)
-        bytes += n * kb + rq->k * (kb + 8) + second;
+    bytes += host; /* 0 for device data */
     return bytes;
 }
 
