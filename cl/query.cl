@@ -689,53 +689,52 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 query_tile(KCOLS_ARGS, PROG_ARGS, ulong n, uint k, uint smallest, __global okey_t *cand_u,
            __global uint *cand_i, __global uint *count, __global uint *thr, GATE_ARGS)
 {
-    /* no return before a barrier (POCL's work-group loops mishandle one):
-     * a closed gate skips the rows and the stores */
+    /* no return before a barrier (POCL's work-group loops mishandle one): a
+     * closed gate runs no tile.  Group g takes tiles g, g + groups, ... (the
+     * host launches a group a tile, or, behind a gate, fewer) */
     const int open = !GATE_CLOSED;
     KCOLS_START;
     QSPEC_START;
     __local tile_locals L;
     __local uint passing, cands;
     const uint lid = get_local_id(0);
-    const ulong g = get_group_id(0), base = g * (ulong)(WG * RT);
-    if (lid == 0) {
-        passing = 0;
-        cands = 0;
-    }
+    const ulong ntiles = open ? (n + (ulong)(WG * RT) - 1) / (ulong)(WG * RT) : 0;
+    for (ulong g = get_group_id(0); g < ntiles; g += get_num_groups(0)) {
+        const ulong base = g * (ulong)(WG * RT);
+        if (lid == 0) {
+            passing = 0;
+            cands = 0;
+        }
 #if QTHR
-    const okey_t tk = THR_KEY(*(volatile __global uint *)thr);
+        const okey_t tk = THR_KEY(*(volatile __global uint *)thr);
 #else
-    const okey_t tk = 0;
+        const okey_t tk = 0;
 #endif
-    barrier(CLK_LOCAL_MEM_FENCE);
-    okey_t u[RT];
-    uint lo[RT], mine = 0, minec = 0;
-    if (open) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        okey_t u[RT];
+        uint lo[RT], mine = 0, minec = 0;
 #define QR_ROW(j) TILE_ROWNUM(j)
 #define QR_SET(r, j, pass_, key_) TILE_SET(r, j, base + (j) < n, pass_, key_)
 #include "query_rows.h"
 #undef QR_SET
 #undef QR_ROW
-    } else {
-        for (uint r = 0; r < RT; r++)
-            u[r] = 0, lo[r] = 0;
-    }
-    if (mine)
-        atomic_add(&passing, mine);
-    if (minec)
-        atomic_add(&cands, minec);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const uint cnt = passing, cc = cands;
-    const uint kk = k < cc ? k : cc;
-    tile_select_of(u, lo, k, cc, &L);
-    if (open)
+        if (mine)
+            atomic_add(&passing, mine);
+        if (minec)
+            atomic_add(&cands, minec);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const uint cnt = passing, cc = cands;
+        const uint kk = k < cc ? k : cc;
+        tile_select_of(u, lo, k, cc, &L);
         tile_store(cand_u, cand_i, g * k, k, kk, (uint)base, &L);
-    if (lid == 0 && cnt)
-        atomic_add(count, cnt);
+        if (lid == 0 && cnt)
+            atomic_add(count, cnt);
 #if QTHR
-    if (lid == 0 && cc >= k)
-        atomic_max(thr, THR_OF(L.cu[k - 1]));
+        if (lid == 0 && cc >= k)
+            atomic_max(thr, THR_OF(L.cu[k - 1]));
 #endif
+        barrier(CLK_LOCAL_MEM_FENCE); /* L and the counts free for the next tile */
+    }
 }
 
 #endif
@@ -820,24 +819,41 @@ qsf_sample(KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, uint s, uint rank, ulo
     }
 }
 
-/* qsf_filter  group g: rows g * TL ..; the rows passing the filter counted
+/* qsf_filter  the one read: groups persistent, group g takes tiles g, g +
+ *             groups, ... of QSF_N rows a work-item (WG * QSF_N rows a tile,
+ *             row base + r * WG + lid), every referenced column of a batch
+ *             read at once; the rows passing the filter counted
  *             (st[QSF_PASS]); those at or above the threshold (composite
- *             order: key, then smaller row) written as (order key, row) to
- *             the group's segment of the survivor buffer, reserved by one
- *             atomic a group (st[QSF_SURV] counts them all; those past cap
- *             are not written, and the call falls back) */
+ *             order: key, then smaller row) kept as (order key, row) in the
+ *             group's local segment (a local atomic a row), or, the segment
+ *             full, straight in the survivor buffer (a global atomic); the
+ *             segment goes there at the end with one atomic a group.
+ *             st[QSF_SURV] counts them all; those past cap are not written,
+ *             and the call falls back.  No per-tile barrier and no key array
+ *             in registers: the read runs at the occupancy of its loads. */
+#ifndef QSF_LSEG
+#define QSF_LSEG 1024
+#endif
+#ifndef QSF_N
+#if QSPEC
+#define QSF_N QRB
+#else
+#define QSF_N 4
+#endif
+#endif
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 qsf_filter(KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, uint cap, __global okey_t *surv_u,
            __global uint *surv_i, __global uint *st)
 {
     KCOLS_START;
     QSPEC_START;
-    __local uint passing, nsurv, segment;
+    __local okey_t lu[QSF_LSEG];
+    __local uint li[QSF_LSEG];
+    __local uint passing, lcnt, lbase;
     const uint lid = get_local_id(0);
-    const ulong base = get_group_id(0) * (ulong)(WG * RT);
     if (lid == 0) {
         passing = 0;
-        nsurv = 0;
+        lcnt = 0;
     }
     const uint all = st[QSF_ALL], trow = st[QSF_TROW];
 #if KEY_BITS == 64
@@ -846,43 +862,53 @@ qsf_filter(KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, uint cap, __global oke
     const okey_t tk = st[QSF_TKEY];
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
-    okey_t u[RT];
-    uint sv = 0, mine = 0, mines = 0;
+    uint mine = 0;
+    const ulong tl = (ulong)WG * QSF_N, ntiles = (n + tl - 1) / tl;
+    for (ulong t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
+        const ulong base = t * tl;
+#define QR_N QSF_N
+#define QR_LOADALL
 #define QR_ROW(j) TILE_ROWNUM(j)
 #define QR_SET(r, j, pass_, key_)                                                             \
     do {                                                                                      \
         const int p_ = (pass_) && base + (j) < n;                                             \
-        const int s_ = p_ && (all || (key_) > tk || ((key_) == tk && base + (j) <= trow));    \
-        u[r] = (key_);                                                                        \
-        sv |= (uint)s_ << (r);                                                                \
+        const okey_t k_ = (key_);                                                             \
         mine += (uint)p_;                                                                     \
-        mines += (uint)s_;                                                                    \
+        if (p_ && (all || k_ > tk || (k_ == tk && base + (j) <= trow))) {                     \
+            const uint row_ = (uint)(base + (j));                                             \
+            const uint q_ = atomic_inc(&lcnt);                                                \
+            if (q_ < QSF_LSEG) {                                                              \
+                lu[q_] = k_;                                                                  \
+                li[q_] = row_;                                                                \
+            } else {                                                                          \
+                const uint o_ = atomic_inc(st + QSF_SURV);                                    \
+                if (o_ < cap) {                                                               \
+                    surv_u[o_] = k_;                                                          \
+                    surv_i[o_] = row_;                                                        \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
     } while (0)
 #include "query_rows.h"
 #undef QR_SET
 #undef QR_ROW
+#undef QR_LOADALL
+    }
     if (mine)
         atomic_add(&passing, mine);
-    const uint at = mines ? atomic_add(&nsurv, mines) : 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
+    const uint c = lcnt < QSF_LSEG ? lcnt : QSF_LSEG;
     if (lid == 0) {
         if (passing)
             atomic_add(st + QSF_PASS, passing);
-        segment = nsurv ? atomic_add(st + QSF_SURV, nsurv) : 0u;
+        lbase = c ? atomic_add(st + QSF_SURV, c) : 0u;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (mines) {
-        uint o = segment + at;
-#pragma unroll
-        for (uint r = 0; r < RT; r++)
-            if ((sv >> r) & 1u) {
-                if (o < cap) {
-                    surv_u[o] = u[r];
-                    surv_i[o] = (uint)(base + r * WG + lid);
-                }
-                o++;
-            }
-    }
+    for (uint j = lid; j < c; j += WG)
+        if (lbase + j < cap) {
+            surv_u[lbase + j] = lu[j];
+            surv_i[lbase + j] = li[j];
+        }
 }
 
 #endif

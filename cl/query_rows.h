@@ -4,18 +4,28 @@
  * pass, key) (register slot r, tile position j: whether the row passes the
  * filter, and its order key) defined, and lid, smallest, the columns and
  * the programs in scope.  Tile position j = r * WG + lid, so that a group's
- * loads of one r are consecutive.  Specialised (QSPEC 1): a work-item takes
- * its rows QRB at a time (see cl/query.cl); else the interpreter.  No
- * include guard: included once per kernel. */
+ * loads of one r are consecutive; r < QR_N (RT unless the includer says,
+ * a multiple of QRB).  Specialised (QSPEC 1): a work-item takes its rows QRB
+ * at a time (see cl/query.cl), with QR_LOADALL every column of a batch read
+ * at once (no second round trip for the score's columns where the filter
+ * holds); else the interpreter.  No include guard: included once per
+ * kernel. */
+#ifndef QR_N
+#define QR_N RT
+#endif
 #if QSPEC
 #pragma unroll
-    for (uint r0 = 0; r0 < RT; r0 += QRB) {
+    for (uint r0 = 0; r0 < QR_N; r0 += QRB) {
         QXS_DECL;
         int pass[QRB];
 #pragma unroll
         for (uint qb = 0; qb < QRB; qb++) {
             const ulong i = QR_ROW((r0 + qb) * WG + lid);
+#ifdef QR_LOADALL
+            QLOAD(QW_COLS | QO_COLS, i)
+#else
             QLOAD(QW_COLS, i)
+#endif
         }
 #pragma unroll
         for (uint qb = 0; qb < QRB; qb++) {
@@ -31,6 +41,7 @@
             pass[qb] = 1;
 #endif
         }
+#ifndef QR_LOADALL
 #pragma unroll
         for (uint qb = 0; qb < QRB; qb++) {
             const ulong i = QR_ROW((r0 + qb) * WG + lid);
@@ -38,6 +49,7 @@
                 QLOAD(QO_COLS & ~QW_COLS, i)
             }
         }
+#endif
 #pragma unroll
         for (uint qb = 0; qb < QRB; qb++) {
             const uint j = (r0 + qb) * WG + lid;
@@ -52,7 +64,7 @@
     }
 #else
 #pragma unroll
-    for (uint r = 0; r < RT; r++) {
+    for (uint r = 0; r < QR_N; r++) {
         const uint j = r * WG + lid;
         int pass = 0;
         const okey_t key = row_key(COLS_PASS, ops, nord, nwhere, consts, wconsts, QR_ROW(j),
@@ -60,3 +72,4 @@
         QR_SET(r, j, pass, key);
     }
 #endif
+#undef QR_N

@@ -58,7 +58,8 @@
  * ran: tests) */
 #define QDEV_SPEC_ROWS ((size_t)1 << 22)
 #define QDEV_SF_ROWS ((size_t)1 << 22)
-enum { QP_SPEC, QP_THR, QP_PATH, QP_S, QP_CAP, QP_FORCE, QP_CHECK, QP_N };
+#define QDEV_SF_LSEG 1024 /* qsf_filter's local segment (pairs) */
+enum { QP_SPEC, QP_THR, QP_PATH, QP_S, QP_CAP, QP_FORCE, QP_CHECK, QP_QRB, QP_FGROUPS, QP_N };
 enum { QPATH_AUTO = 0, QPATH_TILE, QPATH_SF };
 enum { QCHECK_NONE = 0, QCHECK_SERVED, QCHECK_FALLBACK };
 static const char *const qdev_path_words[] = {"auto", "tile", "sf", NULL};
@@ -75,6 +76,11 @@ static const cltopk_param qdev_params[] = {
     [QP_CAP] = {.name = "cap", .min = 1, .max = 4294967294.0, .integer = 1},
     [QP_FORCE] = {.name = "force", .min = 0, .max = 2, .integer = 1, .words = qdev_force_words},
     [QP_CHECK] = {.name = "check", .min = 0, .max = 2, .integer = 1, .words = qdev_check_words},
+    /* rows a work-item's batch in the specialised kernels (0: as many as
+     * about 64 32-bit words of column values hold, at most 16) */
+    [QP_QRB] = {.name = "qrb", .min = 0, .max = 16, .integer = 1},
+    /* the sample-filter query's one read: work-groups a compute unit */
+    [QP_FGROUPS] = {.name = "fgroups", .gpu = 8, .cpu = 2, .min = 1, .max = 64, .integer = 1},
 };
 static const cltopk_param_table qdev_table = {"CLTOPK_QUERY", qdev_params, QP_N, NULL};
 
@@ -86,6 +92,8 @@ typedef struct {
     int spec_auto; /* spec chosen by the table's size (CLTOPK_QUERY spec=2) */
     int thr;   /* the threshold */
     int bad;   /* CLTOPK_QUERY is malformed (why): the device query refuses */
+    int qrb;   /* rows a batch (specialised kernels; 0: chosen from the columns) */
+    unsigned fgroups; /* the one read's work-groups */
     /* the sample-filter query */
     int sf, sf_forced; /* taken; named by path=sf */
     char sf_why[96];   /* why not, where it could have been */
@@ -164,6 +172,8 @@ static int qdev_config(cltopk_context *ctx, const cltopk_query_job *job, qdev_cf
     /* two sizes of the gathered pairs, so that few programs serve every k */
     unsigned mcap = job->k <= 128 ? 256 : 2048;
     size_t local = (size_t)mcap * ((job->q->score64 ? 8 : 4) + 4) + 1200;
+    size_t flocal = (size_t)QDEV_SF_LSEG * ((job->q->score64 ? 8 : 4) + 4) + 64;
+    local = local > flocal ? local : flocal; /* qsf_filter's segment */
     if (local > ctx->caps.local_mem) {
         snprintf(why, whylen, "k = %zu needs %zu bytes of local memory", job->k, local);
         return 0;
@@ -178,6 +188,10 @@ static int qdev_config(cltopk_context *ctx, const cltopk_query_job *job, qdev_cf
               job->q->order.nops <= QDEV_SPEC_MAX &&
               (!job->q->has_where || job->q->where.nops <= QDEV_SPEC_MAX);
     c->thr = !c->bad && p.v[QP_THR] != 0;
+    c->qrb = (int)p.v[QP_QRB];
+    if (c->qrb & (c->qrb - 1))
+        c->bad = 1, snprintf(why, whylen, "CLTOPK_QUERY qrb=%d: not a power of two", c->qrb);
+    c->fgroups = (unsigned)p.v[QP_FGROUPS] * (ctx->caps.compute_units ? ctx->caps.compute_units : 1);
     /* the sample-filter query: GPUs from QDEV_SF_ROWS rows, or named */
     int path = (int)p.v[QP_PATH];
     c->sf = 0;
@@ -273,9 +287,9 @@ static int qdev_opts(cltopk_context *ctx, const cltopk_query_job *job, const qde
     size_t at = 0;
     int st = qdev_put(o, len, &at,
                       "-D KEY_BITS=%d -D KEY_KIND=2 -D WG=%u -D RT=%d -D MCAP=%u -D PB=%d "
-                      "-D QKERNELS=%d -D QROWS=%d -D F64=%d -D DIV64=%d -D QTHR=%d%s",
+                      "-D QKERNELS=%d -D QROWS=%d -D F64=%d -D DIV64=%d -D QTHR=%d -D QSF_LSEG=%d%s",
                       job->q->score64 ? 64 : 32, c->wg, QDEV_RT, c->mcap, pb, kernels, pb == 16,
-                      ctx->caps.fp64 ? 1 : 0, c->div64, c->thr,
+                      ctx->caps.fp64 ? 1 : 0, c->div64, c->thr, QDEV_SF_LSEG,
                       c->crdiv ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
     if (st || !spec)
         return st;
@@ -302,6 +316,8 @@ static int qdev_opts(cltopk_context *ctx, const cltopk_query_job *job, const qde
         words += cltopk_dtype_size((cltopk_dtype)job->types[r]) / 4;
     while (rb > 2 && rb * words > 64)
         rb >>= 1;
+    if (c->qrb)
+        rb = c->qrb;
     if (!st)
         st = qdev_put(o, len, &at, " -D QO_COLS=%uu -D QW_COLS=%uu -D QRB=%d", ocols, wcols, rb);
     return st;
@@ -629,7 +645,8 @@ int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint n
             (st = qdev_args(ctx, tk[2], &cm, 6, sizeof n, &n, sizeof sm, &sm, sizeof cap, &cap,
                             sizeof(cl_mem), &cu[0], sizeof(cl_mem), &ci[0], sizeof(cl_mem),
                             &state)) == CLTOPK_OK)
-            st = cltopk_launch(ctx, tk[2], groups * c.wg, c.wg, 0, NULL);
+            st = cltopk_launch(ctx, tk[2], (groups < c.fgroups ? groups : c.fgroups) * c.wg,
+                               c.wg, 0, NULL);
         if (st == CLTOPK_OK &&
             (st = cltopk_set_args(ctx, mk[2], 7, sizeof k, &k, sizeof cap, &cap, sizeof(cl_mem),
                                   &cu[0], sizeof(cl_mem), &ci[0], sizeof(cl_mem), &cu[1],
@@ -644,8 +661,9 @@ int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint n
                         sizeof(cl_mem), &cu[0], sizeof(cl_mem), &ci[0], sizeof(cl_mem), &mcount,
                         sizeof(cl_mem), &mthr, sizeof(cl_mem), &state, sizeof gtile,
                         &gtile)) == CLTOPK_OK)
-        st = cltopk_launch(ctx, tk[0], groups * c.wg, c.wg, first ? num_wait : 0,
-                           first ? wait : NULL);
+        st = cltopk_launch(ctx, tk[0],
+                           (gtile && groups > c.fgroups ? c.fgroups : groups) * c.wg, c.wg,
+                           first ? num_wait : 0, first ? wait : NULL);
     if (st == CLTOPK_OK)
         st = qdev_merges(ctx, &mr, groups, cu, ci, 0, mcount, gtile);
     if (st == CLTOPK_OK && c.sf && c.check != QCHECK_NONE)
