@@ -47,10 +47,10 @@
  * default) the specialised kernel from QDEV_SPEC_ROWS rows, where a tile
  * kernel saves more than a program build costs; thr=1 the threshold;
  * path=tile|sf|auto the tile query or the sample-filter query (auto, the
- * default: sf on GPUs from QDEV_SF_ROWS rows for a query without a filter:
- * on the H200 at 2^28 rows the sf path took Q2 in 1.14 ms against the tile's
- * 1.50, but the filtered Q1 in 1.93-2.35 ms against 1.06-1.89 and Q3 alike,
- * 1.75 ms); and for the sample-filter
+ * default: sf on GPUs from QDEV_SF_ROWS rows: on the H200 at 2^28 rows,
+ * with its read by persistent groups of few registers, the sf path took Q1
+ * in 0.94-1.01 ms against the tile's 1.02-1.72, Q2 0.77-0.84 against 1.79
+ * and Q3 0.86-0.98 against 2.16); and for the sample-filter
  * query s=N its sample size, cap=N its survivor buffer (pairs),
  * force=few|all (T above all but the best possible row: too few survivors;
  * T below every row: every passing row survives), check=served|fallback
@@ -201,16 +201,14 @@ static int qdev_config(cltopk_context *ctx, const cltopk_query_job *job, qdev_cf
     snprintf(c->sf_why, sizeof c->sf_why, "%s",
              path == QPATH_TILE                          ? "CLTOPK_QUERY=path=tile"
              : !gpu && path == QPATH_AUTO                ? "not a GPU"
-             : path == QPATH_AUTO && job->q->has_where ? "a filtered query, where the tile "
-                                                           "query measured faster"
                                                          : "fewer than 2^22 rows");
     unsigned s0 = p.v[QP_S] > 0 ? (unsigned)p.v[QP_S]
                   : gpu ? (unsigned)(job->n / 2048 > 65536 ? (job->n / 2048 < 262144
                                                                   ? job->n / 2048 : 262144)
                                                            : 65536)
                         : 4096;
-    if (!c->bad && (path == QPATH_SF || (path == QPATH_AUTO && gpu && !job->q->has_where &&
-                                         job->n >= QDEV_SF_ROWS))) {
+    if (!c->bad &&
+        (path == QPATH_SF || (path == QPATH_AUTO && gpu && job->n >= QDEV_SF_ROWS))) {
         if (!qdev_sf_sample(job->n, job->k, tl, s0, &c->s, &c->rank)) {
             snprintf(c->sf_why, sizeof c->sf_why, "too few rows for a sample (n = %zu, k = %zu)",
                      job->n, job->k);
@@ -310,11 +308,16 @@ static int qdev_opts(cltopk_context *ctx, const cltopk_query_job *job, const qde
         st = qdev_spec_prog(o, len, &at, "QW_", &q->where, &wcols);
     else if (!st)
         st = qdev_put(o, len, &at, " -D QW_N=0");
-    /* rows a batch: the batch's values in registers, about 64 32-bit words */
-    int words = 0, rb = 16;
+    /* rows a batch: about 16 32-bit words of column values (and two more a
+     * row for a filter's temporaries) in registers.  On the H200 (2^28 rows,
+     * k = 50; bench/RESULTS.md) the sample-filter query's read took Q1 (4
+     * words, a filter) 0.96 ms at 4 rows and 1.81 at 16 (64 words, the old
+     * rule), Q2 (2 words) 0.77 at 8 and 0.89 at 16, Q3 (2 words, a filter)
+     * 0.86 at 4 and 0.97 at 8: fewer registers, more groups resident */
+    int words = q->has_where ? 2 : 0, rb = 16;
     for (int r = 0; r < q->nrefs; r++)
         words += cltopk_dtype_size((cltopk_dtype)job->types[r]) / 4;
-    while (rb > 2 && rb * words > 64)
+    while (rb > 1 && rb * words > 16)
         rb >>= 1;
     if (c->qrb)
         rb = c->qrb;
@@ -381,7 +384,7 @@ void cltopk_query_dev_explain(cltopk_context *ctx, const cltopk_query_job *job, 
         snprintf(buf + at, len - at, "; as the sample-filter query (CLTOPK_QUERY path=sf%s): a "
                  "threshold from %u sampled rows (rank %u), one read keeping the rows at or "
                  "above it (a buffer of %zu), their top k, the tile query its exact fallback "
-                 "decided on the device", c.sf_forced ? "" : ", auto on GPUs from 2^22 rows without a filter",
+                 "decided on the device", c.sf_forced ? "" : ", auto on GPUs from 2^22 rows",
                  c.s, c.rank, c.cap);
     else
         snprintf(buf + at, len - at, "; the tile query (not the sample-filter query: %s)",
