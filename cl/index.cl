@@ -27,13 +27,23 @@
  *   index_decide one work-group after each round: finished, read on, or
  *                switch to full evaluation (the block list for index_full), so
  *                that the host enqueues every round without waiting.
+ *                With nostop (a plain full evaluation's first round) it never
+ *                stops: that round only finds the bound.
  *   index_full   work-groups each read a contiguous share of a list of blocks
- *                with no threshold (full evaluation), each writing its K best.
+ *                with no threshold (full evaluation), each writing its K best
+ *                (CLTOPK_INDEX=full=old, and the fallback of index_filter).
+ *   index_filter the full evaluation at read speed: every tuple of the list's
+ *                blocks scoring at or above the bound appended to a buffer of
+ *                candidates (one read of the m columns, no sort); index_merge
+ *                then takes their K best, or, where they overflowed the
+ *                buffer, a gated index_full launch reads the blocks again
+ *                (decided by the kernels: no host read in between).
  *   index_merge  work-groups each the K best of a few lists (raw keys), then
  *                one work-group those lists' K best; the host decodes them.
  *
  * Options (defaults let the file compile alone): WG work-items a group, SN
- * local slots (a power of two >= K + WG, and >= 2 K).  Needs 64-bit integers. */
+ * local slots (a power of two >= K + WG, and >= 2 K), TPI slots a work-item
+ * of index_filter scores at once (at most 32).  Needs 64-bit integers. */
 #pragma OPENCL FP_CONTRACT OFF
 
 #ifndef WG
@@ -157,7 +167,8 @@ inline ulong ix_block(__global const float *data, __global const uint *ids, ulon
  *   qb[64 .. 128)          the weights w[0 .. m) (float bits)
  *   qb[128 .. 132)         ctl: the phase (0 reading, 1 every partition
  *                          finished, 2 switched to full evaluation), the
- *                          blocks the switch left (in todo), the bound, 0
+ *                          blocks the switch left (in todo), the bound, the
+ *                          candidates index_filter found (written or not)
  *   qb[132 + 7 i ..]       partition i's state: blocks read, keys in its
  *                          list, stopped, the bits of the threshold scores
  *                          after its first and its last block read, and its
@@ -183,7 +194,8 @@ inline float ix_key_score(uint u)
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 index_scan(__global const float *data, __global const uint *ids, __global const float *thr,
            __global const uint *pstart, __global uint *qb, uint m, uint d, uint B, uint K,
-           __global ulong *lists, uint limit, __global const uint *wmap, uint streamed)
+           __global ulong *lists, uint limit, __global const uint *wmap, uint streamed,
+           uint nostop)
 {
     __local ulong S[SN];
     __local uint meta[3];
@@ -233,7 +245,8 @@ index_scan(__global const float *data, __global const uint *ids, __global const 
         tnow = t;
         if (pos == 1)
             tfirst = t;
-        if (b != 0 && !isnan(t) && !(isinf(t) && t > 0) && b > order_key(as_uint(t), 0u)) {
+        if (!nostop && b != 0 && !isnan(t) && !(isinf(t) && t > 0) &&
+            b > order_key(as_uint(t), 0u)) {
             stopped = 1;
             break;
         }
@@ -332,15 +345,19 @@ index_decide(__global const uint *pstart, __global uint *qb, uint P, uint sw, fl
 /* index_full: group q reads its share of ntodo blocks (ntodo_arg, or where
  * that is 0xFFFFFFFF the blocks a switch left: ctl[1] in phase 2, else none):
  * block todo[x], or x itself where direct; it writes its K best to
- * lists[(obase + q) * K ..], going on from that list where resume */
+ * lists[(obase + q) * K ..], going on from that list where resume.  gate
+ * (not 0): the fallback of index_filter, which had room for gate candidates:
+ * nothing to do unless more came (ctl[3] > gate) */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 index_full(__global const float *data, __global const uint *ids, __global const uint *todo,
            __global const uint *qb, uint ntodo_arg, uint direct, uint m, uint d, uint B, uint K,
-           __global ulong *lists, uint obase, uint resume)
+           __global ulong *lists, uint obase, uint resume, uint gate)
 {
     __global const uint *attr = qb;
     __global const float *w = (__global const float *)(qb + IXQ_W);
     __global const uint *ctl = qb + IXQ_CTL;
+    if (gate && ctl[3] <= gate)
+        return;
     const ulong bfloor = (ulong)ctl[2] << 32; /* final: the scans are done */
     const uint ntodo = ntodo_arg != 0xFFFFFFFFu ? ntodo_arg : ctl[0] == 2 ? ctl[1] : 0;
     __local ulong S[SN];
@@ -368,18 +385,116 @@ index_full(__global const float *data, __global const uint *ids, __global const 
         lists[(ulong)(obase + q) * K + x] = S[x];
 }
 
+/* index_filter: the full evaluation at the speed of a read.  The blocks of
+ * index_full's list (ntodo_arg and direct as there) are cut into tiles of WG
+ * TPI slots; a work-item scores TPI slots of a tile at once (WG apart, so
+ * that each load is coalesced along a block's slots; the attributes' offsets
+ * and weights in local memory, the TPI loads of an attribute issued before
+ * their use), reads the tuple number only of a score at or above the bound
+ * ctl[2] (keys above bound << 32: the rule of the lists), and the group
+ * appends those keys to cand with one atomic a tile (ctl[3] counts them; at
+ * most cap are written: more is an overflow, served by index_full's gated
+ * launch; else index_merge's fromcap launch takes their K best).  Exact:
+ * below the bound k tuples of one partition already lie (index_scan). */
+#ifndef TPI
+#define TPI 8
+#endif
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+index_filter(__global const float *data, __global const uint *ids, __global const uint *todo,
+             __global uint *qb, uint ntodo_arg, uint direct, uint m, uint d, uint B,
+             __global ulong *cand, uint cap)
+{
+    __local uint la[IXQ_W];
+    __local float lw[IXQ_W];
+    __local uint lcnt, lbase;
+    __global uint *ctl = qb + IXQ_CTL;
+    const uint lid = get_local_id(0);
+    const uint ntodo = ntodo_arg != 0xFFFFFFFFu ? ntodo_arg : ctl[0] == 2 ? ctl[1] : 0;
+    const uint bound = ctl[2];
+    for (uint j = lid; j < m; j += WG) {
+        la[j] = qb[j] * B;
+        lw[j] = as_float(qb[IXQ_W + j]);
+    }
+    if (lid == 0)
+        lcnt = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* the host keeps ntodo B below 2^32 */
+    const ulong E = (ulong)ntodo * B, step = (ulong)get_num_groups(0) * (WG * TPI);
+    for (ulong base = (ulong)get_group_id(0) * (WG * TPI); base < E; base += step) {
+        __global const float *p[TPI];
+        uint slot[TPI], live = 0, mine = 0;
+        float acc[TPI];
+        for (uint t = 0; t < TPI; t++) {
+            const ulong e = base + t * WG + lid;
+            uint g = 0, s = 0;
+            if (e < E) {
+                const uint x = (uint)e / B;
+                s = (uint)e - x * B;
+                g = direct ? x : todo[x];
+                live |= 1u << t;
+            }
+            p[t] = data + (ulong)g * d * B + s;
+            slot[t] = g * B + s;
+            acc[t] = 0.0f;
+        }
+        for (uint j = 0; j < m; j++) {
+            const uint a = la[j];
+            const float wj = lw[j];
+            for (uint t = 0; t < TPI; t++)
+                acc[t] = fma(wj, p[t][a], acc[t]);
+        }
+        ulong key[TPI];
+        for (uint t = 0; t < TPI; t++) {
+            key[t] = 0;
+            if (((live >> t) & 1) && order_key(as_uint(acc[t]), 0u) >= bound) {
+                const uint id = ids[slot[t]];
+                if (id != IX_PAD) {
+                    key[t] = ix_key(acc[t], id);
+                    mine++;
+                }
+            }
+        }
+        const uint at = mine ? atomic_add(&lcnt, mine) : 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid == 0) {
+            const uint c = lcnt;
+            lbase = c ? atomic_add(&ctl[3], c) : 0;
+            lcnt = 0;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        uint o = lbase + at;
+        for (uint t = 0; t < TPI; t++)
+            if (key[t]) {
+                if (o < cap)
+                    cand[o] = key[t];
+                o++;
+            }
+    }
+}
+
 /* index_merge: group q, the K best keys of cand[first + q per .. + per) (at
  * most ncand; 0: empty) above the bound's floor, to out[obase + q K ..]: many
  * groups merge a few lists each, then one group their lists (into qb, after
- * the state: the host reads both at once) */
+ * the state: the host reads both at once).  fromcap (not 0): the candidates
+ * of index_filter, ctl[3] of them from 0, shared evenly by the groups;
+ * nothing to do where they overflowed (more than fromcap: index_full's gated
+ * launch wrote the lists) */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 index_merge(__global const ulong *cand, ulong first, ulong ncand, ulong per, uint K,
-            __global const uint *qb, __global ulong *out, ulong obase)
+            __global const uint *qb, __global ulong *out, ulong obase, uint fromcap)
 {
     __local ulong S[SN];
     __local uint meta[2];
     const uint lid = get_local_id(0), q = get_group_id(0);
     const ulong floor = (ulong)qb[IXQ_CTL + 2] << 32;
+    if (fromcap) {
+        const uint c = qb[IXQ_CTL + 3], ng = get_num_groups(0);
+        if (c > fromcap)
+            return;
+        first = 0;
+        ncand = c;
+        per = (c + ng - 1) / ng;
+    }
     const ulong lo = min(first + q * per, ncand), hi = min(lo + per, ncand);
     ix_list_empty(S, meta, lid);
     ulong kth = 0;
