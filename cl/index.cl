@@ -418,24 +418,37 @@ index_filter(__global const float *data, __global const uint *ids, __global cons
     if (lid == 0)
         lcnt = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    /* the host keeps ntodo B below 2^32 */
-    const ulong E = (ulong)ntodo * B, step = (ulong)get_num_groups(0) * (WG * TPI);
-    for (ulong base = (ulong)get_group_id(0) * (WG * TPI); base < E; base += step) {
+    /* group q reads the tiles of slots lo .. hi of the ntodo B listed (the
+     * host keeps that below 2^32); a work-item's slot base + t WG + lid is
+     * slot s of the x-th listed block, (x, s) stepped by WG, with no
+     * division where B >= WG */
+    const ulong E = (ulong)ntodo * B, tile = WG * TPI, ntiles = (E + tile - 1) / tile;
+    const ulong per = (ntiles + get_num_groups(0) - 1) / get_num_groups(0) * tile;
+    const ulong lo = min((ulong)get_group_id(0) * per, E), hi = min(lo + per, E);
+    uint x = (uint)((lo + lid) / B), s = (uint)(lo + lid - (ulong)x * B);
+    for (ulong base = lo; base < hi; base += tile) {
         __global const float *p[TPI];
         uint slot[TPI], live = 0, mine = 0;
         float acc[TPI];
         for (uint t = 0; t < TPI; t++) {
-            const ulong e = base + t * WG + lid;
-            uint g = 0, s = 0;
-            if (e < E) {
-                const uint x = (uint)e / B;
-                s = (uint)e - x * B;
+            uint g = 0;
+            if (base + t * WG + lid < hi) {
                 g = direct ? x : todo[x];
                 live |= 1u << t;
             }
-            p[t] = data + (ulong)g * d * B + s;
+            p[t] = data + (ulong)g * d * B + (live >> t & 1 ? s : 0);
             slot[t] = g * B + s;
             acc[t] = 0.0f;
+            s += WG;
+            if (B >= WG) {
+                if (s >= B) {
+                    s -= B;
+                    x++;
+                }
+            } else {
+                x += s / B;
+                s %= B;
+            }
         }
         for (uint j = 0; j < m; j++) {
             const uint a = la[j];
@@ -478,10 +491,12 @@ index_filter(__global const float *data, __global const uint *ids, __global cons
  * the state: the host reads both at once).  fromcap (not 0): the candidates
  * of index_filter, ctl[3] of them from 0, shared evenly by the groups;
  * nothing to do where they overflowed (more than fromcap: index_full's gated
- * launch wrote the lists) */
+ * launch wrote the lists).  raise: the group's K-th score raises the bound
+ * (atomic_max of its order key: K scanned tuples score at least that much),
+ * for index_filter after it */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 index_merge(__global const ulong *cand, ulong first, ulong ncand, ulong per, uint K,
-            __global const uint *qb, __global ulong *out, ulong obase, uint fromcap)
+            __global uint *qb, __global ulong *out, ulong obase, uint fromcap, uint raise)
 {
     __local ulong S[SN];
     __local uint meta[2];
@@ -502,7 +517,9 @@ index_merge(__global const ulong *cand, ulong first, ulong ncand, ulong per, uin
         ulong x = base + lid;
         kth = ix_offer(S, meta, K, lid, kth, x < hi ? cand[x] : 0, floor);
     }
-    ix_flush(S, meta, K, lid, kth);
+    kth = ix_flush(S, meta, K, lid, kth);
+    if (raise && lid == 0 && kth != 0)
+        atomic_max(&qb[IXQ_CTL + 2], (uint)(kth >> 32));
     for (uint x = lid; x < K; x += WG)
         out[obase + (ulong)q * K + x] = S[x];
 }

@@ -67,7 +67,7 @@ enum {
     IXP_CANDS,
     IXP_N
 };
-static const char *const ix_full_words[] = {"old", "filter", NULL};
+static const char *const ix_full_words[] = {"old", "filter", "fallback", NULL};
 static const cltopk_param ix_params[] = {
     /* GPUs: a first round of 1/32, then rounds twice as long (grow), so that
      * the switch is decided after a small share of the blocks and all the
@@ -97,9 +97,10 @@ static const cltopk_param ix_params[] = {
     [IXP_SYNC] = {.name = "sync", .gpu = 0, .cpu = 0, .min = 0, .max = 1 << 20, .integer = 1},
     /* on OpenCL devices, the full evaluation (cltopk_index_full_topk, and the
      * blocks a switch left): filter (index_filter: one read keeping the
-     * tuples at or above the bound, with index_full as its fallback) or old
-     * (index_full alone: one work-group a share of the blocks, sorting) */
-    [IXP_FULL] = {.name = "full", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1,
+     * tuples at or above the bound, with index_full as its fallback), old
+     * (index_full alone: one work-group a share of the blocks, sorting) or
+     * fallback (tests: the filter's candidates always overflow) */
+    [IXP_FULL] = {.name = "full", .gpu = 1, .cpu = 1, .min = 0, .max = 2, .integer = 1,
                   .words = ix_full_words},
     /* on OpenCL devices, the room for index_filter's candidates (0: chosen,
      * n / 16 within 2^16 .. 2^24; a small one forces the fallback: tests) */

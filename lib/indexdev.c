@@ -16,12 +16,23 @@
  *      the end do nothing; as many rounds as read the longest partition
  *      (CLTOPK_INDEX=sync: the phase read back every sync rounds, and no
  *      more rounds once it is not 0);
- *   3. index_full over the blocks a switch left (none without one: its
- *      groups' lists emptied), groups of consecutive blocks (4 a compute unit
- *      on GPUs, 2 else);
+ *   3. the full evaluation of the blocks a switch left (none without one):
+ *      CLTOPK_INDEX=full=filter (the default): index_merge of the
+ *      partitions' lists, groups of q->fan lists, each group's k-th raising
+ *      the bound (k scanned tuples score at least that); index_filter, one
+ *      read of the blocks' m columns keeping every tuple at or above the
+ *      bound in a buffer of candidates (at most q->cands, else n / 16 within
+ *      2^16 .. 2^24); index_full gated on their overflow; index_merge of the
+ *      candidates (gated on no overflow) into the groups' lists.  full=old:
+ *      index_full alone, groups of consecutive blocks (4 a compute unit on
+ *      GPUs, 2 else).  A plain full evaluation (cltopk_index_full_topk) with
+ *      the filter first reads one round (the blocks for k tuples and one
+ *      more, at least 4) of every partition with no stop and switches: the
+ *      bound, then the same; with full=old, index_full over every block;
  *   4. index_merge: groups of q->fan lists each their k best, then one group
  *      those (one level where the lists are at most fan), into qb after the
- *      state;
+ *      state (with the filter: the groups' lists by groups of fan after the
+ *      partitions' groups' lists of step 3, then one group all of those);
  * and waits for its one read: the state (the statistics) and the k best
  * keys (decoded here).  No host round trip between the launches.
  * An index kept in host memory (it did not fit, or CLTOPK_INDEX=resident=0)
@@ -31,7 +42,9 @@
  * index_scan finding them through a map of (first slot, first block, count)
  * a partition, and the state is read back after index_decide; after a
  * switch, the blocks left go through the staging a chunk at a time,
- * index_full's groups going on from their lists.  The writes are blocking,
+ * index_full's groups going on from their lists, or index_filter gathering
+ * candidates over the chunks (their count then read back: on an overflow
+ * the chunks go through index_full again).  The writes are blocking,
  * between the launches: no overlap of copies and kernels yet.
  * Work-groups of 256 work-items on GPUs, 64 elsewhere; SN local slots of 8
  * bytes (ixd_sn: 512 up to k = 256, 4096 above): k up to 2048 where the
@@ -363,15 +376,16 @@ static int ixd_filter(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_
 
 /* index_merge: ng groups of per candidates of cand[first .. ncand) to out
  * from element obase; fromcap (not 0): index_filter's candidates instead
- * (nothing where more than fromcap came) */
+ * (nothing where more than fromcap came); raise: each group's k-th raises the
+ * bound */
 static int ixd_merge(cltopk_context *ctx, cl_kernel km, unsigned wg, cl_mem cand, cl_ulong first,
                      cl_ulong ncand, cl_ulong per, size_t ng, cl_uint k, cl_mem qb, cl_mem out,
-                     cl_ulong obase, cl_uint fromcap)
+                     cl_ulong obase, cl_uint fromcap, cl_uint raise)
 {
-    int st = cltopk_set_args(ctx, km, 9, sizeof(cl_mem), &cand, sizeof first, &first,
+    int st = cltopk_set_args(ctx, km, 10, sizeof(cl_mem), &cand, sizeof first, &first,
                              sizeof ncand, &ncand, sizeof per, &per, sizeof k, &k,
                              sizeof(cl_mem), &qb, sizeof(cl_mem), &out, sizeof obase, &obase,
-                             sizeof fromcap, &fromcap);
+                             sizeof fromcap, &fromcap, sizeof raise, &raise);
     return st == CLTOPK_OK ? cltopk_launch(ctx, km, ng * wg, wg, 0, NULL) : st;
 }
 
@@ -455,7 +469,7 @@ static int ixd_streamed_full(cltopk_context *ctx, const cltopk_ix_layout *L, clt
                       "the candidates' count");
         if (st == CLTOPK_OK && dev->hq[IXQ_CTL + 3] <= ncand)
             return ixd_merge(ctx, km, wg, dev->cand, 0, 0, 0, G, (cl_uint)q->k, dev->qb,
-                             dev->lists, (cl_ulong)L->P * q->k, (cl_uint)ncand);
+                             dev->lists, (cl_ulong)L->P * q->k, (cl_uint)ncand, 0);
     }
     return st;
 }
@@ -516,6 +530,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
      * partitions' of a plain full evaluation by index_full: it reads none) */
     const int plainold = q->full && !filt;
     const size_t nlists = plainold ? G : P + G, ng = (nlists + fan - 1) / fan;
+    const size_t ngAB = filt ? (P + fan - 1) / fan + (G + fan - 1) / fan : 0;
     size_t cap = 0, maxnb = 0;
     for (size_t i = 0; i < P; i++)
         if (L->pstart[i + 1] - L->pstart[i] > maxnb)
@@ -533,7 +548,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
         cap = cap < 1 ? 1 : cap > L->nblocks ? (L->nblocks ? L->nblocks : 1) : cap;
     }
     if (st == CLTOPK_OK)
-        st = ixd_prepare(ctx, L, dev, K, P + G, ng, cap, ncand);
+        st = ixd_prepare(ctx, L, dev, K, P + G, ng > ngAB ? ng : ngAB, cap, ncand);
     if (st == CLTOPK_OK) {
         /* attr, w, a zero ctl and state: one copy, not waited for */
         uint32_t *hq = dev->hq;
@@ -542,6 +557,10 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
             hq[j] = q->attr[j];
             memcpy(&hq[IXQ_W + j], &q->w[j], 4);
         }
+        /* CLTOPK_INDEX=full=fallback (tests): the candidates' count starts
+         * above any room, so that index_filter's fallback serves the query */
+        if (filt && q->filter == 2)
+            hq[IXQ_CTL + 3] = 0x80000000u;
         st = ixd_write(ctx, dev->qb, ixd_keyoff(P) * 4, hq, 0, "the query's state");
     }
     /* the rounds: resident, all enqueued at once (they do nothing once
@@ -554,6 +573,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
     cltopk_ix_query qr = *q;
     if (q->full && filt) {
         qr.probe = (K + L->B - 1) / L->B + 1;
+        qr.probe = qr.probe < 4 ? 4 : qr.probe;
         qr.sw = 2;
     }
     const cl_uint nostop = q->full != 0;
@@ -573,39 +593,58 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
                     break;
             }
         }
-        if (st == CLTOPK_OK && !filt) {
+        if (st == CLTOPK_OK && !filt)
             st = ixd_full(ctx, L, dev, q, kf, wg, G, 0xFFFFFFFFu, 0, 0, 0);
-        } else if (st == CLTOPK_OK) {
-            st = ixd_filter(ctx, L, dev, q, kfl, wg, Gf, 0xFFFFFFFFu, 0, (cl_uint)ncand);
-            if (st == CLTOPK_OK)
-                st = ixd_full(ctx, L, dev, q, kf, wg, G, 0xFFFFFFFFu, 0, 0, (cl_uint)ncand);
-            if (st == CLTOPK_OK)
-                st = ixd_merge(ctx, km, wg, dev->cand, 0, 0, 0, G, (cl_uint)K, dev->qb,
-                               dev->lists, (cl_ulong)P * K, (cl_uint)ncand);
-        }
     } else if (st == CLTOPK_OK && !streamed) {
         st = ixd_full(ctx, L, dev, q, kf, wg, G, (cl_uint)L->nblocks, 1, 0, 0);
-    } else if (st == CLTOPK_OK) {
-        if (!plainold)
-            st = ixd_streamed_rounds(ctx, L, dev, &qr, ks, kd, wg, cap, maxnb, nostop);
-        if (st == CLTOPK_OK && (plainold || dev->hq[IXQ_CTL] == 2))
-            st = ixd_streamed_full(ctx, L, dev, q, kf, kfl, km, wg, G, Gf, cap, ncand);
-        else if (st == CLTOPK_OK) /* no switch: the groups' lists emptied */
+    } else if (st == CLTOPK_OK && !plainold) {
+        st = ixd_streamed_rounds(ctx, L, dev, &qr, ks, kd, wg, cap, maxnb, nostop);
+    }
+    /* index_filter's way: the partitions' lists merged first (ngA groups of
+     * fan lists into part), each group's k-th raising the bound, so that the
+     * filter keeps the tuples at or above the k-th of fan partitions'
+     * scanned tuples (not only of one partition's); then the filter, its
+     * gated fallback and the merge of its candidates into the groups' lists
+     * (resident; streamed, a chunk at a time), the groups' lists merged by
+     * ngB groups after part's first ngA lists, and one group all of part */
+    const size_t ngA = (P + fan - 1) / fan, ngB = (G + fan - 1) / fan;
+    if (st == CLTOPK_OK && filt)
+        st = ixd_merge(ctx, km, wg, dev->lists, 0, (cl_ulong)P * K, (cl_ulong)fan * K, ngA,
+                       (cl_uint)K, dev->qb, dev->part, 0, 0, 1);
+    if (st == CLTOPK_OK && filt && !streamed) {
+        st = ixd_filter(ctx, L, dev, q, kfl, wg, Gf, 0xFFFFFFFFu, 0, (cl_uint)ncand);
+        if (st == CLTOPK_OK)
+            st = ixd_full(ctx, L, dev, q, kf, wg, G, 0xFFFFFFFFu, 0, 0, (cl_uint)ncand);
+        if (st == CLTOPK_OK)
+            st = ixd_merge(ctx, km, wg, dev->cand, 0, 0, 0, G, (cl_uint)K, dev->qb,
+                           dev->lists, (cl_ulong)P * K, (cl_uint)ncand, 0);
+    } else if (st == CLTOPK_OK && streamed) {
+        if (plainold || dev->hq[IXQ_CTL] == 2)
+            st = ixd_streamed_full(ctx, L, dev, q, kf, kfl, km, wg, G, Gf, cap,
+                                   filt ? ncand : 0);
+        else /* no switch: the groups' lists emptied */
             st = ixd_full(ctx, L, dev, q, kf, wg, G, 0, 1, 0, 0);
     }
     /* the merge into qb after the state, then one read of both (the state
      * only where the rounds ran) */
     const cl_ulong first = plainold ? (cl_ulong)P * K : 0, nkeys = (cl_ulong)(P + G) * K;
     const size_t ko = ixd_keyoff(P);
-    if (st == CLTOPK_OK && ng > 1) {
+    if (st == CLTOPK_OK && filt) {
+        st = ixd_merge(ctx, km, wg, dev->lists, (cl_ulong)P * K, nkeys, (cl_ulong)fan * K, ngB,
+                       (cl_uint)K, dev->qb, dev->part, (cl_ulong)ngA * K, 0, 0);
+        if (st == CLTOPK_OK)
+            st = ixd_merge(ctx, km, wg, dev->part, 0, (cl_ulong)(ngA + ngB) * K,
+                           (cl_ulong)(ngA + ngB) * K, 1, (cl_uint)K, dev->qb, dev->qb, ko / 2, 0,
+                           0);
+    } else if (st == CLTOPK_OK && ng > 1) {
         st = ixd_merge(ctx, km, wg, dev->lists, first, nkeys, (cl_ulong)fan * K, ng,
-                       (cl_uint)K, dev->qb, dev->part, 0, 0);
+                       (cl_uint)K, dev->qb, dev->part, 0, 0, 0);
         if (st == CLTOPK_OK)
             st = ixd_merge(ctx, km, wg, dev->part, 0, (cl_ulong)ng * K, (cl_ulong)ng * K, 1,
-                           (cl_uint)K, dev->qb, dev->qb, ko / 2, 0);
+                           (cl_uint)K, dev->qb, dev->qb, ko / 2, 0, 0);
     } else if (st == CLTOPK_OK) {
         st = ixd_merge(ctx, km, wg, dev->lists, first, nkeys, nkeys - first, 1, (cl_uint)K,
-                       dev->qb, dev->qb, ko / 2, 0);
+                       dev->qb, dev->qb, ko / 2, 0, 0);
     }
     const size_t from = q->full ? ko : IXQ_CTL;
     if (st == CLTOPK_OK)

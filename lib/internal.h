@@ -814,7 +814,8 @@ typedef struct {
     size_t stage; /* an index in host memory queried on the device: blocks
                      staged a transfer (0: chosen) */
     int filter;   /* on the device, the full evaluation (after a switch and
-                     for full) by index_filter (1) or index_full alone (0) */
+                     for full) by index_filter (1; 2: its fallback forced) or
+                     index_full alone (0) */
     size_t cands; /* index_filter's room for candidates (0: chosen) */
     float *out_scores;   /* k, or NULL */
     int64_t *out_index;  /* k, or NULL */
