@@ -26,8 +26,8 @@
  *      candidates (gated on no overflow) into the groups' lists.  full=old:
  *      index_full alone, groups of consecutive blocks (4 a compute unit on
  *      GPUs, 2 else).  A plain full evaluation (cltopk_index_full_topk) with
- *      the filter first reads one round (the blocks for k tuples and one
- *      more, at least 4) of every partition with no stop and switches: the
+ *      the filter first reads one round (the blocks for 4 k tuples and one
+ *      more) of every partition with no stop and switches: the
  *      bound, then the same; with full=old, index_full over every block;
  *   4. index_merge: groups of q->fan lists each their k best, then one group
  *      those (one level where the lists are at most fan), into qb after the
@@ -78,10 +78,15 @@ static size_t ixd_sn(size_t k, unsigned wg)
     return sn <= 512 ? 512 : sn <= 4096 ? 4096 : sn;
 }
 
+/* slots a work-item of index_filter scores at once: 8 loads of each
+ * attribute in flight */
+#define IXD_TPI 8
+
 /* the build options of cl/index.cl for work-groups of wg and sn local slots */
 static void ixd_options(char *buf, size_t len, unsigned wg, size_t sn)
 {
-    snprintf(buf, len, "-D KEY_BITS=32 -D KEY_KIND=2 -D WG=%u -D SN=%zu", wg, sn);
+    snprintf(buf, len, "-D KEY_BITS=32 -D KEY_KIND=2 -D WG=%u -D SN=%zu -D TPI=%d", wg, sn,
+             IXD_TPI);
 }
 
 size_t cltopk_index_dev_kmax(cltopk_context *ctx)
@@ -498,7 +503,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
     ixd_options(optsbig, sizeof optsbig, wg, snbig);
     /* the full evaluation by index_filter (CLTOPK_INDEX=full=filter): where
      * the slots' numbers fit 32 bits; a plain one (q->full) first reads one
-     * round of every partition (the blocks for k tuples and one more, none
+     * round of every partition (the blocks for 4 k tuples and one more, none
      * stopping) for the bound, then filters the blocks left as after a
      * switch; room for ncand candidates, Gf groups of the filter */
     const int filt = q->filter && (uint64_t)L->nblocks * L->B < 0xFFFFFFFFu;
@@ -512,7 +517,13 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
                                                  : ncand;
         ncand = ncand > slots ? slots : ncand;
         ncand = ncand < 1 ? 1 : ncand;
-        Gf = (size_t)ctx->caps.compute_units * (gpu ? 8 : 2);
+        /* some 8 tiles of the filter a group where every block is left (the
+         * host does not know how many a switch leaves), at least 2 groups a
+         * compute unit */
+        const size_t tiles = (slots + (size_t)wg * IXD_TPI - 1) / ((size_t)wg * IXD_TPI);
+        const size_t gmin = (size_t)ctx->caps.compute_units * 2;
+        Gf = (tiles + 7) / 8;
+        Gf = Gf < gmin ? gmin : Gf > 65535 ? 65535 : Gf;
         Gf = Gf < 1 ? 1 : Gf;
     }
     cl_kernel ks = NULL, kd = NULL, kf = NULL, km = NULL, kfl = NULL;
@@ -572,8 +583,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
      * a switch (index_decide with switch=2), then the same */
     cltopk_ix_query qr = *q;
     if (q->full && filt) {
-        qr.probe = (K + L->B - 1) / L->B + 1;
-        qr.probe = qr.probe < 4 ? 4 : qr.probe;
+        qr.probe = (4 * K + L->B - 1) / L->B + 1;
         qr.sw = 2;
     }
     const cl_uint nostop = q->full != 0;
