@@ -399,6 +399,54 @@ index_full(__global const float *data, __global const uint *ids, __global const 
 #ifndef TPI
 #define TPI 8
 #endif
+
+/* index_filter's tile: the slots whose attributes start at p[t] (attribute a
+ * at p[t][a B], the tuple number at ids[slot[t]]; bit t of live: a slot to
+ * read) scored, and those at or above the bound appended to cand */
+inline void ix_filter_tile(__global const float **p, const uint *slot, uint live,
+                           __global const uint *ids, __local const uint *la,
+                           __local const float *lw, uint m, uint bound, __global ulong *cand,
+                           uint cap, __global uint *count, __local uint *lcnt,
+                           __local uint *lbase, uint lid)
+{
+    float acc[TPI];
+    for (uint t = 0; t < TPI; t++)
+        acc[t] = 0.0f;
+    for (uint j = 0; j < m; j++) {
+        const uint a = la[j];
+        const float wj = lw[j];
+        for (uint t = 0; t < TPI; t++)
+            acc[t] = fma(wj, p[t][a], acc[t]);
+    }
+    ulong key[TPI];
+    uint mine = 0;
+    for (uint t = 0; t < TPI; t++) {
+        key[t] = 0;
+        if (((live >> t) & 1) && order_key(as_uint(acc[t]), 0u) >= bound) {
+            const uint id = ids[slot[t]];
+            if (id != IX_PAD) {
+                key[t] = ix_key(acc[t], id);
+                mine++;
+            }
+        }
+    }
+    const uint at = mine ? atomic_add(lcnt, mine) : 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        const uint c = *lcnt;
+        *lbase = c ? atomic_add(count, c) : 0;
+        *lcnt = 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint o = *lbase + at;
+    for (uint t = 0; t < TPI; t++)
+        if (key[t]) {
+            if (o < cap)
+                cand[o] = key[t];
+            o++;
+        }
+}
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 index_filter(__global const float *data, __global const uint *ids, __global const uint *todo,
              __global uint *qb, uint ntodo_arg, uint direct, uint m, uint d, uint B,
@@ -419,69 +467,64 @@ index_filter(__global const float *data, __global const uint *ids, __global cons
         lcnt = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     /* group q reads the tiles of slots lo .. hi of the ntodo B listed (the
-     * host keeps that below 2^32); a work-item's slot base + t WG + lid is
-     * slot s of the x-th listed block, (x, s) stepped by WG, with no
-     * division where B >= WG */
+     * host keeps that below 2^32); a work-item's slot base + t WG + lid */
     const ulong E = (ulong)ntodo * B, tile = WG * TPI, ntiles = (E + tile - 1) / tile;
     const ulong per = (ntiles + get_num_groups(0) - 1) / get_num_groups(0) * tile;
     const ulong lo = min((ulong)get_group_id(0) * per, E), hi = min(lo + per, E);
-    uint x = (uint)((lo + lid) / B), s = (uint)(lo + lid - (ulong)x * B);
-    for (ulong base = lo; base < hi; base += tile) {
-        __global const float *p[TPI];
-        uint slot[TPI], live = 0, mine = 0;
-        float acc[TPI];
-        for (uint t = 0; t < TPI; t++) {
-            uint g = 0;
-            if (base + t * WG + lid < hi) {
-                g = direct ? x : todo[x];
-                live |= 1u << t;
-            }
-            p[t] = data + (ulong)g * d * B + (live >> t & 1 ? s : 0);
-            slot[t] = g * B + s;
-            acc[t] = 0.0f;
-            s += WG;
-            if (B >= WG) {
-                if (s >= B) {
-                    s -= B;
+    __global const float *p[TPI];
+    uint slot[TPI];
+    if (B % WG == 0) {
+        /* each row of WG slots in one block: its block x and first slot s0
+         * the same for the whole group (stepped without a division), the
+         * loads at consecutive addresses */
+        uint x = (uint)(lo / B), s0 = (uint)(lo - (ulong)x * B);
+        for (ulong base = lo; base < hi; base += tile) {
+            uint live = 0;
+            for (uint t = 0; t < TPI; t++) {
+                uint g = 0;
+                if (base + t * WG < hi) {
+                    g = direct ? x : todo[x];
+                    live |= (uint)(base + t * WG + lid < hi) << t;
+                }
+                p[t] = data + (ulong)g * d * B + s0 + lid;
+                slot[t] = g * B + s0 + lid;
+                s0 += WG;
+                if (s0 == B) {
+                    s0 = 0;
                     x++;
                 }
-            } else {
-                x += s / B;
-                s %= B;
             }
+            ix_filter_tile(p, slot, live, ids, la, lw, m, bound, cand, cap, &ctl[3], &lcnt,
+                           &lbase, lid);
         }
-        for (uint j = 0; j < m; j++) {
-            const uint a = la[j];
-            const float wj = lw[j];
-            for (uint t = 0; t < TPI; t++)
-                acc[t] = fma(wj, p[t][a], acc[t]);
-        }
-        ulong key[TPI];
-        for (uint t = 0; t < TPI; t++) {
-            key[t] = 0;
-            if (((live >> t) & 1) && order_key(as_uint(acc[t]), 0u) >= bound) {
-                const uint id = ids[slot[t]];
-                if (id != IX_PAD) {
-                    key[t] = ix_key(acc[t], id);
-                    mine++;
+    } else {
+        /* a work-item's (x, s) stepped by WG, with no division where B >=
+         * WG */
+        uint x = (uint)((lo + lid) / B), s = (uint)(lo + lid - (ulong)x * B);
+        for (ulong base = lo; base < hi; base += tile) {
+            uint live = 0;
+            for (uint t = 0; t < TPI; t++) {
+                uint g = 0;
+                if (base + t * WG + lid < hi) {
+                    g = direct ? x : todo[x];
+                    live |= 1u << t;
+                }
+                p[t] = data + (ulong)g * d * B + (live >> t & 1 ? s : 0);
+                slot[t] = g * B + s;
+                s += WG;
+                if (B >= WG) {
+                    if (s >= B) {
+                        s -= B;
+                        x++;
+                    }
+                } else {
+                    x += s / B;
+                    s %= B;
                 }
             }
+            ix_filter_tile(p, slot, live, ids, la, lw, m, bound, cand, cap, &ctl[3], &lcnt,
+                           &lbase, lid);
         }
-        const uint at = mine ? atomic_add(&lcnt, mine) : 0;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            const uint c = lcnt;
-            lbase = c ? atomic_add(&ctl[3], c) : 0;
-            lcnt = 0;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        uint o = lbase + at;
-        for (uint t = 0; t < TPI; t++)
-            if (key[t]) {
-                if (o < cap)
-                    cand[o] = key[t];
-                o++;
-            }
     }
 }
 
