@@ -818,7 +818,8 @@ CLTOPK_API int cltopk_benchmark_query_peer(cltopk_context *ctx, const cltopk_col
  * cltopk_topk), so the queries of one context run one at a time.  On an
  * OpenCL device an index keeps its queries' buffers (the partitions' state
  * and lists, the merge's lists, the block list; some 8 (P + 4 compute units)
- * k bytes, P the partitions) from its first query until cltopk_index_free,
+ * k bytes, P the partitions; the full evaluation's candidates, n / 2 bytes
+ * within 512 KiB .. 128 MiB) from its first query until cltopk_index_free,
  * made larger when a query asks a larger k; that lock covers them too.
  * Failing calls set the context's detail text.
  * ======================================================================== */

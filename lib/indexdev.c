@@ -516,6 +516,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
                     : ncand > ((size_t)1 << 24) ? (size_t)1 << 24
                                                  : ncand;
         ncand = ncand > slots ? slots : ncand;
+        ncand = ncand > ctx->caps.max_alloc / 8 ? ctx->caps.max_alloc / 8 : ncand;
         ncand = ncand < 1 ? 1 : ncand;
         /* some 8 tiles of the filter a group where every block is left (the
          * host does not know how many a switch leaves), at least 2 groups a
