@@ -402,7 +402,8 @@ index_full(__global const float *data, __global const uint *ids, __global const 
 
 /* index_filter's tile: the slots whose attributes start at p[t] (attribute a
  * at p[t][a B], the tuple number at ids[slot[t]]; bit t of live: a slot to
- * read) scored, and those at or above the bound appended to cand */
+ * read) scored, and those at or above the bound appended to cand.  The loops
+ * over t unrolled, so that p, slot, acc and key stay in registers */
 inline void ix_filter_tile(__global const float **p, const uint *slot, uint live,
                            __global const uint *ids, __local const uint *la,
                            __local const float *lw, uint m, uint bound, __global ulong *cand,
@@ -410,16 +411,19 @@ inline void ix_filter_tile(__global const float **p, const uint *slot, uint live
                            __local uint *lbase, uint lid)
 {
     float acc[TPI];
+#pragma unroll
     for (uint t = 0; t < TPI; t++)
         acc[t] = 0.0f;
     for (uint j = 0; j < m; j++) {
         const uint a = la[j];
         const float wj = lw[j];
+#pragma unroll
         for (uint t = 0; t < TPI; t++)
             acc[t] = fma(wj, p[t][a], acc[t]);
     }
     ulong key[TPI];
     uint mine = 0;
+#pragma unroll
     for (uint t = 0; t < TPI; t++) {
         key[t] = 0;
         if (((live >> t) & 1) && order_key(as_uint(acc[t]), 0u) >= bound) {
@@ -439,6 +443,7 @@ inline void ix_filter_tile(__global const float **p, const uint *slot, uint live
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     uint o = *lbase + at;
+#pragma unroll
     for (uint t = 0; t < TPI; t++)
         if (key[t]) {
             if (o < cap)
@@ -480,6 +485,7 @@ index_filter(__global const float *data, __global const uint *ids, __global cons
         uint x = (uint)(lo / B), s0 = (uint)(lo - (ulong)x * B);
         for (ulong base = lo; base < hi; base += tile) {
             uint live = 0;
+#pragma unroll
             for (uint t = 0; t < TPI; t++) {
                 uint g = 0;
                 if (base + t * WG < hi) {
@@ -503,6 +509,7 @@ index_filter(__global const float *data, __global const uint *ids, __global cons
         uint x = (uint)((lo + lid) / B), s = (uint)(lo + lid - (ulong)x * B);
         for (ulong base = lo; base < hi; base += tile) {
             uint live = 0;
+#pragma unroll
             for (uint t = 0; t < TPI; t++) {
                 uint g = 0;
                 if (base + t * WG + lid < hi) {
