@@ -23,12 +23,12 @@
  *                the threshold score of the block just read (which is neither
  *                NaN nor +inf): see cpu/indexcpu.c for why this is exact.  The
  *                list and position are saved for the next launch; a launch
- *                after the phase left 0 does nothing.
+ *                after the phase left 0 does nothing.  With nostop (a plain
+ *                full evaluation's first round) it never stops: that round
+ *                only finds the bound.
  *   index_decide one work-group after each round: finished, read on, or
  *                switch to full evaluation (the block list for index_full), so
  *                that the host enqueues every round without waiting.
- *                With nostop (a plain full evaluation's first round) it never
- *                stops: that round only finds the bound.
  *   index_full   work-groups each read a contiguous share of a list of blocks
  *                with no threshold (full evaluation), each writing its K best
  *                (CLTOPK_INDEX=full=old, and the fallback of index_filter).
@@ -40,6 +40,8 @@
  *                (decided by the kernels: no host read in between).
  *   index_merge  work-groups each the K best of a few lists (raw keys), then
  *                one work-group those lists' K best; the host decodes them.
+ *                Before index_filter, the partitions' lists merged by groups
+ *                whose K-th scores raise the bound.
  *
  * Options (defaults let the file compile alone): WG work-items a group, SN
  * local slots (a power of two >= K + WG, and >= 2 K), TPI slots a work-item
