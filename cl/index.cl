@@ -466,6 +466,8 @@ index_filter(__global const float *data, __global const uint *ids, __global cons
     const uint lid = get_local_id(0);
     const uint ntodo = ntodo_arg != 0xFFFFFFFFu ? ntodo_arg : ctl[0] == 2 ? ctl[1] : 0;
     const uint bound = ctl[2];
+    if (ntodo == 0) /* no switch: nothing (the whole group alike) */
+        return;
     for (uint j = lid; j < m; j += WG) {
         la[j] = qb[j] * B;
         lw[j] = as_float(qb[IXQ_W + j]);
