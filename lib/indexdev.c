@@ -570,9 +570,9 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
             memcpy(&hq[IXQ_W + j], &q->w[j], 4);
         }
         /* CLTOPK_INDEX=full=fallback (tests): the candidates' count starts
-         * above any room, so that index_filter's fallback serves the query */
+         * above their room, so that index_filter's fallback serves the query */
         if (filt && q->filter == 2)
-            hq[IXQ_CTL + 3] = 0x80000000u;
+            hq[IXQ_CTL + 3] = (uint32_t)ncand + 1;
         st = ixd_write(ctx, dev->qb, ixd_keyoff(P) * 4, hq, 0, "the query's state");
     }
     /* the rounds: resident, all enqueued at once (they do nothing once
