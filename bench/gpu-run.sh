@@ -627,11 +627,15 @@ fi
 # ---- the early-stopping index (issue 15): t/index.t on the GPU, then `cltopk index bench`
 # (3 distributions x 2 partitionings, Q0 on m = 2..8, k = 4..256: the index query against
 # its full evaluation and the expression top-k), then CLTOPK_PROFILE=1 device times of two
-# cells, and the rounds read back after each (sync=1) against the default.  About 5
-# minutes.  INDEX_TUPLES (default 2^26), INDEX_REPS (3), INDEX_ARGS (more options for the
-# bench, e.g. "-k 4,256 --partitioning angle"), INDEX_CHECK=0 skips the test,
-# INDEX_SYNC=0 the sync comparison, INDEX_PROFILE=0 the profile; CLTOPK_INDEX passes
-# through to the bench and the profile (e.g. grow=1,probe=16). ----
+# cells, the rounds read back after each (sync=1) against the default, and the full
+# evaluation's two ways (CLTOPK_INDEX=full=old: index_full alone, full=filter: one read
+# keeping the tuples above a bound, the default) on anti-correlated data, the switched
+# cells, in one run, then the switch rule's ratio 0.2 against 0.5.  About 9 minutes.
+# INDEX_TUPLES (default 2^26), INDEX_REPS (3), INDEX_ARGS (more options for the bench,
+# e.g. "-k 4,256 --partitioning angle"), INDEX_CHECK=0 skips the test, INDEX_SYNC=0 the
+# sync comparison, INDEX_FULL=0 the full evaluation's and the ratio's, INDEX_PROFILE=0
+# the profile; CLTOPK_INDEX passes through to the bench and the profile (e.g.
+# grow=1,probe=16). ----
 if want index; then
     if [ "${INDEX_CHECK:-1}" = 1 ]; then
         log "t/index.t on the GPU"
@@ -656,6 +660,27 @@ if want index; then
                 --tuples "${INDEX_TUPLES:-2^26}" --dist correlated,anticorrelated \
                 --partitioning angle -m 2,8 -k 4,256 --reps "${INDEX_REPS:-3}" --no-query 2>&1 |
                 tee -a "$OUT/summary.txt" "$OUT/index.txt"
+        done
+    fi
+    if [ "${INDEX_FULL:-1}" = 1 ]; then
+        # old and new full evaluation, alternated twice: `full ms` is cltopk_index_full_topk,
+        # `index ms` of the switched cells the rounds and then that evaluation of the rest
+        for fw in old filter old filter; do
+            log "index bench, CLTOPK_INDEX=full=$fw: anticorrelated, both partitionings"
+            CLTOPK_INDEX="${CLTOPK_INDEX:+$CLTOPK_INDEX,}full=$fw" timeout 150 \
+                tools/cltopk index bench --device gpu --tuples "${INDEX_TUPLES:-2^26}" \
+                --dist anticorrelated --reps "${INDEX_REPS:-3}" --no-query ${INDEX_ARGS:-} 2>&1 |
+                tee -a "$OUT/summary.txt" "$OUT/index.txt"
+        done
+        # the switch rule's ratio (the cost of a full-evaluation block over an index block;
+        # 0.5 on GPUs was guessed for index_full): 0.2 against the default with the filter,
+        # on the data that switches or nearly does
+        for ra in 0.5 0.2; do
+            log "index bench, CLTOPK_INDEX=ratio=$ra: independent, anticorrelated, m = 4, 8"
+            CLTOPK_INDEX="${CLTOPK_INDEX:+$CLTOPK_INDEX,}ratio=$ra" timeout 150 \
+                tools/cltopk index bench --device gpu --tuples "${INDEX_TUPLES:-2^26}" \
+                --dist independent,anticorrelated -m 4,8 -k 4,256 --reps "${INDEX_REPS:-3}" \
+                --no-query 2>&1 | tee -a "$OUT/summary.txt" "$OUT/index.txt"
         done
     fi
     if [ "${INDEX_PROFILE:-1}" = 1 ]; then

@@ -23,17 +23,29 @@
  *                the threshold score of the block just read (which is neither
  *                NaN nor +inf): see cpu/indexcpu.c for why this is exact.  The
  *                list and position are saved for the next launch; a launch
- *                after the phase left 0 does nothing.
+ *                after the phase left 0 does nothing.  With nostop (a plain
+ *                full evaluation's first round) it never stops: that round
+ *                only finds the bound.
  *   index_decide one work-group after each round: finished, read on, or
  *                switch to full evaluation (the block list for index_full), so
  *                that the host enqueues every round without waiting.
  *   index_full   work-groups each read a contiguous share of a list of blocks
- *                with no threshold (full evaluation), each writing its K best.
+ *                with no threshold (full evaluation), each writing its K best
+ *                (CLTOPK_INDEX=full=old, and the fallback of index_filter).
+ *   index_filter the full evaluation at read speed: every tuple of the list's
+ *                blocks scoring at or above the bound appended to a buffer of
+ *                candidates (one read of the m columns, no sort); index_merge
+ *                then takes their K best, or, where they overflowed the
+ *                buffer, a gated index_full launch reads the blocks again
+ *                (decided by the kernels: no host read in between).
  *   index_merge  work-groups each the K best of a few lists (raw keys), then
  *                one work-group those lists' K best; the host decodes them.
+ *                Before index_filter, the partitions' lists merged by groups
+ *                whose K-th scores raise the bound.
  *
  * Options (defaults let the file compile alone): WG work-items a group, SN
- * local slots (a power of two >= K + WG, and >= 2 K).  Needs 64-bit integers. */
+ * local slots (a power of two >= K + WG, and >= 2 K), TPI slots a work-item
+ * of index_filter scores at once (at most 32).  Needs 64-bit integers. */
 #pragma OPENCL FP_CONTRACT OFF
 
 #ifndef WG
@@ -157,7 +169,8 @@ inline ulong ix_block(__global const float *data, __global const uint *ids, ulon
  *   qb[64 .. 128)          the weights w[0 .. m) (float bits)
  *   qb[128 .. 132)         ctl: the phase (0 reading, 1 every partition
  *                          finished, 2 switched to full evaluation), the
- *                          blocks the switch left (in todo), the bound, 0
+ *                          blocks the switch left (in todo), the bound, the
+ *                          candidates index_filter found (written or not)
  *   qb[132 + 7 i ..]       partition i's state: blocks read, keys in its
  *                          list, stopped, the bits of the threshold scores
  *                          after its first and its last block read, and its
@@ -183,7 +196,8 @@ inline float ix_key_score(uint u)
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 index_scan(__global const float *data, __global const uint *ids, __global const float *thr,
            __global const uint *pstart, __global uint *qb, uint m, uint d, uint B, uint K,
-           __global ulong *lists, uint limit, __global const uint *wmap, uint streamed)
+           __global ulong *lists, uint limit, __global const uint *wmap, uint streamed,
+           uint nostop)
 {
     __local ulong S[SN];
     __local uint meta[3];
@@ -233,7 +247,8 @@ index_scan(__global const float *data, __global const uint *ids, __global const 
         tnow = t;
         if (pos == 1)
             tfirst = t;
-        if (b != 0 && !isnan(t) && !(isinf(t) && t > 0) && b > order_key(as_uint(t), 0u)) {
+        if (!nostop && b != 0 && !isnan(t) && !(isinf(t) && t > 0) &&
+            b > order_key(as_uint(t), 0u)) {
             stopped = 1;
             break;
         }
@@ -332,15 +347,19 @@ index_decide(__global const uint *pstart, __global uint *qb, uint P, uint sw, fl
 /* index_full: group q reads its share of ntodo blocks (ntodo_arg, or where
  * that is 0xFFFFFFFF the blocks a switch left: ctl[1] in phase 2, else none):
  * block todo[x], or x itself where direct; it writes its K best to
- * lists[(obase + q) * K ..], going on from that list where resume */
+ * lists[(obase + q) * K ..], going on from that list where resume.  gate
+ * (not 0): the fallback of index_filter, which had room for gate candidates:
+ * nothing to do unless more came (ctl[3] > gate) */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 index_full(__global const float *data, __global const uint *ids, __global const uint *todo,
            __global const uint *qb, uint ntodo_arg, uint direct, uint m, uint d, uint B, uint K,
-           __global ulong *lists, uint obase, uint resume)
+           __global ulong *lists, uint obase, uint resume, uint gate)
 {
     __global const uint *attr = qb;
     __global const float *w = (__global const float *)(qb + IXQ_W);
     __global const uint *ctl = qb + IXQ_CTL;
+    if (gate && ctl[3] <= gate)
+        return;
     const ulong bfloor = (ulong)ctl[2] << 32; /* final: the scans are done */
     const uint ntodo = ntodo_arg != 0xFFFFFFFFu ? ntodo_arg : ctl[0] == 2 ? ctl[1] : 0;
     __local ulong S[SN];
@@ -368,18 +387,183 @@ index_full(__global const float *data, __global const uint *ids, __global const 
         lists[(ulong)(obase + q) * K + x] = S[x];
 }
 
+/* index_filter: the full evaluation at the speed of a read.  The blocks of
+ * index_full's list (ntodo_arg and direct as there) are cut into tiles of WG
+ * TPI slots; a work-item scores TPI slots of a tile at once (WG apart, so
+ * that each load is coalesced along a block's slots; the attributes' offsets
+ * and weights in local memory, the TPI loads of an attribute issued before
+ * their use), reads the tuple number only of a score at or above the bound
+ * ctl[2] (keys above bound << 32: the rule of the lists), and the group
+ * appends those keys to cand with one atomic a tile (ctl[3] counts them; at
+ * most cap are written: more is an overflow, served by index_full's gated
+ * launch; else index_merge's fromcap launch takes their K best).  Exact:
+ * below the bound k tuples of one partition already lie (index_scan). */
+#ifndef TPI
+#define TPI 8
+#endif
+
+/* index_filter's tile: the slots whose attributes start at p[t] (attribute a
+ * at p[t][a B], the tuple number at ids[slot[t]]; bit t of live: a slot to
+ * read) scored, and those at or above the bound appended to cand.  The loops
+ * over t unrolled, so that p, slot, acc and key stay in registers */
+inline void ix_filter_tile(__global const float **p, const uint *slot, uint live,
+                           __global const uint *ids, __local const uint *la,
+                           __local const float *lw, uint m, uint bound, __global ulong *cand,
+                           uint cap, __global uint *count, __local uint *lcnt,
+                           __local uint *lbase, uint lid)
+{
+    float acc[TPI];
+#pragma unroll
+    for (uint t = 0; t < TPI; t++)
+        acc[t] = 0.0f;
+    for (uint j = 0; j < m; j++) {
+        const uint a = la[j];
+        const float wj = lw[j];
+#pragma unroll
+        for (uint t = 0; t < TPI; t++)
+            acc[t] = fma(wj, p[t][a], acc[t]);
+    }
+    ulong key[TPI];
+    uint mine = 0;
+#pragma unroll
+    for (uint t = 0; t < TPI; t++) {
+        key[t] = 0;
+        if (((live >> t) & 1) && order_key(as_uint(acc[t]), 0u) >= bound) {
+            const uint id = ids[slot[t]];
+            if (id != IX_PAD) {
+                key[t] = ix_key(acc[t], id);
+                mine++;
+            }
+        }
+    }
+    const uint at = mine ? atomic_add(lcnt, mine) : 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        const uint c = *lcnt;
+        *lbase = c ? atomic_add(count, c) : 0;
+        *lcnt = 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint o = *lbase + at;
+#pragma unroll
+    for (uint t = 0; t < TPI; t++)
+        if (key[t]) {
+            if (o < cap)
+                cand[o] = key[t];
+            o++;
+        }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+index_filter(__global const float *data, __global const uint *ids, __global const uint *todo,
+             __global uint *qb, uint ntodo_arg, uint direct, uint m, uint d, uint B,
+             __global ulong *cand, uint cap)
+{
+    __local uint la[IXQ_W];
+    __local float lw[IXQ_W];
+    __local uint lcnt, lbase;
+    __global uint *ctl = qb + IXQ_CTL;
+    const uint lid = get_local_id(0);
+    const uint ntodo = ntodo_arg != 0xFFFFFFFFu ? ntodo_arg : ctl[0] == 2 ? ctl[1] : 0;
+    const uint bound = ctl[2];
+    if (ntodo == 0) /* no switch: nothing (the whole group alike) */
+        return;
+    for (uint j = lid; j < m; j += WG) {
+        la[j] = qb[j] * B;
+        lw[j] = as_float(qb[IXQ_W + j]);
+    }
+    if (lid == 0)
+        lcnt = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* group q reads the tiles of slots lo .. hi of the ntodo B listed (the
+     * host keeps that below 2^32); a work-item's slot base + t WG + lid */
+    const ulong E = (ulong)ntodo * B, tile = WG * TPI, ntiles = (E + tile - 1) / tile;
+    const ulong per = (ntiles + get_num_groups(0) - 1) / get_num_groups(0) * tile;
+    const ulong lo = min((ulong)get_group_id(0) * per, E), hi = min(lo + per, E);
+    __global const float *p[TPI];
+    uint slot[TPI];
+    if (B % WG == 0) {
+        /* each row of WG slots in one block: its block x and first slot s0
+         * the same for the whole group (stepped without a division), the
+         * loads at consecutive addresses */
+        uint x = (uint)(lo / B), s0 = (uint)(lo - (ulong)x * B);
+        for (ulong base = lo; base < hi; base += tile) {
+            uint live = 0;
+#pragma unroll
+            for (uint t = 0; t < TPI; t++) {
+                uint g = 0;
+                if (base + t * WG < hi) {
+                    g = direct ? x : todo[x];
+                    live |= (uint)(base + t * WG + lid < hi) << t;
+                }
+                p[t] = data + (ulong)g * d * B + s0 + lid;
+                slot[t] = g * B + s0 + lid;
+                s0 += WG;
+                if (s0 == B) {
+                    s0 = 0;
+                    x++;
+                }
+            }
+            ix_filter_tile(p, slot, live, ids, la, lw, m, bound, cand, cap, &ctl[3], &lcnt,
+                           &lbase, lid);
+        }
+    } else {
+        /* a work-item's (x, s) stepped by WG, with no division where B >=
+         * WG */
+        uint x = (uint)((lo + lid) / B), s = (uint)(lo + lid - (ulong)x * B);
+        for (ulong base = lo; base < hi; base += tile) {
+            uint live = 0;
+#pragma unroll
+            for (uint t = 0; t < TPI; t++) {
+                uint g = 0;
+                if (base + t * WG + lid < hi) {
+                    g = direct ? x : todo[x];
+                    live |= 1u << t;
+                }
+                p[t] = data + (ulong)g * d * B + (live >> t & 1 ? s : 0);
+                slot[t] = g * B + s;
+                s += WG;
+                if (B >= WG) {
+                    if (s >= B) {
+                        s -= B;
+                        x++;
+                    }
+                } else {
+                    x += s / B;
+                    s %= B;
+                }
+            }
+            ix_filter_tile(p, slot, live, ids, la, lw, m, bound, cand, cap, &ctl[3], &lcnt,
+                           &lbase, lid);
+        }
+    }
+}
+
 /* index_merge: group q, the K best keys of cand[first + q per .. + per) (at
  * most ncand; 0: empty) above the bound's floor, to out[obase + q K ..]: many
  * groups merge a few lists each, then one group their lists (into qb, after
- * the state: the host reads both at once) */
+ * the state: the host reads both at once).  fromcap (not 0): the candidates
+ * of index_filter, ctl[3] of them from 0, shared evenly by the groups;
+ * nothing to do where they overflowed (more than fromcap: index_full's gated
+ * launch wrote the lists).  raise: the group's K-th score raises the bound
+ * (atomic_max of its order key: K scanned tuples score at least that much),
+ * for index_filter after it */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 index_merge(__global const ulong *cand, ulong first, ulong ncand, ulong per, uint K,
-            __global const uint *qb, __global ulong *out, ulong obase)
+            __global uint *qb, __global ulong *out, ulong obase, uint fromcap, uint raise)
 {
     __local ulong S[SN];
     __local uint meta[2];
     const uint lid = get_local_id(0), q = get_group_id(0);
     const ulong floor = (ulong)qb[IXQ_CTL + 2] << 32;
+    if (fromcap) {
+        const uint c = qb[IXQ_CTL + 3], ng = get_num_groups(0);
+        if (c > fromcap)
+            return;
+        first = 0;
+        ncand = c;
+        per = (c + ng - 1) / ng;
+    }
     const ulong lo = min(first + q * per, ncand), hi = min(lo + per, ncand);
     ix_list_empty(S, meta, lid);
     ulong kth = 0;
@@ -387,7 +571,9 @@ index_merge(__global const ulong *cand, ulong first, ulong ncand, ulong per, uin
         ulong x = base + lid;
         kth = ix_offer(S, meta, K, lid, kth, x < hi ? cand[x] : 0, floor);
     }
-    ix_flush(S, meta, K, lid, kth);
+    kth = ix_flush(S, meta, K, lid, kth);
+    if (raise && lid == 0 && kth != 0)
+        atomic_max(&qb[IXQ_CTL + 2], (uint)(kth >> 32));
     for (uint x = lid; x < K; x += WG)
         out[obase + (ulong)q * K + x] = S[x];
 }

@@ -154,8 +154,17 @@
  *                          full-evaluation block over an index block that the
  *                          rule assumes; 0.8 on CPUs, 0.5 on GPUs), resident
  *                          (0: indexes built or loaded stay in host memory,
- *                          their blocks copied to the device by the queries)
- *                          and stage (blocks such a copy holds; 0: chosen)
+ *                          their blocks copied to the device by the queries),
+ *                          stage (blocks such a copy holds; 0: chosen), full
+ *                          (on OpenCL devices the full evaluation, after a
+ *                          switch and in cltopk_index_full_topk: filter, the
+ *                          default, one read keeping the tuples at or above
+ *                          a bound, then their k best; old, the kernel that
+ *                          keeps each work-group's k best as it reads;
+ *                          fallback: the filter's exact fallback forced,
+ *                          testing) and cands (the filter's room for
+ *                          candidates; 0: chosen; small values force its
+ *                          fallback: testing)
  *   CLTOPK_QUERY           the device query (cltopk_query_topk): spec (1: the
  *                          kernel built for each query shape from its
  *                          programs; 0: the interpreter, one program for
@@ -809,7 +818,8 @@ CLTOPK_API int cltopk_benchmark_query_peer(cltopk_context *ctx, const cltopk_col
  * cltopk_topk), so the queries of one context run one at a time.  On an
  * OpenCL device an index keeps its queries' buffers (the partitions' state
  * and lists, the merge's lists, the block list; some 8 (P + 4 compute units)
- * k bytes, P the partitions) from its first query until cltopk_index_free,
+ * k bytes, P the partitions; the full evaluation's candidates, n / 2 bytes
+ * within 512 KiB .. 128 MiB) from its first query until cltopk_index_free,
  * made larger when a query asks a larger k; that lock covers them too.
  * Failing calls set the context's detail text.
  * ======================================================================== */
@@ -890,9 +900,15 @@ CLTOPK_API int cltopk_index_topk(cltopk_index *idx, const unsigned *attr, const 
                                  cltopk_index_stats *stats);
 
 /* The same answer by full evaluation: every tuple of the index scored, no
- * threshold (the baseline of the early stop).  On an OpenCL device many
- * work-groups read consecutive blocks and one merges their best k; on the
- * "cpu" context OpenMP threads do.  Arguments and returns as
+ * threshold (the baseline of the early stop).  On an OpenCL device a first
+ * round reads the first blocks of every partition (those of 4 k tuples, no
+ * partition stopping) for a bound, the k-th score of groups of them; one
+ * read of the other blocks then keeps the tuples scoring at or above it, and
+ * their best k and the round's are merged (the switched index query's full
+ * evaluation is the same read; where the kept tuples overflow their buffer,
+ * an exact fallback reads the blocks again; CLTOPK_INDEX=full=old:
+ * work-groups read consecutive blocks each keeping its best k); on the "cpu"
+ * context OpenMP threads score every block.  Arguments and returns as
  * cltopk_index_topk; stats->full_evaluation is 1. */
 CLTOPK_API int cltopk_index_full_topk(cltopk_index *idx, const unsigned *attr, const float *w,
                                       size_t m, size_t k, float *out_scores, int64_t *out_index,

@@ -63,8 +63,11 @@ enum {
     IXP_GROW,
     IXP_FAN,
     IXP_SYNC,
+    IXP_FULL,
+    IXP_CANDS,
     IXP_N
 };
+static const char *const ix_full_words[] = {"old", "filter", "fallback", NULL};
 static const cltopk_param ix_params[] = {
     /* GPUs: a first round of 1/32, then rounds twice as long (grow), so that
      * the switch is decided after a small share of the blocks and all the
@@ -92,6 +95,17 @@ static const cltopk_param ix_params[] = {
      * stop enqueuing once the reading ended (0: never; every round enqueued
      * at once, those after the end doing nothing) */
     [IXP_SYNC] = {.name = "sync", .gpu = 0, .cpu = 0, .min = 0, .max = 1 << 20, .integer = 1},
+    /* on OpenCL devices, the full evaluation (cltopk_index_full_topk, and the
+     * blocks a switch left): filter (index_filter: one read keeping the
+     * tuples at or above the bound, with index_full as its fallback), old
+     * (index_full alone: one work-group a share of the blocks, sorting) or
+     * fallback (tests: the filter's candidates always overflow) */
+    [IXP_FULL] = {.name = "full", .gpu = 1, .cpu = 1, .min = 0, .max = 2, .integer = 1,
+                  .words = ix_full_words},
+    /* on OpenCL devices, the room for index_filter's candidates (0: chosen,
+     * n / 16 within 2^16 .. 2^24; a small one forces the fallback: tests) */
+    [IXP_CANDS] = {.name = "cands", .gpu = 0, .cpu = 0, .min = 0, .max = 1u << 30,
+                   .integer = 1},
 };
 
 static const cltopk_param_table ix_table = {"CLTOPK_INDEX", ix_params, IXP_N, NULL};
@@ -656,6 +670,8 @@ static int ix_query(cltopk_index *idx, const char *fn, int full, const unsigned 
                          .sw = (int)p.v[IXP_SWITCH],
                          .ratio = p.v[IXP_RATIO],
                          .stage = (size_t)p.v[IXP_STAGE],
+                         .filter = (int)p.v[IXP_FULL],
+                         .cands = (size_t)p.v[IXP_CANDS],
                          .st = &local};
     /* the outputs of a failing run stay untouched: results go to a copy */
     float *ts = malloc(k * sizeof *ts);

@@ -16,12 +16,23 @@
  *      the end do nothing; as many rounds as read the longest partition
  *      (CLTOPK_INDEX=sync: the phase read back every sync rounds, and no
  *      more rounds once it is not 0);
- *   3. index_full over the blocks a switch left (none without one: its
- *      groups' lists emptied), groups of consecutive blocks (4 a compute unit
- *      on GPUs, 2 else);
+ *   3. the full evaluation of the blocks a switch left (none without one):
+ *      CLTOPK_INDEX=full=filter (the default): index_merge of the
+ *      partitions' lists, groups of q->fan lists, each group's k-th raising
+ *      the bound (k scanned tuples score at least that); index_filter, one
+ *      read of the blocks' m columns keeping every tuple at or above the
+ *      bound in a buffer of candidates (at most q->cands, else n / 16 within
+ *      2^16 .. 2^24); index_full gated on their overflow; index_merge of the
+ *      candidates (gated on no overflow) into the groups' lists.  full=old:
+ *      index_full alone, groups of consecutive blocks (4 a compute unit on
+ *      GPUs, 2 else).  A plain full evaluation (cltopk_index_full_topk) with
+ *      the filter first reads one round (the blocks for 4 k tuples and one
+ *      more) of every partition with no stop and switches: the
+ *      bound, then the same; with full=old, index_full over every block;
  *   4. index_merge: groups of q->fan lists each their k best, then one group
  *      those (one level where the lists are at most fan), into qb after the
- *      state;
+ *      state (with the filter: the groups' lists by groups of fan after the
+ *      partitions' groups' lists of step 3, then one group all of those);
  * and waits for its one read: the state (the statistics) and the k best
  * keys (decoded here).  No host round trip between the launches.
  * An index kept in host memory (it did not fit, or CLTOPK_INDEX=resident=0)
@@ -31,7 +42,9 @@
  * index_scan finding them through a map of (first slot, first block, count)
  * a partition, and the state is read back after index_decide; after a
  * switch, the blocks left go through the staging a chunk at a time,
- * index_full's groups going on from their lists.  The writes are blocking,
+ * index_full's groups going on from their lists, or index_filter gathering
+ * candidates over the chunks (their count then read back: on an overflow
+ * the chunks go through index_full again).  The writes are blocking,
  * between the launches: no overlap of copies and kernels yet.
  * Work-groups of 256 work-items on GPUs, 64 elsewhere; SN local slots of 8
  * bytes (ixd_sn: 512 up to k = 256, 4096 above): k up to 2048 where the
@@ -65,10 +78,15 @@ static size_t ixd_sn(size_t k, unsigned wg)
     return sn <= 512 ? 512 : sn <= 4096 ? 4096 : sn;
 }
 
+/* slots a work-item of index_filter scores at once: 8 loads of each
+ * attribute in flight */
+#define IXD_TPI 8
+
 /* the build options of cl/index.cl for work-groups of wg and sn local slots */
 static void ixd_options(char *buf, size_t len, unsigned wg, size_t sn)
 {
-    snprintf(buf, len, "-D KEY_BITS=32 -D KEY_KIND=2 -D WG=%u -D SN=%zu", wg, sn);
+    snprintf(buf, len, "-D KEY_BITS=32 -D KEY_KIND=2 -D WG=%u -D SN=%zu -D TPI=%d", wg, sn,
+             IXD_TPI);
 }
 
 size_t cltopk_index_dev_kmax(cltopk_context *ctx)
@@ -124,7 +142,7 @@ void cltopk_index_dev_release(cltopk_ix_dev *dev)
 {
     cl_mem *m[] = {&dev->data,  &dev->ids,  &dev->thr,  &dev->pstart, &dev->qb,
                    &dev->lists, &dev->part, &dev->todo, &dev->wmap,   &dev->sdata,
-                   &dev->sids,  &dev->sthr};
+                   &dev->sids,  &dev->sthr, &dev->cand};
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
         if (*m[i])
             clReleaseMemObject(*m[i]);
@@ -253,9 +271,10 @@ static size_t ixd_keyoff(size_t P)
 }
 
 /* the kept buffers of a query of k on P partitions, nlists lists, merge
- * work-groups of ng lists (above one: a second merge level) */
+ * work-groups of ng lists (above one: a second merge level), a staging of cap
+ * blocks (streamed), room for ncand candidates (index_filter; 0: none) */
 static int ixd_prepare(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
-                       size_t K, size_t nlists, size_t ng, size_t cap)
+                       size_t K, size_t nlists, size_t ng, size_t cap, size_t ncand)
 {
     const size_t P = L->P, nq = ixd_keyoff(P) + 2 * K;
     int st = ixd_keep(ctx, &dev->qb, &dev->qb_n, nq * 4, "the query's state");
@@ -269,6 +288,8 @@ static int ixd_prepare(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix
     if (st == CLTOPK_OK && !dev->pstart)
         dev->pstart = ixd_buffer(ctx, CL_MEM_READ_ONLY, (P + 1) * 4, L->pstart,
                                  "the partitions", &st);
+    if (st == CLTOPK_OK && ncand)
+        st = ixd_keep(ctx, &dev->cand, &dev->cand_n, ncand * 8, "the candidates");
     if (st == CLTOPK_OK)
         st = ixd_keep_host(ctx, &dev->hq, &dev->hq_n, nq * 4);
     if (st != CLTOPK_OK || dev->data)
@@ -295,11 +316,11 @@ static int ixd_prepare(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix
     return st;
 }
 
-/* one round of index_scan (at most limit blocks a partition), then
- * index_decide */
+/* one round of index_scan (at most limit blocks a partition; nostop: no
+ * partition stops), then index_decide */
 static int ixd_round(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
                      const cltopk_ix_query *q, cl_kernel ks, cl_kernel kd, unsigned wg,
-                     cl_uint limit)
+                     cl_uint limit, cl_uint nostop)
 {
     const int streamed = dev->data == NULL;
     cl_mem data = streamed ? dev->sdata : dev->data, ids = streamed ? dev->sids : dev->ids;
@@ -307,11 +328,11 @@ static int ixd_round(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_d
     cl_uint m = (cl_uint)q->m, d = (cl_uint)L->d, B = (cl_uint)L->B, k = (cl_uint)q->k;
     cl_uint sflag = (cl_uint)streamed, P = (cl_uint)L->P, sw = (cl_uint)q->sw;
     cl_float ratio = (cl_float)q->ratio;
-    int st = cltopk_set_args(ctx, ks, 13, sizeof(cl_mem), &data, sizeof(cl_mem), &ids,
+    int st = cltopk_set_args(ctx, ks, 14, sizeof(cl_mem), &data, sizeof(cl_mem), &ids,
                              sizeof(cl_mem), &thr, sizeof(cl_mem), &dev->pstart, sizeof(cl_mem),
                              &dev->qb, sizeof m, &m, sizeof d, &d, sizeof B, &B, sizeof k, &k,
                              sizeof(cl_mem), &dev->lists, sizeof limit, &limit, sizeof(cl_mem),
-                             &wmap, sizeof sflag, &sflag);
+                             &wmap, sizeof sflag, &sflag, sizeof nostop, &nostop);
     if (st == CLTOPK_OK)
         st = cltopk_launch(ctx, ks, L->P * wg, wg, 0, NULL);
     if (st == CLTOPK_OK)
@@ -324,32 +345,52 @@ static int ixd_round(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_d
 }
 
 /* index_full over ntodo blocks (0xFFFFFFFF: those a switch left in the block
- * list; direct: blocks 0 .. ntodo-1 of data) by G groups into lists P .. */
+ * list; direct: blocks 0 .. ntodo-1 of data) by G groups into lists P ..;
+ * gate (not 0): only where index_filter's gate candidates overflowed */
 static int ixd_full(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
                     const cltopk_ix_query *q, cl_kernel kf, unsigned wg, size_t G, cl_uint ntodo,
-                    cl_uint direct, cl_uint resume)
+                    cl_uint direct, cl_uint resume, cl_uint gate)
 {
     const int streamed = dev->data == NULL;
     cl_mem data = streamed ? dev->sdata : dev->data, ids = streamed ? dev->sids : dev->ids;
     cl_uint m = (cl_uint)q->m, d = (cl_uint)L->d, B = (cl_uint)L->B, k = (cl_uint)q->k;
     cl_uint ob = (cl_uint)L->P;
-    int st = cltopk_set_args(ctx, kf, 13, sizeof(cl_mem), &data, sizeof(cl_mem), &ids,
+    int st = cltopk_set_args(ctx, kf, 14, sizeof(cl_mem), &data, sizeof(cl_mem), &ids,
                              sizeof(cl_mem), &dev->todo, sizeof(cl_mem), &dev->qb, sizeof ntodo,
                              &ntodo, sizeof direct, &direct, sizeof m, &m, sizeof d, &d, sizeof B,
                              &B, sizeof k, &k, sizeof(cl_mem), &dev->lists, sizeof ob, &ob,
-                             sizeof resume, &resume);
+                             sizeof resume, &resume, sizeof gate, &gate);
     return st == CLTOPK_OK ? cltopk_launch(ctx, kf, G * wg, wg, 0, NULL) : st;
 }
 
+/* index_filter over ntodo blocks (as ixd_full) by Gf groups, into the
+ * candidates (room for ncand) */
+static int ixd_filter(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
+                      const cltopk_ix_query *q, cl_kernel kfl, unsigned wg, size_t Gf,
+                      cl_uint ntodo, cl_uint direct, cl_uint ncand)
+{
+    const int streamed = dev->data == NULL;
+    cl_mem data = streamed ? dev->sdata : dev->data, ids = streamed ? dev->sids : dev->ids;
+    cl_uint m = (cl_uint)q->m, d = (cl_uint)L->d, B = (cl_uint)L->B;
+    int st = cltopk_set_args(ctx, kfl, 11, sizeof(cl_mem), &data, sizeof(cl_mem), &ids,
+                             sizeof(cl_mem), &dev->todo, sizeof(cl_mem), &dev->qb, sizeof ntodo,
+                             &ntodo, sizeof direct, &direct, sizeof m, &m, sizeof d, &d, sizeof B,
+                             &B, sizeof(cl_mem), &dev->cand, sizeof ncand, &ncand);
+    return st == CLTOPK_OK ? cltopk_launch(ctx, kfl, Gf * wg, wg, 0, NULL) : st;
+}
+
 /* index_merge: ng groups of per candidates of cand[first .. ncand) to out
- * from element obase */
+ * from element obase; fromcap (not 0): index_filter's candidates instead
+ * (nothing where more than fromcap came); raise: each group's k-th raises the
+ * bound */
 static int ixd_merge(cltopk_context *ctx, cl_kernel km, unsigned wg, cl_mem cand, cl_ulong first,
                      cl_ulong ncand, cl_ulong per, size_t ng, cl_uint k, cl_mem qb, cl_mem out,
-                     cl_ulong obase)
+                     cl_ulong obase, cl_uint fromcap, cl_uint raise)
 {
-    int st = cltopk_set_args(ctx, km, 8, sizeof(cl_mem), &cand, sizeof first, &first,
+    int st = cltopk_set_args(ctx, km, 10, sizeof(cl_mem), &cand, sizeof first, &first,
                              sizeof ncand, &ncand, sizeof per, &per, sizeof k, &k,
-                             sizeof(cl_mem), &qb, sizeof(cl_mem), &out, sizeof obase, &obase);
+                             sizeof(cl_mem), &qb, sizeof(cl_mem), &out, sizeof obase, &obase,
+                             sizeof fromcap, &fromcap, sizeof raise, &raise);
     return st == CLTOPK_OK ? cltopk_launch(ctx, km, ng * wg, wg, 0, NULL) : st;
 }
 
@@ -361,7 +402,7 @@ static int ixd_merge(cltopk_context *ctx, cl_kernel km, unsigned wg, cl_mem cand
  * phase 0. */
 static int ixd_streamed_rounds(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
                                const cltopk_ix_query *q, cl_kernel ks, cl_kernel kd, unsigned wg,
-                               size_t cap, size_t maxnb)
+                               size_t cap, size_t maxnb, cl_uint nostop)
 {
     const size_t P = L->P;
     uint32_t *state = dev->hq + IXQ_STATE, *wmap = dev->hwmap, *todo = dev->htodo;
@@ -388,7 +429,7 @@ static int ixd_streamed_rounds(cltopk_context *ctx, const cltopk_ix_layout *L, c
         if (st == CLTOPK_OK)
             st = ixd_write(ctx, dev->wmap, 3 * P * 4, wmap, 1, "the staged slots");
         if (st == CLTOPK_OK)
-            st = ixd_round(ctx, L, dev, q, ks, kd, wg, (cl_uint)lim);
+            st = ixd_round(ctx, L, dev, q, ks, kd, wg, (cl_uint)lim, nostop);
         if (st == CLTOPK_OK)
             st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, (4 + IX_ST * P) * 4, dev->hq + IXQ_CTL,
                           "the partitions' state");
@@ -400,11 +441,14 @@ static int ixd_streamed_rounds(cltopk_context *ctx, const cltopk_ix_layout *L, c
 }
 
 /* The streamed full evaluation of every block not read (all, for
- * cltopk_index_full_topk): a chunk of the staging's size at a time, each
- * group going on from its list */
+ * cltopk_index_full_topk with full=old): a chunk of the staging's size at a
+ * time.  Old (ncand 0): index_full, each group going on from its list.
+ * Filter: index_filter's candidates gathered over the chunks; then, their
+ * count read back, their K best by index_merge into the groups' lists, or
+ * where they overflowed, the chunks again through index_full. */
 static int ixd_streamed_full(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
-                             const cltopk_ix_query *q, cl_kernel kf, unsigned wg, size_t G,
-                             size_t cap)
+                             const cltopk_ix_query *q, cl_kernel kf, cl_kernel kfl, cl_kernel km,
+                             unsigned wg, size_t G, size_t Gf, size_t cap, size_t ncand)
 {
     const uint32_t *state = dev->hq + IXQ_STATE;
     uint32_t *todo = dev->htodo;
@@ -414,12 +458,23 @@ static int ixd_streamed_full(cltopk_context *ctx, const cltopk_ix_layout *L, clt
             for (uint32_t b = state[IX_ST * i]; b < L->pstart[i + 1] - L->pstart[i]; b++)
                 todo[ntodo++] = L->pstart[i] + b;
     int st = CLTOPK_OK;
-    for (size_t c0 = 0, first = 1; st == CLTOPK_OK && (c0 < ntodo || first);
-         c0 += cap, first = 0) {
-        size_t len = ntodo - c0 < cap ? ntodo - c0 : cap;
-        st = ixd_stage(ctx, L, dev, todo + c0, len);
-        if (st == CLTOPK_OK)
-            st = ixd_full(ctx, L, dev, q, kf, wg, G, (cl_uint)len, 1, c0 > 0);
+    for (int pass = ncand ? 0 : 1; pass < 2 && st == CLTOPK_OK; pass++) {
+        for (size_t c0 = 0, first = 1; st == CLTOPK_OK && (c0 < ntodo || first);
+             c0 += cap, first = 0) {
+            size_t len = ntodo - c0 < cap ? ntodo - c0 : cap;
+            st = ixd_stage(ctx, L, dev, todo + c0, len);
+            if (st == CLTOPK_OK && pass == 0)
+                st = ixd_filter(ctx, L, dev, q, kfl, wg, Gf, (cl_uint)len, 1, (cl_uint)ncand);
+            else if (st == CLTOPK_OK)
+                st = ixd_full(ctx, L, dev, q, kf, wg, G, (cl_uint)len, 1, c0 > 0, 0);
+        }
+        if (st != CLTOPK_OK || pass == 1)
+            break;
+        st = ixd_read(ctx, dev->qb, (IXQ_CTL + 3) * 4, 4, dev->hq + IXQ_CTL + 3,
+                      "the candidates' count");
+        if (st == CLTOPK_OK && dev->hq[IXQ_CTL + 3] <= ncand)
+            return ixd_merge(ctx, km, wg, dev->cand, 0, 0, 0, G, (cl_uint)q->k, dev->qb,
+                             dev->lists, (cl_ulong)L->P * q->k, (cl_uint)ncand, 0);
     }
     return st;
 }
@@ -446,7 +501,33 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
     char opts[128], optsbig[128];
     ixd_options(opts, sizeof opts, wg, sn);
     ixd_options(optsbig, sizeof optsbig, wg, snbig);
-    cl_kernel ks = NULL, kd = NULL, kf = NULL, km = NULL;
+    /* the full evaluation by index_filter (CLTOPK_INDEX=full=filter): where
+     * the slots' numbers fit 32 bits; a plain one (q->full) first reads one
+     * round of every partition (the blocks for 4 k tuples and one more, none
+     * stopping) for the bound, then filters the blocks left as after a
+     * switch; room for ncand candidates, Gf groups of the filter */
+    const int filt = q->filter && (uint64_t)L->nblocks * L->B < 0xFFFFFFFFu;
+    size_t ncand = 0, Gf = 0;
+    if (filt) {
+        const size_t slots = L->nblocks * L->B;
+        ncand = q->cands ? q->cands : L->n / 16;
+        if (!q->cands)
+            ncand = ncand < ((size_t)1 << 16) ? (size_t)1 << 16
+                    : ncand > ((size_t)1 << 24) ? (size_t)1 << 24
+                                                 : ncand;
+        ncand = ncand > slots ? slots : ncand;
+        ncand = ncand > ctx->caps.max_alloc / 8 ? ctx->caps.max_alloc / 8 : ncand;
+        ncand = ncand < 1 ? 1 : ncand;
+        /* some 8 tiles of the filter a group where every block is left (the
+         * host does not know how many a switch leaves), at least 2 groups a
+         * compute unit */
+        const size_t tiles = (slots + (size_t)wg * IXD_TPI - 1) / ((size_t)wg * IXD_TPI);
+        const size_t gmin = (size_t)ctx->caps.compute_units * 2;
+        Gf = (tiles + 7) / 8;
+        Gf = Gf < gmin ? gmin : Gf > 65535 ? 65535 : Gf;
+        Gf = Gf < 1 ? 1 : Gf;
+    }
+    cl_kernel ks = NULL, kd = NULL, kf = NULL, km = NULL, kfl = NULL;
     int st = cltopk_kernel_get(ctx, "index.cl", opts, "index_scan", &ks);
     if (st == CLTOPK_OK)
         st = cltopk_kernel_get(ctx, "index.cl", opts, "index_decide", &kd);
@@ -454,9 +535,14 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
         st = cltopk_kernel_get(ctx, "index.cl", opts, "index_full", &kf);
     if (st == CLTOPK_OK)
         st = cltopk_kernel_get(ctx, "index.cl", optsbig, "index_merge", &km);
+    if (st == CLTOPK_OK && filt)
+        st = cltopk_kernel_get(ctx, "index.cl", opts, "index_filter", &kfl);
     /* the lists: the partitions' (P), the full evaluation's (G); the merge
-     * takes q->fan lists a group, then one group the groups' lists */
-    const size_t nlists = q->full ? G : P + G, ng = (nlists + fan - 1) / fan;
+     * takes q->fan lists a group, then one group the groups' lists (not the
+     * partitions' of a plain full evaluation by index_full: it reads none) */
+    const int plainold = q->full && !filt;
+    const size_t nlists = plainold ? G : P + G, ng = (nlists + fan - 1) / fan;
+    const size_t ngAB = filt ? (P + fan - 1) / fan + (G + fan - 1) / fan : 0;
     size_t cap = 0, maxnb = 0;
     for (size_t i = 0; i < P; i++)
         if (L->pstart[i + 1] - L->pstart[i] > maxnb)
@@ -474,7 +560,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
         cap = cap < 1 ? 1 : cap > L->nblocks ? (L->nblocks ? L->nblocks : 1) : cap;
     }
     if (st == CLTOPK_OK)
-        st = ixd_prepare(ctx, L, dev, K, P + G, ng, cap);
+        st = ixd_prepare(ctx, L, dev, K, P + G, ng > ngAB ? ng : ngAB, cap, ncand);
     if (st == CLTOPK_OK) {
         /* attr, w, a zero ctl and state: one copy, not waited for */
         uint32_t *hq = dev->hq;
@@ -483,19 +569,34 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
             hq[j] = q->attr[j];
             memcpy(&hq[IXQ_W + j], &q->w[j], 4);
         }
+        /* CLTOPK_INDEX=full=fallback (tests): the candidates' count starts
+         * above their room, so that index_filter's fallback serves the query */
+        if (filt && q->filter == 2)
+            hq[IXQ_CTL + 3] = (uint32_t)ncand + 1;
         st = ixd_write(ctx, dev->qb, ixd_keyoff(P) * 4, hq, 0, "the query's state");
     }
     /* the rounds: resident, all enqueued at once (they do nothing once
      * index_decide has ended the reading), as many as read every block of
-     * the longest partition; then index_full over the blocks a switch left
-     * (none without one) */
-    if (st == CLTOPK_OK && !q->full && !streamed) {
-        size_t limit = q->probe;
+     * the longest partition; then the full evaluation of the blocks a switch
+     * left (none without one): index_full, or index_filter, its gated
+     * fallback and the merge of its candidates into the groups' lists.  A
+     * plain full evaluation by index_filter: one round that never stops and
+     * a switch (index_decide with switch=2), then the same */
+    cltopk_ix_query qr = *q;
+    if (q->full && filt) {
+        qr.probe = (4 * K + L->B - 1) / L->B + 1;
+        qr.sw = 2;
+    }
+    const cl_uint nostop = q->full != 0;
+    if (st == CLTOPK_OK && !plainold && !streamed) {
+        size_t limit = qr.probe;
         for (size_t done = 0, r = 1; st == CLTOPK_OK && done < maxnb; r++) {
             size_t lim = limit < maxnb ? limit : maxnb;
-            st = ixd_round(ctx, L, dev, q, ks, kd, wg, (cl_uint)lim);
+            st = ixd_round(ctx, L, dev, &qr, ks, kd, wg, (cl_uint)lim, nostop);
             done += lim;
             limit = limit * q->grow > maxnb ? maxnb : limit * q->grow;
+            if (q->full) /* the switch follows the first round */
+                break;
             /* CLTOPK_INDEX=sync: the phase back every q->sync rounds */
             if (st == CLTOPK_OK && q->sync && r % q->sync == 0 && done < maxnb) {
                 st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, 4, dev->hq + IXQ_CTL, "the phase");
@@ -503,31 +604,58 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
                     break;
             }
         }
+        if (st == CLTOPK_OK && !filt)
+            st = ixd_full(ctx, L, dev, q, kf, wg, G, 0xFFFFFFFFu, 0, 0, 0);
+    } else if (st == CLTOPK_OK && !streamed) {
+        st = ixd_full(ctx, L, dev, q, kf, wg, G, (cl_uint)L->nblocks, 1, 0, 0);
+    } else if (st == CLTOPK_OK && !plainold) {
+        st = ixd_streamed_rounds(ctx, L, dev, &qr, ks, kd, wg, cap, maxnb, nostop);
+    }
+    /* index_filter's way: the partitions' lists merged first (ngA groups of
+     * fan lists into part), each group's k-th raising the bound, so that the
+     * filter keeps the tuples at or above the k-th of fan partitions'
+     * scanned tuples (not only of one partition's); then the filter, its
+     * gated fallback and the merge of its candidates into the groups' lists
+     * (resident; streamed, a chunk at a time), the groups' lists merged by
+     * ngB groups after part's first ngA lists, and one group all of part */
+    const size_t ngA = (P + fan - 1) / fan, ngB = (G + fan - 1) / fan;
+    if (st == CLTOPK_OK && filt)
+        st = ixd_merge(ctx, km, wg, dev->lists, 0, (cl_ulong)P * K, (cl_ulong)fan * K, ngA,
+                       (cl_uint)K, dev->qb, dev->part, 0, 0, 1);
+    if (st == CLTOPK_OK && filt && !streamed) {
+        st = ixd_filter(ctx, L, dev, q, kfl, wg, Gf, 0xFFFFFFFFu, 0, (cl_uint)ncand);
         if (st == CLTOPK_OK)
-            st = ixd_full(ctx, L, dev, q, kf, wg, G, 0xFFFFFFFFu, 0, 0);
-    } else if (st == CLTOPK_OK && q->full && !streamed) {
-        st = ixd_full(ctx, L, dev, q, kf, wg, G, (cl_uint)L->nblocks, 1, 0);
-    } else if (st == CLTOPK_OK) {
-        if (!q->full)
-            st = ixd_streamed_rounds(ctx, L, dev, q, ks, kd, wg, cap, maxnb);
-        if (st == CLTOPK_OK && (q->full || dev->hq[IXQ_CTL] == 2))
-            st = ixd_streamed_full(ctx, L, dev, q, kf, wg, G, cap);
-        else if (st == CLTOPK_OK) /* no switch: the groups' lists emptied */
-            st = ixd_full(ctx, L, dev, q, kf, wg, G, 0, 1, 0);
+            st = ixd_full(ctx, L, dev, q, kf, wg, G, 0xFFFFFFFFu, 0, 0, (cl_uint)ncand);
+        if (st == CLTOPK_OK)
+            st = ixd_merge(ctx, km, wg, dev->cand, 0, 0, 0, G, (cl_uint)K, dev->qb,
+                           dev->lists, (cl_ulong)P * K, (cl_uint)ncand, 0);
+    } else if (st == CLTOPK_OK && streamed) {
+        if (plainold || dev->hq[IXQ_CTL] == 2)
+            st = ixd_streamed_full(ctx, L, dev, q, kf, kfl, km, wg, G, Gf, cap,
+                                   filt ? ncand : 0);
+        else /* no switch: the groups' lists emptied */
+            st = ixd_full(ctx, L, dev, q, kf, wg, G, 0, 1, 0, 0);
     }
     /* the merge into qb after the state, then one read of both (the state
      * only where the rounds ran) */
-    const cl_ulong first = q->full ? (cl_ulong)P * K : 0, ncand = (cl_ulong)(P + G) * K;
+    const cl_ulong first = plainold ? (cl_ulong)P * K : 0, nkeys = (cl_ulong)(P + G) * K;
     const size_t ko = ixd_keyoff(P);
-    if (st == CLTOPK_OK && ng > 1) {
-        st = ixd_merge(ctx, km, wg, dev->lists, first, ncand, (cl_ulong)fan * K, ng,
-                       (cl_uint)K, dev->qb, dev->part, 0);
+    if (st == CLTOPK_OK && filt) {
+        st = ixd_merge(ctx, km, wg, dev->lists, (cl_ulong)P * K, nkeys, (cl_ulong)fan * K, ngB,
+                       (cl_uint)K, dev->qb, dev->part, (cl_ulong)ngA * K, 0, 0);
+        if (st == CLTOPK_OK)
+            st = ixd_merge(ctx, km, wg, dev->part, 0, (cl_ulong)(ngA + ngB) * K,
+                           (cl_ulong)(ngA + ngB) * K, 1, (cl_uint)K, dev->qb, dev->qb, ko / 2, 0,
+                           0);
+    } else if (st == CLTOPK_OK && ng > 1) {
+        st = ixd_merge(ctx, km, wg, dev->lists, first, nkeys, (cl_ulong)fan * K, ng,
+                       (cl_uint)K, dev->qb, dev->part, 0, 0, 0);
         if (st == CLTOPK_OK)
             st = ixd_merge(ctx, km, wg, dev->part, 0, (cl_ulong)ng * K, (cl_ulong)ng * K, 1,
-                           (cl_uint)K, dev->qb, dev->qb, ko / 2);
+                           (cl_uint)K, dev->qb, dev->qb, ko / 2, 0, 0);
     } else if (st == CLTOPK_OK) {
-        st = ixd_merge(ctx, km, wg, dev->lists, first, ncand, ncand - first, 1, (cl_uint)K,
-                       dev->qb, dev->qb, ko / 2);
+        st = ixd_merge(ctx, km, wg, dev->lists, first, nkeys, nkeys - first, 1, (cl_uint)K,
+                       dev->qb, dev->qb, ko / 2, 0, 0);
     }
     const size_t from = q->full ? ko : IXQ_CTL;
     if (st == CLTOPK_OK)
@@ -572,8 +700,8 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
     if (st != CLTOPK_OK && cltopk_after_own(ctx, &own)) /* nothing left reading dev->hq */
         clWaitForEvents(1, own);
     cltopk_prof_flush(ctx); /* CLTOPK_PROFILE=1: the launches' device times */
-    cl_kernel kk[] = {ks, kd, kf, km};
-    for (size_t i = 0; i < 4; i++)
+    cl_kernel kk[] = {ks, kd, kf, km, kfl};
+    for (size_t i = 0; i < 5; i++)
         if (kk[i])
             clReleaseKernel(kk[i]);
     return st;

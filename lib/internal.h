@@ -813,6 +813,10 @@ typedef struct {
     double ratio;
     size_t stage; /* an index in host memory queried on the device: blocks
                      staged a transfer (0: chosen) */
+    int filter;   /* on the device, the full evaluation (after a switch and
+                     for full) by index_filter (1; 2: its fallback forced) or
+                     index_full alone (0) */
+    size_t cands; /* index_filter's room for candidates (0: chosen) */
     float *out_scores;   /* k, or NULL */
     int64_t *out_index;  /* k, or NULL */
     cltopk_index_stats *st; /* always set (the caller's or a local one) */
@@ -869,8 +873,8 @@ CLTOPK_INTERNAL float cltopk_ix_score(const float *tuple, const unsigned *attr, 
  * covers them): device buffers with their sizes in bytes, and host arrays */
 typedef struct {
     cl_mem data, ids, thr, pstart;
-    cl_mem qb, lists, part, todo, wmap, sdata, sids, sthr;
-    size_t qb_n, lists_n, part_n, todo_n, wmap_n, sdata_n, sids_n, sthr_n;
+    cl_mem qb, lists, part, todo, wmap, sdata, sids, sthr, cand;
+    size_t qb_n, lists_n, part_n, todo_n, wmap_n, sdata_n, sids_n, sthr_n, cand_n;
     uint32_t *hq, *hwmap, *htodo, *hids;
     float *hdata, *hthr;
     size_t hq_n, hwmap_n, htodo_n, hids_n, hdata_n, hthr_n;

@@ -10,8 +10,10 @@
  * distributions, both partitionings, several block sizes and partition
  * counts, m = 0 .. d, k = 1, small, the device kernel's limit, n; with the
  * probe's decision forced both ways (CLTOPK_INDEX=switch=0 and 2); on the
- * device, the rounds' growth and the merge's levels forced (grow, probe, fan)
- * and an index's kept query buffers grown and reused (k up and down).
+ * device, the rounds' growth and the merge's levels forced (grow, probe, fan),
+ * the full evaluation's ways (full=old, the filter's fallback forced, its
+ * candidates' room tiny: resident and streamed) and an index's kept query
+ * buffers grown and reused (k up and down).
  * Adversarial data: equal scores at the threshold with smaller tuple numbers
  * in later blocks (a stop on >= drops them), and values and weights whose
  * scores tie or nearly tie only under one rounding rule.  Bad arguments
@@ -252,15 +254,26 @@ static void adversarial(cltopk_context *ctx, const char *cname)
     float *c = ties_at_threshold(n);
     unsigned attr[2] = {0, 1};
     float w[2] = {1.0f, 1.0f};
+    /* every score 1: the bound equals every tuple's score, ties by number
+     * all the way; the full evaluation's ways (device knobs, which the cpu
+     * context parses and ignores) */
+    static const char *const tmodes[] = {"", "switch=2", "switch=2,full=fallback",
+                                         "switch=2,cands=5", "switch=2,full=old"};
     for (int part = 0; part < 2; part++) {
         cltopk_index *idx = build(ctx, c, n, 2, (cltopk_partitioning)part, 4, 64, 3);
         size_t ks[] = {1, 10, 100, 1000};
         int good = idx != NULL;
-        for (size_t x = 0; good && x < 4; x++)
-            good = check_query(idx, 0, c, n, attr, w, 2, ks[x], NULL, msg, sizeof msg);
-        if (!good && idx)
-            diag("%s", msg);
-        ok(good, "%s, %s: equal scores at the threshold with smaller tuple numbers later",
+        for (size_t mo = 0; good && mo < 5; mo++) {
+            setenv("CLTOPK_INDEX", tmodes[mo], 1);
+            for (size_t x = 0; good && x < 4; x++)
+                good = check_query(idx, 0, c, n, attr, w, 2, ks[x], NULL, msg, sizeof msg) &&
+                       check_query(idx, 1, c, n, attr, w, 2, ks[x], NULL, msg, sizeof msg);
+            if (!good && idx)
+                diag("CLTOPK_INDEX=%s: %s", tmodes[mo], msg);
+        }
+        unsetenv("CLTOPK_INDEX");
+        ok(good, "%s, %s: equal scores at the threshold with smaller tuple numbers later "
+           "(index and full evaluation, the device's full evaluation forced each way)",
            cname, part ? "angle" : "random");
         cltopk_index_free(idx);
     }
@@ -281,11 +294,18 @@ static void adversarial(cltopk_context *ctx, const char *cname)
                 ww[j] = wset[rng_below(&rng, 6)];
             }
             size_t k = 1 + rng_below(&rng, 200);
-            good = check_query(idx, 0, c, n2, at, ww, m, k, NULL, msg, sizeof msg);
+            /* every third query with the switch forced (the filter's bound
+             * then equals some tuples' scores), the full evaluation too */
+            setenv("CLTOPK_INDEX", q % 3 == 0 ? "" : q % 3 == 1 ? "switch=2" : "switch=2,cands=40",
+                   1);
+            good = check_query(idx, 0, c, n2, at, ww, m, k, NULL, msg, sizeof msg) &&
+                   check_query(idx, 1, c, n2, at, ww, m, k, NULL, msg, sizeof msg);
         }
+        unsetenv("CLTOPK_INDEX");
         if (!good && idx)
             diag("query %zu: %s", q, msg);
-        snprintf(what, sizeof what, "%s, %s: near ties under fma rounding (%zu queries)", cname,
+        snprintf(what, sizeof what, "%s, %s: near ties under fma rounding (%zu queries, index "
+                 "and full evaluation)", cname,
                  part ? "angle" : "random", q);
         ok(good, "%s", what);
         cltopk_index_free(idx);
@@ -504,9 +524,10 @@ static void save_load(cltopk_context *ctx, const char *cname, const float *cols,
 /* ------------------------------------------------------------ the runs */
 
 /* for each CLTOPK_INDEX setting of modes and each distribution (data of seed
- * + its number), an index of P partitions (random and angle in turn) and a
- * sweep; streamed: the index must stay in host memory and the device run
- * its queries */
+ * + its number), an index of P partitions (random and angle in turn, the
+ * turn moving on with the mode, so that two modes give each distribution
+ * both) and a sweep; streamed: the index must stay in host memory and the
+ * device run its queries */
 static void knob_sweeps(cltopk_context *ctx, const char *cname, float *cols, size_t n, size_t d,
                         const char *const *modes, int nmodes, const char *label, uint64_t seed,
                         size_t P, int streamed)
@@ -518,7 +539,8 @@ static void knob_sweeps(cltopk_context *ctx, const char *cname, float *cols, siz
             char what[200];
             snprintf(what, sizeof what, "%s, %s, %s (CLTOPK_INDEX=%s)", cname,
                      gen_tuple_dists[di], label, modes[mi]);
-            cltopk_index *idx = build(ctx, cols, n, d, (cltopk_partitioning)(di & 1), P, 16, 1);
+            cltopk_index *idx = build(ctx, cols, n, d, (cltopk_partitioning)((di + mi) & 1), P,
+                                      16, 1);
             cltopk_index_info info;
             if (!idx || (streamed && (cltopk_index_info_get(idx, &info) != CLTOPK_OK ||
                                       info.on_device))) {
@@ -635,6 +657,20 @@ static void distributions(cltopk_context *ctx, const char *cname, size_t kdev)
                                 "grow=2,switch=0,fan=100000,sync=2",
                                 "probe=64,sync=1"};
         knob_sweeps(ctx, cname, cols, n, d, dmodes, 6, "device rounds", 47, 24, 0);
+        /* the full evaluation's ways (after a switch and in
+         * cltopk_index_full_topk): index_full alone (full=old), index_filter
+         * with its fallback forced (full=fallback) or with room for 2 or 3
+         * candidates (an overflow or not, as the data falls; with fan=3 the
+         * bound from groups of 3 partitions), resident and streamed; the
+         * default (the filter) runs in every sweep above */
+        const char *fmodes[] = {"full=old", "full=fallback,switch=2", "cands=2,switch=2,fan=3",
+                                "full=fallback"};
+        knob_sweeps(ctx, cname, cols, n, d, fmodes, 4, "full evaluation", 67, 12, 0);
+        const char *smodes[] = {"resident=0,stage=5,full=old,switch=2",
+                                "resident=0,stage=6,full=fallback",
+                                "resident=0,stage=5,cands=3,switch=2",
+                                "resident=0,stage=4,full=fallback,switch=2"};
+        knob_sweeps(ctx, cname, cols, n, d, smodes, 4, "streamed full evaluation", 77, 9, 1);
         gen_tuples("independent", n, d, 57, cols);
         cltopk_index *idx = build(ctx, cols, n, d, CLTOPK_PARTITION_ANGLE, 0, 0, 1);
         size_t kseq[] = {3, kdev, 1, 200, kdev / 2 ? kdev / 2 : 1, 7};
