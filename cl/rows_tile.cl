@@ -25,8 +25,6 @@
  *                    positions + ibase as int64), else the part's k best
  *                    pairs (order key, position in the row; the sentinel past
  *                    a part shorter than k) to cand_u / cand_i at g * k
- *   rows_tile_pf     rows_tile for rows of one part, groups persistent, the
- *                    next row's keys loaded during the current one's selection
  *   rows_tile_merge  group r: the parts * k candidates of row r, which carry
  *                    their positions; writes the row's k first
  *   rows_tile_seg    group g: segment ids[g] = in[in_off + offs[s] ..
@@ -95,55 +93,6 @@ rows_tile(__global const key_t *in, ulong in_off, ulong ld, ulong cols, uint k, 
         TILE_WRITE(in_off + row * ld, kk)
     } else {
         tile_store(cand_u, cand_i, g * k, k, kk, 0, &L);
-    }
-}
-
-/* rows_tile_pf: rows_tile for rows of one part (cols <= WG * RT), groups
- * persistent: group g takes rows g, g + groups, ..., and loads the next row's
- * keys before it selects the current one's, so that the read of one row
- * overlaps the selection of the one before (the loads wait only at their
- * first use, a row later) */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-rows_tile_pf(__global const key_t *in, ulong in_off, ulong ld, ulong cols, ulong rows, uint k,
-             uint smallest, __global key_t *out_keys, __global long *out_index, uint want,
-             ulong ibase)
-{
-    __local tile_locals L;
-    const uint lid = get_local_id(0);
-    const ulong ng = get_num_groups(0);
-    const uint len = (uint)cols;
-    const uint kk = k < len ? k : len;
-    key_t x[RT];
-    ulong row = get_group_id(0);
-    if (row < rows) {
-#pragma unroll
-        for (uint r = 0; r < RT; r++) {
-            const uint j = r * WG + lid;
-            x[r] = j < len ? in[in_off + row * ld + j] : (key_t)0;
-        }
-    }
-    for (; row < rows; row += ng) {
-        okey_t u[RT];
-        uint lo[RT];
-#pragma unroll
-        for (uint r = 0; r < RT; r++) {
-            const uint j = r * WG + lid;
-            const int real = j < len;
-            u[r] = real ? order_key(x[r], smallest) : (okey_t)0;
-            lo[r] = real ? LO_OF(j) : 0u;
-        }
-        const ulong next = row + ng;
-        if (next < rows) {
-#pragma unroll
-            for (uint r = 0; r < RT; r++) {
-                const uint j = r * WG + lid;
-                x[r] = j < len ? in[in_off + next * ld + j] : (key_t)0;
-            }
-        }
-        if (kk)
-            tile_select(u, lo, kk, &L);
-        TILE_WRITE(in_off + row * ld, kk)
-        barrier(CLK_LOCAL_MEM_FENCE); /* L free for the next row */
     }
 }
 

@@ -53,7 +53,6 @@ typedef struct {
     unsigned path, s, sfcap, force, check; /* the sample filter (sf_plan) */
     size_t sfpart;
     unsigned fuse;
-    unsigned pf, pfg; /* rows_tile_pf: on, groups a compute unit */
 } rows_cfg;
 
 /* a register-tile launch (cl/rows_tile.cl): work-items, elements each,
@@ -61,7 +60,6 @@ typedef struct {
 typedef struct {
     unsigned wg, rt, mcap, pb, nomax;
     size_t parts, plen;
-    size_t pfgroups; /* dense rows of one part: persistent groups (rows_tile_pf), or 0 */
 } tile_cfg;
 #define TILE_KMAX 1024 /* the largest k of the register tile */
 
@@ -73,7 +71,7 @@ static const unsigned ktops[] = {32, 256, 1024, 2048};
  * powers of two), parts of a long dense row (0: chosen from the rows and the
  * device's compute units) */
 enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT, BP_MAXIMA, BP_TKMAX, BP_PATH, BP_S, BP_CAP,
-       BP_FORCE, BP_CHECK, BP_SFPART, BP_FUSE, BP_PF, BP_PFG, BP_N };
+       BP_FORCE, BP_CHECK, BP_SFPART, BP_FUSE, BP_N };
 enum { BPATH_AUTO = 0, BPATH_SF, BPATH_NOSF };
 enum { BCHECK_NONE = 0, BCHECK_SERVED, BCHECK_FALLBACK };
 static const char *const bits_path_words[] = {"auto", "sf", "nosf", NULL};
@@ -107,11 +105,6 @@ static const cltopk_param bits_params[] = {
     /* 1: the filter's last group of a row finishes it; 0: a third launch,
      * a group a row (the filter then carries no tile registers) */
     [BP_FUSE] = {.name = "fuse", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
-    /* dense rows of one part: 1 persistent groups (pfg a compute unit),
-     * each loading its next row while it selects the current one
-     * (rows_tile_pf); 0 a group a row (rows_tile) */
-    [BP_PF] = {.name = "pf", .gpu = 1, .cpu = 0, .min = 0, .max = 1, .integer = 1},
-    [BP_PFG] = {.name = "pfg", .gpu = 8, .cpu = 2, .min = 1, .max = 64, .integer = 1},
 };
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
 
@@ -144,8 +137,6 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     c->check = (unsigned)p.v[BP_CHECK];
     c->sfpart = (size_t)p.v[BP_SFPART];
     c->fuse = (unsigned)p.v[BP_FUSE];
-    c->pf = (unsigned)p.v[BP_PF];
-    c->pfg = (unsigned)p.v[BP_PFG];
     if (!cltopk_is_pow2(c->wg) || !cltopk_is_pow2(c->r) || !cltopk_is_pow2(c->rt)) {
         snprintf(why, whylen, "CLTOPK_BITS: wg = %u, r = %u and rt = %u must be powers of two",
                  c->wg, c->r, c->rt);
@@ -349,9 +340,6 @@ static int tile_dense(const cltopk_context *ctx, const cltopk_request *rq,
         return 0;
     t->parts = parts;
     t->plen = plen;
-    t->pfgroups = parts == 1 && c->pf ? (size_t)c->pfg * (ctx->caps.compute_units
-                                                               ? ctx->caps.compute_units : 1)
-                                      : 0;
     return 1;
 }
 
@@ -370,34 +358,19 @@ static int tile_dense_launch(cltopk_context *ctx, const cltopk_request *rq,
 {
     char opts[256];
     tile_opts(rq, t, opts, sizeof opts);
-    cl_kernel kt = NULL, km = NULL;
-    cl_uint k = (cl_uint)rq->k, sm = (cl_uint)rq->smallest, np = (cl_uint)t->parts;
-    cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
-    cl_mem ok = a->out_keys ? a->out_keys : a->in, oi = a->out_index ? a->out_index : a->in;
-    cl_ulong off = (cl_ulong)a->in_off, ld = job->ld, cols = job->cols, plen = t->plen;
-    cl_ulong ibase = job->ibase;
-    if (t->pfgroups) { /* one part a row: persistent groups */
-        cl_ulong nrows = a->nrows;
-        size_t groups = a->nrows < t->pfgroups ? a->nrows : t->pfgroups;
-        int st = cltopk_kernel_get(ctx, "rows_tile.cl", opts, "rows_tile_pf", &kt);
-        if (st == CLTOPK_OK &&
-            (st = cltopk_set_args(ctx, kt, 11, sizeof(cl_mem), &a->in, sizeof off, &off,
-                                  sizeof ld, &ld, sizeof cols, &cols, sizeof nrows, &nrows,
-                                  sizeof k, &k, sizeof sm, &sm, sizeof(cl_mem), &ok,
-                                  sizeof(cl_mem), &oi, sizeof want, &want, sizeof ibase,
-                                  &ibase)) == CLTOPK_OK)
-            st = cltopk_launch(ctx, kt, groups * t->wg, t->wg, num_wait, wait);
-        if (kt)
-            clReleaseKernel(kt);
-        return st;
-    }
+    cl_kernel kt, km = NULL;
     int st = cltopk_kernel_get(ctx, "rows_tile.cl", opts, "rows_tile", &kt);
     if (st == CLTOPK_OK && t->parts > 1 &&
         (st = cltopk_kernel_get(ctx, "rows_tile.cl", opts, "rows_tile_merge", &km)) != CLTOPK_OK)
         clReleaseKernel(kt);
     if (st != CLTOPK_OK)
         return st;
+    cl_uint k = (cl_uint)rq->k, sm = (cl_uint)rq->smallest, np = (cl_uint)t->parts;
+    cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
+    cl_mem ok = a->out_keys ? a->out_keys : a->in, oi = a->out_index ? a->out_index : a->in;
     cl_mem cu = a->in, ci = a->in;
+    cl_ulong off = (cl_ulong)a->in_off, ld = job->ld, cols = job->cols, plen = t->plen;
+    cl_ulong ibase = job->ibase;
     if (t->parts > 1) {
         size_t ncand = a->nrows * t->parts * rq->k;
         if ((st = cltopk_scratch(ctx, SCR_CAND_U0, ncand * (size_t)rq->bytes, &cu)) ==

@@ -740,10 +740,6 @@ int main(void)
      * variable's refusals */
     setenv("CLTOPK_BITS", "parts=5", 1);
     random_shapes(cl, "cl parts=5", CLTOPK_ALGO_BITS, test_full() ? 12 : 5);
-    /* rows of one part by persistent groups that load the next row during
-     * the selection (pf=1, the GPU default): more rows than groups */
-    setenv("CLTOPK_BITS", "pf=1,pfg=1", 1);
-    random_shapes(cl, "cl pf=1,pfg=1", CLTOPK_ALGO_BITS, test_full() ? 12 : 5);
     setenv("CLTOPK_BITS", "parts=3,wg=32,r=4", 1); /* other programs: two types only */
     for (int i = 0; i < 2; i++) {
         cltopk_dtype type = i ? CLTOPK_INT64 : CLTOPK_FLOAT32;
@@ -763,9 +759,8 @@ int main(void)
      * element a work-item (rt=1; make check-full), all-equal rows (every key
      * and position pass), k = 1 and k = cols; then the streaming kernel
      * (tile=0) */
-    static const char *const tile_env[] = {"wg=64", "wg=64,pf=1,pfg=1", "wg=32,rt=1",
-                                           "wg=16,rt=16,parts=2"};
-    for (size_t e = 0; e < (test_full() ? sizeof tile_env / sizeof tile_env[0] : 2); e++) {
+    static const char *const tile_env[] = {"wg=64", "wg=32,rt=1", "wg=16,rt=16,parts=2"};
+    for (size_t e = 0; e < (test_full() ? sizeof tile_env / sizeof tile_env[0] : 1); e++) {
         setenv("CLTOPK_BITS", tile_env[e], 1);
         char where[64];
         snprintf(where, sizeof where, "cl %s", tile_env[e]);
