@@ -146,6 +146,8 @@ enum { SCR_INPUT = 0, SCR_CAND_U0, SCR_CAND_I0, SCR_CAND_U1, SCR_CAND_I1, SCR_OU
        SCR_STREAM_IN,
        /* the sample-filter query (querydev.c): its state */
        SCR_QSF_STATE,
+       /* the device query's programs, offsets and counts (lib/querydev.c) */
+       SCR_QDEV,
        /* the sample filter of long dense rows (rowsdev.c): the rows' state */
        SCR_ROWS_SF,
        SCR_COUNT };

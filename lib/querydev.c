@@ -394,22 +394,11 @@ void cltopk_query_dev_explain(cltopk_context *ctx, const cltopk_query_job *job, 
                  c.sf_why);
 }
 
-/* a read-only buffer holding bytes of host memory (at least 8 bytes) */
-static cl_mem qdev_copy(cltopk_context *ctx, const void *p, size_t bytes, int *st)
-{
-    uint64_t zero = 0;
-    cl_int err;
-    cl_mem m = clCreateBuffer(ctx->clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                              bytes ? bytes : 8, bytes ? (void *)p : &zero, &err);
-    if (!m)
-        *st = cltopk_clfail(ctx, err, "clCreateBuffer (a query program)");
-    return m;
-}
-
 /* what a call's launches share: the columns, their offsets and types, the
  * programs and their constants (the first 14 arguments of the row kernels) */
 typedef struct {
     cl_mem cols[8], offs, ops, con, wcon;
+    cl_mem count, thr; /* the tile query's rows passing and threshold, zero */
     cl_uint nord, nwhere;
 } qdev_common;
 
@@ -440,16 +429,18 @@ static int qdev_args(cltopk_context *ctx, cl_kernel kern, const qdev_common *cm,
     return st;
 }
 
-/* the programs copied to buffers, the columns and their offsets (into cm);
- * the buffers released by qdev_common_free */
+/* the programs, their constants, the columns' offsets and types and two
+ * zero words (the tile query's count and threshold) into cm: written to one
+ * scratch slot by one blocking write that follows the context's work, each
+ * part a sub-buffer at the device's base address alignment (released by
+ * qdev_common_free).  On NVIDIA's driver six buffers made with
+ * CL_MEM_COPY_HOST_PTR each cost a copy at their first use: gaps of 10-50 us
+ * between a call's launches on the H200. */
+enum { QC_OPS, QC_CON, QC_WCON, QC_OFFS, QC_COUNT, QC_THR, QC_N };
 static int qdev_common_make(cltopk_context *ctx, const cltopk_query_job *job, qdev_common *cm)
 {
     const expr_query *q = job->q;
     memset(cm, 0, sizeof *cm);
-    uint32_t ops[2 * EXPR_MAX_OPS];
-    memcpy(ops, q->order.ops, (size_t)q->order.nops * 4);
-    if (q->has_where)
-        memcpy(ops + q->order.nops, q->where.ops, (size_t)q->where.nops * 4);
     cm->nord = (cl_uint)q->order.nops;
     cm->nwhere = q->has_where ? (cl_uint)q->where.nops : 0;
     cl_ulong offs[16] = {0}; /* byte offsets, then types */
@@ -457,24 +448,56 @@ static int qdev_common_make(cltopk_context *ctx, const cltopk_query_job *job, qd
         offs[r] = job->doffs[r] * cltopk_dtype_size((cltopk_dtype)job->types[r]);
         offs[8 + r] = (cl_ulong)job->types[r];
     }
-    int st = CLTOPK_OK;
-    cm->ops = qdev_copy(ctx, ops, (size_t)(cm->nord + cm->nwhere) * 4, &st);
-    if (st == CLTOPK_OK)
-        cm->con = qdev_copy(ctx, q->order.consts, (size_t)q->order.nconsts * 8, &st);
-    if (st == CLTOPK_OK)
-        cm->wcon = qdev_copy(ctx, q->where.consts,
-                             (size_t)(q->has_where ? q->where.nconsts : 0) * 8, &st);
-    if (st == CLTOPK_OK)
-        cm->offs = qdev_copy(ctx, offs, sizeof offs, &st);
+    const size_t size[QC_N] = {(size_t)(cm->nord + cm->nwhere) * 4,
+                               (size_t)q->order.nconsts * 8,
+                               (size_t)(q->has_where ? q->where.nconsts : 0) * 8, sizeof offs, 4,
+                               4};
+    cl_uint abits = 0;
+    clGetDeviceInfo(ctx->caps.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof abits, &abits, NULL);
+    size_t align = abits >= 64 ? abits / 8 : 8, at[QC_N], total = 0;
+    for (int i = 0; i < QC_N; i++) {
+        at[i] = total;
+        total += ((size[i] ? size[i] : 8) + align - 1) / align * align;
+    }
+    unsigned char *h = calloc(1, total);
+    if (!h)
+        return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "the device query: out of host memory");
+    memcpy(h + at[QC_OPS], q->order.ops, (size_t)cm->nord * 4);
+    if (cm->nwhere)
+        memcpy(h + at[QC_OPS] + (size_t)cm->nord * 4, q->where.ops, (size_t)cm->nwhere * 4);
+    memcpy(h + at[QC_CON], q->order.consts, size[QC_CON]);
+    if (size[QC_WCON])
+        memcpy(h + at[QC_WCON], q->where.consts, size[QC_WCON]);
+    memcpy(h + at[QC_OFFS], offs, sizeof offs);
+    cl_mem whole;
+    int st = cltopk_scratch(ctx, SCR_QDEV, total, &whole);
+    if (st == CLTOPK_OK) {
+        cl_event *own;
+        cl_uint nown = cltopk_after_own(ctx, &own);
+        cl_int err = clEnqueueWriteBuffer(ctx->queue, whole, CL_TRUE, 0, total, h, nown, own,
+                                          NULL);
+        if (err != CL_SUCCESS)
+            st = cltopk_clfail(ctx, err, "writing the query's programs to the device");
+    }
+    free(h);
+    cl_mem *part[QC_N] = {&cm->ops, &cm->con, &cm->wcon, &cm->offs, &cm->count, &cm->thr};
+    for (int i = 0; i < QC_N && st == CLTOPK_OK; i++) {
+        cl_buffer_region r = {at[i], size[i] ? size[i] : 8};
+        cl_int err;
+        *part[i] = clCreateSubBuffer(whole, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r,
+                                     &err);
+        if (!*part[i])
+            st = cltopk_clfail(ctx, err, "clCreateSubBuffer (the query's programs)");
+    }
     for (int r = 0; r < 8; r++)
         cm->cols[r] = r < q->nrefs ? job->dcols[r] : cm->ops; /* unused: any buffer */
     return st;
 }
 
-/* buffers released now are freed once the launches are done with them */
+/* sub-buffers released now are freed once the launches are done with them */
 static void qdev_common_free(qdev_common *cm)
 {
-    cl_mem mine[] = {cm->ops, cm->con, cm->wcon, cm->offs};
+    cl_mem mine[] = {cm->ops, cm->con, cm->wcon, cm->offs, cm->count, cm->thr};
     for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++)
         if (mine[i])
             clReleaseMemObject(mine[i]);
@@ -578,22 +601,7 @@ int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint n
         st = qdev_common_make(ctx, job, &cm);
     else
         memset(&cm, 0, sizeof cm);
-    cl_uint zero = 0;
-    cl_mem mcount = NULL, mthr = NULL, state = NULL;
-    if (st == CLTOPK_OK) {
-        cl_int err;
-        mcount = clCreateBuffer(ctx->clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4, &zero,
-                                &err);
-        if (!mcount)
-            st = cltopk_clfail(ctx, err, "clCreateBuffer (the query's count)");
-    }
-    if (st == CLTOPK_OK) {
-        cl_int err;
-        mthr = clCreateBuffer(ctx->clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4, &zero,
-                              &err);
-        if (!mthr)
-            st = cltopk_clfail(ctx, err, "clCreateBuffer (the query's threshold)");
-    }
+    cl_mem mcount = cm.count, mthr = cm.thr, state = NULL;
     size_t tl = (size_t)c.wg * QDEV_RT, groups = (job->n + tl - 1) / tl;
     size_t kb = q->score64 ? 8 : 4;
     cl_uint parts = (cl_uint)(tl / job->k);
@@ -675,10 +683,6 @@ int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint n
     if (st == CLTOPK_OK && c.sf && c.check != QCHECK_NONE)
         st = qdev_check(ctx, &c, state);
     qdev_common_free(&cm);
-    if (mcount)
-        clReleaseMemObject(mcount);
-    if (mthr)
-        clReleaseMemObject(mthr);
     for (int i = 0; i < 3; i++) {
         if (tk[i])
             clReleaseKernel(tk[i]);
