@@ -1273,13 +1273,13 @@ int main(void)
         /* the sample-filter query: its paths, then random trees through it */
         tweets(ctxs, devs, nctx);
         sf_env = "path=sf";
-        random_queries(ctxs, devs, nctx, test_full() ? 120 : 30);
+        random_queries(ctxs, devs, nctx, test_full() ? 120 : 20);
     } else {
         refusals(ctxs[0], "cpu");
         if (nctx > 1)
             refusals(ctxs[1], "opencl");
         tweets(ctxs, devs, nctx);
-        random_queries(ctxs, devs, nctx, test_full() ? 300 : 60);
+        random_queries(ctxs, devs, nctx, test_full() ? 300 : 40);
         logexp(ctxs, devs, nctx);
         if (nctx > 1)
             spec_limits(ctxs[1], devs[1]);
