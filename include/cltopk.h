@@ -792,7 +792,7 @@ CLTOPK_API int cltopk_benchmark_query_peer(cltopk_context *ctx, const cltopk_col
  * each unfinished partition's threshold score fell in its last round, how
  * many more blocks it needs to fall below the bound; when reading those
  * costs more than scoring every block left by the full evaluation (whose
- * blocks cost CLTOPK_INDEX=ratio of an index block: 0.8 on CPUs, 0.5 on
+ * blocks cost CLTOPK_INDEX=ratio of an index block: 0.8 on CPUs, 0.2 on
  * GPUs), it does the latter (stats->full_evaluation).  Data whose thresholds
  * do not fall switches after its first round, so it costs about one full
  * evaluation.  On an OpenCL device that decision is taken by a kernel after
