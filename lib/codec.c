@@ -87,14 +87,6 @@ int cltopk_pack(cltopk_codec codec, const int32_t *values, size_t n, uint32_t *d
 /* blocks of 128 that one FOR work-group decodes (DFOR and RFOR: fixed by the format) */
 #define DEV_D 4
 
-static int dev_write(cltopk_context *ctx, cl_mem m, const void *src, size_t bytes)
-{
-    cl_event *own;
-    cl_uint nown = cltopk_after_own(ctx, &own);
-    cl_int err = clEnqueueWriteBuffer(ctx->queue, m, CL_TRUE, 0, bytes, src, nown, own, NULL);
-    return err == CL_SUCCESS ? CLTOPK_OK : cltopk_clfail(ctx, err, "clEnqueueWriteBuffer");
-}
-
 /* copy a validated column to the device (scratch) */
 static int dev_upload(cltopk_context *ctx, const cltopk_packed_column *c, cl_mem *dd, cl_mem *ds)
 {
@@ -102,9 +94,9 @@ static int dev_upload(cltopk_context *ctx, const cltopk_packed_column *c, cl_mem
     if (st == CLTOPK_OK)
         st = cltopk_scratch(ctx, SCR_PK_STARTS, (c->nblocks + 1) * 4, ds);
     if (st == CLTOPK_OK)
-        st = dev_write(ctx, *dd, c->data, c->data_words * 4);
+        st = cltopk_write_own(ctx, *dd, c->data, c->data_words * 4, "clEnqueueWriteBuffer");
     if (st == CLTOPK_OK)
-        st = dev_write(ctx, *ds, c->starts, (c->nblocks + 1) * 4);
+        st = cltopk_write_own(ctx, *ds, c->starts, (c->nblocks + 1) * 4, "clEnqueueWriteBuffer");
     return st;
 }
 

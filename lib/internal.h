@@ -257,6 +257,11 @@ CLTOPK_INTERNAL void cltopk_events_print(const char *label, cl_event *ev,
  * when the context has enqueued nothing.  Commands that must follow our work
  * wait for it: `n = cltopk_after_own(ctx, &ev)` gives a wait list of n events. */
 CLTOPK_INTERNAL cl_uint cltopk_after_own(cltopk_context *ctx, cl_event **list);
+/* bytes of host memory written to m by a blocking write that follows the
+ * context's work (so the caller may reuse the memory at once); what names
+ * it in the error */
+CLTOPK_INTERNAL int cltopk_write_own(cltopk_context *ctx, cl_mem m, const void *src,
+                                     size_t bytes, const char *what);
 
 /* kernel sources embedded at build time (cl/kernels.c, generated) */
 typedef struct {

@@ -77,7 +77,7 @@ static const cltopk_param qdev_params[] = {
     [QP_FORCE] = {.name = "force", .min = 0, .max = 2, .integer = 1, .words = qdev_force_words},
     [QP_CHECK] = {.name = "check", .min = 0, .max = 2, .integer = 1, .words = qdev_check_words},
     /* rows a work-item's batch in the specialised kernels (0: as many as
-     * about 64 32-bit words of column values hold, at most 16) */
+     * about 16 32-bit words of column values hold, at most 16) */
     [QP_QRB] = {.name = "qrb", .min = 0, .max = 16, .integer = 1},
     /* the sample-filter query's one read: work-groups a compute unit (the
      * H200, 2^28 rows: Q1 at 0.5 0.95 / 0.95 / 0.92 ms with 8 / 16 / 32, Q3
@@ -471,14 +471,8 @@ static int qdev_common_make(cltopk_context *ctx, const cltopk_query_job *job, qd
     memcpy(h + at[QC_OFFS], offs, sizeof offs);
     cl_mem whole;
     int st = cltopk_scratch(ctx, SCR_QDEV, total, &whole);
-    if (st == CLTOPK_OK) {
-        cl_event *own;
-        cl_uint nown = cltopk_after_own(ctx, &own);
-        cl_int err = clEnqueueWriteBuffer(ctx->queue, whole, CL_TRUE, 0, total, h, nown, own,
-                                          NULL);
-        if (err != CL_SUCCESS)
-            st = cltopk_clfail(ctx, err, "writing the query's programs to the device");
-    }
+    if (st == CLTOPK_OK)
+        st = cltopk_write_own(ctx, whole, h, total, "writing the query's programs to the device");
     free(h);
     cl_mem *part[QC_N] = {&cm->ops, &cm->con, &cm->wcon, &cm->offs, &cm->count, &cm->thr};
     for (int i = 0; i < QC_N && st == CLTOPK_OK; i++) {

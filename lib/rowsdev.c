@@ -243,10 +243,7 @@ static int rows_host_copy(cltopk_context *ctx, int slot, const void *p, size_t b
     int st = cltopk_scratch(ctx, slot, bytes ? bytes : 1, out);
     if (st != CLTOPK_OK || !bytes)
         return st;
-    cl_event *own;
-    cl_uint nown = cltopk_after_own(ctx, &own);
-    cl_int err = clEnqueueWriteBuffer(ctx->queue, *out, CL_TRUE, 0, bytes, p, nown, own, NULL);
-    return err == CL_SUCCESS ? CLTOPK_OK : cltopk_clfail(ctx, err, what);
+    return cltopk_write_own(ctx, *out, p, bytes, what);
 }
 
 /* one launch over nrows rows: dense rows of `in` from in_off; segments with

@@ -162,6 +162,15 @@ cl_uint cltopk_after_own(cltopk_context *ctx, cl_event **list)
     return ctx->last ? 1u : 0u;
 }
 
+int cltopk_write_own(cltopk_context *ctx, cl_mem m, const void *src, size_t bytes,
+                     const char *what)
+{
+    cl_event *own;
+    cl_uint nown = cltopk_after_own(ctx, &own);
+    cl_int err = clEnqueueWriteBuffer(ctx->queue, m, CL_TRUE, 0, bytes, src, nown, own, NULL);
+    return err == CL_SUCCESS ? CLTOPK_OK : cltopk_clfail(ctx, err, what);
+}
+
 void cltopk_events_print(const char *label, cl_event *ev, const char *const *names, int n)
 {
     cl_ulong t0 = 0, end = 0;
