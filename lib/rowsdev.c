@@ -103,8 +103,12 @@ static const cltopk_param bits_params[] = {
     [BP_CHECK] = {.name = "check", .min = 0, .max = 2, .integer = 1, .words = bits_check_words},
     [BP_SFPART] = {.name = "sfpart", .min = 0, .max = 1 << 30, .integer = 1},
     /* 1: the filter's last group of a row finishes it; 0: a third launch,
-     * a group a row (the filter then carries no tile registers) */
-    [BP_FUSE] = {.name = "fuse", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+     * a group a row (the filter then carries no tile registers: 40 against
+     * 56-64 on the H200, where 0 measured 0-12% faster in four runs: 1024 x
+     * 65536 k = 256 0.204-0.210 ms against 0.213-0.224, 256 x 262144 k =
+     * 1024 0.190 against 0.215, 1024 x 65536 k = 32 and 64 x 131072 k = 50
+     * alike; bench/RESULTS.md) */
+    [BP_FUSE] = {.name = "fuse", .gpu = 0, .cpu = 1, .min = 0, .max = 1, .integer = 1},
 };
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
 
