@@ -419,12 +419,17 @@ static int tile_dense_launch(cltopk_context *ctx, const cltopk_request *rq,
  * read), plus its sample, s scattered 32-byte sectors a row, plus its
  * candidates written and read again (16 bytes each), plus two launches;
  * the streaming kernel measured 7.0 R on the H200 at 1024 x 65536, k = 256.
- * It is taken where the sample and the candidates add at most half a read:
- * (32 s + 16 rank cols / s) <= 0.5 cols x key bytes.  At 1024 x 65536 f32,
- * k = 256: s = 1024, rank = 19, 1216 candidates a row: 0.20 R, predicted
+ * It is taken where the sample and the candidates add at most one read:
+ * (32 s + 16 rank cols / s) <= cols x key bytes (SF_EXTRA).  At 1024 x 65536
+ * f32, k = 256: s = 1024, rank = 19, 1216 candidates a row: 0.20 R, predicted
  * 1.4-1.8 R in all (0.11-0.14 ms against 0.544).  Measured on the H200: 0.218
- * ms = 2.8 R (the sample 34.5 us, the filter 176-183 us = 2.3 R); rows of
- * SF_LONG columns and more take it before the register tile too. */
+ * ms = 2.8 R (later, with fuse=0: the sample 33 us, the filter 98 us = 1.27
+ * R, the finish 65 us); rows of SF_LONG columns and more take it before the
+ * register tile too.  The bound was half a read until the H200 measured the
+ * sample filter 2.6-2.7x faster than the streaming kernel at 0.61-0.66 R of
+ * extra (1024 x 65536 k = 1024: 0.33-0.35 ms against 0.91; 4096 x 16384 k =
+ * 256: 0.42 against 1.09). */
+#define SF_EXTRA 1.0
 #define SF_WORDS 8 /* state words a row (cl/rows_tile.cl SF_W) */
 /* rows of at least this many columns take the sample filter before the
  * register tile (H200: 64 x 131072, k = 50, 0.043 ms against the tile's 0.054;
@@ -519,10 +524,10 @@ static int sf_plan(const cltopk_context *ctx, const cltopk_request *rq,
         snprintf(why, whylen, "the candidates of %zu rows exceed one allocation", job->nrows);
         return 0;
     }
-    if (c->path == BPATH_AUTO && (!sampled || bound > (double)tl || f->extra > 0.5)) {
+    if (c->path == BPATH_AUTO && (!sampled || bound > (double)tl || f->extra > SF_EXTRA)) {
         snprintf(why, whylen, "the model: the sample and candidates would add %.2f of a read "
-                 "(at most 0.5), or the candidates (%.0f) exceed a tile (%zu)", f->extra,
-                 bound, tl);
+                 "(at most %.1f), or the candidates (%.0f) exceed a tile (%zu)", f->extra,
+                 SF_EXTRA, bound, tl);
         return 0;
     }
     return 1;
