@@ -53,6 +53,7 @@ typedef struct {
     unsigned path, s, sfcap, force, check; /* the sample filter (sf_plan) */
     size_t sfpart;
     unsigned fuse;
+    int wg_set; /* CLTOPK_BITS wg= given */
 } rows_cfg;
 
 /* a register-tile launch (cl/rows_tile.cl): work-items, elements each,
@@ -128,6 +129,7 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     if (cltopk_params_get(rq->tune, &bits_table, &f, &p, why, whylen) != 0)
         return 0;
     c->wg = (unsigned)p.v[BP_WG];
+    c->wg_set = (p.set >> BP_WG) & 1u;
     c->r = (unsigned)p.v[BP_R];
     c->parts = (size_t)p.v[BP_PARTS];
     c->tile = (unsigned)p.v[BP_TILE];
@@ -439,6 +441,7 @@ static int tile_dense_launch(cltopk_context *ctx, const cltopk_request *rq,
 typedef struct {
     tile_cfg t;
     unsigned s, rank, force, check, fuse;
+    int doubled; /* auto chose twice the configured work-items (sf_plan) */
     size_t cap, parts, plen;
     double extra; /* the sample's and the candidates' bytes over a read (the model) */
 } rowsf_cfg;
@@ -524,6 +527,19 @@ static int sf_plan(const cltopk_context *ctx, const cltopk_request *rq,
         snprintf(why, whylen, "the candidates of %zu rows exceed one allocation", job->nrows);
         return 0;
     }
+    if (c->path == BPATH_AUTO && sampled && bound > (double)tl && !c->wg_set &&
+        2u * c->wg <= 1024u && 2u * c->wg <= ctx->caps.max_wg) {
+        /* the candidates' bound past the tile: a tile of twice the
+         * work-items (H200, 256 x 262144 at k = 1024: 0.190-0.196 ms with
+         * 512 against 0.893-0.896 by the streaming kernel; where the tile
+         * holds the bound, 256 measured faster), if the device builds and
+         * launches the kernels at that size (sf_launch) */
+        rows_cfg c2 = *c;
+        c2.wg *= 2u;
+        int r2 = sf_plan(ctx, rq, job, &c2, f, why, whylen);
+        f->doubled = 1;
+        return r2;
+    }
     if (c->path == BPATH_AUTO && (!sampled || bound > (double)tl || f->extra > SF_EXTRA)) {
         snprintf(why, whylen, "the model: the sample and candidates would add %.2f of a read "
                  "(at most %.1f), or the candidates (%.0f) exceed a tile (%zu)", f->extra,
@@ -567,8 +583,9 @@ static int sf_check(cltopk_context *ctx, const rowsf_cfg *f, cl_mem state, size_
 /* dense rows by the sample filter: two launches (three with fuse=0) */
 static int sf_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk_rows_job *job,
                      const rows_launch_args *a, const rowsf_cfg *f, cl_uint num_wait,
-                     const cl_event *wait)
+                     const cl_event *wait, int *cannot)
 {
+    *cannot = 0;
     char opts[256], sopts[256];
     int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
     tile_opts(rq, &f->t, opts, sizeof opts);
@@ -631,6 +648,13 @@ static int sf_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk
                               sizeof(cl_mem), &ci, sizeof(cl_mem), &ok, sizeof(cl_mem), &oi,
                               sizeof want, &want, sizeof ibase, &ibase)) == CLTOPK_OK)
         st = cltopk_launch(ctx, kd, n * f->t.wg, f->t.wg, 0, NULL);
+    /* auto's doubled work-groups that the device did not build or launch
+     * (some report a smaller CL_KERNEL_WORK_GROUP_SIZE than they run: the
+     * H200 says 256 of kernels it runs at 512): no output written yet (the
+     * finish is the last launch, the filter's fused finish the first to
+     * write one), so the caller takes another way */
+    if (st != CLTOPK_OK && f->doubled)
+        *cannot = 1;
     if (ks)
         clReleaseKernel(ks);
     if (kf)
@@ -925,8 +949,13 @@ static int rows_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
                  ROWS_SHORT, c.wg < 64 ? c.wg : 64);
     tile_cfg t;
     rowsf_cfg f;
-    if (job->mode == ROWS_DENSE && sf_plan(ctx, rq, job, &c, &f, why, sizeof why))
-        return sf_launch(ctx, rq, job, a, &f, num_wait, wait);
+    if (job->mode == ROWS_DENSE && sf_plan(ctx, rq, job, &c, &f, why, sizeof why)) {
+        int cannot, st = sf_launch(ctx, rq, job, a, &f, num_wait, wait, &cannot);
+        if (!cannot)
+            return st;
+        snprintf(why, sizeof why, "the device did not launch its kernels at %u work-items",
+                 f.t.wg);
+    }
     if (job->mode == ROWS_DENSE && c.check != BCHECK_NONE)
         return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "CLTOPK_BITS check: the sample filter "
                            "did not run: %s", why);

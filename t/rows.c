@@ -673,6 +673,27 @@ static void sf_cases(cltopk_context *cl, const char *dev)
                    (int)(e & 1), WANT_BOTH);
         free(keys);
     }
+    /* AUTO at a large k of long rows: on GPUs the sample filter with a tile
+     * of twice the work-items where the candidates' bound exceeds the
+     * default's (elsewhere another way); exact either way */
+    unsetenv("CLTOPK_BITS");
+    {
+        size_t rows = 3, cols = 262144;
+        char *keys = bmalloc(rows * cols * 4);
+        mixed_rows(CLTOPK_FLOAT32, rows, cols, cols, 0, 11, keys);
+        check_case(cl, dev, CLTOPK_ALGO_AUTO, 1, CLTOPK_FLOAT32, "mixed", keys, rows * cols,
+                   rows, cols, cols, NULL, 1024, 0, WANT_BOTH);
+        free(keys);
+        char ex[1024];
+        int xs = cltopk_explain_rows(cl, CLTOPK_FLOAT32, rows, cols, NULL, 1024, 0, 1, ex,
+                                     sizeof ex);
+        const char *sf = strstr(ex, "the sample filter");
+        ok(xs == CLTOPK_OK && (!sf || strstr(sf, "tile of 512 x")),
+           "%s: AUTO at k = 1024 of rows of 262144: the sample filter only with a tile of 512 "
+           "work-items (%s)", dev, sf ? "taken" : "not taken here");
+        if (xs != CLTOPK_OK || (sf && !strstr(sf, "tile of 512 x")))
+            diag("%s", ex);
+    }
     /* explain names it; a bad word is refused */
     setenv("CLTOPK_BITS", "path=sf,wg=256,rt=4", 1);
     char buf[1024];
