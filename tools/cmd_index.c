@@ -506,7 +506,7 @@ static int index_bench(int argc, char **argv)
     }
     /* the expression top-k's times (and reads) of a data set, per (m, k) */
     double qt[64][64], qf[64][64];
-    char names[64][8];
+    char names[64][24]; /* "a" and a size_t: no truncation for any j */
     cltopk_column qcols[64];
     for (size_t j = 0; j < d; j++) {
         snprintf(names[j], sizeof names[j], "a%zu", j);
