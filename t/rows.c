@@ -679,11 +679,6 @@ static void sf_cases(cltopk_context *cl, const char *dev)
     unsetenv("CLTOPK_BITS");
     {
         size_t rows = 3, cols = 262144;
-        char *keys = bmalloc(rows * cols * 4);
-        mixed_rows(CLTOPK_FLOAT32, rows, cols, cols, 0, 11, keys);
-        check_case(cl, dev, CLTOPK_ALGO_AUTO, 1, CLTOPK_FLOAT32, "mixed", keys, rows * cols,
-                   rows, cols, cols, NULL, 1024, 0, WANT_BOTH);
-        free(keys);
         char ex[1024];
         int xs = cltopk_explain_rows(cl, CLTOPK_FLOAT32, rows, cols, NULL, 1024, 0, 1, ex,
                                      sizeof ex);
@@ -693,6 +688,16 @@ static void sf_cases(cltopk_context *cl, const char *dev)
            "work-items (%s)", dev, sf ? "taken" : "not taken here");
         if (xs != CLTOPK_OK || (sf && !strstr(sf, "tile of 512 x")))
             diag("%s", ex);
+        if (sf) {
+            char *keys = bmalloc(rows * cols * 4);
+            mixed_rows(CLTOPK_FLOAT32, rows, cols, cols, 0, 11, keys);
+            check_case(cl, dev, CLTOPK_ALGO_AUTO, 1, CLTOPK_FLOAT32, "mixed", keys,
+                       rows * cols, rows, cols, cols, NULL, 1024, 0, WANT_BOTH);
+            free(keys);
+        } else { /* (another way, which other cases test: minutes on a CPU device) */
+            skip("%s: AUTO at k = 1024 of 3 rows of 262144: the sample filter is not taken "
+                 "here", dev);
+        }
     }
     /* explain names it; a bad word is refused */
     setenv("CLTOPK_BITS", "path=sf,wg=256,rt=4", 1);
