@@ -955,6 +955,7 @@ static int rows_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
             return st;
         snprintf(why, sizeof why, "the device did not launch its kernels at %u work-items",
                  f.t.wg);
+        ctx->err[0] = 0; /* recovered: a successful call leaves no detail text */
     }
     if (job->mode == ROWS_DENSE && c.check != BCHECK_NONE)
         return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "CLTOPK_BITS check: the sample filter "
