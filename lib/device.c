@@ -97,6 +97,11 @@ static int caps_query(cl_device_id d, cltopk_devcaps *c)
     if (clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof c->compute_units,
                         &c->compute_units, NULL) != CL_SUCCESS)
         c->compute_units = 0;
+    cl_uint abits = 0; /* (bits) */
+    if (clGetDeviceInfo(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof abits, &abits, NULL) !=
+        CL_SUCCESS)
+        abits = 0;
+    c->base_align = abits >= 64 ? abits / 8 : 8;
     cl_device_fp_config fp = 0;
     if (clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL) == CL_SUCCESS)
         c->fp64 = fp != 0;

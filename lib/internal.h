@@ -99,6 +99,7 @@ typedef struct {
     cl_ulong global_mem, max_alloc, local_mem;
     size_t max_wg;
     cl_uint compute_units;
+    cl_uint base_align; /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes (a sub-buffer's origin), >= 8 */
     int fp64;
     int int64; /* 64-bit integers: full profile, or cl_khr_int64 */
 } cltopk_devcaps;

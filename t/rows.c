@@ -694,7 +694,7 @@ static void sf_cases(cltopk_context *cl, const char *dev)
             check_case(cl, dev, CLTOPK_ALGO_AUTO, 1, CLTOPK_FLOAT32, "mixed", keys,
                        rows * cols, rows, cols, cols, NULL, 1024, 0, WANT_BOTH);
             free(keys);
-        } else { /* (another way, which other cases test: minutes on a CPU device) */
+        } else { /* (another way, which other cases test: some 45 s on POCL) */
             skip("%s: AUTO at k = 1024 of 3 rows of 262144: the sample filter is not taken "
                  "here", dev);
         }
