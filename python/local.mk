@@ -6,7 +6,9 @@
 # Debian python3-cffi python3-dev python3-venv python3-pytest python3-setuptools
 # python3-wheel python3-numpy, which ./bootstrap installs).  The package is
 # copied to the build tree first (pip builds in place; the source tree may be
-# read-only, as under distcheck).  PYTHON names the interpreter (python3).
+# read-only, as under distcheck).  PYTHON names the interpreter (python3; give
+# PYTHON=/usr/bin/python3 where another python3, without Debian's packages,
+# comes first in PATH).
 #
 # pyopencl (for test_pyopencl_round_trip) is installed into the venv from PyPI.
 # Without a network that install fails, is said so, and the test skips; when it
