@@ -60,6 +60,10 @@
 #ifndef LASTG
 #define LASTG 0 /* 1: the last work-group to finish rs_hist chooses the bin (no rs_choose) */
 #endif
+#ifndef ACT
+#define ACT 1 /* (LASTG) 1: only the groups with elements to read take part in a
+               * histogram launch (S_ACT); 0: every group */
+#endif
 
 /* digit 0 has FIRST bits (8..12), every later digit 8, the last what is left
  * of the KEY_BITS + 32 composite bits */
@@ -107,6 +111,13 @@ inline uint wid_of(uint p)
 #define S_PLO 13 /* the prefix: the top 8 * S_NP bits of the order key */
 #define S_PHI 14
 #define S_NARROWED 15 /* a pass narrowed the input: match against the prefix */
+/* (LASTG) the elements the histogram launch of pass p reads at most, in word
+ * S_ACT + (p & 1), written by the choice of pass p - 1 (rs_init: pass 0):
+ * only the work-groups that have elements to read take part, so that a pass
+ * over a few candidates is one group's work.  By pass parity, so that a group
+ * that starts after its own launch's choice still reads its launch's word. */
+#define S_ACT 16
+#define S_WORDS 18
 
 #define M_FILTER 0u
 #define M_SKIP 1u
@@ -183,8 +194,9 @@ void rs_init(__global uint *state, __global uint *hist, uint n, uint k, uint top
     for (uint b = lid; b <= DIGITS * RADIX; b += WG) /* (and the groups' ticket) */
         hist[b] = 0u;
     if (lid == 0u) {
-        for (uint w = 0; w < 16u; w++)
+        for (uint w = 0; w < (uint)S_WORDS; w++)
             state[w] = 0u;
+        state[S_ACT] = 0xFFFFFFFFu; /* pass 0: every group */
         state[S_NEED] = k;
         state[S_CAND] = n;
         state[S_FCNT] = n;
@@ -221,8 +233,10 @@ inline void choose_bin(uint pass, __global uint *state, __global uint *hist, __l
         sf[0] = state[S_DONE];
     barrier(CLK_LOCAL_MEM_FENCE);
     if (sf[0]) {
-        if (lid == 0u)
+        if (lid == 0u) {
             state[S_MODE] = M_DONE;
+            state[S_ACT + ((pass + 1u) & 1u)] = 0u;
+        }
         return;
     }
     uint nbins = 1u << wid_of(pass);
@@ -285,6 +299,11 @@ inline void choose_bin(uint pass, __global uint *state, __global uint *hist, __l
         state[S_DIG] = b;
         state[S_MODE] = mode;
         state[S_NEXT] = 0u;
+        /* the next histogram reads the candidates (S_CAND), the input
+         * (S_FCNT = n) or, fused with this pass's filter, what it filters
+         * (S_FCNT): at most the larger */
+        uint fc = state[S_FCNT], nc = state[S_CAND];
+        state[S_ACT + ((pass + 1u) & 1u)] = fc > nc ? fc : nc;
         /* the next pass counts afresh unless pass 0 already counted its digit */
         sf[1] = !(state[S_PRE] && pass + 1u < (uint)PRE);
     }
@@ -302,32 +321,41 @@ void rs_choose(uint pass, __global uint *state, __global uint *hist)
     choose_bin(pass, state, hist, lh, sf, 0);
 }
 
-/* histogram of digit `pass` of the current candidates (pass 0: digits
- * 0..PRE-1); on a narrowed input also the emission of the last narrowing
- * pass's higher buckets */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void rs_hist(uint pass, __global const okey_t *in, ulong off, uint smallest,
-             __global const okey_t *ak, __global const uint *ai, __global const okey_t *bk,
-             __global const uint *bi, __global uint *state, __global uint *hist,
-             __global okey_t *res_k, __global uint *res_i)
+/* (LASTG) whether this work-group takes part in the histogram launch of pass
+ * `pass`: the groups that have elements of the S_ACT bound to read, at least
+ * one (it chooses the bin); the others return at once and take no ticket */
+inline uint act_groups(uint pass, __global const uint *state)
 {
-    __local uint lh[PRE_BINS * HC];
-    __local uint l_emit, g_emit;
+#if !ACT
+    return get_num_groups(0);
+#endif
+    uint c = state[S_ACT + (pass & 1u)];
+    uint per = (uint)(WG * IPT), g = get_num_groups(0);
+    uint a = c / per + (c % per != 0u);
+    return a < 1u ? 1u : a > g ? g : a;
+}
+
+/* rs_hist's counting: the histogram of digit `pass` of the current candidates
+ * (pass 0: digits 0..PRE-1) into lh (HC copies a bin); on a narrowed input
+ * also the emission of the last narrowing pass's higher buckets (l_emit,
+ * g_emit: two words of local memory) */
+inline void hist_count(uint pass, __global const okey_t *in, ulong off, uint smallest,
+                       __global const okey_t *ak, __global const uint *ai,
+                       __global const okey_t *bk, __global const uint *bi,
+                       __global uint *state, __global okey_t *res_k, __global uint *res_i,
+                       __local uint *lh, __local uint *lw)
+{
     uint lid = get_local_id(0);
     uint done = state[S_DONE], cur = state[S_CUR], cnt = state[S_CAND];
     /* finished, or a histogram pass 0 already made */
     uint skip = done || (pass > 0u && pass < (uint)PRE && state[S_PRE]);
-#if !LASTG
-    if (skip)
-        return;
-#endif
     uint np = (cur == 0u && state[S_NARROWED]) ? state[S_NP] : 0u;
     okey_t P = get_pfx(state);
     uint emit = np > 0u && state[S_TOPK];
     if (cur == 0u)
         cnt = state[S_FCNT]; /* the input's length (n) */
     if (skip)
-        cnt = 0u; /* (LASTG) nothing to count; the last group still chooses */
+        cnt = 0u; /* nothing to count; (LASTG) the last group still chooses */
     uint nd = pass == 0u ? (uint)PRE : 1u;
     /* local bins: pass 0 digit 0 at 0 and digit 1 at 2^FIRST; else digit `pass` */
     uint nb = pass == 0u ? (uint)PRE_BINS : (1u << wid_of(pass));
@@ -340,7 +368,7 @@ void rs_hist(uint pass, __global const okey_t *in, ulong off, uint smallest,
         okey_t eu[IPT];
         uint ei[IPT], pos[IPT], em[IPT];
         if (emit && lid == 0u)
-            l_emit = 0u;
+            lw[0] = 0u;
         if (emit)
             barrier(CLK_LOCAL_MEM_FENCE);
         okey_t lu[IPT];
@@ -366,23 +394,33 @@ void rs_hist(uint pass, __global const okey_t *in, ulong off, uint smallest,
                     em[j] = 1u;
                     eu[j] = u;
                     ei[j] = idx;
-                    pos[j] = atomic_inc(&l_emit);
+                    pos[j] = atomic_inc(&lw[0]);
                 }
             }
         }
         if (emit) {
             barrier(CLK_LOCAL_MEM_FENCE);
             if (lid == 0u)
-                g_emit = l_emit ? atomic_add(&state[S_EMIT], l_emit) : 0u;
+                lw[1] = lw[0] ? atomic_add(&state[S_EMIT], lw[0]) : 0u;
             barrier(CLK_LOCAL_MEM_FENCE);
             for (uint j = 0; j < IPT; j++)
                 if (em[j]) {
-                    res_k[g_emit + pos[j]] = eu[j];
-                    res_i[g_emit + pos[j]] = ei[j];
+                    res_k[lw[1] + pos[j]] = eu[j];
+                    res_i[lw[1] + pos[j]] = ei[j];
                 }
             barrier(CLK_LOCAL_MEM_FENCE);
         }
     }
+}
+
+/* the group's counts of digit `pass` (lh, HC copies a bin; pass 0: PRE digits)
+ * added to the global histogram; with LASTG the group that finishes last
+ * chooses the pass's bin (rs_choose's work; sf: 3 words of local memory) */
+inline void hist_publish(uint pass, __global uint *state, __global uint *hist, __local uint *lh,
+                         __local uint *sf)
+{
+    uint lid = get_local_id(0);
+    uint nb = pass == 0u ? (uint)PRE_BINS : (1u << wid_of(pass));
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint b = lid; b < nb; b += WG) {
         uint t = 0u;
@@ -395,15 +433,14 @@ void rs_hist(uint pass, __global const okey_t *in, ulong off, uint smallest,
     }
 #if LASTG
     /* the group's counts reach the device before its ticket; the group that
-     * takes the last ticket chooses the bin (rs_choose's work) and resets the
-     * ticket for the next pass */
-    __local uint sf[2], s_last;
+     * takes the last ticket chooses the bin and resets the ticket for the
+     * next pass */
     mem_fence(CLK_GLOBAL_MEM_FENCE);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     if (lid == 0u)
-        s_last = atomic_inc(&hist[DIGITS * RADIX]) == get_num_groups(0) - 1u;
+        sf[2] = atomic_inc(&hist[DIGITS * RADIX]) == act_groups(pass, state) - 1u;
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (s_last) {
+    if (sf[2]) {
         mem_fence(CLK_GLOBAL_MEM_FENCE);
         choose_bin(pass, state, hist, lh, sf, 1);
         if (lid == 0u)
@@ -412,26 +449,49 @@ void rs_hist(uint pass, __global const okey_t *in, ulong off, uint smallest,
 #endif
 }
 
+/* histogram of digit `pass` of the current candidates (pass 0: digits
+ * 0..PRE-1); on a narrowed input also the emission of the last narrowing
+ * pass's higher buckets */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void rs_filter(uint pass, __global const okey_t *in, ulong off, uint smallest,
-               __global okey_t *ak, __global uint *ai, __global okey_t *bk, __global uint *bi,
-               __global uint *state, __global okey_t *res_k, __global uint *res_i)
+void rs_hist(uint pass, __global const okey_t *in, ulong off, uint smallest,
+             __global const okey_t *ak, __global const uint *ai, __global const okey_t *bk,
+             __global const uint *bi, __global uint *state, __global uint *hist,
+             __global okey_t *res_k, __global uint *res_i)
 {
-    __local uint l_emit, l_keep, g_emit, g_keep;
-    uint lid = get_local_id(0);
-    uint mode = state[S_MODE];
-    if (mode == M_SKIP || mode == M_DONE || mode == M_NARROW)
+    __local uint lh[PRE_BINS * HC];
+    __local uint lw[2], sf[3];
+#if !LASTG
+    if (state[S_DONE] || (pass > 0u && pass < (uint)PRE && state[S_PRE]))
         return;
+#else
+    if (get_group_id(0) >= act_groups(pass, state))
+        return;
+#endif
+    hist_count(pass, in, off, smallest, ak, ai, bk, bi, state, res_k, res_i, lh, lw);
+    hist_publish(pass, state, hist, lh, sf);
+}
+
+/* rs_filter's work for digit `pass` (mode: the pass's, not M_SKIP, M_DONE or
+ * M_NARROW); with `count`, the digit pass + 1 of every candidate it keeps is
+ * counted into lh (HC copies a bin, zeroed by the caller); lw: 4 words of
+ * local memory */
+inline void filter_run(uint pass, uint mode, __global const okey_t *in, ulong off, uint smallest,
+                       __global okey_t *ak, __global uint *ai, __global okey_t *bk,
+                       __global uint *bi, __global uint *state, __global okey_t *res_k,
+                       __global uint *res_i, uint count, __local uint *lh, __local uint *lw)
+{
+    uint lid = get_local_id(0);
     uint src = state[S_FSRC], cnt = state[S_FCNT], b = state[S_DIG];
     uint np = (src == 0u && state[S_NARROWED]) ? state[S_NP] : 0u;
     okey_t P = get_pfx(state);
     uint topk = state[S_TOPK], dst = state[S_CUR];
+    uint hc = lid % (uint)HC;
     __global okey_t *dk = dst == 1u ? ak : bk;
     __global uint *di = dst == 1u ? ai : bi;
     uint step = get_num_groups(0) * WG * IPT;
     for (uint base = get_group_id(0) * WG * IPT; base < cnt; base += step) {
         if (lid == 0u)
-            l_emit = l_keep = 0u;
+            lw[0] = lw[1] = 0u;
         barrier(CLK_LOCAL_MEM_FENCE);
         okey_t u[IPT];
         uint idx[IPT], pos[IPT], act[IPT]; /* act: 0 none, 1 emit, 2 keep */
@@ -453,30 +513,76 @@ void rs_filter(uint pass, __global const okey_t *in, ulong off, uint smallest,
                     act[j] = 1u;
                 else if (mode == M_FILTER && d == b)
                     act[j] = 2u;
-                if (act[j] == 1u)
-                    pos[j] = atomic_inc(&l_emit);
-                else if (act[j] == 2u)
-                    pos[j] = atomic_inc(&l_keep);
+                if (act[j] == 1u) {
+                    pos[j] = atomic_inc(&lw[0]);
+                } else if (act[j] == 2u) {
+                    pos[j] = atomic_inc(&lw[1]);
+                    if (count)
+                        atomic_inc(&lh[digit_of(u[j], idx[j], pass + 1u) * HC + hc]);
+                }
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid == 0u) {
-            g_emit = l_emit ? atomic_add(&state[S_EMIT], l_emit) : 0u;
-            g_keep = l_keep ? atomic_add(&state[S_NEXT], l_keep) : 0u;
+            lw[2] = lw[0] ? atomic_add(&state[S_EMIT], lw[0]) : 0u;
+            lw[3] = lw[1] ? atomic_add(&state[S_NEXT], lw[1]) : 0u;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint j = 0; j < IPT; j++) {
             if (act[j] == 1u) {
-                res_k[g_emit + pos[j]] = u[j];
-                res_i[g_emit + pos[j]] = idx[j];
+                res_k[lw[2] + pos[j]] = u[j];
+                res_i[lw[2] + pos[j]] = idx[j];
             } else if (act[j] == 2u) {
-                dk[g_keep + pos[j]] = u[j];
-                di[g_keep + pos[j]] = idx[j];
+                dk[lw[3] + pos[j]] = u[j];
+                di[lw[3] + pos[j]] = idx[j];
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void rs_filter(uint pass, __global const okey_t *in, ulong off, uint smallest,
+               __global okey_t *ak, __global uint *ai, __global okey_t *bk, __global uint *bi,
+               __global uint *state, __global okey_t *res_k, __global uint *res_i)
+{
+    __local uint lw[4], lh[1];
+    uint mode = state[S_MODE];
+    if (mode == M_SKIP || mode == M_DONE || mode == M_NARROW)
+        return;
+    filter_run(pass, mode, in, off, smallest, ak, ai, bk, bi, state, res_k, res_i, 0u, lh, lw);
+}
+
+#if LASTG
+/* rs_filter of digit pass - 1 and rs_hist of digit `pass` (1 .. DIGITS - 1) in
+ * one launch: where pass - 1 filtered, the candidates it keeps are counted as
+ * they are written (no second read of them); where it skipped or narrowed, the
+ * current candidates are counted as rs_hist counts them.  The last group to
+ * finish chooses the bin of digit `pass`. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void rs_pass(uint pass, __global const okey_t *in, ulong off, uint smallest,
+             __global okey_t *ak, __global uint *ai, __global okey_t *bk, __global uint *bi,
+             __global uint *state, __global uint *hist, __global okey_t *res_k,
+             __global uint *res_i)
+{
+    __local uint lh[PRE_BINS * HC];
+    __local uint lw[4], sf[3];
+    if (get_group_id(0) >= act_groups(pass, state))
+        return;
+    uint mode = state[S_MODE]; /* pass - 1's */
+    if (mode == M_FILTER || mode == M_EMIT_GE || mode == M_ALL) {
+        uint lid = get_local_id(0);
+        for (uint b = lid; b < (1u << wid_of(pass)) * HC; b += WG)
+            lh[b] = 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        filter_run(pass - 1u, mode, in, off, smallest, ak, ai, bk, bi, state, res_k, res_i,
+                   mode == M_FILTER, lh, lw);
+    } else {
+        hist_count(pass, in, off, smallest, ak, ai, bk, bi, state, res_k, res_i, lh, lw);
+    }
+    hist_publish(pass, state, hist, lh, sf);
+}
+#endif
 
 /* selection: the one candidate left is the answer */
 __kernel void rs_select_out(__global const uint *state, __global const okey_t *in, ulong off,

@@ -64,7 +64,8 @@
  *                          `cltopk tune`); an invalid set is UNSUPPORTED too
  *   CLTOPK_SBP             sbp-radix: wg, ipt, digit, c, reduce
  *   CLTOPK_SBP_TREE        sbp-tree: WG, PER, SPLIT, NS, CMAX, C, CF, CFMAX, TASK
- *   CLTOPK_RADIX           radix-select: hc, narrow, ipt, first, pre, gpc, lastg
+ *   CLTOPK_RADIX           radix-select: hc, narrow, ipt, first, pre, gpc, lastg,
+ *                          fuse, act
  *   CLTOPK_SAMPLE_FILTER   sample-filter: seed, s, rank, cap, lseg, force
  *                          (none|all|few), wg, unr, fwg, groups, sort, digit,
  *                          reduce, profile, check (none|normal|few|overflow|

@@ -3,9 +3,18 @@
  * band (lib/algo_sample_filter.c) narrows a selection to a few candidates.
  *
  * Each call enqueues rs_init, then for every digit of the composite key (order
- * key : ~position, KEY_BITS + 32 bits, 8 bits a pass) rs_hist and rs_filter,
- * back to back (the last work-group to finish rs_hist chooses the pass's bin;
- * or, with lastg=0, a rs_choose launch between them); the state (need,
+ * key : ~position, KEY_BITS + 32 bits, 8 bits a pass) a histogram and a
+ * filter, back to back: by default rs_hist of digit 0, then rs_pass for each
+ * later digit (the filter of the digit before and the histogram of this one
+ * in one launch, the candidates kept counted as they are written), then
+ * rs_filter of the last digit: D + 1 launches for D digits (fuse=1; the
+ * default, auto, fuses where the call starts from a caller's candidates, the
+ * band's).  The last work-group to finish a histogram chooses the pass's bin
+ * and bounds the elements the next histogram reads: with act=1 (the CPU
+ * default; GPUs 0 until measured) only the groups that have some take part (a
+ * pass over a few candidates is one group's work).  With
+ * fuse=0, rs_hist and rs_filter are launched for every digit (2 D launches);
+ * with lastg=0 also a rs_choose launch between them.  The state (need,
  * candidates, where they are, the pass's mode, the prefix a narrowed input is
  * matched against) lives in a small device buffer, so there is no host
  * read-back until the result.  A target bucket holding more than 1/8 of the
@@ -18,7 +27,10 @@
  * floats in pass 0), the digits histogrammed in pass 0 (1 or 2), the
  * work-groups a compute unit at most (GPU 16, CPU 2: every pass is launched
  * with them, also one whose search has ended) and whether the last group
- * chooses (1, the default; 0: rs_choose).  Passes after the search has ended
+ * chooses (1, the default; 0: rs_choose), and whether a pass's filter and
+ * the next histogram share a launch (fuse=1; 0 apart; auto, the default: fused
+ * from a caller's candidates; fusing needs lastg=1), and act (above).
+ * Passes after the search has ended
  * cost a launch each and return at once.  Top-k then sorts its k winners on
  * the device (lib/winners.c) and writes the input's bits and positions.  The
  * variable is parsed strictly (lib/tune.h).
@@ -29,7 +41,7 @@
  * the wanted rank (else the input: an exact fallback with no host round trip).
  *
  * Scratch: two candidate buffers of n (key, 32-bit position) pairs, the winners
- * (k rounded up to a power of two pairs), 64 bytes of state, 3 KB of
+ * (k rounded up to a power of two pairs), 72 bytes of state, 3 KB of
  * histograms and the work-groups' ticket. */
 #include "internal.h"
 
@@ -41,11 +53,13 @@
 
 #define RS_IPT 4
 #define RS_PRE 2
+#define RS_STATE_WORDS 18 /* cl: S_WORDS */
 
 typedef struct {
     size_t wg, groups;
     int first; /* bits of digit 0 */
     int lastg; /* the last group of rs_hist chooses the bin: no rs_choose launches */
+    int fuse;  /* rs_pass: a filter and the next histogram in one launch (with lastg) */
     char opts[256];
 } rs_cfg;
 
@@ -58,7 +72,8 @@ static int rs_digits(const cltopk_request *rq, int first)
 
 /* CLTOPK_RADIX: hc histogram copies, narrow (0: always copy), ipt elements a
  * work-item a round, first bits of digit 0, pre digits histogrammed in pass 0 */
-enum { RP_HC, RP_NARROW, RP_IPT, RP_FIRST, RP_PRE, RP_GPC, RP_LASTG };
+enum { RP_HC, RP_NARROW, RP_IPT, RP_FIRST, RP_PRE, RP_GPC, RP_LASTG, RP_FUSE, RP_ACT };
+static const char *const fuse_words[] = {"0", "1", "auto", NULL};
 static const cltopk_param radix_params[] = {
     [RP_HC] = {.name = "hc", .gpu = 4, .cpu = 1, .min = 1, .max = 16, .integer = 1},
     [RP_NARROW] = {.name = "narrow", .gpu = 8, .cpu = 8, .min = 0, .max = 1 << 20, .integer = 1},
@@ -67,8 +82,12 @@ static const cltopk_param radix_params[] = {
     [RP_PRE] = {.name = "pre", .gpu = RS_PRE, .cpu = RS_PRE, .min = 1, .max = 2, .integer = 1},
     [RP_GPC] = {.name = "gpc", .gpu = 16, .cpu = 2, .min = 1, .max = 1024, .integer = 1},
     [RP_LASTG] = {.name = "lastg", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+    [RP_FUSE] = {.name = "fuse", .gpu = 2, .cpu = 2, .min = 0, .max = 2, .integer = 1,
+                 .words = fuse_words},
+    /* 0 on GPUs until measured there (exact on POCL, and tested on both) */
+    [RP_ACT] = {.name = "act", .gpu = 0, .cpu = 1, .min = 0, .max = 1, .integer = 1},
 };
-static const cltopk_param_table radix_table = {"CLTOPK_RADIX", radix_params, 7, NULL};
+static const cltopk_param_table radix_table = {"CLTOPK_RADIX", radix_params, 9, NULL};
 
 static int rs_params(const cltopk_context *ctx, const cltopk_request *rq, cltopk_params *p,
                      char *why, size_t whylen)
@@ -79,7 +98,7 @@ static int rs_params(const cltopk_context *ctx, const cltopk_request *rq, cltopk
 }
 
 static void rs_configure(const cltopk_context *ctx, const cltopk_request *rq,
-                         const cltopk_params *p, size_t n, size_t wg, rs_cfg *c)
+                         const cltopk_params *p, size_t n, int from, size_t wg, rs_cfg *c)
 {
     c->wg = wg;
     int ipt = (int)p->v[RP_IPT], hc = (int)p->v[RP_HC], narrow = (int)p->v[RP_NARROW];
@@ -93,10 +112,17 @@ static void rs_configure(const cltopk_context *ctx, const cltopk_request *rq,
     c->groups = g ? g : 1;
     c->first = first;
     c->lastg = (int)p->v[RP_LASTG];
+    /* fuse=auto: fused where the call starts from a caller's candidates (the
+     * band's; measured on the H200 at the median of 2^29: the passes' device
+     * time 232 us against 257), apart over the whole input (radix-select's
+     * top-k of 2^29 f32: 6.43 ms fused against 5.85 apart) */
+    int fuse = (int)p->v[RP_FUSE];
+    c->fuse = c->lastg && (fuse == 2 ? from : fuse);
     snprintf(c->opts, sizeof c->opts,
              "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%zu -D IPT=%d -D PRE=%d -D HC=%d "
-             "-D NARROW=%d -D FIRST=%d -D LASTG=%d",
-             rq->bytes * 8, rq->kind, wg, ipt, pre, hc, narrow, first, c->lastg);
+             "-D NARROW=%d -D FIRST=%d -D LASTG=%d -D ACT=%d",
+             rq->bytes * 8, rq->kind, wg, ipt, pre, hc, narrow, first, c->lastg,
+             (int)p->v[RP_ACT]);
 }
 
 static size_t start_wg(const cltopk_context *ctx)
@@ -107,13 +133,13 @@ static size_t start_wg(const cltopk_context *ctx)
     return w;
 }
 
-enum { K_INIT, K_HIST, K_CHOOSE, K_FILTER, K_SELOUT, K_N };
-static const char *const knames[K_N] = {"rs_init", "rs_hist", "rs_choose", "rs_filter",
-                                        "rs_select_out"};
+enum { K_INIT, K_HIST, K_CHOOSE, K_FILTER, K_SELOUT, K_PASS, K_N };
+static const char *const knames[K_N] = {"rs_init",   "rs_hist",       "rs_choose",
+                                        "rs_filter", "rs_select_out", "rs_pass"};
 
 /* the kernels, halving the work-group size while a kernel cannot run it */
-static int rs_kernels(cltopk_context *ctx, const cltopk_request *rq, size_t n, rs_cfg *c,
-                      cl_kernel *k)
+static int rs_kernels(cltopk_context *ctx, const cltopk_request *rq, size_t n, int from,
+                      rs_cfg *c, cl_kernel *k)
 {
     size_t wg = start_wg(ctx);
     cltopk_params p;
@@ -121,12 +147,12 @@ static int rs_kernels(cltopk_context *ctx, const cltopk_request *rq, size_t n, r
     if (rs_params(ctx, rq, &p, why, sizeof why) != 0)
         return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "radix select: %s", why);
     for (;;) {
-        rs_configure(ctx, rq, &p, n, wg, c);
+        rs_configure(ctx, rq, &p, n, from, wg, c);
         memset(k, 0, K_N * sizeof *k);
         int st = CLTOPK_OK, again = 0;
         for (int i = 0; i < K_N && st == CLTOPK_OK; i++) {
-            if (i == K_CHOOSE && c->lastg)
-                continue; /* rs_hist's last group chooses */
+            if ((i == K_CHOOSE && c->lastg) || (i == K_PASS && !c->fuse))
+                continue; /* rs_hist's last group chooses; rs_pass only fused */
             st = cltopk_kernel_get(ctx, "radix_select.cl", c->opts, knames[i], &k[i]);
             if (st != CLTOPK_OK)
                 break;
@@ -172,6 +198,18 @@ int cltopk_rselect_cands(cltopk_context *ctx, const cltopk_request *rq, size_t n
     return rs_cands(ctx, rq, n, keys, pos, &bk, &bi);
 }
 
+/* rs_filter of digit p */
+static int filter_launch(cltopk_context *ctx, cl_kernel k, cl_uint p, cl_mem in, cl_ulong off64,
+                         cl_uint smallest, cl_mem ak, cl_mem ai, cl_mem bk, cl_mem bi,
+                         cl_mem state, cl_mem rk, cl_mem ri, size_t G, size_t wg)
+{
+    int st = cltopk_set_args(ctx, k, 11, sizeof p, &p, sizeof(cl_mem), &in, sizeof off64, &off64,
+                             sizeof smallest, &smallest, sizeof(cl_mem), &ak, sizeof(cl_mem), &ai,
+                             sizeof(cl_mem), &bk, sizeof(cl_mem), &bi, sizeof(cl_mem), &state,
+                             sizeof(cl_mem), &rk, sizeof(cl_mem), &ri);
+    return st == CLTOPK_OK ? cltopk_launch(ctx, k, G, wg, 0, NULL) : st;
+}
+
 int cltopk_rselect(cltopk_context *ctx, const cltopk_request *rq, const cltopk_rselect_job *j,
                    cl_uint num_wait, const cl_event *wait)
 {
@@ -179,7 +217,7 @@ int cltopk_rselect(cltopk_context *ctx, const cltopk_request *rq, const cltopk_r
     cl_kernel kk[K_N];
     size_t n = j->n, k = j->k;
     int topk = j->topk;
-    int st = rs_kernels(ctx, rq, n, &c, kk);
+    int st = rs_kernels(ctx, rq, n, j->from != NULL, &c, kk);
     if (st != CLTOPK_OK)
         return st;
     /* the winners: padded to a power of two for the bitonic sort */
@@ -188,7 +226,7 @@ int cltopk_rselect(cltopk_context *ctx, const cltopk_request *rq, const cltopk_r
     int digits = rs_digits(rq, c.first);
     cl_mem in = j->in, state, hist, ak, ai, bk, bi, rk = NULL, ri = NULL;
     if ((st = rs_cands(ctx, rq, n, &ak, &ai, &bk, &bi)) != CLTOPK_OK ||
-        (st = cltopk_scratch(ctx, SCR_RS_STATE, 16 * 4, &state)) != CLTOPK_OK ||
+        (st = cltopk_scratch(ctx, SCR_RS_STATE, RS_STATE_WORDS * 4, &state)) != CLTOPK_OK ||
         (st = cltopk_scratch(ctx, SCR_RS_HIST, (((size_t)digits << c.first) + 1) * 4, &hist)) !=
             CLTOPK_OK ||
         (topk && ((st = cltopk_scratch(ctx, SCR_RS_RES_K, K2 * kb, &rk)) != CLTOPK_OK ||
@@ -207,7 +245,21 @@ int cltopk_rselect(cltopk_context *ctx, const cltopk_request *rq, const cltopk_r
                          &from, sizeof use_from, &use_from, sizeof fcap, &fcap);
     if (st == CLTOPK_OK)
         st = cltopk_launch(ctx, kk[K_INIT], c.wg, c.wg, num_wait, wait);
-    for (cl_uint p = 0; p < (cl_uint)digits && st == CLTOPK_OK; p++) {
+    for (cl_uint p = 0; p < (cl_uint)digits && st == CLTOPK_OK && c.fuse; p++) {
+        /* rs_hist of digit 0, rs_pass of every later one, rs_filter of the last */
+        int i = p == 0 ? K_HIST : K_PASS;
+        st = cltopk_set_args(ctx, kk[i], 12, sizeof p, &p, sizeof(cl_mem), &in, sizeof off64,
+                             &off64, sizeof smallest, &smallest, sizeof(cl_mem), &ak,
+                             sizeof(cl_mem), &ai, sizeof(cl_mem), &bk, sizeof(cl_mem), &bi,
+                             sizeof(cl_mem), &state, sizeof(cl_mem), &hist, sizeof(cl_mem), &rk,
+                             sizeof(cl_mem), &ri);
+        if (st == CLTOPK_OK)
+            st = cltopk_launch(ctx, kk[i], G, c.wg, 0, NULL);
+        if (st == CLTOPK_OK && p + 1 == (cl_uint)digits)
+            st = filter_launch(ctx, kk[K_FILTER], p, in, off64, smallest, ak, ai, bk, bi, state,
+                               rk, ri, G, c.wg);
+    }
+    for (cl_uint p = 0; p < (cl_uint)digits && st == CLTOPK_OK && !c.fuse; p++) {
         st = cltopk_set_args(ctx, kk[K_HIST], 12, sizeof p, &p, sizeof(cl_mem), &in, sizeof off64,
                              &off64, sizeof smallest, &smallest, sizeof(cl_mem), &ak,
                              sizeof(cl_mem), &ai, sizeof(cl_mem), &bk, sizeof(cl_mem), &bi,
@@ -221,13 +273,8 @@ int cltopk_rselect(cltopk_context *ctx, const cltopk_request *rq, const cltopk_r
         if (st == CLTOPK_OK && !c.lastg)
             st = cltopk_launch(ctx, kk[K_CHOOSE], c.wg, c.wg, 0, NULL);
         if (st == CLTOPK_OK)
-            st = cltopk_set_args(ctx, kk[K_FILTER], 11, sizeof p, &p, sizeof(cl_mem), &in,
-                                 sizeof off64, &off64, sizeof smallest, &smallest,
-                                 sizeof(cl_mem), &ak, sizeof(cl_mem), &ai, sizeof(cl_mem), &bk,
-                                 sizeof(cl_mem), &bi, sizeof(cl_mem), &state, sizeof(cl_mem),
-                                 &rk, sizeof(cl_mem), &ri);
-        if (st == CLTOPK_OK)
-            st = cltopk_launch(ctx, kk[K_FILTER], G, c.wg, 0, NULL);
+            st = filter_launch(ctx, kk[K_FILTER], p, in, off64, smallest, ak, ai, bk, bi, state,
+                               rk, ri, G, c.wg);
     }
     if (st != CLTOPK_OK)
         goto out;
@@ -258,7 +305,7 @@ size_t cltopk_rselect_workspace(cltopk_context *ctx, const cltopk_request *rq)
     if (!rq->on_device) /* one chunk or streamed piece at a time */
         n = cltopk_host_input(ctx, rq, &host);
     size_t kw = rq->k > CLTOPK_WINNERS_BITONIC_MAX ? rq->k : cltopk_pow2_ge(rq->k);
-    size_t bytes = 2 * n * (kb + 4) + kw * (kb + 4) + 64 + (kb + 5) * 4096 * 4;
+    size_t bytes = 2 * n * (kb + 4) + kw * (kb + 4) + RS_STATE_WORDS * 4 + (kb + 5) * 4096 * 4;
     if (rq->k > CLTOPK_WINNERS_BITONIC_MAX) { /* the device sort's digit counts (it
                                                  borrows the candidate buffers) */
         char why[512];

@@ -177,6 +177,19 @@ int main(void)
     host_set(ctx, SF, NULL, CLTOPK_INT64, 1, "five", 70000, 0);
     unsetenv("CLTOPK_MAX_CHUNK");
 
+    /* the radix select after the band with its filters and histograms in
+     * launches of their own (its default from the band fuses them), and with
+     * only the groups that have elements in each histogram launch */
+    setenv("CLTOPK_RADIX", "fuse=0", 1);
+    host_set(ctx, SF, "check=normal", CLTOPK_FLOAT32, 1, "uniform", 70001, 3);
+    host_set(ctx, SF, "check=normal", CLTOPK_INT64, 0, "five", 65536, 2);
+    /* (only the groups with elements in each histogram launch: the CPU's
+     * default, and here on every device) */
+    setenv("CLTOPK_RADIX", "act=1", 1);
+    host_set(ctx, SF, "check=normal", CLTOPK_FLOAT32, 0, "uniform", 100000, 3);
+    host_set(ctx, SF, "check=normal", CLTOPK_UINT32, 1, "bucket", 65536, 2);
+    unsetenv("CLTOPK_RADIX");
+
     /* the paths, forced and checked */
     host_set(ctx, SF, "force=few,check=few", CLTOPK_FLOAT32, 0, "uniform", 100000, 2);
     /* (not all-equal input: its value may be the extreme one, whose pair at
