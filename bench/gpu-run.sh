@@ -6,7 +6,7 @@
 #   bench/gpu-run.sh [TARBALL]       (default: the newest .gpu/cltopk-*.tar.gz)
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
-# than one 10-minute call allows): check poclcheck onepass sfx sortx band bandx radixact rows rowsx rowssf query querysf prof knnx demo bitonic keysonly dist
+# than one 10-minute call allows): check poclcheck onepass sfx sortx band bandx medianx rows rowsx rowssf query querysf prof knnx demo bitonic keysonly dist
 # ablation paper torch tune unpack sbp tree cpu index stream multi pyocl mpi multigpu; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
@@ -395,28 +395,38 @@ if want sortx; then
         grep -E "Function properties|registers|ds_" | head -12 | tee -a "$OUT/summary.txt" "$OUT/sortx.txt"
 fi
 
-# ---- the radix select's settings (issue 11): fused passes (fuse) and only the
-# groups with elements in a histogram launch (act); first the tests of both
-if want radixact; then
-    log "tests on the GPU: t/radix.t, t/band.t (act=0 and 1, fuse=0 and 1 among their cases)"
+# ---- the median's settings (issue 11): the band filter's range test (range),
+# the radix select's fused passes (fuse) and only the groups with elements in a
+# histogram launch (act); first the tests, which run both ways of each
+if want medianx; then
+    log "tests on the GPU: t/radix.t, t/band.t (range, act and fuse both ways among their cases)"
     CLTOPK_TEST_DEVICE=gpu timeout 400 make -j"$jobs" check TESTS="t/radix.t t/band.t" \
-        >"$OUT/radixact-check.log" 2>&1
-    grep -E "^# (TOTAL|PASS|FAIL|ERROR)" "$OUT/radixact-check.log" | tee -a "$OUT/summary.txt"
-    for spec in act=0 act=1 act=0,fuse=1 act=1,fuse=1 act=1,fuse=0; do
-        log "bench: selection, 2^29 f32, CLTOPK_RADIX=$spec"
-        CLTOPK_RADIX=$spec tools/cltopk bench --device gpu -t f32 -n 2^29 \
-            -k 1024,268435456,536870912 --algo auto --select --reps 7 2>&1 |
-            grep -E "auto|error" | tee -a "$OUT/summary.txt"
-        log "bench: radix-select top-k, 2^29 f32, CLTOPK_RADIX=$spec"
-        CLTOPK_RADIX=$spec tools/cltopk bench --device gpu -t f32 -n 2^29 -k 1024,1048576 \
+        >"$OUT/medianx-check.log" 2>&1
+    grep -E "^# (TOTAL|PASS|FAIL|ERROR)" "$OUT/medianx-check.log" | tee -a "$OUT/summary.txt"
+    for sf in range=0 range=1; do
+        for rs in act=0 act=1 act=1,fuse=1 act=1,fuse=0; do
+            log "bench: selection, 2^29 f32, CLTOPK_SAMPLE_FILTER=$sf CLTOPK_RADIX=$rs"
+            CLTOPK_SAMPLE_FILTER=$sf CLTOPK_RADIX=$rs tools/cltopk bench --device gpu -t f32 \
+                -n 2^29 -k 1024,268435456,536870912 --algo auto --select \
+                --dist uniform,bucket-killer --reps 7 2>&1 |
+                grep -E "auto|error" | tee -a "$OUT/summary.txt"
+        done
+    done
+    for rs in act=0 act=1 act=1,fuse=1; do
+        log "bench: radix-select top-k, 2^29 f32, CLTOPK_RADIX=$rs"
+        CLTOPK_RADIX=$rs tools/cltopk bench --device gpu -t f32 -n 2^29 -k 1024,1048576 \
             --algo radix-select --dist uniform,bucket-killer --reps 5 2>&1 |
             grep -E "radix-select|error" | tee -a "$OUT/summary.txt"
     done
-    log "profile: the median's radix passes, act=0 and act=1"
-    for spec in act=0 act=1; do
-        CLTOPK_RADIX=$spec CLTOPK_PROFILE=1 tools/cltopk bench --device gpu -t f32 -n 2^29 \
-            -k 268435456 --algo sample-filter --select --reps 1 2>&1 |
-            grep -E "^profile: sf_gather" | tail -1 | tee -a "$OUT/summary.txt"
+    log "profile: the median, range=0 / 1 with act=0 / 1 (device time a launch)"
+    for spec in "range=0 act=0" "range=1 act=1"; do
+        set -- $spec
+        CLTOPK_SAMPLE_FILTER=profile=1,$1 CLTOPK_RADIX=$2 tools/cltopk bench --device gpu \
+            -t f32 -n 2^29 -k 268435456 --algo sample-filter --select --reps 3 2>&1 |
+            grep -E "^sample-filter n=" | tail -2 | tee -a "$OUT/summary.txt"
+        CLTOPK_SAMPLE_FILTER=$1 CLTOPK_RADIX=$2 CLTOPK_PROFILE=1 tools/cltopk bench \
+            --device gpu -t f32 -n 2^29 -k 268435456 --algo sample-filter --select --reps 1 \
+            2>&1 | grep -E "^profile: sf_gather" | tail -1 | tee -a "$OUT/summary.txt"
     done
 fi
 

@@ -84,6 +84,9 @@
 #ifndef HC
 #define HC 4
 #endif
+#ifndef RANGE
+#define RANGE 0 /* BAND, sparse: the key's band test by one unsigned range compare */
+#endif
 #ifndef BAND
 #define BAND 0
 #endif
@@ -714,7 +717,9 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
     uint ul, above = 0u, par = 0u;
     load_bound(st, ST_ULO, &uh, &ul);
     okey_t uu = (okey_t)uh;
-#if KEY_BITS == 32
+#if RANGE
+    okey_t du = uu - tu; /* the band's keys: u - tu <= du (tu <= uu) */
+#elif KEY_BITS == 32
     /* the bounds as composite words (the sparse loop below) */
     ulong cl64 = ((ulong)tu << 32) | (ulong)tl, cu64 = ((ulong)uu << 32) | (ulong)ul;
 #endif
@@ -876,7 +881,25 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
             uint v = v0 + q * WG;
             if (v < nvec) {
                 uint base = head + v * VEC;
-#if BAND && KEY_BITS == 32
+#if BAND && RANGE
+                /* the key against the band by one unsigned compare (taken by
+                 * the band's members only, about 2% at the median), the
+                 * position only where the key is one of the bounds'; above
+                 * the band: a larger key than the upper bound's, or its key
+                 * with a smaller position */
+#define LANE(F, E)                                                                 \
+                {                                                                  \
+                    okey_t u_ = order_key(x[q].F, smallest);                       \
+                    above += u_ > uu;                                              \
+                    if (u_ - tu <= du) {                                           \
+                        uint i_ = base + E;                                        \
+                        if ((u_ != tu || ~i_ >= tl) && (u_ != uu || ~i_ <= ul))    \
+                            KEEP(u_, i_);                                          \
+                        else if (u_ == uu && ~i_ > ul)                             \
+                            above++;                                               \
+                    }                                                              \
+                }
+#elif BAND && KEY_BITS == 32
                 /* the composite (key, ~position) as one 64-bit word: in the
                  * band and above it by three compares, no branch but the
                  * member's (at the median half the elements pass the

@@ -53,6 +53,12 @@
  *              the radix select; 0: always the radix select (one group takes
  *              about 1.5 ns an element a pass, the radix select about 200 us
  *              of launches on the H200)
+ *   range=R    the sparse band filter: 1 an element's key tested against the
+ *              band by one unsigned range compare (u - L <= U - L), its
+ *              position only where the key is one of the bounds' (CPU
+ *              default); 0 the composite (key, ~position) compared as one
+ *              64-bit word (32-bit keys; GPU default until range=1 is
+ *              measured there) or the lower bound's branch first (64-bit)
  *   dense=D    the band filter: 0 a local atomic a member, 1 members counted
  *              a tile and written to the segment together, full segments
  *              flushed; auto (default): 0, with 8192 groups (unless groups=
@@ -128,6 +134,7 @@ typedef struct {
     /* run time */
     unsigned s, rank, force, check, groups, profile, noreduce, bs;
     int dense; /* the band filter's way: 0 sparse, 1 dense, -1 by the expected band */
+    int range; /* the sparse band filter tests keys by one unsigned range compare */
     size_t small; /* a selection's band buffer up to this: one group picks the rank */
     size_t part;  /* a top-k above the final sort with k >= part (0: n / 16) selects the
                      k-th, then partitions the input by it and sorts the k winners */
@@ -153,7 +160,7 @@ static const char *const sf_check_words[] = {"none", "normal", "few", "overflow"
 static const char *const sf_dense_words[] = {"0", "1", "auto", NULL};
 enum { SP_SEED, SP_S, SP_RANK, SP_CAP, SP_LSEG, SP_FORCE, SP_WG, SP_UNR, SP_FWG, SP_GROUPS,
        SP_SORT, SP_DIGIT, SP_REDUCE, SP_PROFILE, SP_CHECK, SP_BS, SP_DENSE, SP_SMALL, SP_PART,
-       SP_N };
+       SP_RANGE, SP_N };
 static const cltopk_param sf_params[] = {
     [SP_SEED] = {.name = "seed", .min = 0, .max = 18446744073709551615.0, .integer = 1},
     [SP_S] = {.name = "s", .gpu = 65536, .cpu = 4096, .min = 64, .max = SF_SMAX_TOPK,
@@ -177,6 +184,8 @@ static const cltopk_param sf_params[] = {
     [SP_SMALL] = {.name = "small", .gpu = 32768, .cpu = 32768, .min = 0, .max = 4294967294.0,
                   .integer = 1},
     [SP_PART] = {.name = "part", .min = 0, .max = 4294967294.0, .integer = 1},
+    /* 0 on GPUs until measured there (exact on POCL, and tested on both) */
+    [SP_RANGE] = {.name = "range", .gpu = 0, .cpu = 1, .min = 0, .max = 1, .integer = 1},
 };
 static const cltopk_param_table sf_table = {"CLTOPK_SAMPLE_FILTER", sf_params, SP_N, NULL};
 
@@ -217,6 +226,7 @@ static int sf_configure(const cltopk_context *ctx, const cltopk_request *rq, sf_
     c->small = (size_t)p.v[SP_SMALL];
     c->part = (size_t)p.v[SP_PART];
     c->dense = p.v[SP_DENSE] == 2 ? -1 : (int)p.v[SP_DENSE];
+    c->range = (int)p.v[SP_RANGE];
     c->force = (unsigned)p.v[SP_FORCE];
     c->check = (unsigned)p.v[SP_CHECK];
     c->profile = (unsigned)p.v[SP_PROFILE];
@@ -391,9 +401,9 @@ static int get_kernels(cltopk_context *ctx, const cltopk_request *rq, sf_cfg *c,
         char opts[256];
         snprintf(opts, sizeof opts,
                  "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D UNR=%u -D LSEG=%u -D FWG=%u "
-                 "-D SORTCAP=%u -D DB=%u -D HC=%u -D BAND=%d",
+                 "-D SORTCAP=%u -D DB=%u -D HC=%u -D BAND=%d -D RANGE=%d",
                  rq->bytes * 8, rq->kind, c->wg, c->unr, c->lseg, c->fwg, c->sortcap, c->db,
-                 c->hc, use == USE_BAND || use == USE_BAND_INIT);
+                 c->hc, use == USE_BAND || use == USE_BAND_INIT, c->range);
         memset(kk, 0, K_N * sizeof *kk);
         int st = CLTOPK_OK, shrink_wg = 0, shrink_fwg = 0;
         for (int i = 0; i < K_N && st == CLTOPK_OK; i++) {

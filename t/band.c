@@ -226,6 +226,22 @@ int main(void)
     host_set(ctx, SF, "small=0,force=few,check=few", CLTOPK_FLOAT32, 0, "uniform", 60000, 2);
     host_set(ctx, SF, "small=0,cap=1,check=overflow", CLTOPK_INT64, 1, "five", 60000, 2);
     host_set(ctx, SF, "small=0,dense=1,lseg=1", CLTOPK_FLOAT64, 0, "bucket", 100000, 3);
+    /* the sparse filter's two ways of testing the band, each on every device
+     * (range=1: one unsigned compare of the key, the position at the bounds'
+     * keys, the CPU default; range=0: the composite word, the GPU default):
+     * keys in runs of equals (the bounds inside a run), special floats, both
+     * key widths, both directions, the band at the ends */
+    {
+        static const char *const rspec[] = {"range=0,dense=0,small=0,check=normal",
+                                            "range=1,dense=0,small=0,check=normal"};
+        for (int r = 0; r < 2; r++) {
+            host_set(ctx, SF, rspec[r], CLTOPK_FLOAT32, r, "five", 100000, 3);
+            host_set(ctx, SF, rspec[r], CLTOPK_UINT32, !r, "equal", 70001, 2);
+            host_set(ctx, SF, rspec[r], CLTOPK_FLOAT64, r, "special", 60000, 3);
+            host_set(ctx, SF, rspec[r], CLTOPK_INT64, !r, "uniform", 100000, 3);
+            host_set(ctx, SF, rspec[r], CLTOPK_INT32, r, "bucket", 80000, 3);
+        }
+    }
 
 #if CLTOPK_HAVE_OPENCL
     /* device data: both algorithms, odd offsets, every type */
