@@ -245,9 +245,10 @@ int cltopk_rselect(cltopk_context *ctx, const cltopk_request *rq, const cltopk_r
                          &from, sizeof use_from, &use_from, sizeof fcap, &fcap);
     if (st == CLTOPK_OK)
         st = cltopk_launch(ctx, kk[K_INIT], c.wg, c.wg, num_wait, wait);
-    for (cl_uint p = 0; p < (cl_uint)digits && st == CLTOPK_OK && c.fuse; p++) {
-        /* rs_hist of digit 0, rs_pass of every later one, rs_filter of the last */
-        int i = p == 0 ? K_HIST : K_PASS;
+    /* fused: rs_hist of digit 0, rs_pass of every later one, rs_filter of the
+     * last; apart: rs_hist, (rs_choose,) rs_filter of every digit */
+    for (cl_uint p = 0; p < (cl_uint)digits && st == CLTOPK_OK; p++) {
+        int i = c.fuse && p > 0 ? K_PASS : K_HIST;
         st = cltopk_set_args(ctx, kk[i], 12, sizeof p, &p, sizeof(cl_mem), &in, sizeof off64,
                              &off64, sizeof smallest, &smallest, sizeof(cl_mem), &ak,
                              sizeof(cl_mem), &ai, sizeof(cl_mem), &bk, sizeof(cl_mem), &bi,
@@ -255,24 +256,12 @@ int cltopk_rselect(cltopk_context *ctx, const cltopk_request *rq, const cltopk_r
                              sizeof(cl_mem), &ri);
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, kk[i], G, c.wg, 0, NULL);
-        if (st == CLTOPK_OK && p + 1 == (cl_uint)digits)
-            st = filter_launch(ctx, kk[K_FILTER], p, in, off64, smallest, ak, ai, bk, bi, state,
-                               rk, ri, G, c.wg);
-    }
-    for (cl_uint p = 0; p < (cl_uint)digits && st == CLTOPK_OK && !c.fuse; p++) {
-        st = cltopk_set_args(ctx, kk[K_HIST], 12, sizeof p, &p, sizeof(cl_mem), &in, sizeof off64,
-                             &off64, sizeof smallest, &smallest, sizeof(cl_mem), &ak,
-                             sizeof(cl_mem), &ai, sizeof(cl_mem), &bk, sizeof(cl_mem), &bi,
-                             sizeof(cl_mem), &state, sizeof(cl_mem), &hist, sizeof(cl_mem), &rk,
-                             sizeof(cl_mem), &ri);
-        if (st == CLTOPK_OK)
-            st = cltopk_launch(ctx, kk[K_HIST], G, c.wg, 0, NULL);
         if (st == CLTOPK_OK && !c.lastg)
             st = cltopk_set_args(ctx, kk[K_CHOOSE], 3, sizeof p, &p, sizeof(cl_mem), &state,
                                  sizeof(cl_mem), &hist);
         if (st == CLTOPK_OK && !c.lastg)
             st = cltopk_launch(ctx, kk[K_CHOOSE], c.wg, c.wg, 0, NULL);
-        if (st == CLTOPK_OK)
+        if (st == CLTOPK_OK && (!c.fuse || p + 1 == (cl_uint)digits))
             st = filter_launch(ctx, kk[K_FILTER], p, in, off64, smallest, ak, ai, bk, bi, state,
                                rk, ri, G, c.wg);
     }

@@ -327,13 +327,15 @@ int main(void)
  * histogram in one launch over the whole input (fuse=1; the default fuses
  * them only from the band's candidates); every histogram launch's groups
  * taking part (act=0) or only those with elements (act=1, the CPU default);
+ * (the kernels' options repeat earlier sets' where they can: on POCL each new
+ * set is a build of seconds);
  * SBP with 11-bit digits, and small groups with the atomic OR/AND */
     static const char *const rconf[] = {"ipt=1,narrow=2,hc=3", "narrow=0", "first=12,pre=1",
                                         "first=11,hc=2,ipt=2", "gpc=1,ipt=2",
                                         "lastg=0,ipt=2", "lastg=0,first=12,pre=1,hc=2",
-                                        "fuse=1,ipt=1,narrow=2,hc=3", "fuse=1,first=11,narrow=0",
-                                        "fuse=1,pre=1,gpc=1", "act=0,fuse=1,ipt=2",
-                                        "act=1,ipt=1", "act=1,fuse=1,first=12,pre=1"};
+                                        "fuse=1,ipt=1,narrow=2,hc=3", "fuse=1,narrow=0",
+                                        "fuse=1,gpc=1,ipt=2", "act=0,fuse=1,ipt=2",
+                                        "act=1,ipt=2", "act=1,fuse=1,first=12,pre=1"};
     for (size_t c = 0; c < sizeof rconf / sizeof *rconf; c++) {
         setenv("CLTOPK_RADIX", rconf[c], 1);
         diag("CLTOPK_RADIX=%s", rconf[c]);
