@@ -963,11 +963,14 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
 }
 
 /* P2: the exact top-k (survivors, or the input when they cannot serve) and
- * the output: the input's bits (want & 1) and positions + base (want & 2) */
+ * the output: the input's bits (want & 1) and positions + base (want & 2) of
+ * the winners skip .. k - 1, at 0 .. k - 1 - skip (a selection of rank
+ * k - 1 writes the last alone) */
 __kernel __attribute__((reqd_work_group_size(FWG, 1, 1)))
 void sf_final(__global const okey_t *in, ulong off, uint n, uint smallest, uint k, uint cap,
               uint rr, __global const okey_t *cu, __global const uint *ci, __global uint *st,
-              uint want, __global okey_t *out_keys, __global long *out_index, ulong base)
+              uint want, __global okey_t *out_keys, __global long *out_index, ulong base,
+              uint skip)
 {
     __local uint hist[NB * HC];
     __local okey_t su[SORTCAP];
@@ -996,12 +999,12 @@ void sf_final(__global const okey_t *in, ulong off, uint n, uint smallest, uint 
     target = target < 256u ? 256u : target;
     target = target > SORTCAP ? SORTCAP : target;
     wg_topr(mode, cnt, k, target, 0u, cu, ci, in, off, smallest, th, tl, hist, su, si, sh, shl);
-    for (uint j = lid; j < k; j += FWG) {
+    for (uint j = skip + lid; j < k; j += FWG) {
         uint idx = si[j];
         if (want & 1u)
-            out_keys[j] = in[off + idx];
+            out_keys[j - skip] = in[off + idx];
         if (want & 2u)
-            out_index[j] = (long)(base + idx);
+            out_index[j - skip] = (long)(base + idx);
     }
 }
 

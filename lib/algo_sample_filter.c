@@ -59,6 +59,12 @@
  *              default); 0 the composite (key, ~position) compared as one
  *              64-bit word (32-bit keys; GPU default until range=1 is
  *              measured there) or the lower bound's branch first (64-bit)
+ *   seltop=S   1: a selection of rank r < the final sort's capacity runs as
+ *              the top r + 1 (k = 1: the reduction), whose final step
+ *              writes the last winner alone (GPU default: the top-k's read
+ *              costs 1.04-1.5x the floor at k <= 4096 on the H200, the band's
+ *              1.55-1.7x); 0: the band (CPU default: on POCL the band took
+ *              17-22 ms at ranks 0 and 1023 of 2^24, the top-k 42-56 ms)
  *   dense=D    the band filter: 0 a local atomic a member, 1 members counted
  *              a tile and written to the segment together, full segments
  *              flushed; auto (default): 0, with 8192 groups (unless groups=
@@ -135,6 +141,8 @@ typedef struct {
     unsigned s, rank, force, check, groups, profile, noreduce, bs;
     int dense; /* the band filter's way: 0 sparse, 1 dense, -1 by the expected band */
     int range; /* the sparse band filter tests keys by one unsigned range compare */
+    int seltop; /* a selection at a rank below sortcap: the last of the top rank + 1 */
+    size_t skip; /* (per call) sf_final writes the winners from this one on */
     size_t small; /* a selection's band buffer up to this: one group picks the rank */
     size_t part;  /* a top-k above the final sort with k >= part (0: n / 16) selects the
                      k-th, then partitions the input by it and sorts the k winners */
@@ -160,7 +168,7 @@ static const char *const sf_check_words[] = {"none", "normal", "few", "overflow"
 static const char *const sf_dense_words[] = {"0", "1", "auto", NULL};
 enum { SP_SEED, SP_S, SP_RANK, SP_CAP, SP_LSEG, SP_FORCE, SP_WG, SP_UNR, SP_FWG, SP_GROUPS,
        SP_SORT, SP_DIGIT, SP_REDUCE, SP_PROFILE, SP_CHECK, SP_BS, SP_DENSE, SP_SMALL, SP_PART,
-       SP_RANGE, SP_N };
+       SP_RANGE, SP_SELTOP, SP_N };
 static const cltopk_param sf_params[] = {
     [SP_SEED] = {.name = "seed", .min = 0, .max = 18446744073709551615.0, .integer = 1},
     [SP_S] = {.name = "s", .gpu = 65536, .cpu = 4096, .min = 64, .max = SF_SMAX_TOPK,
@@ -186,6 +194,7 @@ static const cltopk_param sf_params[] = {
     [SP_PART] = {.name = "part", .min = 0, .max = 4294967294.0, .integer = 1},
     /* 0 on GPUs until measured there (exact on POCL, and tested on both) */
     [SP_RANGE] = {.name = "range", .gpu = 0, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+    [SP_SELTOP] = {.name = "seltop", .gpu = 1, .cpu = 0, .min = 0, .max = 1, .integer = 1},
 };
 static const cltopk_param_table sf_table = {"CLTOPK_SAMPLE_FILTER", sf_params, SP_N, NULL};
 
@@ -227,6 +236,7 @@ static int sf_configure(const cltopk_context *ctx, const cltopk_request *rq, sf_
     c->part = (size_t)p.v[SP_PART];
     c->dense = p.v[SP_DENSE] == 2 ? -1 : (int)p.v[SP_DENSE];
     c->range = (int)p.v[SP_RANGE];
+    c->seltop = (int)p.v[SP_SELTOP];
     c->force = (unsigned)p.v[SP_FORCE];
     c->check = (unsigned)p.v[SP_CHECK];
     c->profile = (unsigned)p.v[SP_PROFILE];
@@ -638,6 +648,7 @@ static int sf_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg
     size_t groups = t.groups;
     cl_uint n32 = (cl_uint)n, sm = (cl_uint)rq->smallest, head32 = (cl_uint)t.head;
     cl_uint nvec32 = (cl_uint)t.nvec, nt32 = (cl_uint)t.ntiles, k32 = (cl_uint)k;
+    cl_uint skip32 = (cl_uint)c.skip; /* (k = 1: 0) */
     cl_ulong off64 = off, base64 = index_base;
     sf_prof prof_data, *pr = c.profile ? &prof_data : NULL;
     /* profiling needs an event a launch (cltopk_launch then makes one) */
@@ -722,12 +733,13 @@ static int sf_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg
             prof_add(ctx, pr, "reduce");
         }
         if (st == CLTOPK_OK)
-            st = cltopk_set_args(ctx, kk[K_FINAL], 14, sizeof(cl_mem), &in, sizeof off64, &off64,
+            st = cltopk_set_args(ctx, kk[K_FINAL], 15, sizeof(cl_mem), &in, sizeof off64, &off64,
                                  sizeof n32, &n32, sizeof sm, &sm, sizeof k32, &k32,
                                  sizeof cap32, &cap32, sizeof rr, &rr, sizeof(cl_mem),
                                  rr ? &sk : &su, sizeof(cl_mem), rr ? &ski : &si,
                                  sizeof(cl_mem), &state, sizeof want, &want, sizeof(cl_mem),
-                                 &out_keys, sizeof(cl_mem), &out_index, sizeof base64, &base64);
+                                 &out_keys, sizeof(cl_mem), &out_index, sizeof base64, &base64,
+                                 sizeof skip32, &skip32);
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, kk[K_FINAL], c.fwg, c.fwg, 0, NULL);
         prof_add(ctx, pr, "final");
@@ -809,6 +821,14 @@ static int sf_band_device(cltopk_context *ctx, const cltopk_request *rq, const s
             return st;
         return cltopk_devsort_input(ctx, rq, in, off, n, rank + 1, out_keys, out_index, want,
                                     index_base, ek, ei, 0, NULL);
+    }
+    if (!topk && c.seltop && rank < c.sortcap && c.force == SF_FORCE_NONE && !c.cap_set &&
+        c.check == SF_CHECK_NONE) {
+        /* the last of the top rank + 1, written alone (the band's test knobs
+         * force, cap and check keep the band) */
+        c.skip = rank;
+        return sf_device(ctx, rq, &c, in, off, n, rank + 1, out_keys, out_index, want,
+                         index_base, num_wait, wait);
     }
     sf_band b;
     plan_band(&c, n, rank, topk, &b);
@@ -1077,8 +1097,17 @@ static double band_time(const cltopk_request *rq, const cltopk_consts *c)
 static double sf_select_predict(const cltopk_context *ctx, const cltopk_request *rq,
                                 const cltopk_consts *c)
 {
-    (void)ctx;
-    return c ? band_time(rq, c) : -1;
+    if (!c)
+        return -1;
+    sf_cfg cfg;
+    char why[512];
+    if (sf_configure(ctx, rq, &cfg, why, sizeof why) == 0 && cfg.seltop &&
+        rq->k <= cfg.sortcap) { /* (rq->k: the rank + 1) as the top rank + 1 */
+        cltopk_request t = *rq;
+        t.select = 0;
+        return sf_predict(ctx, &t, c);
+    }
+    return band_time(rq, c);
 }
 
 const cltopk_algorithm cltopk_algo_sample_filter = {

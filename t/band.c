@@ -23,13 +23,19 @@
 static rng_t rng;
 
 /* the ranks of a set: both ends, the middle, and random ones */
+/* the ranks of a set: the ends, the middle and nrandom random ones; with
+ * small_ranks set, ranks about the final sort's capacity instead (the ranks
+ * that seltop=1 serves as a top-k, and the first it does not) */
+static int small_ranks;
 static size_t ranks_of(size_t n, size_t *r, int nrandom)
 {
     size_t m = 0;
     size_t fixed[] = {0, 1, n / 2, n - 2, n - 1};
-    for (size_t i = 0; i < 5; i++)
-        if (fixed[i] < n)
-            r[m++] = fixed[i];
+    size_t sfixed[] = {0, 1, 2, 31, 1023, 2047, 4095, 4096};
+    size_t nf = small_ranks ? 8 : 5;
+    for (size_t i = 0; i < nf; i++)
+        if ((small_ranks ? sfixed[i] : fixed[i]) < n)
+            r[m++] = small_ranks ? sfixed[i] : fixed[i];
     for (int i = 0; i < nrandom; i++)
         r[m++] = (size_t)rng_below(&rng, n);
     return m;
@@ -190,6 +196,17 @@ int main(void)
     host_set(ctx, SF, "check=normal", CLTOPK_UINT32, 1, "bucket", 65536, 2);
     unsetenv("CLTOPK_RADIX");
 
+    /* small ranks as the last of a top-k (seltop=1, the GPU default) and by
+     * the band (seltop=0, the CPU default), ranks about the final sort's
+     * capacity: every type, both directions, runs of equal keys */
+    small_ranks = 1;
+    for (int ti = 0; ti < 6; ti++)
+        for (int sel = 0; sel < 2; sel++)
+            if (test_full() || (ti + sel) % 2 == 0 || ti == 0)
+                host_set(ctx, SF, sel ? "seltop=1" : "seltop=0", all_types[ti], (ti + sel) & 1,
+                         sdists[(ti + 2 * sel) % 6], 30000 + 2 * (size_t)ti, 1);
+    small_ranks = 0;
+
     /* the paths, forced and checked */
     host_set(ctx, SF, "force=few,check=few", CLTOPK_FLOAT32, 0, "uniform", 100000, 2);
     /* (not all-equal input: its value may be the extreme one, whose pair at
@@ -262,6 +279,13 @@ int main(void)
     buffer_set(ctx, SF, NULL, CLTOPK_INT32, 0, "equal", 100, 7);
     buffer_set(ctx, SF, "small=0,check=normal", CLTOPK_UINT32, 1, "uniform", 50000, 9);
     buffer_set(ctx, SF, NULL, CLTOPK_UINT64, 1, "uniform", 1, 0);
+    /* small ranks on device data: the one winner written alone at the output
+     * (guards after it), both ways */
+    small_ranks = 1;
+    buffer_set(ctx, SF, "seltop=1", CLTOPK_FLOAT32, 0, "five", 20000, 3);
+    buffer_set(ctx, SF, "seltop=1", CLTOPK_INT64, 1, "uniform", 9000, 1);
+    buffer_set(ctx, SF, "seltop=0", CLTOPK_FLOAT64, 1, "bucket", 20000, 5);
+    small_ranks = 0;
 #endif
 
     /* CLTOPK_PLAN_SELECT: the plan of a selection names a record that selects
