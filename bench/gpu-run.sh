@@ -395,11 +395,12 @@ if want sortx; then
         grep -E "Function properties|registers|ds_" | head -12 | tee -a "$OUT/summary.txt" "$OUT/sortx.txt"
 fi
 
-# ---- the median's settings (issue 11): the band filter's range test (range),
-# the radix select's fused passes (fuse) and only the groups with elements in a
-# histogram launch (act); first the tests, which run both ways of each
+# ---- the selection's settings (issue 11): the band filter's range test (range),
+# the radix select's fused passes (fuse), only the groups with elements in a
+# histogram launch (act), a small rank as the last of a top-k (seltop); first
+# the tests, which run both ways of each
 if want medianx; then
-    log "tests on the GPU: t/radix.t, t/band.t (range, act and fuse both ways among their cases)"
+    log "tests on the GPU: t/radix.t, t/band.t (range, act, fuse and seltop both ways among their cases)"
     CLTOPK_TEST_DEVICE=gpu timeout 400 make -j"$jobs" check TESTS="t/radix.t t/band.t" \
         >"$OUT/medianx-check.log" 2>&1
     grep -E "^# (TOTAL|PASS|FAIL|ERROR)" "$OUT/medianx-check.log" | tee -a "$OUT/summary.txt"
@@ -411,6 +412,12 @@ if want medianx; then
                 --dist uniform,bucket-killer --reps 7 2>&1 |
                 grep -E "auto|error" | tee -a "$OUT/summary.txt"
         done
+    done
+    for sf in seltop=0 seltop=1; do
+        log "bench: selection at small ranks, 2^29 f32, CLTOPK_SAMPLE_FILTER=$sf"
+        CLTOPK_SAMPLE_FILTER=$sf tools/cltopk bench --device gpu -t f32 -n 2^29 \
+            -k 1,32,1024,4096 --algo auto --select --dist uniform,increasing,equal --reps 7 2>&1 |
+            grep -E "auto|error" | tee -a "$OUT/summary.txt"
     done
     for rs in act=0 act=1 act=1,fuse=1; do
         log "bench: radix-select top-k, 2^29 f32, CLTOPK_RADIX=$rs"
