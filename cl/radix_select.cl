@@ -328,15 +328,39 @@ inline uint act_groups(uint pass, __global const uint *state)
 {
 #if !ACT
     return get_num_groups(0);
-#endif
+#else
     uint c = state[S_ACT + (pass & 1u)];
     uint per = (uint)(WG * IPT), g = get_num_groups(0);
     uint a = c / per + (c % per != 0u);
     return a < 1u ? 1u : a > g ? g : a;
+#endif
+}
+
+/* the local bins of the histogram of pass `pass`: pass 0 digit 0 at 0 and
+ * digit 1 at 2^FIRST; else digit `pass` */
+inline uint bins_of(uint pass)
+{
+    return pass == 0u ? (uint)PRE_BINS : (1u << wid_of(pass));
+}
+
+/* whether the histogram of pass `pass` has nothing to count: the search is
+ * over, or pass 0 already counted this digit */
+inline uint hist_skip(uint pass, __global const uint *state)
+{
+    return state[S_DONE] || (pass > 0u && pass < (uint)PRE && state[S_PRE]);
+}
+
+/* lh's bins of pass `pass` (HC copies each) zeroed */
+inline void hist_zero(uint pass, __local uint *lh)
+{
+    for (uint b = get_local_id(0); b < bins_of(pass) * HC; b += WG)
+        lh[b] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
 }
 
 /* rs_hist's counting: the histogram of digit `pass` of the current candidates
- * (pass 0: digits 0..PRE-1) into lh (HC copies a bin); on a narrowed input
+ * (pass 0: digits 0..PRE-1) into lh (HC copies a bin, zeroed by the caller:
+ * hist_zero); on a narrowed input
  * also the emission of the last narrowing pass's higher buckets (l_emit,
  * g_emit: two words of local memory) */
 inline void hist_count(uint pass, __global const okey_t *in, ulong off, uint smallest,
@@ -346,23 +370,16 @@ inline void hist_count(uint pass, __global const okey_t *in, ulong off, uint sma
                        __local uint *lh, __local uint *lw)
 {
     uint lid = get_local_id(0);
-    uint done = state[S_DONE], cur = state[S_CUR], cnt = state[S_CAND];
-    /* finished, or a histogram pass 0 already made */
-    uint skip = done || (pass > 0u && pass < (uint)PRE && state[S_PRE]);
+    uint cur = state[S_CUR], cnt = state[S_CAND];
     uint np = (cur == 0u && state[S_NARROWED]) ? state[S_NP] : 0u;
     okey_t P = get_pfx(state);
     uint emit = np > 0u && state[S_TOPK];
     if (cur == 0u)
         cnt = state[S_FCNT]; /* the input's length (n) */
-    if (skip)
+    if (hist_skip(pass, state))
         cnt = 0u; /* nothing to count; (LASTG) the last group still chooses */
     uint nd = pass == 0u ? (uint)PRE : 1u;
-    /* local bins: pass 0 digit 0 at 0 and digit 1 at 2^FIRST; else digit `pass` */
-    uint nb = pass == 0u ? (uint)PRE_BINS : (1u << wid_of(pass));
     uint hc = lid % (uint)HC;
-    for (uint b = lid; b < nb * HC; b += WG)
-        lh[b] = 0u;
-    barrier(CLK_LOCAL_MEM_FENCE);
     uint step = get_num_groups(0) * WG * IPT;
     for (uint base = get_group_id(0) * WG * IPT; base < cnt; base += step) {
         okey_t eu[IPT];
@@ -420,7 +437,7 @@ inline void hist_publish(uint pass, __global uint *state, __global uint *hist, _
                          __local uint *sf)
 {
     uint lid = get_local_id(0);
-    uint nb = pass == 0u ? (uint)PRE_BINS : (1u << wid_of(pass));
+    uint nb = bins_of(pass);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint b = lid; b < nb; b += WG) {
         uint t = 0u;
@@ -461,20 +478,21 @@ void rs_hist(uint pass, __global const okey_t *in, ulong off, uint smallest,
     __local uint lh[PRE_BINS * HC];
     __local uint lw[2], sf[3];
 #if !LASTG
-    if (state[S_DONE] || (pass > 0u && pass < (uint)PRE && state[S_PRE]))
+    if (hist_skip(pass, state))
         return;
 #else
     if (get_group_id(0) >= act_groups(pass, state))
         return;
 #endif
+    hist_zero(pass, lh);
     hist_count(pass, in, off, smallest, ak, ai, bk, bi, state, res_k, res_i, lh, lw);
     hist_publish(pass, state, hist, lh, sf);
 }
 
 /* rs_filter's work for digit `pass` (mode: the pass's, not M_SKIP, M_DONE or
  * M_NARROW); with `count`, the digit pass + 1 of every candidate it keeps is
- * counted into lh (HC copies a bin, zeroed by the caller); lw: 4 words of
- * local memory */
+ * counted into lh (HC copies a bin, zeroed by the caller: hist_zero); lw: 4
+ * words of local memory */
 inline void filter_run(uint pass, uint mode, __global const okey_t *in, ulong off, uint smallest,
                        __global okey_t *ak, __global uint *ai, __global okey_t *bk,
                        __global uint *bi, __global uint *state, __global okey_t *res_k,
@@ -570,16 +588,12 @@ void rs_pass(uint pass, __global const okey_t *in, ulong off, uint smallest,
     if (get_group_id(0) >= act_groups(pass, state))
         return;
     uint mode = state[S_MODE]; /* pass - 1's */
-    if (mode == M_FILTER || mode == M_EMIT_GE || mode == M_ALL) {
-        uint lid = get_local_id(0);
-        for (uint b = lid; b < (1u << wid_of(pass)) * HC; b += WG)
-            lh[b] = 0u;
-        barrier(CLK_LOCAL_MEM_FENCE);
+    hist_zero(pass, lh);
+    if (mode == M_FILTER || mode == M_EMIT_GE || mode == M_ALL)
         filter_run(pass - 1u, mode, in, off, smallest, ak, ai, bk, bi, state, res_k, res_i,
                    mode == M_FILTER, lh, lw);
-    } else {
+    else
         hist_count(pass, in, off, smallest, ak, ai, bk, bi, state, res_k, res_i, lh, lw);
-    }
     hist_publish(pass, state, hist, lh, sf);
 }
 #endif

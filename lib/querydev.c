@@ -452,7 +452,7 @@ static int qdev_common_make(cltopk_context *ctx, const cltopk_query_job *job, qd
                                (size_t)q->order.nconsts * 8,
                                (size_t)(q->has_where ? q->where.nconsts : 0) * 8, sizeof offs, 4,
                                4};
-    size_t align = ctx->caps.base_align ? ctx->caps.base_align : 8, at[QC_N], total = 0;
+    size_t align = ctx->caps.base_align, at[QC_N], total = 0; /* (>= 8) */
     for (int i = 0; i < QC_N; i++) {
         at[i] = total;
         total += ((size[i] ? size[i] : 8) + align - 1) / align * align;

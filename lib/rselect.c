@@ -72,7 +72,7 @@ static int rs_digits(const cltopk_request *rq, int first)
 
 /* CLTOPK_RADIX: hc histogram copies, narrow (0: always copy), ipt elements a
  * work-item a round, first bits of digit 0, pre digits histogrammed in pass 0 */
-enum { RP_HC, RP_NARROW, RP_IPT, RP_FIRST, RP_PRE, RP_GPC, RP_LASTG, RP_FUSE, RP_ACT };
+enum { RP_HC, RP_NARROW, RP_IPT, RP_FIRST, RP_PRE, RP_GPC, RP_LASTG, RP_FUSE, RP_ACT, RP_N };
 static const char *const fuse_words[] = {"0", "1", "auto", NULL};
 static const cltopk_param radix_params[] = {
     [RP_HC] = {.name = "hc", .gpu = 4, .cpu = 1, .min = 1, .max = 16, .integer = 1},
@@ -87,7 +87,7 @@ static const cltopk_param radix_params[] = {
     /* 0 on GPUs until measured there (exact on POCL, and tested on both) */
     [RP_ACT] = {.name = "act", .gpu = 0, .cpu = 1, .min = 0, .max = 1, .integer = 1},
 };
-static const cltopk_param_table radix_table = {"CLTOPK_RADIX", radix_params, 9, NULL};
+static const cltopk_param_table radix_table = {"CLTOPK_RADIX", radix_params, RP_N, NULL};
 
 static int rs_params(const cltopk_context *ctx, const cltopk_request *rq, cltopk_params *p,
                      char *why, size_t whylen)

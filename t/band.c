@@ -22,7 +22,6 @@
 
 static rng_t rng;
 
-/* the ranks of a set: both ends, the middle, and random ones */
 /* the ranks of a set: the ends, the middle and nrandom random ones; with
  * small_ranks set, ranks about the final sort's capacity instead (the ranks
  * that seltop=1 serves as a top-k, and the first it does not) */
@@ -32,10 +31,11 @@ static size_t ranks_of(size_t n, size_t *r, int nrandom)
     size_t m = 0;
     size_t fixed[] = {0, 1, n / 2, n - 2, n - 1};
     size_t sfixed[] = {0, 1, 2, 31, 1023, 2047, 4095, 4096};
+    const size_t *f = small_ranks ? sfixed : fixed;
     size_t nf = small_ranks ? 8 : 5;
     for (size_t i = 0; i < nf; i++)
-        if ((small_ranks ? sfixed[i] : fixed[i]) < n)
-            r[m++] = small_ranks ? sfixed[i] : fixed[i];
+        if (f[i] < n)
+            r[m++] = f[i];
     for (int i = 0; i < nrandom; i++)
         r[m++] = (size_t)rng_below(&rng, n);
     return m;

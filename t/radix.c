@@ -324,12 +324,12 @@ int main(void)
      * a first digit of 12 or 11 bits (digits that straddle the key and the
      * position);
      * the last group not choosing (rs_choose launches), a filter and the next
- * histogram in one launch over the whole input (fuse=1; the default fuses
- * them only from the band's candidates); every histogram launch's groups
- * taking part (act=0) or only those with elements (act=1, the CPU default);
- * (the kernels' options repeat earlier sets' where they can: on POCL each new
- * set is a build of seconds);
- * SBP with 11-bit digits, and small groups with the atomic OR/AND */
+     * histogram in one launch over the whole input (fuse=1; the default fuses
+     * them only from the band's candidates); every histogram launch's groups
+     * taking part (act=0) or only those with elements (act=1, the CPU default)
+     * (the kernels' options repeat earlier sets' where they can: on POCL each
+     * new set is a build of seconds);
+     * SBP with 11-bit digits, and small groups with the atomic OR/AND */
     static const char *const rconf[] = {"ipt=1,narrow=2,hc=3", "narrow=0", "first=12,pre=1",
                                         "first=11,hc=2,ipt=2", "gpc=1,ipt=2",
                                         "lastg=0,ipt=2", "lastg=0,first=12,pre=1,hc=2",
