@@ -10,9 +10,9 @@
  * rs_filter of the last digit: D + 1 launches for D digits (fuse=1; the
  * default, auto, fuses where the call starts from a caller's candidates, the
  * band's).  The last work-group to finish a histogram chooses the pass's bin
- * and bounds the elements the next histogram reads: with act=1 (the CPU
- * default; GPUs 0 until measured) only the groups that have some take part (a
- * pass over a few candidates is one group's work).  With
+ * and bounds the elements the next histogram reads: with act=1 (the
+ * default) only the groups that have some take part (a pass over a few
+ * candidates is one group's work).  With
  * fuse=0, rs_hist and rs_filter are launched for every digit (2 D launches);
  * with lastg=0 also a rs_choose launch between them.  The state (need,
  * candidates, where they are, the pass's mode, the prefix a narrowed input is
@@ -84,8 +84,9 @@ static const cltopk_param radix_params[] = {
     [RP_LASTG] = {.name = "lastg", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
     [RP_FUSE] = {.name = "fuse", .gpu = 2, .cpu = 2, .min = 0, .max = 2, .integer = 1,
                  .words = fuse_words},
-    /* 0 on GPUs until measured there (exact on POCL, and tested on both) */
-    [RP_ACT] = {.name = "act", .gpu = 0, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+    /* 1 everywhere: on the H200 the median of 2^29 f32 took 1.114 ms with
+     * act=1 against 1.167 with 0 (bucket-killer 1.235 against 1.291) */
+    [RP_ACT] = {.name = "act", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
 };
 static const cltopk_param_table radix_table = {"CLTOPK_RADIX", radix_params, RP_N, NULL};
 
