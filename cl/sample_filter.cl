@@ -59,7 +59,8 @@
  * (work-items of the one-group kernels), SORTCAP (pairs the final sort holds:
  * the largest k, a power of two, at least FWG), DB (bits of a digit of the
  * one-group selection, 8 or 11), HC (copies of its histogram), BAND (1: the
- * selection's filter, above), CHUNKED (1: a
+ * selection's filter, above), RANGE and OFS (the band filter's test and its
+ * members' keys, at sf_filter), CHUNKED (1: a
  * work-item of the one-group selection takes a contiguous run of candidates
  * instead of every FWG-th; measured slower on the H200, kept for tuning). */
 #ifndef CLTOPK_COMMON_CL
@@ -89,6 +90,9 @@
 #endif
 #ifndef BAND
 #define BAND 0
+#endif
+#ifndef OFS
+#define OFS 1 /* BAND: a member's key stored as (u - L) << z (below) */
 #endif
 
 #if KEY_BITS == 64
@@ -725,6 +729,20 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
     uint ul, above = 0u, par = 0u;
     load_bound(st, ST_ULO, &uh, &ul);
     okey_t uu = (okey_t)uh;
+#if OFS
+    /* a member is stored with the key (u - tu) << z, z the leading zeros of
+     * uu - tu within KEY_BITS: the same order among the members (every one
+     * has tu <= u <= uu), and the band's spread in the top bits, so that the
+     * radix select's first digit splits it (a narrow band's keys share their
+     * top bits, whose digits would each cost a pass that hardly narrows).
+     * Only the order of the candidates is read after this: every output is
+     * the input's bits at a position. */
+    okey_t dz_ = uu - tu;
+    uint zs = dz_ ? (uint)clz(dz_) : 0u;
+#define MKEY(U) (((U) - tu) << zs)
+#else
+#define MKEY(U) (U)
+#endif
 #if RANGE
     okey_t du = uu - tu; /* the band's keys: u - tu <= du (tu <= uu) */
 #elif KEY_BITS == 32
@@ -744,13 +762,13 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
     do {                                                                           \
         uint p_ = atomic_inc(&lcnt);                                               \
         if (p_ < LSEG) {                                                           \
-            lu[p_] = (U);                                                          \
+            lu[p_] = MKEY(U);                                                      \
             li[p_] = (I);                                                          \
         } else {                                                                   \
             uint q_ = atomic_inc(&st[ST_TOTAL]);                                   \
             atomic_inc(&st[ST_SPILL]);                                             \
             if (q_ < cap) {                                                        \
-                cu[q_] = (U);                                                      \
+                cu[q_] = MKEY(U);                                                  \
                 ci[q_] = (I);                                                      \
             }                                                                      \
         }                                                                          \
@@ -767,6 +785,7 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
     } while (0)
 #else
 #define TAKE(U, I) KEEP((U), (I))
+#define MKEY(U) (U)
     (void)dense;
 #endif
 
@@ -849,10 +868,10 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
                             uint i_ = base + E;                                    \
                             if (BAND_CLASS(u_, i_) == 1u) {                        \
                                 if (!direct) {                                     \
-                                    lu[w] = u_;                                    \
+                                    lu[w] = MKEY(u_);                              \
                                     li[w] = i_;                                    \
                                 } else if (w < cap) {                              \
-                                    cu[w] = u_;                                    \
+                                    cu[w] = MKEY(u_);                              \
                                     ci[w] = i_;                                    \
                                 }                                                  \
                                 w++;                                               \
@@ -948,6 +967,7 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
     }
 #undef KEEP
 #undef TAKE
+#undef MKEY
 #if BAND
     if (above)
         atomic_add(&labove, above);

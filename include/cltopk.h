@@ -70,10 +70,10 @@
  *                          (none|all|few), wg, unr, fwg, groups, sort, digit,
  *                          reduce, profile, check (none|normal|few|overflow|
  *                          spill: fail unless that path ran; testing), bs,
- *                          small, dense, range, seltop, part (a top-k with k
- *                          at least this, default n / 16, above the final
- *                          sort: the k-th selected, the input partitioned by
- *                          it, the k sorted)
+ *                          small, dense, range, seltop, ofs, part (a top-k
+ *                          with k at least this, default n / 16, above the
+ *                          final sort: the k-th selected, the input
+ *                          partitioned by it, the k sorted)
  *   CLTOPK_PLAN_CONSTS     the planner's device constants: bw, launch, lrate, h2d,
  *                          cpubw (see cltopk_explain); never saved to the cache
  *   CLTOPK_PROFILE         1: every kernel launch of a context opened by

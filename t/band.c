@@ -243,6 +243,9 @@ int main(void)
     host_set(ctx, SF, "small=0,force=few,check=few", CLTOPK_FLOAT32, 0, "uniform", 60000, 2);
     host_set(ctx, SF, "small=0,cap=1,check=overflow", CLTOPK_INT64, 1, "five", 60000, 2);
     host_set(ctx, SF, "small=0,dense=1,lseg=1", CLTOPK_FLOAT64, 0, "bucket", 100000, 3);
+    /* ofs=0: the members keep their keys (the default stores (u - L) << z) */
+    host_set(ctx, SF, "ofs=0,small=0,check=normal", CLTOPK_FLOAT32, 1, "uniform", 60000, 3);
+    host_set(ctx, SF, "ofs=0,dense=1,check=normal", CLTOPK_INT64, 0, "five", 60000, 2);
     /* the sparse filter's two ways of testing the band, each on every device
      * (range=1: one unsigned compare of the key, the position at the bounds'
      * keys, the CPU default; range=0: the composite word, the GPU default):
