@@ -476,17 +476,22 @@ void rs_hist(uint pass, __global const okey_t *in, ulong off, uint smallest,
              __global okey_t *res_k, __global uint *res_i)
 {
     __local uint lh[PRE_BINS * HC];
-    __local uint lw[2], sf[3];
+    __local uint lw[2];
 #if !LASTG
+    /* (hist_publish reads its sf only with LASTG: no local of its own, see
+     * rs_filter) */
+#define sf lw
     if (hist_skip(pass, state))
         return;
 #else
+    __local uint sf[3];
     if (get_group_id(0) >= act_groups(pass, state))
         return;
 #endif
     hist_zero(pass, lh);
     hist_count(pass, in, off, smallest, ak, ai, bk, bi, state, res_k, res_i, lh, lw);
     hist_publish(pass, state, hist, lh, sf);
+#undef sf
 }
 
 /* rs_filter's work for digit `pass` (mode: the pass's, not M_SKIP, M_DONE or
@@ -564,11 +569,14 @@ void rs_filter(uint pass, __global const okey_t *in, ulong off, uint smallest,
                __global okey_t *ak, __global uint *ai, __global okey_t *bk, __global uint *bi,
                __global uint *state, __global okey_t *res_k, __global uint *res_i)
 {
-    __local uint lw[4], lh[1];
+    /* (lw also stands for the histogram that a filter without counting
+     * never touches: a local whose every use folds away makes POCL 5 and 6
+     * abort, "isGVarUsedByFunction(&Var, F) == true") */
+    __local uint lw[4];
     uint mode = state[S_MODE];
     if (mode == M_SKIP || mode == M_DONE || mode == M_NARROW)
         return;
-    filter_run(pass, mode, in, off, smallest, ak, ai, bk, bi, state, res_k, res_i, 0u, lh, lw);
+    filter_run(pass, mode, in, off, smallest, ak, ai, bk, bi, state, res_k, res_i, 0u, lw, lw);
 }
 
 #if LASTG

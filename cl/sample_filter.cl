@@ -554,13 +554,10 @@ inline void group_sort(okey_t u, uint idx, __local okey_t *gu, __local uint *gi)
 /* P0a: the s samples, one a work-item: sample j at a hashed offset inside
  * stratum j = [j n / s, (j + 1) n / s) (many groups: the random reads of one
  * group alone are slow).  Each group keeps only its best rr = min(r, WG)
- * samples, sorted (bitonic in local memory; rr = WG: all, unsorted): the r-th
- * best of all samples is the r-th best of those, and sf_sample reads s / WG *
- * rr pairs instead of s.  The i-th kept of group g goes to i * groups + g, so
- * that neighbours come from different strata: the one-group selection's
- * histogram then sees a warp's keys spread over many bins instead of one
- * group's sorted run in one bin (whose local atomics serialize).  A group
- * short of samples pads with the sentinel, which is worse than every pair. */
+ * samples, sorted (bitonic in local memory), at group * rr: the r-th best of
+ * all samples is the r-th best of those, and sf_sample reads s / WG * rr
+ * pairs instead of s.  A group short of samples pads with the sentinel,
+ * which is worse than every pair. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void sf_gather(__global const okey_t *in, ulong off, uint n, uint smallest, uint s,
                ulong seed, uint rr, __global okey_t *sk, __global uint *si_g)
@@ -575,15 +572,10 @@ void sf_gather(__global const okey_t *in, ulong off, uint n, uint smallest, uint
         pos = (uint)lo + mul_hi(sf_hash(seed, j), (uint)(hi - lo));
         u = order_key(in[off + pos], smallest);
     }
-    uint g = get_group_id(0), ng = get_num_groups(0);
-    if (rr < (uint)WG) {
-        group_sort(u, pos, gu, gi);
-        u = gu[lid];
-        pos = gi[lid];
-    }
+    group_sort(u, pos, gu, gi);
     if (lid < rr) {
-        sk[lid * ng + g] = u;
-        si_g[lid * ng + g] = pos;
+        sk[get_group_id(0) * rr + lid] = gu[lid];
+        si_g[get_group_id(0) * rr + lid] = gi[lid];
     }
 }
 

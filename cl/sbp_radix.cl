@@ -72,7 +72,7 @@ void sbp_level(uint src, __global const okey_t *in, ulong off, uint smallest,
 {
     __local uint hist[RADIX];
     __local uint part[SCANNERS];
-    __local uint s_pos, s_cnt, s_b, s_above, s_cb, s_ticket, s_done;
+    __local uint s_pos, s_cnt, s_b, s_cb, s_ticket;
     __local uint r_or[3], r_and[3];
 #if REDUCE_TREE
     __local uint red[KEY_BITS == 64 ? 6 : 4][WG];
@@ -103,7 +103,6 @@ void sbp_level(uint src, __global const okey_t *in, ulong off, uint smallest,
     if (lid == 0u) {
         s_pos = 0u;
         s_cnt = T;
-        s_done = 0u;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (;;) {
@@ -239,7 +238,6 @@ void sbp_level(uint src, __global const okey_t *in, ulong off, uint smallest,
                     uint c = hist[lid * BPW + (uint)q];
                     if (above + c >= need) {
                         s_b = lid * BPW + (uint)q;
-                        s_above = above;
                         s_cb = c;
                         break;
                     }
