@@ -46,6 +46,9 @@
  * Options (defaults let the file compile alone): WG work-items a group, SN
  * local slots (a power of two >= K + WG, and >= 2 K), TPI slots a work-item
  * of index_filter scores at once (at most 32).  Needs 64-bit integers. */
+#ifndef CLTOPK_COMMON_CL
+#include "common.cl"
+#endif
 #pragma OPENCL FP_CONTRACT OFF
 
 #ifndef WG
