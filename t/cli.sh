@@ -157,6 +157,18 @@ fails 1 "smaller than offsets" "topk --segments with decreasing offsets" \
     sh -c 'printf "0\n5\n2\n" > "$2/bad.txt"; "$1" topk -t i32 -k 1 --segments "$2/bad.txt" --device cpu "$2/r.txt"' sh "$CLTOPK" "$tmp"
 fails 2 "goes with --rows" "topk --ld without --rows" \
     "$CLTOPK" topk -t i32 -k 1 --ld 4 --device cpu "$tmp/r.txt"
+fails 2 "at least 1 row" "topk --rows 0 is refused (not a single top-k)" \
+    "$CLTOPK" topk -t i32 -k 1 --rows 0 --device cpu "$tmp/r.txt"
+fails 2 "do not take --packed" "topk --packed --rows is refused" \
+    "$CLTOPK" topk -k 1 --packed --rows 2 --device cpu "$tmp/r.txt"
+fails 1 "more than ld" "topk --rows --ld: a last row longer than ld" \
+    "$CLTOPK" topk -t i32 -k 1 --rows 3 --ld 2 --device cpu "$tmp/r.txt"
+: > "$tmp/empty.i32"
+run "$CLTOPK" topk -t i32 -k 0 --rows 2 --device cpu "$tmp/empty.i32"
+[ $rc -eq 0 ] && grep -q '2 rows x 0 of i32' "$tmp/out"
+ok $? "topk --rows 2 of an empty file: two rows of no column, k = 0"
+fails 1 "larger than cols = 0" "topk -k 1 --rows 2 of an empty file" \
+    "$CLTOPK" topk -t i32 -k 1 --rows 2 --device cpu "$tmp/empty.i32"
 succeeds "Usage: cltopk knn" "knn --help" "$CLTOPK" knn --help
 succeeds "^-> cpu-heap" "topk --rows --explain on the cpu device" \
     "$CLTOPK" topk -t i32 -k 2 --rows 3 --explain --device cpu "$tmp/r.txt"
@@ -168,6 +180,22 @@ run "$CLTOPK" knn -k 2 -d 2 --device cpu "$tmp/q.txt" "$tmp/p.txt"
 ok $? "knn: nearest points, ties by smaller index"
 fails 1 "multiples of d" "knn with a dimension that does not divide the files" \
     "$CLTOPK" knn -k 1 -d 3 --device cpu "$tmp/q.txt" "$tmp/p.txt"
+for dist in uniform normal clustered; do
+    run "$CLTOPK" gen --points 300 --dims 5 --dist $dist -s 3 "$tmp/gp1.f32"
+    run "$CLTOPK" gen --points 300 --dims 5 --dist $dist -s 3 "$tmp/gp2.f32"
+    run "$CLTOPK" gen --points 300 --dims 5 --dist $dist -s 4 "$tmp/gp3.f32"
+    cmp -s "$tmp/gp1.f32" "$tmp/gp2.f32" && ! cmp -s "$tmp/gp1.f32" "$tmp/gp3.f32" &&
+        [ "$(wc -c < "$tmp/gp1.f32")" -eq 6000 ]
+    ok $? "gen --points 300 --dims 5 --dist $dist: 6000 bytes, the same for a seed only"
+done
+run "$CLTOPK" gen --points 7 --dims 5 --dist clustered -s 9 "$tmp/gq.f32"
+run "$CLTOPK" knn -k 3 -d 5 --device cpu "$tmp/gq.f32" "$tmp/gp1.f32"
+[ $rc -eq 0 ] && [ "$(awk '$1 ~ /^[0-9]+$/ && NF == 4' "$tmp/out" | wc -l)" -eq 21 ]
+ok $? "knn on gen --points files: 7 queries x 3 neighbours"
+fails 2 "uniform, normal or clustered" "gen --points with a tuple distribution" \
+    "$CLTOPK" gen --points 10 --dims 2 --dist correlated "$tmp/x.f32"
+fails 2 "not both" "gen --points with --tuples" \
+    "$CLTOPK" gen --points 10 --tuples 10 --dims 2 "$tmp/x.f32"
 if [ -n "$cl_dev" ]; then
     "$CLTOPK" gen -t f32 -n 3000 "$tmp/kp.f32" > /dev/null 2>&1 &&
         "$CLTOPK" gen -t f32 -n 300 -s 9 "$tmp/kq.f32" > /dev/null 2>&1

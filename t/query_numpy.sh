@@ -6,11 +6,21 @@
 CLTOPK=${CLTOPK:-./tools/cltopk}
 export CLTOPK
 here=$(dirname "$0")
-if ! command -v python3 >/dev/null 2>&1 || ! python3 -c 'import numpy' >/dev/null 2>&1; then
+# the first python3 that has numpy: $PYTHON, the one in PATH, then the
+# system's (a pyenv or /usr/local python3 first in PATH does not see Debian's
+# python3-numpy, which bootstrap installs)
+py=
+for p in ${PYTHON:-} python3 /usr/bin/python3; do
+    if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import numpy' >/dev/null 2>&1; then
+        py=$p
+        break
+    fi
+done
+if [ -z "$py" ]; then
     echo "1..0 # SKIP python3 with numpy is missing (Debian: apt-get install python3-numpy)"
     exit 0
 fi
 seed=${CLTOPK_TEST_SEED:-$$}
 count=40
 case ${CLTOPK_TEST_FULL:-0} in 0 | "") ;; *) count=300 ;; esac
-exec python3 "$here/query_ref.py" "$seed" "$count"
+exec "$py" "$here/query_ref.py" "$seed" "$count"

@@ -12,6 +12,7 @@ static void gen_help(void)
     printf("Usage: cltopk gen -t TYPE -n N [-d DIST] [-s SEED] [--text] OUT\n"
            "       cltopk gen -t TYPE -n N ... -        (to standard output)\n"
            "       cltopk gen --tuples N --dims D --dist DIST [-s SEED] OUT\n"
+           "       cltopk gen --points N --dims D [--dist DIST] [-s SEED] OUT\n"
            "\n"
            "Write N elements of TYPE drawn from DIST to the file OUT.  The same TYPE, N,\n"
            "DIST and SEED always give the same bytes.\n"
@@ -49,7 +50,18 @@ static void gen_help(void)
            "                    Written as D columns one after the other (attribute j of\n"
            "                    tuple t at float number j * N + t), raw little-endian\n"
            "                    binary; the same N, D, DIST and SEED give the same bytes\n"
-           "  -D, --dims D      attributes a tuple (1 to 64) for --tuples\n"
+           "      --points N    instead: N points of D float32 coordinates for `cltopk\n"
+           "                    knn` (points and queries), row-major (coordinate j of\n"
+           "                    point t at float number t * D + j), raw little-endian\n"
+           "                    binary; DIST (default uniform) is one of\n"
+           "                      uniform        U(0,1) in every coordinate\n"
+           "                      normal         N(0,1) in every coordinate\n"
+           "                      clustered      around 64 centres in [0,1)^D, spread\n"
+           "                                     0.02; the centres depend on D alone, so\n"
+           "                                     queries drawn with another -s fall in the\n"
+           "                                     points' clusters\n"
+           "  -D, --dims D      attributes a tuple (1 to 64) for --tuples, coordinates a\n"
+           "                    point (1 to 65536) for --points\n"
            "      --text        one number per line instead of raw binary (the default\n"
            "                    for an OUT ending in .txt or .csv); floats are printed\n"
            "                    with enough digits to read back exactly (%%.9g, %%.17g),\n"
@@ -61,34 +73,49 @@ static void gen_help(void)
            "Examples:\n"
            "  cltopk gen -t f32 -n 1M data.f32\n"
            "  cltopk gen -t i64 -n 100 -d few --text - | head\n"
-           "  cltopk gen --tuples 1M --dims 8 --dist anticorrelated anti.f32\n");
+           "  cltopk gen --tuples 1M --dims 8 --dist anticorrelated anti.f32\n"
+           "  cltopk gen --points 1M --dims 128 --dist clustered points.f32\n"
+           "  cltopk gen --points 1000 --dims 128 --dist clustered -s 2 queries.f32\n");
 }
 
-/* `gen --tuples N --dims D --dist DIST OUT`: the skyline generator's columns */
-static int gen_tuples_file(const char *out_path, uint64_t n, uint64_t d, const char *dist,
-                           uint64_t seed, int format, int typed)
+/* `gen --tuples N --dims D --dist DIST OUT`: the skyline generator's columns;
+ * `gen --points N --dims D [--dist DIST] OUT`: kNN points, row-major */
+static int gen_matrix_file(int points, const char *out_path, uint64_t n, uint64_t d,
+                           const char *dist, uint64_t seed, int format, int typed)
 {
-    if (gen_tuple_kind(dist) < 0)
-        return usage_error("gen", "--tuples takes --dist correlated, independent or "
-                           "anticorrelated (not '%s')", dist);
+    const char *opt = points ? "--points" : "--tuples";
+    if (points ? gen_point_kind(dist) < 0 : gen_tuple_kind(dist) < 0)
+        return usage_error("gen", "%s takes --dist %s (not '%s')", opt,
+                           points ? "uniform, normal or clustered"
+                                  : "correlated, independent or anticorrelated",
+                           dist);
     if (!d)
-        return usage_error("gen", "the attributes a tuple are missing: give --dims D");
+        return usage_error("gen", "the %s are missing: give --dims D",
+                           points ? "coordinates a point" : "attributes a tuple");
+    if (!points && d > 64)
+        return usage_error("gen", "--tuples takes 1 to 64 attributes (--dims %llu)",
+                           (unsigned long long)d);
     if (typed)
-        return usage_error("gen", "--tuples writes float32 columns: no -t or -n");
+        return usage_error("gen", "%s writes float32 %s: no -t or -n", opt,
+                           points ? "rows" : "columns");
     if (format == FORMAT_TEXT)
-        return usage_error("gen", "--tuples writes binary columns only (no --text)");
+        return usage_error("gen", "%s writes binary %s only (no --text)", opt,
+                           points ? "rows" : "columns");
     if (!out_path)
         return usage_error("gen", "the output is missing: give a file name, or - for stdout");
     int rc = out_check("gen", out_path, OUT_BINARY, NULL);
     if (rc)
         return rc;
     if (n > SIZE_MAX / 4 / d)
-        return fail("gen", "%llu tuples do not fit in memory here", (unsigned long long)n);
+        return fail("gen", "%llu %s do not fit in memory here", (unsigned long long)n,
+                    points ? "points" : "tuples");
     float *data = malloc((size_t)(n * d) * 4);
-    if (!data)
+    if (!data || (points ? gen_points(dist, (size_t)n, (size_t)d, seed, data)
+                         : gen_tuples(dist, (size_t)n, (size_t)d, seed, data))) {
+        free(data);
         return fail("gen", "out of memory for %llu x %llu floats", (unsigned long long)n,
                     (unsigned long long)d);
-    gen_tuples(dist, (size_t)n, (size_t)d, seed, data);
+    }
     out_file out;
     if ((rc = out_open(&out, "gen", out_path, OUT_BINARY, NULL))) {
         free(data);
@@ -102,19 +129,19 @@ static int gen_tuples_file(const char *out_path, uint64_t n, uint64_t d, const c
 
 int cmd_gen(int argc, char **argv)
 {
-    enum { O_TYPE = 1, O_N, O_DIST, O_SEED, O_TEXT, O_BINARY, O_HELP, O_TUPLES, O_DIMS };
+    enum { O_TYPE = 1, O_N, O_DIST, O_SEED, O_TEXT, O_BINARY, O_HELP, O_TUPLES, O_DIMS, O_POINTS };
     static const cli_option opts[] = {
         {O_TYPE, 't', "type", 1}, {O_N, 'n', "count", 1},      {O_DIST, 'd', "dist", 1},
         {O_SEED, 's', "seed", 1}, {O_TEXT, 0, "text", 0},      {O_BINARY, 0, "binary", 0},
         {O_HELP, 'h', "help", 0}, {O_TUPLES, 0, "tuples", 1},  {O_DIMS, 'D', "dims", 1},
-        {0, 0, NULL, 0},
+        {O_POINTS, 0, "points", 1}, {0, 0, NULL, 0},
     };
     cli_parser p;
     const char *arg, *out_path = NULL, *dist = "uniform";
     int id, format = FORMAT_AUTO, have_type = 0, have_n = 0;
     cltopk_dtype type = CLTOPK_FLOAT32;
     uint64_t n = 0, seed = 1, tuples = 0, dims = 0;
-    int have_tuples = 0;
+    int have_tuples = 0, have_points = 0, have_dist = 0;
     cli_init(&p, "gen", argc, argv);
     while ((id = cli_next(&p, opts, &arg)) != -1) {
         switch (id) {
@@ -137,21 +164,26 @@ int cmd_gen(int argc, char **argv)
             break;
         case O_DIST:
             dist = arg;
-            if (have_tuples)
-                break; /* checked below against the tuples' distributions */
+            have_dist = 1;
+            if (have_tuples || have_points)
+                break; /* checked below against the tuples' or points' distributions */
             if (!known_dist(arg))
                 return usage_error("gen", "unknown distribution '%s' (uniform, normal, "
                                    "increasing, decreasing, equal, few, bucket-killer, "
                                    "special, powerlaw, timestamps, codes)", arg);
             break;
         case O_TUPLES:
+        case O_POINTS:
             if (parse_count(arg, (uint64_t)1 << 36, &tuples) < 0 || tuples == 0)
-                return usage_error("gen", "bad --tuples '%s' (a count from 1 to 2^36)", arg);
-            have_tuples = 1;
+                return usage_error("gen", "bad %s '%s' (a count from 1 to 2^36)",
+                                   id == O_TUPLES ? "--tuples" : "--points", arg);
+            have_tuples |= id == O_TUPLES;
+            have_points |= id == O_POINTS;
             break;
         case O_DIMS:
-            if (parse_count(arg, 64, &dims) < 0 || dims == 0)
-                return usage_error("gen", "bad --dims '%s' (1 to 64 attributes)", arg);
+            if (parse_count(arg, 65536, &dims) < 0 || dims == 0)
+                return usage_error("gen", "bad --dims '%s' (1 to 64 attributes a tuple, 1 to "
+                                   "65536 coordinates a point)", arg);
             break;
         case O_SEED:
             if (parse_u64(arg, &seed) < 0)
@@ -162,10 +194,14 @@ int cmd_gen(int argc, char **argv)
         case O_HELP: gen_help(); return EXIT_OK;
         }
     }
-    if (have_tuples)
-        return gen_tuples_file(out_path, tuples, dims, dist, seed, format, have_type || have_n);
+    if (have_tuples && have_points)
+        return usage_error("gen", "give --tuples or --points, not both");
+    if (have_tuples || have_points)
+        return gen_matrix_file(have_points, out_path, tuples, dims,
+                               have_dist || !have_points ? dist : "uniform", seed, format,
+                               have_type || have_n);
     if (dims)
-        return usage_error("gen", "--dims goes with --tuples");
+        return usage_error("gen", "--dims goes with --tuples or --points");
     if (!have_type)
         return usage_error("gen", "the element type is missing: give -t TYPE");
     if (!have_n)

@@ -74,10 +74,16 @@ int topk_rows_file(const char *cmd, const char *path, cltopk_dtype type, const v
                             "--ld for rows that are not packed)", display_name(path), n, nrows);
             ld = n / nrows;
         }
-        if ((nrows - 1) > (n / ld) || n - (nrows - 1) * ld > ld)
+        /* an empty file of packed rows: rows of no column (ld 0) */
+        if (ld && (nrows - 1) > (n / ld))
             return fail(cmd, "%zu rows %" PRIu64 " elements apart do not fit the %zu elements "
                         "of '%s' (the file holds (rows - 1) * ld + cols)", nrows, ld, n,
                         display_name(path));
+        if (ld && n - (nrows - 1) * ld > ld)
+            return fail(cmd, "'%s' holds %zu elements: %zu rows %" PRIu64 " elements apart "
+                        "leave %zu for the last row, more than ld (the file holds (rows - 1) * "
+                        "ld + cols, cols <= ld)", display_name(path), n, nrows, ld,
+                        n - (nrows - 1) * (size_t)ld);
         cols = n - (nrows - 1) * (size_t)ld;
     }
     cltopk_context *ctx = NULL;

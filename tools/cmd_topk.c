@@ -121,6 +121,7 @@ static int run(int argc, char **argv, int select)
     cli_parser p;
     const char *arg, *path = NULL, *device = NULL, *segfile = NULL;
     uint64_t rows = 0, ld = 0;
+    int have_rows = 0;
     int id, json = 0, format = FORMAT_AUTO, have_k = 0, packed = 0, explain = 0, have_type = 0;
     unsigned flags = CLTOPK_LARGEST;
     cltopk_dtype type = CLTOPK_FLOAT32;
@@ -165,6 +166,9 @@ static int run(int argc, char **argv, int select)
                 (id == O_LD && ld == 0))
                 return usage_error(cmd, "bad %s '%s' (a number like 64 or 1K)",
                                    id == O_ROWS ? "--rows" : "--ld", arg);
+            if (id == O_ROWS && rows == 0)
+                return usage_error(cmd, "--rows needs at least 1 row");
+            have_rows |= id == O_ROWS;
             break;
         case O_SEGMENTS: segfile = arg; break;
         }
@@ -174,6 +178,13 @@ static int run(int argc, char **argv, int select)
                                        : "k is missing: give -k K");
     if (!path)
         return usage_error(cmd, "the input is missing: give a file name, or - for stdin");
+    int many = have_rows || segfile != NULL;
+    if (ld && !have_rows)
+        return usage_error(cmd, "--ld goes with --rows");
+    if (have_rows && segfile)
+        return usage_error(cmd, "give --rows or --segments, not both");
+    if (many && packed)
+        return usage_error(cmd, "--rows and --segments do not take --packed");
     if (packed) { /* a packed-column file of `cltopk pack` (int32) */
         if (have_type && type != CLTOPK_INT32)
             return usage_error(cmd, "--packed columns hold i32 values: drop -t %s",
@@ -185,13 +196,6 @@ static int run(int argc, char **argv, int select)
         return topk_packed_file(path, k, flags, algo, device, json, explain);
     }
 
-    int many = rows > 0 || segfile != NULL;
-    if (ld && !rows)
-        return usage_error(cmd, "--ld goes with --rows");
-    if (rows && segfile)
-        return usage_error(cmd, "give --rows or --segments, not both");
-    if (many && packed)
-        return usage_error(cmd, "--rows and --segments do not take --packed");
 
     void *keys = NULL;
     size_t n = 0, bytes = cltopk_dtype_size(type);

@@ -509,3 +509,58 @@ int gen_tuples(const char *dist, size_t n, size_t d, uint64_t seed, float *out)
         sky_chunk(kind, n, d, seed, c * chunk, c + 1 < nchunks ? (c + 1) * chunk : n, out);
     return 0;
 }
+
+/* ------------------------------------------------ points (kNN) */
+
+const char *const gen_point_dists[] = {"uniform", "normal", "clustered", NULL};
+
+int gen_point_kind(const char *dist)
+{
+    for (int i = 0; gen_point_dists[i]; i++)
+        if (!strcmp(dist, gen_point_dists[i]))
+            return i;
+    return -1;
+}
+
+/* points [t0, t1) of a draw, seeded from the seed and the chunk (bytes
+ * independent of the thread count); clustered: centre c of GEN_CLUSTERS at
+ * cen[c * d], the spread 0.02 a coordinate */
+#define GEN_CLUSTERS 64
+static void point_chunk(int kind, size_t d, uint64_t seed, size_t t0, size_t t1,
+                        const float *cen, float *out)
+{
+    rng r;
+    uint64_t x = seed ^ (t0 * 0x9E6C63D0676A9A99ull);
+    rng_seed(&r, splitmix64(&x));
+    for (size_t t = t0; t < t1; t++) {
+        const float *c = kind == 2 ? cen + below(&r, GEN_CLUSTERS) * d : NULL;
+        for (size_t j = 0; j < d; j++)
+            out[t * d + j] = kind == 0   ? unit24(&r)
+                             : kind == 1 ? (float)gauss(&r)
+                                         : c[j] + (float)(0.02 * gauss(&r));
+    }
+}
+
+int gen_points(const char *dist, size_t n, size_t d, uint64_t seed, float *out)
+{
+    const int kind = gen_point_kind(dist);
+    if (kind < 0 || d < 1 || d > 65536)
+        return -1;
+    float *cen = NULL;
+    if (kind == 2) {
+        /* the centres depend on d alone: queries drawn with another seed fall
+         * in the same clusters as the points */
+        if (!(cen = malloc(GEN_CLUSTERS * d * sizeof *cen)))
+            return -1;
+        rng r;
+        rng_seed(&r, 0xC1A57E25ull ^ (uint64_t)d);
+        for (size_t i = 0; i < GEN_CLUSTERS * d; i++)
+            cen[i] = unit24(&r);
+    }
+    const size_t chunk = 16384, nchunks = (n + chunk - 1) / chunk;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (size_t c = 0; c < nchunks; c++)
+        point_chunk(kind, d, seed, c * chunk, c + 1 < nchunks ? (c + 1) * chunk : n, cen, out);
+    free(cen);
+    return 0;
+}

@@ -49,4 +49,19 @@ extern const char *const gen_tuple_dists[];
 int gen_tuple_kind(const char *dist);
 int gen_tuples(const char *dist, size_t n, size_t d, uint64_t seed, float *out);
 
+/* Points for kNN (`cltopk knn`, `cltopk bench --knn`): n points of d float32
+ * coordinates (1 to 65536), row-major (coordinate j of point t at out[t * d +
+ * j]), from
+ *   uniform    U(0,1) in every coordinate
+ *   normal     N(0,1) in every coordinate
+ *   clustered  around 64 centres drawn U(0,1)^d, N(0, 0.02^2) a coordinate;
+ *              the centres depend on d alone, so queries drawn with another
+ *              seed fall in the points' clusters
+ * Returns 0, or -1 for an unknown distribution or d, or no memory (nothing
+ * written). */
+extern const char *const gen_point_dists[];
+/* the index of dist in gen_point_dists, or -1 */
+int gen_point_kind(const char *dist);
+int gen_points(const char *dist, size_t n, size_t d, uint64_t seed, float *out);
+
 #endif
