@@ -81,9 +81,14 @@ static int plan_rows(cltopk_context *ctx, const cltopk_request *rq, plan_row *ro
         r->t = -1;
         double (*pf)(const cltopk_context *, const cltopk_request *, const cltopk_consts *) =
             rq->select ? a->select_predict : a->predict;
-        r->ok = pf && cltopk_can_run(ctx, a, rq, r->why, sizeof r->why);
-        if (!r->ok)
+        /* a selection asks a top-k record too, for explain's line (named, it
+         * answers through its top-k of rank + 1) */
+        r->ok = (pf || (rq->select && a->predict)) && cltopk_can_run(ctx, a, rq, r->why,
+                                                                     sizeof r->why);
+        if (!r->ok || !pf) {
+            r->ok = 0;
             continue;
+        }
         r->t = pf(ctx, rq, c);
         if (r->t >= 0 && a->on_device && !rq->on_device && c)
             r->t += (double)rq->n * rq->bytes / c->h2d;
@@ -339,6 +344,9 @@ int cltopk_plan_explain(cltopk_context *ctx, const cltopk_request *rq, char *buf
         const char *mark = (int)i == best ? "->" : "  ";
         if (!r->a->predict)
             PUT("   %-13s never chosen by AUTO (named only)\n", r->a->name);
+        else if (rq->select && !r->a->select_predict && !r->why[0])
+            PUT("   %-13s no selection of its own (named, it answers through its top-k of "
+                "rank + 1)\n", r->a->name);
         else if (!r->ok)
             PUT("   %-13s unsupported: %s\n", r->a->name, r->why);
         else if (r->t < 0)
