@@ -484,9 +484,27 @@ succeeds '^choice: cpu-heap' "topk --explain on the cpu device" \
 # used to end early)
 succeeds '--explain' "select --help lists --explain" "$CLTOPK" select --help
 run "$CLTOPK" select -r 2 -t i32 --explain --device cpu "$tmp/e.txt"
-[ $rc -eq 0 ] && grep -q '^choice: cpu-heap' "$tmp/out" && [ "$(rows "$tmp/out")" = "0 5" ]
-ok $? "select --explain prints the plan and the element"
+[ $rc -eq 0 ] && grep -q '^plan for the selection of rank' "$tmp/out" &&
+    grep -q '^choice: cpu-radix' "$tmp/out" && [ "$(rows "$tmp/out")" = "0 5" ]
+ok $? "select --explain prints the selection's plan and the element"
 [ $rc -eq 0 ] || diag "$(cat "$tmp/err")"
+# select with auto reports what the selection's plan chose (it said
+# radix-select whatever the plan): on the cpu device and, where there is one,
+# an OpenCL device, at a middle rank and a small one
+"$CLTOPK" gen -t f32 -n 300000 -s 3 "$tmp/sel.f32"
+for d in cpu $cl_dev; do
+    run cltopk_on "$d" select -r 150000 --explain --json --device "$d" "$tmp/sel.f32"
+    ran=$(sed -n 's/.*"ran": "\([a-z-]*\)".*/\1/p' "$tmp/out")
+    [ $rc -eq 0 ] && [ -n "$ran" ] && grep -q "choice: $ran[^a-z-]" "$tmp/out"
+    ok $? "select --json on $d: \"ran\" is the selection plan's choice (${ran:-none})"
+    [ $rc -eq 0 ] || diag "$(cat "$tmp/err")"
+    run cltopk_on "$d" select -r 3 --explain --device "$d" "$tmp/sel.f32"
+    chose=$(sed -n 's/^choice: //p' "$tmp/out")
+    [ $rc -eq 0 ] && [ -n "$chose" ] && grep -q "^algorithm  auto -> $chose\$" "$tmp/out"
+    ok $? "select -r 3 on $d: auto reports the selection plan's choice (${chose:-none})"
+    [ $rc -eq 0 ] || diag "$(cat "$tmp/err")"
+done
+[ -n "$cl_dev" ] || for _ in 1 2; do skip "no OpenCL device: select's reported plan there"; done
 fails 2 "unknown option '--packed'" "select has no --packed" \
     "$CLTOPK" select -r 2 -t i32 --packed --device cpu "$tmp/e.txt"
 if [ -n "$cl_dev" ]; then

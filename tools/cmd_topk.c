@@ -34,13 +34,15 @@ static void topk_help(int select)
            "      --smallest      ascending order (default: largest first)\n"
            "      --largest       descending order (the default)\n"
            "  -a, --algo NAME     auto (default); bitonic, sbp-radix, sbp-tree,\n"
-           "                      radix-select (OpenCL device); cpu-heap, cpu-radix,\n"
-           "                      cpu-bitonic (any device)\n"
+           "                      radix-select, sample-filter, sort, bits (OpenCL\n"
+           "                      device); cpu-heap, cpu-radix, cpu-bitonic (any\n"
+           "                      device)%s\n"
            "      --device SPEC   auto (default), cpu, gpu, P:D from 'cltopk devices', or\n"
            "                      part of one device's name\n"
            "      --explain       print the planner's choice for this call and every\n"
            "                      algorithm's predicted time (JSON: \"plan\"); for select,\n"
-           "                      the plan of the top-(RANK + 1) that auto decides by\n"
+           "                      the selection's plan (auto picks one of sample-filter,\n"
+           "                      radix-select, cpu-radix: those select without a top-k)\n"
            "      --json          one JSON object: device, algorithm (as asked), ran (what\n"
            "                      ran: auto's choice), type, format, n, k (rank), order,\n"
            "                      results\n"
@@ -63,6 +65,11 @@ static void topk_help(int select)
            "Examples:\n"
            "  cltopk gen -t f32 -n 1M data.f32 && cltopk %s data.f32\n"
            "  printf '3\\n1\\n4\\n1\\n5\\n' | cltopk %s -t i32 --text -\n",
+           select ? "; another than sample-filter,\n"
+                    "                      radix-select or cpu-radix answers through its\n"
+                    "                      top-(RANK + 1)"
+                  : "; with --rows or --segments: auto,\n"
+                    "                      cpu-heap or bits",
            select ? ""
                   : "      --packed        FILE is a packed int32 column of 'cltopk pack' (with\n"
                     "                      -t i32 or no -t, and no --text or --binary)\n"
@@ -231,25 +238,26 @@ static int run(int argc, char **argv, int select)
         rc = fail(cmd, "out of memory for %zu results", kk);
         goto out;
     }
-    /* what auto runs, for the report (select with auto on a CPU plan selects on the
-     * CPU without a top-k: cltopk.h, cltopk_select) */
+    /* what auto runs, for the report: for select, the planner's selection plan
+     * (CLTOPK_PLAN_SELECT, planned as rank + 1), which is what cltopk_select runs
+     * with auto (a record that selects: cltopk.h, cltopk_select) */
     const char *ran = cltopk_algo_name(algo);
+    size_t pk = select ? (size_t)k + 1 : (size_t)k;
+    unsigned pflags = flags | (select ? CLTOPK_PLAN_SELECT : 0u);
     if (algo == CLTOPK_ALGO_AUTO) {
         cltopk_algo chosen;
-        int st = cltopk_plan(ctx, type, n, select ? (size_t)k + 1 : (size_t)k, flags, &chosen);
+        int st = cltopk_plan(ctx, type, n, pk, pflags, &chosen);
         if (st != CLTOPK_OK) {
             rc = lib_fail(cmd, "cltopk_plan", st, ctx);
             goto out;
         }
-        ran = select && chosen == CLTOPK_ALGO_CPU_HEAP ? "cpu-select"
-              : select ? "radix-select" /* AUTO selects on the device by it */
-                       : cltopk_algo_name(chosen);
+        ran = cltopk_algo_name(chosen);
     }
-    /* the planner's choice and every model's prediction */
+    /* the planner's choice and every model's prediction (for select, of the
+     * selection) */
     char plan[4096] = "";
     if (explain && n > 0 && (select || k > 0)) {
-        int est = cltopk_explain(ctx, type, n, select ? (size_t)k + 1 : (size_t)k, flags, 0, plan,
-                                 sizeof plan);
+        int est = cltopk_explain(ctx, type, n, pk, pflags, 0, plan, sizeof plan);
         if (est != CLTOPK_OK) {
             rc = lib_fail(cmd, "cltopk_explain", est, ctx);
             goto out;
