@@ -215,6 +215,12 @@ succeeds "knn l2 nq=3 np=500 d=5" "bench --knn" \
     "$CLTOPK" bench --knn -q 3 -p 500 -d 5 -k 4 --reps 2 --device cpu
 fails 2 "one of --rows R, --segments and --knn" "bench --rows with --knn is refused" \
     "$CLTOPK" bench --rows 4 --knn --device cpu
+# bench --help points to each mode's own help, and each of those answers
+for o in cpu stream rows segments knn query unpack; do
+    "$CLTOPK" bench --help | grep -q -- "cltopk bench --$o --help" &&
+        "$CLTOPK" bench --$o --help | grep -q "^Usage: cltopk bench --"
+    ok $? "bench --help points to bench --$o --help, which answers"
+done
 
 # ------------------------------------------------------------ index (issue 15)
 succeeds "Usage: cltopk index" "index --help" "$CLTOPK" index --help

@@ -376,7 +376,14 @@ int cmd_bench_rows(int argc, char **argv)
         switch (id) {
         case -2: return EXIT_USAGE;
         case 0: return usage_error(cmd, "unexpected argument '%s'", arg);
-        case O_ROWS: dst = &rows; break;
+        case O_ROWS:
+            /* `cltopk bench --rows --help`, as bench --help says */
+            if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+                bench_rows_help();
+                return EXIT_OK;
+            }
+            dst = &rows;
+            break;
         case O_SEGS: segs = 1; break;
         case O_KNN: knn = 1; break;
         case O_N: dst = &n, have_n = 1; break;
