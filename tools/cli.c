@@ -387,11 +387,15 @@ int parse_algo(const char *cmd, const char *s, cltopk_algo *a)
 {
     if (cltopk_algo_parse(s, a) == CLTOPK_OK)
         return 0;
-    return usage_error(cmd,
-                       "unknown algorithm '%s' (use auto, bitonic, sbp-radix, sbp-tree, "
-                       "radix-select, cpu-heap, cpu-bitonic or cpu-radix; also named, not in "
-                       "this version: sort)",
-                       s);
+    /* the library's names, so that the list stays whole */
+    char names[512] = "auto";
+    for (int i = 1; i < 64; i++) {
+        const char *name = cltopk_algo_name((cltopk_algo)i);
+        size_t o = strlen(names);
+        if (name)
+            snprintf(names + o, sizeof names - o, ", %s", name);
+    }
+    return usage_error(cmd, "unknown algorithm '%s' (use %s)", s, names);
 }
 
 int known_dist(const char *s)
