@@ -34,6 +34,28 @@ for c in devices gen topk select bench tune demo; do
     succeeds "Usage: cltopk $c" "$c --help" "$CLTOPK" $c --help
 done
 succeeds "Usage: cltopk topk" "help topk" "$CLTOPK" help topk
+# cltopk(1) has a section for every command of --help and every mode of bench
+# --help, and groff formats it without warnings
+page=${srcdir:-.}/tools/cltopk.1
+cmds=$("$CLTOPK" --help | sed -n '/^Commands:/,/^$/p' | awk 'NR > 1 && NF { print $1 }')
+[ -n "$cmds" ]
+ok $? "--help lists the commands in its Commands: block"
+for c in $cmds; do
+    grep -q -e "^\.SS cltopk $c " -e "^\.SS cltopk $c\$" "$page"
+    ok $? "cltopk(1) has a section for $c"
+done
+for o in $("$CLTOPK" bench --help | sed -n 's/.*cltopk bench --\([a-z]*\) --help.*/\1/p'); do
+    grep -q "^\.SS cltopk bench .*\\\\-\\\\-$o[^a-z-]" "$page"
+    ok $? "cltopk(1) has a section for bench --$o"
+done
+if command -v groff > /dev/null 2>&1; then
+    w=$(groff -man -ww -z "$page" 2>&1)
+    [ -z "$w" ]
+    ok $? "groff formats cltopk(1) without warnings"
+    [ -z "$w" ] || diag "$w"
+else
+    skip "no groff: cltopk(1)'s warnings"
+fi
 
 succeeds '^  cpu ' "devices lists the cpu device" "$CLTOPK" devices
 grep -q '^auto: ' "$tmp/out"
