@@ -415,7 +415,8 @@ CLTOPK_API int cltopk_select(cltopk_context *ctx, cltopk_dtype type, const void 
  *   out_index  cl_mem of at least k int64, or NULL (not both NULL)
  *   num_wait, wait   events the work waits for (wait NULL when num_wait == 0)
  *   done       if not NULL, receives an event (the caller releases it) that
- *              completes when both outputs are written
+ *              completes when both outputs are written; a call that fails
+ *              leaves *done as it was
  * Only device algorithms (BITONIC, SBP_RADIX, SBP_TREE, RADIX_SELECT, SORT,
  * SAMPLE_FILTER, BITS, or AUTO) are accepted; the call enqueues its
  * kernels on the context's queue and returns without waiting for them.  It never

@@ -74,8 +74,10 @@ CLTOPK_INTERNAL int cltopk_outputs_apart(cltopk_context *ctx, const char *fn,
 CLTOPK_INTERNAL void cltopk_enter(cltopk_context *ctx);
 #if HAVE_OPENCL
 /* topk.c: what the cl_mem entry points share: the context is an OpenCL one,
- * num_wait and wait agree, *done NULL; k == 0 (nothing to compute) sets
- * *nothing and still gives an event after the wait list */
+ * num_wait and wait agree; k == 0 (nothing to compute) sets *nothing and
+ * still gives an event after the wait list.  *done is written only on
+ * success (a failing call writes nothing), by the marker here or by
+ * cltopk_hand_off */
 CLTOPK_INTERNAL int cltopk_buffer_start(cltopk_context *ctx, const char *fn, size_t k,
                                         cl_uint num_wait, const cl_event *wait, cl_event *done,
                                         int *nothing);

@@ -302,8 +302,6 @@ int cltopk_buffer_start(cltopk_context *ctx, const char *fn, size_t k, cl_uint n
         return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
                            "%s: num_wait and wait disagree (wait NULL exactly when num_wait 0)",
                            fn);
-    if (done)
-        *done = NULL;
     if (k > 0)
         return CLTOPK_OK;
     *nothing = 1;
