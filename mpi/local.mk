@@ -29,5 +29,5 @@ tools_cltopk_mpi_LDADD = libcltopk_mpi.la libcltopk.la $(MPI_LIBS)
 check_PROGRAMS += t/mpi.t
 t_mpi_t_SOURCES = t/mpi.c
 t_mpi_t_CPPFLAGS = $(T_CPPFLAGS) $(MPI_CFLAGS)
-t_mpi_t_LDADD = t/libtest.a libcltopk_mpi.la libcltopk.la $(MPI_LIBS)
+t_mpi_t_LDADD = t/libtest.a libcltopk_mpi.la libcltopk.la $(MPI_LIBS) $(OPENCL_LIBS)
 endif

@@ -573,6 +573,78 @@ int check_select(cltopk_context *ctx, cltopk_algo algo, cltopk_dtype type, const
                       msglen);
 }
 
+/* --------------------------------------------------------- cl_mem refusals */
+
+#if CLTOPK_HAVE_OPENCL
+cl_mem poisoned_mem(cltopk_context *ctx, size_t bytes)
+{
+    cl_context c;
+    if (cltopk_get_cl(ctx, &c, NULL, NULL) != CLTOPK_OK)
+        bail("poisoned_mem: %s", cltopk_last_error(ctx));
+    if (!bytes)
+        bytes = 1;
+    unsigned char *fill = bmalloc(bytes);
+    memset(fill, MEM_POISON, bytes);
+    cl_int err;
+    cl_mem m = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, fill, &err);
+    free(fill);
+    if (!m)
+        bail("clCreateBuffer(%zu bytes): %d", bytes, (int)err);
+    return m;
+}
+
+int mems_poisoned(cltopk_context *cl, const cl_mem *bufs, size_t nb, char *msg, size_t msglen)
+{
+    cl_command_queue q;
+    if (cltopk_get_cl(cl, NULL, NULL, &q) != CLTOPK_OK)
+        bail("mems_poisoned: %s", cltopk_last_error(cl));
+    clFinish(q);
+    for (size_t b = 0; b < nb; b++) {
+        if (!bufs[b])
+            continue;
+        size_t bytes = 0;
+        if (clGetMemObjectInfo(bufs[b], CL_MEM_SIZE, sizeof bytes, &bytes, NULL) != CL_SUCCESS)
+            bail("clGetMemObjectInfo(CL_MEM_SIZE) failed");
+        unsigned char *back = bmalloc(bytes);
+        cl_int err = clEnqueueReadBuffer(q, bufs[b], CL_TRUE, 0, bytes, back, 0, NULL, NULL);
+        if (err != CL_SUCCESS)
+            bail("clEnqueueReadBuffer: %d", (int)err);
+        size_t i = 0;
+        while (i < bytes && back[i] == MEM_POISON)
+            i++;
+        free(back);
+        if (i < bytes) {
+            snprintf(msg, msglen, "buffer %zu: byte %zu of %zu was written", b, i, bytes);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int check_refused(cltopk_context *cl, cltopk_context *ctx, const char *fn, int st, int expect,
+                  cl_event done, const cl_mem *bufs, size_t nb, char *msg, size_t msglen)
+{
+    const char *detail = cltopk_last_error(ctx);
+    if (done != EVENT_SENTINEL && done)
+        clReleaseEvent(done);
+    if (st != expect || expect >= 0) {
+        snprintf(msg, msglen, "status %d (%s), expected %d (%s); detail \"%s\"", st,
+                 cltopk_strerror(st), expect, cltopk_strerror(expect), detail);
+        return 0;
+    }
+    if (ctx ? !detail[0] : !strstr(detail, fn)) {
+        snprintf(msg, msglen, "no detail text%s (\"%s\")", ctx ? "" : " naming the function",
+                 detail);
+        return 0;
+    }
+    if (done != EVENT_SENTINEL) {
+        snprintf(msg, msglen, "*done was overwritten (%s)", done ? "an event" : "NULL");
+        return 0;
+    }
+    return mems_poisoned(cl, bufs, nb, msg, msglen);
+}
+#endif
+
 /* ------------------------------------------------------------------ misc */
 
 static void on_alarm(int sig)

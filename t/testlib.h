@@ -125,6 +125,33 @@ int compare_outputs(cltopk_dtype type, const void *keys, size_t n, const int64_t
                     size_t count, size_t cap, const void *okeys, const int64_t *oidx,
                     const void *pk, const int64_t *pi, char *msg, size_t msglen);
 
+/* --------------------------------------------------------- cl_mem refusals */
+
+#if CLTOPK_HAVE_OPENCL
+/* What *done holds before a cl_mem call that must fail: a call that fails
+ * writes nothing, so it stays. */
+#define EVENT_SENTINEL ((cl_event)(uintptr_t)0x5E471E1u)
+/* The byte poisoned_mem fills a buffer with. */
+#define MEM_POISON 0xA5
+
+/* A buffer of `bytes` (1 if 0) in ctx's OpenCL context, every byte MEM_POISON. */
+cl_mem poisoned_mem(cltopk_context *ctx, size_t bytes);
+
+/* 1 if every byte of the nb buffers of bufs (NULL ones skipped) is still
+ * MEM_POISON, read on cl's queue once it has finished; else 0 with the first
+ * written byte in msg. */
+int mems_poisoned(cltopk_context *cl, const cl_mem *bufs, size_t nb, char *msg, size_t msglen);
+
+/* After a call of the cl_mem function fn that had to fail with `expect`: its
+ * status st, a detail text (of ctx, which every call clears first; with ctx
+ * NULL the thread's, cltopk_last_error(NULL), naming fn), done still
+ * EVENT_SENTINEL, and the buffers unwritten (mems_poisoned).  1 if all
+ * hold, else 0 with the first failure in msg.  An event the call wrote to
+ * done is released. */
+int check_refused(cltopk_context *cl, cltopk_context *ctx, const char *fn, int st, int expect,
+                  cl_event done, const cl_mem *bufs, size_t nb, char *msg, size_t msglen);
+#endif
+
 /* ------------------------------------------------------------------ misc */
 
 /* Bail out after `seconds` (a hung OpenCL call must not hang `make check`). */
