@@ -8,7 +8,9 @@
  * hold keys that would win, so a read outside it shows), keys only / positions
  * only / both, poisoned; k above the bitonic limit (BITONIC: UNSUPPORTED, AUTO:
  * exact through the CPU fallback); too-small buffers (BUFFER_SIZE, nothing
- * written); a user event that gates the work (the call returns at once, the
+ * written); every bad argument of cltopk_topk_buffer and cltopk_select_buffer
+ * (its status, a detail naming the function, nothing written to the outputs
+ * or the input, *done left as it was); a user event that gates the work (the call returns at once, the
  * work waits for it); the done event; back-to-back calls that reuse the
  * context's scratch buffers without waiting in between. */
 #include "testlib.h"
@@ -79,26 +81,31 @@ static void put_bits(cltopk_dtype t, void *a, size_t i, uint64_t b)
 }
 
 /* A prepared call: input slice at `off` in a device buffer padded with winning
- * keys, poisoned outputs, the oracle's answer. */
+ * keys, poisoned outputs, the oracle's answer.  The call is cltopk_topk_buffer
+ * of k, or with sel cltopk_select_buffer at rank k - 1 (one result). */
 typedef struct {
+    cltopk_context *ctx; /* the context of the call (the env's, NULL, another) */
     cltopk_dtype t;
     size_t n, off, k, cap;
-    int smallest, want, expect;
+    int sel, smallest, want, expect;
     int no_done;     /* the call was made with done NULL */
     char *host;      /* off + n + 5 elements; the slice at host + off */
+    size_t total;    /* its bytes */
     int64_t *perm;   /* oracle order of the slice */
     char *pk;        /* poison of out_keys */
     int64_t *pi;     /* poison of out_index */
     cl_mem in, ok, oi;
 } prep_t;
 
-static void prepare(const env_t *e, prep_t *p, cltopk_dtype t, const char *dist, size_t n,
-                    size_t off, size_t k, int smallest, int want, int expect)
+static void prepare_as(const env_t *e, prep_t *p, int sel, cltopk_dtype t, const char *dist,
+                       size_t n, size_t off, size_t k, int smallest, int want, int expect)
 {
     memset(p, 0, sizeof *p);
+    p->ctx = e->ctx;
     p->t = t, p->n = n, p->off = off, p->k = k, p->smallest = smallest, p->want = want;
-    p->expect = expect;
+    p->sel = sel, p->expect = expect;
     size_t w = tsize(t), total = off + n + 5;
+    p->total = total * w;
     p->host = bmalloc(total * w);
     for (size_t i = 0; i < total; i++)
         put_bits(t, p->host, i, best_bits(t, smallest));
@@ -109,11 +116,18 @@ static void prepare(const env_t *e, prep_t *p, cltopk_dtype t, const char *dist,
     p->pi = bmalloc(p->cap * 8);
     /* the oracle has n positions: k > n (a call that must fail) gets no expected
      * answer to read */
-    make_poison(t, p->host + off * w, expect == CLTOPK_OK && k <= n ? p->perm : NULL, k, p->cap,
-                p->pk, p->pi);
+    make_poison(t, p->host + off * w,
+                expect == CLTOPK_OK && k <= n ? p->perm + (sel ? k - 1 : 0) : NULL,
+                sel ? 1 : k, p->cap, p->pk, p->pi);
     p->in = mkbuf(e, total * w, p->host);
     p->ok = (want & WANT_KEYS) ? mkbuf(e, p->cap * w, p->pk) : NULL;
     p->oi = (want & WANT_INDEX) ? mkbuf(e, p->cap * 8, p->pi) : NULL;
+}
+
+static void prepare(const env_t *e, prep_t *p, cltopk_dtype t, const char *dist, size_t n,
+                    size_t off, size_t k, int smallest, int want, int expect)
+{
+    prepare_as(e, p, 0, t, dist, n, off, k, smallest, want, expect);
 }
 
 static void unprepare(prep_t *p)
@@ -130,41 +144,72 @@ static void unprepare(prep_t *p)
     free(p->pi);
 }
 
+static const char *fn_of(const prep_t *p)
+{
+    return p->sel ? "cltopk_select_buffer" : "cltopk_topk_buffer";
+}
+
+/* p's call (its context and form) with these arguments */
+static int call(const prep_t *p, cltopk_dtype t, cl_mem in, size_t off, size_t n, size_t k,
+                unsigned flags, cltopk_algo algo, cl_mem ok, cl_mem oi, cl_uint nw,
+                const cl_event *wl, cl_event *done)
+{
+    return p->sel ? cltopk_select_buffer(p->ctx, t, in, off, n, k - 1, flags, algo, ok, oi, nw,
+                                         wl, done)
+                  : cltopk_topk_buffer(p->ctx, t, in, off, n, k, flags, algo, ok, oi, nw, wl,
+                                       done);
+}
+
 static int launch(const env_t *e, prep_t *p, cltopk_algo algo, cl_uint nw, const cl_event *wl,
                   cl_event *done)
 {
-    return cltopk_topk_buffer(e->ctx, p->t, p->in, p->off, p->n, p->k,
-                              p->smallest ? CLTOPK_SMALLEST : CLTOPK_LARGEST, algo, p->ok, p->oi,
-                              nw, wl, done);
+    (void)e;
+    return call(p, p->t, p->in, p->off, p->n, p->k,
+                p->smallest ? CLTOPK_SMALLEST : CLTOPK_LARGEST, algo, p->ok, p->oi, nw, wl, done);
+}
+
+/* at most `most` bytes of m (fewer where m is smaller), read after `after` (may
+ * be NULL); returns the bytes read */
+static size_t readback(const env_t *e, cl_mem m, size_t most, void *out, cl_event after)
+{
+    size_t size = 0;
+    if (clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof size, &size, NULL) != CL_SUCCESS)
+        bail("clGetMemObjectInfo(CL_MEM_SIZE) failed");
+    if (size > most)
+        size = most;
+    readbuf(e, m, size, out, after);
+    return size;
 }
 
 /* After the call (status st, event done): the outputs against the oracle, or
- * untouched after a failure. */
+ * after a failure or k = 0 the outputs and the input untouched (as much of
+ * each as its buffer holds) and a detail text that names the function. */
 static int verify(const env_t *e, prep_t *p, int st, cl_event done, char *msg, size_t len)
 {
     size_t w = tsize(p->t);
+    const char *detail = cltopk_last_error(p->ctx);
     if (st != p->expect) {
         snprintf(msg, len, "status %d (%s), expected %d (%s); detail: %s", st,
-                 cltopk_strerror(st), p->expect, cltopk_strerror(p->expect),
-                 cltopk_last_error(e->ctx));
+                 cltopk_strerror(st), p->expect, cltopk_strerror(p->expect), detail);
         return 0;
     }
     if (st == CLTOPK_OK && p->k > 0 && !done && !p->no_done) {
         snprintf(msg, len, "no done event");
         return 0;
     }
-    if (st != CLTOPK_OK && !cltopk_last_error(e->ctx)[0]) {
-        snprintf(msg, len, "failed without a detail text");
+    /* every call on a context clears its detail first; the thread's detail of
+     * a call with ctx NULL must name the call */
+    if (st != CLTOPK_OK && (p->ctx ? !detail[0] : !strstr(detail, fn_of(p)))) {
+        snprintf(msg, len, "failed without a detail text%s (\"%s\")",
+                 p->ctx ? "" : " naming the function", detail);
         return 0;
     }
     if (st != CLTOPK_OK || !done)
         clFinish(e->q); /* the test's own wait: whatever was enqueued is done */
     char *gk = p->ok ? bmalloc(p->cap * w) : NULL;
     int64_t *gi = p->oi ? bmalloc(p->cap * 8) : NULL;
-    if (gk)
-        readbuf(e, p->ok, p->cap * w, gk, done);
-    if (gi)
-        readbuf(e, p->oi, p->cap * 8, gi, done);
+    size_t nk = gk ? readback(e, p->ok, p->cap * w, gk, done) : 0;
+    size_t ni = gi ? readback(e, p->oi, p->cap * 8, gi, done) : 0;
     int good;
     if (st == CLTOPK_OK && p->k > 0) {
         cl_int es = CL_COMPLETE;
@@ -175,13 +220,21 @@ static int verify(const env_t *e, prep_t *p, int st, cl_event done, char *msg, s
                      (int)es);
             good = 0;
         } else {
-            good = compare_outputs(p->t, p->host + p->off * w, p->n, p->perm, p->k, p->cap, gk,
-                                   gi, p->pk, p->pi, msg, len);
+            good = compare_outputs(p->t, p->host + p->off * w, p->n,
+                                   p->perm + (p->sel ? p->k - 1 : 0), p->sel ? 1 : p->k, p->cap,
+                                   gk, gi, p->pk, p->pi, msg, len);
         }
     } else {
-        good = (!gk || !memcmp(gk, p->pk, p->cap * w)) && (!gi || !memcmp(gi, p->pi, p->cap * 8));
+        good = (!gk || !memcmp(gk, p->pk, nk)) && (!gi || !memcmp(gi, p->pi, ni));
         if (!good)
             snprintf(msg, len, "status %d but the outputs were written", st);
+        char *gin = bmalloc(p->total);
+        size_t nin = readback(e, p->in, p->total, gin, NULL);
+        if (good && memcmp(gin, p->host, nin)) {
+            snprintf(msg, len, "status %d but the input was written", st);
+            good = 0;
+        }
+        free(gin);
     }
     free(gk);
     free(gi);
@@ -268,114 +321,195 @@ static void above_limit(const env_t *e)
     }
 }
 
-/* bad arguments and too-small buffers: status, detail, nothing written */
+/* the end of a call that had to fail: verify's checks, and *done as it was */
+static int refused(const env_t *e, prep_t *p, int st, cl_event done, char *msg, size_t len)
+{
+    int good = verify(e, p, st, NULL, msg, len);
+    if (good && done != EVENT_SENTINEL) {
+        snprintf(msg, len, "*done was overwritten (%s)", done ? "an event" : "NULL");
+        good = 0;
+    }
+    if (done != EVENT_SENTINEL && done)
+        clReleaseEvent(done);
+    return good;
+}
+
+/* the cases of refusals(): the context, the outputs given */
+enum { CTX_OWN, CTX_NULL, CTX_CPU };
+enum { OUT_BOTH, OUT_NONE, OUT_KEYS_ON_INPUT, OUT_INDEX_ON_INPUT, OUT_KEYS_ON_INDEX };
+
+/* a bad argument of both forms; expect_sel 0: not a case of select_buffer */
+typedef struct {
+    const char *what;
+    int ctx, keys_null, outs, bad_wait, type, algo;
+    unsigned flags;
+    size_t k;
+    int expect, expect_sel;
+} bad_case;
+
+/* one bad_case of 1000 keys (k = 10 but where it says) in p's form */
+static void refuse_case(const env_t *e, cltopk_context *cpu, int sel, const bad_case *c)
+{
+    int expect = sel ? c->expect_sel : c->expect;
+    if (!expect)
+        return;
+    char msg[1024];
+    prep_t p;
+    const size_t n = 1000;
+    prepare_as(e, &p, sel, CLTOPK_INT32, "uniform", n, 0, 10, 0, WANT_BOTH, expect);
+    p.ctx = c->ctx == CTX_NULL ? NULL : c->ctx == CTX_CPU ? cpu : e->ctx;
+    cl_mem ok_ = c->outs == OUT_NONE ? NULL : c->outs == OUT_KEYS_ON_INPUT ? p.in
+               : c->outs == OUT_KEYS_ON_INDEX ? p.oi : p.ok;
+    cl_mem oi = c->outs == OUT_NONE ? NULL : c->outs == OUT_INDEX_ON_INPUT ? p.in : p.oi;
+    cl_event none = NULL, done = EVENT_SENTINEL;
+    int st = call(&p, (cltopk_dtype)c->type, c->keys_null ? NULL : p.in, 0, n, c->k, c->flags,
+                  (cltopk_algo)c->algo, ok_, oi, c->bad_wait == 1 ? 1 : 0,
+                  c->bad_wait == 2 ? &none : NULL, &done);
+    if (!ok(refused(e, &p, st, done, msg, sizeof msg), "%s: %s %s -> %s, nothing written",
+            e->name, sel ? "select_buffer" : "topk_buffer", c->what, cltopk_strerror(expect)))
+        diag("%s", msg);
+    unprepare(&p);
+}
+
+/* bad arguments and too-small buffers of cltopk_topk_buffer, or with sel of
+ * cltopk_select_buffer (at rank k - 1): the status, a detail naming the
+ * function, nothing written to the outputs or the input, *done as it was */
+static void refusals(const env_t *e, cltopk_context *cpu, int sel)
+{
+    char msg[1024];
+    prep_t p;
+    cl_event done;
+    const size_t n = 1000, k = 10, count = sel ? 1 : k;
+    const char *form = sel ? "select_buffer" : "topk_buffer";
+    const cltopk_algo named = sel ? CLTOPK_ALGO_RADIX_SELECT : CLTOPK_ALGO_BITONIC;
+    int st;
+
+    /* keys: one element short of offset + n */
+    prepare_as(e, &p, sel, CLTOPK_FLOAT32, "uniform", n, 0, k, 0, WANT_BOTH,
+               CLTOPK_ERR_BUFFER_SIZE);
+    clReleaseMemObject(p.in);
+    p.in = mkbuf(e, (n - 1) * 4, p.host);
+    done = EVENT_SENTINEL;
+    st = launch(e, &p, named, 0, NULL, &done);
+    if (!ok(refused(e, &p, st, done, msg, sizeof msg), "%s: %s keys buffer too small -> buffer "
+            "size", e->name, form))
+        diag("%s", msg);
+    /* keys big enough for n, not for offset + n */
+    done = EVENT_SENTINEL;
+    st = call(&p, p.t, p.in, 1, n - 1, k, 0, CLTOPK_ALGO_AUTO, p.ok, p.oi, 0, NULL, &done);
+    if (!ok(refused(e, &p, st, done, msg, sizeof msg), "%s: %s offset + n past the keys -> "
+            "buffer size", e->name, form))
+        diag("%s", msg);
+    unprepare(&p);
+
+    /* out_keys one byte short of its results */
+    prepare_as(e, &p, sel, CLTOPK_FLOAT64, "uniform", n, 0, k, 1, WANT_BOTH,
+               CLTOPK_ERR_BUFFER_SIZE);
+    clReleaseMemObject(p.ok);
+    p.ok = mkbuf(e, count * 8 - 1, p.pk);
+    done = EVENT_SENTINEL;
+    st = launch(e, &p, CLTOPK_ALGO_AUTO, 0, NULL, &done);
+    if (!ok(refused(e, &p, st, done, msg, sizeof msg), "%s: %s out_keys too small -> buffer "
+            "size", e->name, form))
+        diag("%s", msg);
+    unprepare(&p);
+
+    /* out_index one byte short of its results */
+    prepare_as(e, &p, sel, CLTOPK_UINT64, "uniform", n, 5, k, 0, WANT_INDEX,
+               CLTOPK_ERR_BUFFER_SIZE);
+    clReleaseMemObject(p.oi);
+    p.oi = mkbuf(e, count * 8 - 1, p.pi);
+    done = EVENT_SENTINEL;
+    st = launch(e, &p, named, 0, NULL, &done);
+    if (!ok(refused(e, &p, st, done, msg, sizeof msg), "%s: %s out_index too small -> buffer "
+            "size", e->name, form))
+        diag("%s", msg);
+    unprepare(&p);
+
+    /* invalid arguments */
+    const bad_case cases[] = {
+        {"keys NULL", CTX_OWN, 1, OUT_BOTH, 0, CLTOPK_INT32, CLTOPK_ALGO_AUTO, 0, 10,
+         CLTOPK_ERR_INVALID_ARGUMENT, CLTOPK_ERR_INVALID_ARGUMENT},
+        {"both outputs NULL", CTX_OWN, 0, OUT_NONE, 0, CLTOPK_INT32, CLTOPK_ALGO_AUTO, 0, 10,
+         CLTOPK_ERR_INVALID_ARGUMENT, CLTOPK_ERR_INVALID_ARGUMENT},
+        {"num_wait 1 with wait NULL", CTX_OWN, 0, OUT_BOTH, 1, CLTOPK_INT32, CLTOPK_ALGO_AUTO, 0,
+         10, CLTOPK_ERR_INVALID_ARGUMENT, CLTOPK_ERR_INVALID_ARGUMENT},
+        {"num_wait 0 with a wait list", CTX_OWN, 0, OUT_BOTH, 2, CLTOPK_INT32, CLTOPK_ALGO_AUTO,
+         0, 10, CLTOPK_ERR_INVALID_ARGUMENT, CLTOPK_ERR_INVALID_ARGUMENT},
+        {"k > n (rank = n)", CTX_OWN, 0, OUT_BOTH, 0, CLTOPK_INT32, CLTOPK_ALGO_AUTO, 0, n + 1,
+         CLTOPK_ERR_K_RANGE, CLTOPK_ERR_RANK_RANGE},
+        {"bad type", CTX_OWN, 0, OUT_BOTH, 0, 6, CLTOPK_ALGO_AUTO, 0, 10, CLTOPK_ERR_BAD_TYPE,
+         CLTOPK_ERR_BAD_TYPE},
+        {"bad algorithm", CTX_OWN, 0, OUT_BOTH, 0, CLTOPK_INT32, 99, 0, 10, CLTOPK_ERR_BAD_ALGO,
+         CLTOPK_ERR_BAD_ALGO},
+        {"bad flags", CTX_OWN, 0, OUT_BOTH, 0, CLTOPK_INT32, CLTOPK_ALGO_AUTO, 2, 10,
+         CLTOPK_ERR_BAD_FLAGS, CLTOPK_ERR_BAD_FLAGS},
+        {"ctx NULL", CTX_NULL, 0, OUT_BOTH, 0, CLTOPK_INT32, CLTOPK_ALGO_AUTO, 0, 10,
+         CLTOPK_ERR_INVALID_ARGUMENT, CLTOPK_ERR_INVALID_ARGUMENT},
+        {"on the cpu context", CTX_CPU, 0, OUT_BOTH, 0, CLTOPK_INT32, CLTOPK_ALGO_AUTO, 0, 10,
+         CLTOPK_ERR_NO_OPENCL, CLTOPK_ERR_NO_OPENCL},
+        {"out_keys over the input range", CTX_OWN, 0, OUT_KEYS_ON_INPUT, 0, CLTOPK_INT32,
+         CLTOPK_ALGO_AUTO, 0, 10, CLTOPK_ERR_INVALID_ARGUMENT, CLTOPK_ERR_INVALID_ARGUMENT},
+        {"out_index over the input range", CTX_OWN, 0, OUT_INDEX_ON_INPUT, 0, CLTOPK_INT32,
+         CLTOPK_ALGO_AUTO, 0, 10, CLTOPK_ERR_INVALID_ARGUMENT, CLTOPK_ERR_INVALID_ARGUMENT},
+        {"out_keys over out_index", CTX_OWN, 0, OUT_KEYS_ON_INDEX, 0, CLTOPK_INT32,
+         CLTOPK_ALGO_AUTO, 0, 10, CLTOPK_ERR_INVALID_ARGUMENT, CLTOPK_ERR_INVALID_ARGUMENT},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        refuse_case(e, cpu, sel, &cases[i]);
+    /* the host algorithms (cl_mem data is not theirs), and for select_buffer
+     * the device algorithms that cannot select device data */
+    static const int algos[] = {CLTOPK_ALGO_CPU_HEAP,  CLTOPK_ALGO_CPU_BITONIC,
+                                CLTOPK_ALGO_CPU_RADIX, CLTOPK_ALGO_BITONIC,
+                                CLTOPK_ALGO_SBP_RADIX, CLTOPK_ALGO_SBP_TREE,
+                                CLTOPK_ALGO_SORT,      CLTOPK_ALGO_BITS};
+    for (size_t i = 0; i < sizeof algos / sizeof algos[0]; i++) {
+        char what[96];
+        int host = i < 3;
+        snprintf(what, sizeof what, "%s (%s)", cltopk_algo_name((cltopk_algo)algos[i]),
+                 host ? "a host algorithm" : "no selection of device data");
+        bad_case c = {what, CTX_OWN, 0, OUT_BOTH, 0, CLTOPK_INT32, algos[i], 0, 10,
+                      host ? CLTOPK_ERR_UNSUPPORTED : 0, CLTOPK_ERR_UNSUPPORTED};
+        refuse_case(e, cpu, sel, &c);
+    }
+    /* an offset so large that offset + n overflows: rejected, nothing written */
+    prepare_as(e, &p, sel, CLTOPK_FLOAT32, "uniform", n, 0, 10, 0, WANT_BOTH,
+               CLTOPK_ERR_INVALID_ARGUMENT);
+    done = EVENT_SENTINEL;
+    st = call(&p, p.t, p.in, SIZE_MAX / 2, n, 10, 0, CLTOPK_ALGO_AUTO, p.ok, p.oi, 0, NULL, &done);
+    /* either status says it: a bad size, or a buffer too small for it */
+    if (st == CLTOPK_ERR_BUFFER_SIZE)
+        p.expect = st;
+    if (!ok(refused(e, &p, st, done, msg, sizeof msg),
+            "%s: %s offset SIZE_MAX / 2 is rejected, nothing written", e->name, form))
+        diag("%s", msg);
+    unprepare(&p);
+    /* the same harness answers a good call: the outputs are read back */
+    prepare_as(e, &p, sel, CLTOPK_INT32, "narrow", n, 7, k, 1, WANT_BOTH, CLTOPK_OK);
+    done = NULL;
+    st = launch(e, &p, CLTOPK_ALGO_AUTO, 0, NULL, &done);
+    if (!ok(verify(e, &p, st, done, msg, sizeof msg), "%s: %s auto at offset 7 is exact",
+            e->name, form))
+        diag("%s", msg);
+    if (done)
+        clReleaseEvent(done);
+    unprepare(&p);
+}
+
+/* bad arguments and too-small buffers of both forms; k = 0; done NULL */
 static void bad_buffers(const env_t *e)
 {
     char msg[1024];
     prep_t p;
     cl_event done = NULL;
-    const size_t n = 1000, k = 10;
+    const size_t n = 1000;
     int st;
-
-    /* keys: one element short of offset + n */
-    prepare(e, &p, CLTOPK_FLOAT32, "uniform", n, 0, k, 0, WANT_BOTH, CLTOPK_ERR_BUFFER_SIZE);
-    clReleaseMemObject(p.in);
-    p.in = mkbuf(e, (n - 1) * 4, p.host);
-    st = launch(e, &p, CLTOPK_ALGO_BITONIC, 0, NULL, &done);
-    if (!ok(verify(e, &p, st, NULL, msg, sizeof msg), "%s: keys buffer too small -> buffer size",
-       e->name))
-        diag("%s", msg);
-    /* keys big enough for n, not for offset + n */
-    st = cltopk_topk_buffer(e->ctx, p.t, p.in, 1, n - 1, k, 0, CLTOPK_ALGO_AUTO, p.ok, p.oi, 0,
-                            NULL, &done);
-    if (!ok(verify(e, &p, st, NULL, msg, sizeof msg), "%s: offset + n past the keys -> buffer size",
-       e->name))
-        diag("%s", msg);
-    unprepare(&p);
-
-    /* out_keys too small */
-    prepare(e, &p, CLTOPK_FLOAT64, "uniform", n, 0, k, 1, WANT_BOTH, CLTOPK_ERR_BUFFER_SIZE);
-    clReleaseMemObject(p.ok);
-    p.cap = k - 1;
-    p.ok = mkbuf(e, p.cap * 8, p.pk);
-    {
-        cl_mem oi2 = mkbuf(e, (k + GUARD) * 8, p.pi);
-        clReleaseMemObject(p.oi);
-        p.oi = oi2;
-        st = launch(e, &p, CLTOPK_ALGO_AUTO, 0, NULL, &done);
-        /* verify reads cap elements of both: out_index holds more, compares its head */
-        if (!ok(verify(e, &p, st, NULL, msg, sizeof msg), "%s: out_keys too small -> buffer size",
-           e->name))
-        diag("%s", msg);
-    }
-    unprepare(&p);
-
-    /* out_index too small */
-    prepare(e, &p, CLTOPK_UINT64, "uniform", n, 5, k, 0, WANT_INDEX, CLTOPK_ERR_BUFFER_SIZE);
-    clReleaseMemObject(p.oi);
-    p.cap = k - 1;
-    p.oi = mkbuf(e, p.cap * 8, p.pi);
-    st = launch(e, &p, CLTOPK_ALGO_BITONIC, 0, NULL, &done);
-    if (!ok(verify(e, &p, st, NULL, msg, sizeof msg), "%s: out_index too small -> buffer size",
-       e->name))
-        diag("%s", msg);
-    unprepare(&p);
-
-    /* invalid arguments */
-    struct {
-        const char *what;
-        int keys_null, outs_null, bad_wait, type, algo;
-        unsigned flags;
-        size_t k;
-        int expect;
-    } cases[] = {
-        {"keys NULL", 1, 0, 0, CLTOPK_INT32, CLTOPK_ALGO_AUTO, 0, 10, CLTOPK_ERR_INVALID_ARGUMENT},
-        {"both outputs NULL", 0, 1, 0, CLTOPK_INT32, CLTOPK_ALGO_AUTO, 0, 10,
-         CLTOPK_ERR_INVALID_ARGUMENT},
-        {"num_wait 1 with wait NULL", 0, 0, 1, CLTOPK_INT32, CLTOPK_ALGO_AUTO, 0, 10,
-         CLTOPK_ERR_INVALID_ARGUMENT},
-        {"k > n", 0, 0, 0, CLTOPK_INT32, CLTOPK_ALGO_AUTO, 0, n + 1, CLTOPK_ERR_K_RANGE},
-        {"bad type", 0, 0, 0, 6, CLTOPK_ALGO_AUTO, 0, 10, CLTOPK_ERR_BAD_TYPE},
-        {"bad algorithm", 0, 0, 0, CLTOPK_INT32, 99, 0, 10, CLTOPK_ERR_BAD_ALGO},
-        {"bad flags", 0, 0, 0, CLTOPK_INT32, CLTOPK_ALGO_AUTO, 2, 10, CLTOPK_ERR_BAD_FLAGS},
-        {"cpu-heap (a host algorithm)", 0, 0, 0, CLTOPK_INT32, CLTOPK_ALGO_CPU_HEAP, 0, 10,
-         CLTOPK_ERR_UNSUPPORTED},
-        {"cpu-bitonic (a host algorithm)", 0, 0, 0, CLTOPK_INT32, CLTOPK_ALGO_CPU_BITONIC, 0,
-         10, CLTOPK_ERR_UNSUPPORTED},
-        {"cpu-radix (a host algorithm)", 0, 0, 0, CLTOPK_INT32, CLTOPK_ALGO_CPU_RADIX, 0, 10,
-         CLTOPK_ERR_UNSUPPORTED},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        prepare(e, &p, CLTOPK_INT32, "uniform", n, 0, 10, 0, WANT_BOTH, cases[i].expect);
-        cl_event ev = NULL;
-        st = cltopk_topk_buffer(e->ctx, (cltopk_dtype)cases[i].type,
-                                cases[i].keys_null ? NULL : p.in, 0, n, cases[i].k,
-                                cases[i].flags, (cltopk_algo)cases[i].algo,
-                                cases[i].outs_null ? NULL : p.ok,
-                                cases[i].outs_null ? NULL : p.oi, cases[i].bad_wait ? 1 : 0,
-                                NULL, &ev);
-        if (!ok(verify(e, &p, st, NULL, msg, sizeof msg) && ev == NULL,
-           "%s: topk_buffer %s -> %s, nothing written", e->name, cases[i].what,
-           cltopk_strerror(cases[i].expect)))
-        diag("%s", msg);
-        if (ev)
-            clReleaseEvent(ev);
-        unprepare(&p);
-    }
-    /* an offset so large that offset + n overflows: rejected, nothing written */
-    prepare(e, &p, CLTOPK_FLOAT32, "uniform", n, 0, 10, 0, WANT_BOTH, CLTOPK_ERR_INVALID_ARGUMENT);
-    {
-        cl_event ev = NULL;
-        st = cltopk_topk_buffer(e->ctx, p.t, p.in, SIZE_MAX / 2, n, 10, 0, CLTOPK_ALGO_AUTO,
-                                p.ok, p.oi, 0, NULL, &ev);
-        /* either status says it: a bad size, or a buffer too small for it */
-        if (st == CLTOPK_ERR_BUFFER_SIZE)
-            p.expect = st;
-        if (!ok(verify(e, &p, st, NULL, msg, sizeof msg) && ev == NULL,
-                "%s: offset SIZE_MAX / 2 is rejected, nothing written", e->name))
-            diag("%s", msg);
-    }
-    unprepare(&p);
+    cltopk_context *cpu = NULL;
+    if (cltopk_open(&cpu, "cpu") != CLTOPK_OK)
+        bail("cltopk_open(\"cpu\"): %s", cltopk_last_error(NULL));
+    refusals(e, cpu, 0);
+    refusals(e, cpu, 1);
+    cltopk_close(cpu);
 
     /* k = 0: success, nothing written; the done event (if asked) completes */
     prepare(e, &p, CLTOPK_FLOAT32, "uniform", n, 0, 0, 0, WANT_BOTH, CLTOPK_OK);
