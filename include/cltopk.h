@@ -594,7 +594,10 @@ CLTOPK_API int cltopk_explain_knn(cltopk_context *ctx, cltopk_metric metric, siz
  * Segment offsets stay in host memory (validated and copied by the call; the
  * caller may reuse them on return); they count from `offset`.  A named host
  * algorithm (cpu-heap) is CLTOPK_ERR_UNSUPPORTED here.  rows = 0, nseg = 0 or
- * k = 0 enqueue nothing but still give an event after the wait list.
+ * k = 0 enqueue nothing but still give an event after the wait list (kNN's
+ * nq = 0 is CLTOPK_ERR_INVALID_ARGUMENT, as in cltopk_knn).  The kNN outputs
+ * may not overlap the queries' or the points' ranges, in one buffer or in
+ * sub-buffers of one buffer (INVALID_ARGUMENT).
  * Returns as the host forms, plus CLTOPK_ERR_BUFFER_SIZE (a cl_mem too small)
  * and CLTOPK_ERR_NO_OPENCL (a CPU context). */
 CLTOPK_API int cltopk_topk_rows_buffer(cltopk_context *ctx, cltopk_dtype type, cl_mem keys,

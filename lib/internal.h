@@ -87,6 +87,14 @@ CLTOPK_INTERNAL int cltopk_describe_buffer(cltopk_context *ctx, const char *fn,
                                            cltopk_request *rq, cl_mem keys, size_t offset,
                                            cl_mem out_keys, cl_mem out_index, size_t count,
                                            cl_uint num_wait, const cl_event *wait);
+/* request.c: rq's cl_mem outputs (count elements, after cltopk_describe_buffer)
+ * share no byte with the `bytes` bytes from byte `off` of m (a second input of
+ * the call, named by `what`), in one buffer or through sub-buffers of one
+ * (INVALID_ARGUMENT) */
+CLTOPK_INTERNAL int cltopk_outputs_apart_from(cltopk_context *ctx, const char *fn,
+                                              const cltopk_request *rq, size_t count,
+                                              const char *what, cl_mem m, size_t off,
+                                              size_t bytes);
 #endif
 
 /* ------------------------------------------------------- device and programs */

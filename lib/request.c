@@ -86,32 +86,72 @@ static int mem_root(cltopk_context *ctx, const char *fn, const char *what, cl_me
     return CLTOPK_OK;
 }
 
+#define SAME(ra, la, na, rb, lb, nb) ((ra) == (rb) && (la) < (lb) + (nb) && (lb) < (la) + (na))
+
+/* the root buffers of rq's cl_mem outputs (NULL where there is none) and the
+ * byte ranges of their count elements there */
+static int output_ranges(cltopk_context *ctx, const char *fn, const cltopk_request *rq,
+                         size_t count, cl_mem root[2], size_t at[2], size_t len[2])
+{
+    static const char *const what[2] = {"out_keys", "out_index"};
+    const cl_mem m[2] = {rq->dout_keys, rq->dout_index};
+    len[0] = count * (size_t)rq->bytes;
+    len[1] = count * 8;
+    for (int i = 0; i < 2; i++) {
+        root[i] = NULL;
+        at[i] = 0;
+        int st = m[i] ? mem_root(ctx, fn, what[i], m[i], 0, &root[i], &at[i]) : CLTOPK_OK;
+        if (st != CLTOPK_OK)
+            return st;
+    }
+    return CLTOPK_OK;
+}
+
+/* an output range shares a byte with [a, a + n) of the root buffer r */
+static int on_outputs(cl_mem r, size_t a, size_t n, cl_mem const root[2], const size_t at[2],
+                      const size_t len[2])
+{
+    return (root[0] && SAME(root[0], at[0], len[0], r, a, n)) ||
+           (root[1] && SAME(root[1], at[1], len[1], r, a, n));
+}
+
 /* the byte ranges of rq's cl_mem outputs (count elements) and input share no
  * byte of one root buffer */
 static int outputs_apart_cl(cltopk_context *ctx, const char *fn, const cltopk_request *rq,
                             size_t count)
 {
-    size_t kb = (size_t)rq->bytes;
-    cl_mem r_in, r_ok = NULL, r_oi = NULL;
-    size_t a_in, a_ok = 0, a_oi = 0;
+    size_t kb = (size_t)rq->bytes, a_in, at[2], len[2];
+    cl_mem r_in, root[2];
     int st = mem_root(ctx, fn, "keys", rq->dkeys, 0, &r_in, &a_in);
-    if (st == CLTOPK_OK && rq->dout_keys)
-        st = mem_root(ctx, fn, "out_keys", rq->dout_keys, 0, &r_ok, &a_ok);
-    if (st == CLTOPK_OK && rq->dout_index)
-        st = mem_root(ctx, fn, "out_index", rq->dout_index, 0, &r_oi, &a_oi);
+    if (st == CLTOPK_OK)
+        st = output_ranges(ctx, fn, rq, count, root, at, len);
     if (st != CLTOPK_OK)
         return st;
-    size_t in_lo = a_in + rq->doffset * kb, in_len = rq->n * kb;
-#define SAME(ra, la, na, rb, lb, nb) ((ra) == (rb) && (la) < (lb) + (nb) && (lb) < (la) + (na))
-    if ((rq->dout_keys && SAME(r_ok, a_ok, count * kb, r_in, in_lo, in_len)) ||
-        (rq->dout_index && SAME(r_oi, a_oi, count * 8, r_in, in_lo, in_len)) ||
-        (rq->dout_keys && rq->dout_index && SAME(r_ok, a_ok, count * kb, r_oi, a_oi, count * 8)))
+    if (on_outputs(r_in, a_in + rq->doffset * kb, rq->n * kb, root, at, len) ||
+        (root[0] && root[1] && SAME(root[0], at[0], len[0], root[1], at[1], len[1])))
         return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
                            "%s: an output buffer range overlaps the input range or the other "
                            "output; give separate buffers or ranges", fn);
-#undef SAME
     return CLTOPK_OK;
 }
+
+int cltopk_outputs_apart_from(cltopk_context *ctx, const char *fn, const cltopk_request *rq,
+                              size_t count, const char *what, cl_mem m, size_t off, size_t bytes)
+{
+    size_t a, at[2], len[2];
+    cl_mem r, root[2];
+    int st = mem_root(ctx, fn, what, m, 0, &r, &a);
+    if (st == CLTOPK_OK)
+        st = output_ranges(ctx, fn, rq, count, root, at, len);
+    if (st != CLTOPK_OK)
+        return st;
+    if (on_outputs(r, a + off, bytes, root, at, len))
+        return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                           "%s: an output buffer range overlaps the range of %s; give separate "
+                           "buffers or ranges", fn, what);
+    return CLTOPK_OK;
+}
+#undef SAME
 
 int cltopk_describe_buffer(cltopk_context *ctx, const char *fn, cltopk_request *rq, cl_mem keys,
                            size_t offset, cl_mem out_keys, cl_mem out_index, size_t count,

@@ -304,6 +304,10 @@ static int buffer_job(cltopk_context *ctx, const char *fn, cltopk_request *rq,
                                      num_wait, wait)) != CLTOPK_OK ||
         (st = rows_choose(ctx, fn, algo, rq, job, &how)) != CLTOPK_OK ||
         (st = cltopk_outputs_apart(ctx, fn, rq, count)) != CLTOPK_OK ||
+        (job->mode == ROWS_KNN &&
+         (st = cltopk_outputs_apart_from(ctx, fn, rq, count, "the queries", job->dqueries,
+                                         job->qoffset * 4, job->nrows * job->d * 4)) !=
+             CLTOPK_OK) ||
         (st = rows_run(ctx, fn, rq, job, how)) != CLTOPK_OK)
         return st;
     return cltopk_hand_off(ctx, done);
