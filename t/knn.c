@@ -370,6 +370,125 @@ static void bad_args(cltopk_context *ctx, const char *dev)
     ok(st == CLTOPK_ERR_INVALID_ARGUMENT, "%s: explain_knn d = 0 -> INVALID_ARGUMENT", dev);
 }
 
+#if CLTOPK_HAVE_OPENCL
+/* what stands for a buffer in a refused cltopk_knn_buffer call: its own, NULL,
+ * its own one byte short, or another argument's */
+enum { M_OWN, M_NULL, M_SHORT, M_QUERIES, M_POINTS, M_INDEX };
+enum { C_CL, C_NULL, C_CPU };
+/* the arguments of a call (A_N: none) and what they are unless a case says */
+enum { A_CTX, A_METRIC, A_QO, A_NQ, A_PO, A_NP, A_D, A_K, A_Q, A_P, A_OD, A_OI, A_WAIT, A_N };
+#define QO 1 /* the offsets the buffers are made for */
+#define PO 3
+static const size_t knn_base[A_N] = {C_CL, CLTOPK_L2SQ, QO, 2, PO, 8, 4, 2,
+                                     M_OWN, M_OWN, M_OWN, M_OWN, 0};
+
+/* cltopk_knn_buffer's refusals: the status, a detail, nothing written to the
+ * outputs or the inputs, *done as it was; the base arguments succeed, and
+ * k = 0 writes nothing and gives an event */
+static void bad_buffers(cltopk_context *cl, const char *dev)
+{
+    static const struct {
+        const char *what;
+        int a1;
+        size_t v1;
+        int a2; /* a second argument changed (A_N: none) */
+        size_t v2;
+        int expect, or_else; /* or_else: another status that says it too (0: none) */
+    } bad[] = {
+        {"the base arguments", A_N, 0, A_N, 0, CLTOPK_OK, 0},
+        {"k = 0 (nothing to do)", A_K, 0, A_N, 0, CLTOPK_OK, 0},
+        {"d = 0", A_D, 0, A_N, 0, CLTOPK_ERR_INVALID_ARGUMENT, 0},
+        {"nq = 0", A_NQ, 0, A_N, 0, CLTOPK_ERR_INVALID_ARGUMENT, 0},
+        {"k > np", A_K, 9, A_N, 0, CLTOPK_ERR_K_RANGE, 0},
+        {"unknown metric", A_METRIC, 2, A_N, 0, CLTOPK_ERR_INVALID_ARGUMENT, 0},
+        {"queries NULL", A_Q, M_NULL, A_N, 0, CLTOPK_ERR_INVALID_ARGUMENT, 0},
+        {"points NULL", A_P, M_NULL, A_N, 0, CLTOPK_ERR_INVALID_ARGUMENT, 0},
+        {"both outputs NULL", A_OD, M_NULL, A_OI, M_NULL, CLTOPK_ERR_INVALID_ARGUMENT, 0},
+        {"queries a byte short (inner product)", A_Q, M_SHORT, A_METRIC, CLTOPK_INNER_PRODUCT,
+         CLTOPK_ERR_BUFFER_SIZE, 0},
+        {"points a byte short", A_P, M_SHORT, A_N, 0, CLTOPK_ERR_BUFFER_SIZE, 0},
+        {"out_dist a byte short", A_OD, M_SHORT, A_N, 0, CLTOPK_ERR_BUFFER_SIZE, 0},
+        {"out_index a byte short, out_dist NULL", A_OI, M_SHORT, A_OD, M_NULL,
+         CLTOPK_ERR_BUFFER_SIZE, 0},
+        {"q_offset one past the queries", A_QO, QO + 1, A_N, 0, CLTOPK_ERR_BUFFER_SIZE, 0},
+        {"p_offset one past the points", A_PO, PO + 1, A_N, 0, CLTOPK_ERR_BUFFER_SIZE, 0},
+        {"q_offset SIZE_MAX / 2", A_QO, SIZE_MAX / 2, A_N, 0, CLTOPK_ERR_BUFFER_SIZE,
+         CLTOPK_ERR_INVALID_ARGUMENT},
+        {"p_offset SIZE_MAX / 2", A_PO, SIZE_MAX / 2, A_N, 0, CLTOPK_ERR_BUFFER_SIZE,
+         CLTOPK_ERR_INVALID_ARGUMENT},
+        {"num_wait 1 with wait NULL", A_WAIT, 1, A_N, 0, CLTOPK_ERR_INVALID_ARGUMENT, 0},
+        {"num_wait 0 with a wait list", A_WAIT, 2, A_N, 0, CLTOPK_ERR_INVALID_ARGUMENT, 0},
+        {"ctx NULL", A_CTX, C_NULL, A_N, 0, CLTOPK_ERR_INVALID_ARGUMENT, 0},
+        {"on the cpu context", A_CTX, C_CPU, A_N, 0, CLTOPK_ERR_NO_OPENCL, 0},
+        {"out_dist over the queries", A_OD, M_QUERIES, A_N, 0, CLTOPK_ERR_INVALID_ARGUMENT, 0},
+        {"out_index over the queries", A_OI, M_QUERIES, A_N, 0, CLTOPK_ERR_INVALID_ARGUMENT, 0},
+        {"out_dist over the points", A_OD, M_POINTS, A_N, 0, CLTOPK_ERR_INVALID_ARGUMENT, 0},
+        {"out_index over the points", A_OI, M_POINTS, A_N, 0, CLTOPK_ERR_INVALID_ARGUMENT, 0},
+        {"out_dist over out_index", A_OD, M_INDEX, A_N, 0, CLTOPK_ERR_INVALID_ARGUMENT, 0},
+    };
+    cltopk_context *cpu = NULL;
+    if (cltopk_open(&cpu, "cpu") != CLTOPK_OK)
+        bail("cltopk_open(cpu): %s", cltopk_last_error(NULL));
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        size_t v[A_N + 1];
+        memcpy(v, knn_base, sizeof knn_base);
+        v[bad[i].a1] = bad[i].v1;
+        v[bad[i].a2] = bad[i].v2;
+        size_t nq = v[A_NQ], np = v[A_NP], d = v[A_D], k = v[A_K];
+        /* the buffers: for offsets QO and PO, each (M_SHORT) a byte short */
+        size_t bytes[4] = {(QO + nq * d) * 4, (PO + np * d) * 4, nq * k * 4, nq * k * 8};
+        cl_mem own[4], use[4];
+        for (int b = 0; b < 4; b++)
+            own[b] = poisoned_mem(cl, bytes[b] - (v[A_Q + b] == M_SHORT && bytes[b] > 1));
+        for (int b = 0; b < 4; b++)
+            use[b] = v[A_Q + b] == M_NULL      ? NULL
+                     : v[A_Q + b] == M_QUERIES ? own[0]
+                     : v[A_Q + b] == M_POINTS  ? own[1]
+                     : v[A_Q + b] == M_INDEX   ? own[3]
+                                               : own[b];
+        cltopk_context *ctx = v[A_CTX] == C_NULL ? NULL : v[A_CTX] == C_CPU ? cpu : cl;
+        cl_event none = NULL, done = EVENT_SENTINEL;
+        int st = cltopk_knn_buffer(ctx, (cltopk_metric)v[A_METRIC], use[0], v[A_QO], nq, use[1],
+                                   v[A_PO], np, d, k, use[2], use[3], v[A_WAIT] == 1 ? 1 : 0,
+                                   v[A_WAIT] == 2 ? &none : NULL, &done);
+        char msg[512] = "";
+        int expect = bad[i].or_else && st == bad[i].or_else ? st : bad[i].expect;
+        int good;
+        if (expect != CLTOPK_OK) {
+            good = check_refused(cl, ctx, "cltopk_knn_buffer", st, expect, done, own, 4, msg,
+                                 sizeof msg);
+        } else if (st != CLTOPK_OK || done == EVENT_SENTINEL || !done ||
+                   clWaitForEvents(1, &done) != CL_SUCCESS) {
+            snprintf(msg, sizeof msg, "status %d (%s), done %s", st, cltopk_last_error(ctx),
+                     done == EVENT_SENTINEL ? "not written" : done ? "not complete" : "NULL");
+            good = 0;
+        } else if (k == 0) {
+            /* an event after the wait list, and nothing written */
+            good = mems_poisoned(cl, own, 4, msg, sizeof msg);
+        } else {
+            /* the base call: its indices are written, each below np */
+            cl_command_queue q;
+            cltopk_get_cl(cl, NULL, NULL, &q);
+            int64_t idx[4];
+            clEnqueueReadBuffer(q, own[3], CL_TRUE, 0, sizeof idx, idx, 0, NULL, NULL);
+            good = 1;
+            for (int j = 0; j < 4; j++)
+                good &= idx[j] >= 0 && idx[j] < (int64_t)np;
+            if (!good)
+                snprintf(msg, sizeof msg, "indices %lld %lld %lld %lld", (long long)idx[0],
+                         (long long)idx[1], (long long)idx[2], (long long)idx[3]);
+        }
+        if (expect == CLTOPK_OK && done != EVENT_SENTINEL && done)
+            clReleaseEvent(done);
+        if (!ok(good, "%s: knn_buffer %s -> %s", dev, bad[i].what, cltopk_strerror(expect)))
+            diag("%s", msg);
+        for (int b = 0; b < 4; b++)
+            clReleaseMemObject(own[b]);
+    }
+    cltopk_close(cpu);
+}
+#endif
+
 int main(void)
 {
     watchdog(600);
@@ -418,6 +537,7 @@ int main(void)
 #if CLTOPK_HAVE_OPENCL
     cases(cl, "cl", 1);
     tiles(cl, "cl", 1);
+    bad_buffers(cl, "cl");
 #endif
     cltopk_close(cl);
     return tap_done();
