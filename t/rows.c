@@ -315,6 +315,8 @@ static float data16[4 * 16];
 static const int64_t decreasing[] = {0, 5, 3, 8};
 static const int64_t negative[] = {-1, 2, 4};
 static const int64_t good_offs[] = {0, 2, 4};
+/* the end of the keys beyond what any array holds (only that is seen on host data) */
+static const int64_t huge_offs[] = {0, 2, INT64_MAX};
 
 static int c_ld(cltopk_context *c, void *k, int64_t *i)
 {
@@ -370,6 +372,11 @@ static int c_nulloffs(cltopk_context *c, void *k, int64_t *i)
 {
     return cltopk_topk_segments(c, CLTOPK_FLOAT32, data16, 2, NULL, 2, 0, CLTOPK_ALGO_AUTO, k,
                                 i);
+}
+static int c_huge(cltopk_context *c, void *k, int64_t *i)
+{
+    return cltopk_topk_segments(c, CLTOPK_FLOAT32, data16, 2, huge_offs, 2, 0, CLTOPK_ALGO_AUTO,
+                                k, i);
 }
 static int c_segalgo(cltopk_context *c, void *k, int64_t *i)
 {
@@ -445,6 +452,7 @@ static void bad_args(cltopk_context *ctx, const char *dev, int is_cl)
         {CLTOPK_ERR_INVALID_ARGUMENT, "segments: decreasing offsets", c_decreasing},
         {CLTOPK_ERR_INVALID_ARGUMENT, "segments: negative offset", c_negative},
         {CLTOPK_ERR_INVALID_ARGUMENT, "segments: offsets NULL", c_nulloffs},
+        {CLTOPK_ERR_INVALID_ARGUMENT, "segments: offsets[nseg] INT64_MAX", c_huge},
         {CLTOPK_ERR_UNSUPPORTED, "segments: sort", c_segalgo},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
@@ -484,26 +492,67 @@ static void bad_buffers(cltopk_context *ctx, const char *dev)
     cl_int err;
     cl_mem in = clCreateBuffer(c, CL_MEM_READ_WRITE, 64 * 4, NULL, &err);
     cl_mem out = clCreateBuffer(c, CL_MEM_READ_WRITE, 64 * 8, NULL, &err);
-    cl_mem small = clCreateBuffer(c, CL_MEM_READ_WRITE, 4, NULL, &err);
-    int st = cltopk_topk_rows_buffer(ctx, CLTOPK_FLOAT32, in, 0, 4, 16, 16, 2, 0,
-                                     CLTOPK_ALGO_AUTO, NULL, small, 0, NULL, NULL);
-    ok(st == CLTOPK_ERR_BUFFER_SIZE && cltopk_last_error(ctx)[0], "%s: rows_buffer: small output "
-       "-> BUFFER_SIZE", dev);
-    st = cltopk_topk_rows_buffer(ctx, CLTOPK_FLOAT32, in, 1, 4, 16, 16, 2, 0, CLTOPK_ALGO_AUTO,
-                                 NULL, out, 0, NULL, NULL);
-    ok(st == CLTOPK_ERR_BUFFER_SIZE, "%s: rows_buffer: offset past the input -> BUFFER_SIZE",
-       dev);
-    static const int64_t far[] = {0, 10, 70};
-    st = cltopk_topk_segments_buffer(ctx, CLTOPK_FLOAT32, in, 0, 2, far, 2, 0, CLTOPK_ALGO_AUTO,
-                                     NULL, out, 0, NULL, NULL);
-    ok(st == CLTOPK_ERR_BUFFER_SIZE, "%s: segments_buffer: offsets past the buffer -> "
-       "BUFFER_SIZE (%s)", dev, cltopk_last_error(ctx));
-    st = cltopk_topk_rows_buffer(ctx, CLTOPK_FLOAT32, in, 0, 4, 16, 16, 2, 0,
-                                 CLTOPK_ALGO_CPU_HEAP, NULL, out, 0, NULL, NULL);
-    ok(st == CLTOPK_ERR_UNSUPPORTED && cltopk_last_error(ctx)[0],
-       "%s: rows_buffer: cpu-heap -> UNSUPPORTED", dev);
+    /* refusals of 4 rows of 16 (ld 16) or nseg segments of keys of 64 floats,
+     * k = 2: the status, a detail, out_index and the keys unwritten, *done as
+     * it was */
+    static const int64_t far[] = {0, 10, 70}, eight[] = {0, 2, 8};
+    static const struct {
+        const char *what;
+        int seg;
+        const int64_t *offs;
+        size_t nseg, offset;
+        int short_out, algo;
+        int expect, or_else; /* or_else: another status that says it too (0: none) */
+    } bad[] = {
+        {"rows_buffer: out_index a byte short", 0, NULL, 0, 0, 1, CLTOPK_ALGO_AUTO,
+         CLTOPK_ERR_BUFFER_SIZE, 0},
+        {"rows_buffer: offset 1, the last row past the keys", 0, NULL, 0, 1, 0, CLTOPK_ALGO_AUTO,
+         CLTOPK_ERR_BUFFER_SIZE, 0},
+        {"rows_buffer: cpu-heap", 0, NULL, 0, 0, 0, CLTOPK_ALGO_CPU_HEAP, CLTOPK_ERR_UNSUPPORTED,
+         0},
+        {"segments_buffer: offsets past the keys", 1, far, 2, 0, 0, CLTOPK_ALGO_AUTO,
+         CLTOPK_ERR_BUFFER_SIZE, 0},
+        {"segments_buffer: offset 57, the last segment past the keys", 1, eight, 2, 57, 0,
+         CLTOPK_ALGO_AUTO, CLTOPK_ERR_BUFFER_SIZE, 0},
+        {"segments_buffer: offset SIZE_MAX / 2", 1, eight, 2, SIZE_MAX / 2, 0, CLTOPK_ALGO_AUTO,
+         CLTOPK_ERR_INVALID_ARGUMENT, CLTOPK_ERR_BUFFER_SIZE},
+        {"segments_buffer: offsets[nseg] INT64_MAX", 1, huge_offs, 2, 0, 0, CLTOPK_ALGO_AUTO,
+         CLTOPK_ERR_INVALID_ARGUMENT, 0},
+        {"segments_buffer: decreasing offsets", 1, decreasing, 3, 0, 0, CLTOPK_ALGO_AUTO,
+         CLTOPK_ERR_INVALID_ARGUMENT, 0},
+        {"segments_buffer: negative offset", 1, negative, 2, 0, 0, CLTOPK_ALGO_AUTO,
+         CLTOPK_ERR_INVALID_ARGUMENT, 0},
+        {"segments_buffer: offsets NULL", 1, NULL, 2, 0, 0, CLTOPK_ALGO_AUTO,
+         CLTOPK_ERR_INVALID_ARGUMENT, 0},
+        {"segments_buffer: cpu-heap", 1, eight, 2, 0, 0, CLTOPK_ALGO_CPU_HEAP,
+         CLTOPK_ERR_UNSUPPORTED, 0},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cl_mem keys = poisoned_mem(ctx, 64 * 4);
+        cl_mem oi = poisoned_mem(ctx, bad[i].short_out ? 4 * 2 * 8 - 1 : 64 * 8);
+        cl_event done = EVENT_SENTINEL;
+        int st = bad[i].seg ? cltopk_topk_segments_buffer(ctx, CLTOPK_FLOAT32, keys,
+                                                          bad[i].offset, bad[i].nseg,
+                                                          bad[i].offs, 2, 0,
+                                                          (cltopk_algo)bad[i].algo, NULL, oi, 0,
+                                                          NULL, &done)
+                            : cltopk_topk_rows_buffer(ctx, CLTOPK_FLOAT32, keys, bad[i].offset,
+                                                      4, 16, 16, 2, 0, (cltopk_algo)bad[i].algo,
+                                                      NULL, oi, 0, NULL, &done);
+        int expect = bad[i].or_else && st == bad[i].or_else ? st : bad[i].expect;
+        const cl_mem mine[] = {keys, oi};
+        char msg[512];
+        if (!ok(check_refused(ctx, ctx,
+                              bad[i].seg ? "cltopk_topk_segments_buffer"
+                                         : "cltopk_topk_rows_buffer",
+                              st, expect, done, mine, 2, msg, sizeof msg),
+                "%s: %s -> %s, nothing written", dev, bad[i].what, cltopk_strerror(expect)))
+            diag("%s", msg);
+        clReleaseMemObject(keys);
+        clReleaseMemObject(oi);
+    }
     cl_event done = NULL;
-    st = cltopk_topk_rows_buffer(ctx, CLTOPK_FLOAT32, in, 0, 0, 16, 16, 2, 0, CLTOPK_ALGO_AUTO,
+    int st = cltopk_topk_rows_buffer(ctx, CLTOPK_FLOAT32, in, 0, 0, 16, 16, 2, 0, CLTOPK_ALGO_AUTO,
                                  NULL, out, 0, NULL, &done);
     ok(st == CLTOPK_OK && done, "%s: rows_buffer: rows = 0 gives an event", dev);
     if (done) {
@@ -545,7 +594,6 @@ static void bad_buffers(cltopk_context *ctx, const char *dev)
     clReleaseEvent(gate);
     clReleaseMemObject(in);
     clReleaseMemObject(out);
-    clReleaseMemObject(small);
 }
 #endif
 
