@@ -428,6 +428,59 @@ static void helpers(void)
     ok(1, "cltopk_close(NULL) returns");
 }
 
+/* the cl_mem entry points, each with its buffers NULL and sizes that would do */
+static int b_topk(cltopk_context *c, cl_event *done)
+{
+    return cltopk_topk_buffer(c, CLTOPK_FLOAT32, NULL, 0, 8, 2, 0, CLTOPK_ALGO_AUTO, NULL, NULL,
+                              0, NULL, done);
+}
+static int b_select(cltopk_context *c, cl_event *done)
+{
+    return cltopk_select_buffer(c, CLTOPK_FLOAT32, NULL, 0, 8, 2, 0, CLTOPK_ALGO_AUTO, NULL,
+                                NULL, 0, NULL, done);
+}
+static int b_rows(cltopk_context *c, cl_event *done)
+{
+    return cltopk_topk_rows_buffer(c, CLTOPK_FLOAT32, NULL, 0, 2, 4, 4, 2, 0, CLTOPK_ALGO_AUTO,
+                                   NULL, NULL, 0, NULL, done);
+}
+static int b_segments(cltopk_context *c, cl_event *done)
+{
+    static const int64_t offs[] = {0, 4, 8};
+    return cltopk_topk_segments_buffer(c, CLTOPK_FLOAT32, NULL, 0, 2, offs, 2, 0,
+                                       CLTOPK_ALGO_AUTO, NULL, NULL, 0, NULL, done);
+}
+static int b_knn(cltopk_context *c, cl_event *done)
+{
+    return cltopk_knn_buffer(c, CLTOPK_L2SQ, NULL, 0, 2, NULL, 0, 8, 4, 2, NULL, NULL, 0, NULL,
+                             done);
+}
+static const struct {
+    const char *fn;
+    int (*call)(cltopk_context *, cl_event *);
+} cl_calls[] = {{"cltopk_topk_buffer", b_topk},
+                {"cltopk_select_buffer", b_select},
+                {"cltopk_topk_rows_buffer", b_rows},
+                {"cltopk_topk_segments_buffer", b_segments},
+                {"cltopk_knn_buffer", b_knn}};
+
+/* each cl_mem entry point on ctx (NULL or the cpu context) fails with expect,
+ * leaves *done as it was, and says why (with ctx NULL, in the thread's detail,
+ * naming the call) */
+static void cl_calls_fail(cltopk_context *ctx, int expect, const char *what)
+{
+    for (size_t i = 0; i < sizeof cl_calls / sizeof cl_calls[0]; i++) {
+        cl_event done = EVENT_SENTINEL;
+        int st = cl_calls[i].call(ctx, &done);
+        const char *detail = cltopk_last_error(ctx);
+        if (!ok(st == expect && done == EVENT_SENTINEL &&
+                    (ctx ? detail[0] != 0 : strstr(detail, cl_calls[i].fn) != NULL),
+                "%s(%s) -> %s, event untouched", cl_calls[i].fn, what, cltopk_strerror(expect)))
+            diag("status %d, event %s, detail \"%s\"", st,
+                 done == EVENT_SENTINEL ? "untouched" : "written", detail);
+    }
+}
+
 /* NULL context on every entry point */
 static void null_context(void)
 {
@@ -440,15 +493,11 @@ static void null_context(void)
                     CLTOPK_ERR_INVALID_ARGUMENT, "ctx NULL");
     plan_fails(NULL, "NULL ctx", CLTOPK_FLOAT32, 8, 2, 0, CLTOPK_ERR_INVALID_ARGUMENT,
                "ctx NULL");
-    cl_event done = (cl_event)&data[0];
-    int st = cltopk_topk_buffer(NULL, CLTOPK_FLOAT32, NULL, 0, 8, 2, 0, CLTOPK_ALGO_AUTO, NULL,
-                                NULL, 0, NULL, &done);
-    ok(st == CLTOPK_ERR_INVALID_ARGUMENT && done == (cl_event)&data[0],
-       "topk_buffer(ctx NULL) -> invalid argument, event untouched");
+    cl_calls_fail(NULL, CLTOPK_ERR_INVALID_ARGUMENT, "ctx NULL");
     cl_context c = (cl_context)&data[1];
     cl_device_id d = (cl_device_id)&data[2];
     cl_command_queue q = (cl_command_queue)&data[3];
-    st = cltopk_get_cl(NULL, &c, &d, &q);
+    int st = cltopk_get_cl(NULL, &c, &d, &q);
     ok(st == CLTOPK_ERR_INVALID_ARGUMENT && c == (cl_context)&data[1] &&
            d == (cl_device_id)&data[2] && q == (cl_command_queue)&data[3],
        "get_cl(NULL) -> invalid argument, outputs untouched");
@@ -473,11 +522,7 @@ static void cpu_context(void)
        "get_cl on the cpu device -> no OpenCL, outputs untouched");
 
     /* cl_mem calls need an OpenCL context */
-    cl_event done = (cl_event)&st;
-    st = cltopk_topk_buffer(ctx, CLTOPK_FLOAT32, NULL, 0, 8, 2, 0, CLTOPK_ALGO_AUTO, NULL, NULL,
-                            0, NULL, &done);
-    ok(st == CLTOPK_ERR_NO_OPENCL && done == (cl_event)&st && cltopk_last_error(ctx)[0],
-       "topk_buffer on the cpu device -> no OpenCL, event untouched");
+    cl_calls_fail(ctx, CLTOPK_ERR_NO_OPENCL, "the cpu context");
 
     /* planning on the cpu device chooses the CPU heap, which needs no scratch */
     cltopk_algo chosen = (cltopk_algo)77;

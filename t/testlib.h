@@ -127,10 +127,11 @@ int compare_outputs(cltopk_dtype type, const void *keys, size_t n, const int64_t
 
 /* --------------------------------------------------------- cl_mem refusals */
 
-#if CLTOPK_HAVE_OPENCL
 /* What *done holds before a cl_mem call that must fail: a call that fails
  * writes nothing, so it stays. */
 #define EVENT_SENTINEL ((cl_event)(uintptr_t)0x5E471E1u)
+
+#if CLTOPK_HAVE_OPENCL
 /* The byte poisoned_mem fills a buffer with. */
 #define MEM_POISON 0xA5
 
