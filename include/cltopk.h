@@ -653,7 +653,9 @@ CLTOPK_API int cltopk_knn_buffer(cltopk_context *ctx, cltopk_metric metric, cl_m
  * Errors.  A malformed expression is CLTOPK_ERR_EXPRESSION with a detail
  *   naming the expression, the byte position (from 1) and what was expected,
  *   e.g. "order_by: at 17: unknown column 'likes_count'; columns are: id,
- *   retweets"; nothing is written and nothing compiled. */
+ *   retweets" (an unknown name before '(' lists the functions instead; an
+ *   empty expression is at its end, a too long one at byte 4097); nothing is
+ *   written and nothing compiled. */
 typedef struct {
     const char *name;  /* unique in the call; not a reserved word */
     cltopk_dtype type;

@@ -421,7 +421,20 @@ static node *parse_primary(parser *p)
             p->i += n;
             return x;
         }
-    /* unknown: list the columns */
+    /* unknown: a name called as a function lists the functions, any other
+     * name the columns */
+    size_t after = at + n;
+    while (p->s[after] == ' ' || p->s[after] == '\t' || p->s[after] == '\n' ||
+           p->s[after] == '\r')
+        after++;
+    if (p->s[after] == '(') {
+        int w = snprintf(p->err, p->errlen, "%s: at %zu: unknown function '%.*s'; functions are:",
+                         p->what, at + 1, (int)(n < 64 ? n : 64), p->s + at);
+        for (size_t f = 0; f < sizeof fns / sizeof fns[0] && w > 0 && (size_t)w < p->errlen; f++)
+            w += snprintf(p->err + w, p->errlen - (size_t)w, "%s %s", f ? "," : "", fns[f].name);
+        p->failed = 1;
+        return NULL;
+    }
     int w = snprintf(p->err, p->errlen, "%s: at %zu: unknown column '%.*s'; columns are:",
                      p->what, at + 1, (int)(n < 64 ? n : 64), p->s + at);
     for (int col = 0; col < p->ncols && w > 0 && (size_t)w < p->errlen; col++)
@@ -767,14 +780,17 @@ static int compile_one(const expr_col *cols, int ncols, const char *what, const 
     size_t len = strnlen(text, EXPR_MAX_TEXT + 1);
     int st = -1;
     if (len > EXPR_MAX_TEXT) {
-        snprintf(err, errlen, "%s: the expression is longer than %d bytes", what, EXPR_MAX_TEXT);
+        /* at the first byte past the limit */
+        fail(p, EXPR_MAX_TEXT, "the expression is longer than %d bytes", EXPR_MAX_TEXT);
         goto out;
     }
     skip_space(p);
     if (!p->s[p->i]) {
-        snprintf(err, errlen, "%s: the expression is empty", what);
+        /* at the end (past any blanks) */
+        fail(p, p->i, "the expression is empty");
         goto out;
     }
+    size_t start = p->i;
     node *root = parse_cond(p);
     if (!root)
         goto out;
@@ -786,7 +802,7 @@ static int compile_one(const expr_col *cols, int ncols, const char *what, const 
         goto out;
     }
     if (root->type != want) {
-        fail(p, 0, want == T_NUM ? "order_by must be a number, not a condition"
+        fail(p, start, want == T_NUM ? "order_by must be a number, not a condition"
                                  : "where must be a condition (a comparison), not a number");
         goto out;
     }
