@@ -1068,34 +1068,58 @@ static void refusals(cltopk_context *ctx, const char *dev)
     float a[4] = {1, 2, 3, 4};
     int64_t b[4] = {5, 6, 7, 8};
     cltopk_column cols[2] = {{"a", CLTOPK_FLOAT32, a}, {"b", CLTOPK_INT64, b}};
+    /* each detail with its exact position (bytes from 1): where the
+     * expected thing is missing or the offending byte, word or literal
+     * starts */
     static const struct {
         const char *order, *where, *want;
     } bad[] = {
-        {"a +", NULL, "order_by: at 4: expected a number"},
-        {"(a + b", NULL, "at 7: expected ')'"},
-        {"a + likes", NULL, "at 5: unknown column 'likes'; columns are: a, b"},
-        {"min(a)", NULL, "min takes 2 arguments"},
-        {"sqrt(a, b)", NULL, "sqrt takes 1 argument"},
-        {"a < b", NULL, "order_by must be a number"},
-        {"a", "a + 1", "where must be a condition"},
-        {"a", "a = 1", "'=' is not an operator"},
-        {"a", "a < b < 3", "a comparison cannot follow a comparison"},
-        {"a and b", NULL, "expected a condition"},
-        {"a", "not a", "expected a condition"},
-        {"if(a, a, b)", NULL, "expected a condition"},
-        {"a", "b < 18446744073709551616", "larger than 2^64 - 1"},
-        {"a", "b < -9223372036854775809", "smaller than -2^63"},
-        {"a } __kernel void x() { ", NULL, "at 3: expected an operator or the end, found '}'"},
-        {"a\n#pragma OPENCL EXTENSION all : enable", NULL, "found '#'"},
-        {"a; b", NULL, "found ';'"},
-        {"0x", NULL, "needs digits after 0x"},
-        {"1e", NULL, "an exponent needs digits"},
-        {"1.2.3", NULL, "after a number"},
-        {"", NULL, "the expression is empty"},
-        {"   ", NULL, "the expression is empty"},
-        {"a", "", "where: the expression is empty"},
-        {"and", NULL, "found the word 'and'"},
-        {"a @ b", NULL, "found '@'"},
+        /* "a +": the end, byte 4 */
+        {"a +", NULL, "order_by: at 4: expected a number, a column, a function or '(', found "
+                      "the end"},
+        {"(a + b", NULL, "order_by: at 7: expected ')' (to close the '(' at 1), found the end"},
+        {"a + likes", NULL, "order_by: at 5: unknown column 'likes'; columns are: a, b"},
+        {"foo(1)", NULL, "order_by: at 1: unknown function 'foo'; functions are: min, max, "
+                         "abs, sqrt, log, exp, floor, ceil, if"},
+        {"a + foo (b)", NULL, "order_by: at 5: unknown function 'foo'; functions are: min,"},
+        /* a column followed by '(' is not called a function */
+        {"a(1)", NULL, "order_by: at 2: expected an operator or the end, found '('"},
+        /* the ')' at byte 6 where a ',' was expected */
+        {"min(a)", NULL, "order_by: at 6: min takes 2 arguments: expected ',', found ')'"},
+        {"sqrt(a, b)", NULL, "order_by: at 7: sqrt takes 1 argument: expected ')', found ','"},
+        /* a whole expression of the wrong kind: its first byte past the blanks */
+        {"a < b", NULL, "order_by: at 1: order_by must be a number, not a condition"},
+        {"  a < b", NULL, "order_by: at 3: order_by must be a number, not a condition"},
+        {"a", "a + 1", "where: at 1: where must be a condition (a comparison), not a number"},
+        {"a", "a = 1", "where: at 3: '=' is not an operator: equality is '=='"},
+        {"a", "a < b < 3", "where: at 7: a comparison cannot follow a comparison"},
+        {"a and b", NULL, "order_by: at 1: expected a condition (a comparison), found a number"},
+        {"a", "not a", "where: at 5: expected a condition (a comparison), found a number"},
+        {"if(a, a, b)", NULL, "order_by: at 4: expected a condition (a comparison), found a "
+                              "number"},
+        /* a literal out of range: its digits */
+        {"a", "b < 18446744073709551616", "where: at 5: the integer literal is larger than "
+                                          "2^64 - 1"},
+        {"a", "b < 0x10000000000000000", "where: at 5: the integer literal is larger than "
+                                         "2^64 - 1"},
+        {"a", "b < -9223372036854775809", "where: at 6: the negative integer literal is "
+                                          "smaller than -2^63"},
+        {"a } __kernel void x() { ", NULL, "order_by: at 3: expected an operator or the end, "
+                                           "found '}'"},
+        {"a\n#pragma OPENCL EXTENSION all : enable", NULL, "order_by: at 3: expected an "
+                                                           "operator or the end, found '#'"},
+        {"a; b", NULL, "order_by: at 2: expected an operator or the end, found ';'"},
+        /* the literal "0x"; the 'e' without digits; the second '.' */
+        {"0x", NULL, "order_by: at 1: a hexadecimal literal needs digits after 0x"},
+        {"1e", NULL, "order_by: at 2: an exponent needs digits"},
+        {"1.2.3", NULL, "order_by: at 4: unexpected '.' after a number"},
+        /* empty: the end, past the blanks */
+        {"", NULL, "order_by: at 1: the expression is empty"},
+        {"   ", NULL, "order_by: at 4: the expression is empty"},
+        {"a", "", "where: at 1: the expression is empty"},
+        {"and", NULL, "order_by: at 1: expected a number, a column, a function or '(', found "
+                      "the word 'and'"},
+        {"a @ b", NULL, "order_by: at 3: expected an operator or the end, found '@'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         float os[4] = {-9, -9, -9, -9};
@@ -1114,14 +1138,33 @@ static void refusals(cltopk_context *ctx, const char *dev)
             diag("status %d / %d, detail \"%s\", check's \"%s\", untouched %d (want \"%s\")", st,
                  cst, e, err, untouched, bad[i].want);
     }
-    /* too long, too deep */
+    /* the limits, each at its exact position: 4096 bytes (byte 4097 is one
+     * too many), 64 levels (byte 65 is the 65th '(', inside 64 others and
+     * the whole), 32 stack slots ((a+(a+ ...: the 33rd 'a', at 3 * 32 + 2, is
+     * the 33rd value pushed), 512 operations (a+a+ ...+a of 257 columns: the
+     * 513th operation is the last '+', at 512) */
     {
         char *s = bmalloc(5000);
+        memset(s, ' ', 4096);
+        s[0] = 'a';
+        s[4096] = 0;
+        int st0 = cltopk_query_check(ctx, cols, 2, s, NULL, NULL, 0);
+        s[4096] = ' ';
+        s[4097] = 0;
+        int st = cltopk_query_check(ctx, cols, 2, s, NULL, NULL, 0);
+        if (!ok(st0 == CLTOPK_OK && st == CLTOPK_ERR_EXPRESSION &&
+                    strstr(cltopk_last_error(ctx),
+                           "order_by: at 4097: the expression is longer than 4096 bytes"),
+                "%s: an expression of 4096 bytes is taken, of 4097 refused at 4097", dev))
+            diag("status %d, %d: %s", st0, st, cltopk_last_error(ctx));
         memset(s, 'a', 4999);
         s[4999] = 0;
-        int st = cltopk_query_check(ctx, cols, 2, s, NULL, NULL, 0);
-        ok(st == CLTOPK_ERR_EXPRESSION && strstr(cltopk_last_error(ctx), "longer than 4096"),
-           "%s: an expression of 4999 bytes is refused", dev);
+        st = cltopk_query_check(ctx, cols, 2, s, NULL, NULL, 0);
+        if (!ok(st == CLTOPK_ERR_EXPRESSION &&
+                    strstr(cltopk_last_error(ctx),
+                           "order_by: at 4097: the expression is longer than 4096 bytes"),
+                "%s: an expression of 4999 bytes is refused at 4097", dev))
+            diag("status %d: %s", st, cltopk_last_error(ctx));
         size_t at = 0;
         for (int d = 0; d < 70; d++)
             s[at++] = '(';
@@ -1130,8 +1173,11 @@ static void refusals(cltopk_context *ctx, const char *dev)
             s[at++] = ')';
         s[at] = 0;
         st = cltopk_query_check(ctx, cols, 2, s, NULL, NULL, 0);
-        ok(st == CLTOPK_ERR_EXPRESSION && strstr(cltopk_last_error(ctx), "deeper than 64"),
-           "%s: nesting 70 deep is refused", dev);
+        if (!ok(st == CLTOPK_ERR_EXPRESSION &&
+                    strstr(cltopk_last_error(ctx),
+                           "order_by: at 65: the expression nests deeper than 64"),
+                "%s: nesting 70 deep is refused at 65", dev))
+            diag("status %d: %s", st, cltopk_last_error(ctx));
         at = 0;
         for (int d = 0; d < 40; d++)
             at += (size_t)snprintf(s + at, 5000 - at, "(a+");
@@ -1140,8 +1186,20 @@ static void refusals(cltopk_context *ctx, const char *dev)
             s[at++] = ')';
         s[at] = 0;
         st = cltopk_query_check(ctx, cols, 2, s, NULL, NULL, 0);
-        ok(st == CLTOPK_ERR_EXPRESSION && strstr(cltopk_last_error(ctx), "stack slots"),
-           "%s: an expression needing 41 stack slots is refused", dev);
+        if (!ok(st == CLTOPK_ERR_EXPRESSION &&
+                    strstr(cltopk_last_error(ctx),
+                           "order_by: at 98: the expression needs more than 32 stack slots"),
+                "%s: an expression needing 41 stack slots is refused at 98", dev))
+            diag("status %d: %s", st, cltopk_last_error(ctx));
+        at = 0;
+        for (int d = 0; d < 257; d++)
+            at += (size_t)snprintf(s + at, 5000 - at, "%sa", d ? "+" : "");
+        st = cltopk_query_check(ctx, cols, 2, s, NULL, NULL, 0);
+        if (!ok(st == CLTOPK_ERR_EXPRESSION &&
+                    strstr(cltopk_last_error(ctx), "order_by: at 512: the expression is too "
+                                                   "long (at most 512 operations)"),
+                "%s: an expression of 513 operations is refused at 512", dev))
+            diag("status %d: %s", st, cltopk_last_error(ctx));
         free(s);
     }
     /* arguments */
