@@ -908,11 +908,15 @@ static void tweets(cltopk_context *const *ctxs, const char *const *devs, int nct
     int32_t *retweets = bmalloc(n * 4), *likes = bmalloc(n * 4);
     int64_t *ts = bmalloc(n * 8);
     uint32_t *lang = bmalloc(n * 4);
+    /* the month from 1493596800 on; one row, `first`, at its first second and
+     * every other row later, so that tweet_time < 1493596801 passes exactly
+     * that row */
+    size_t first = (size_t)rng_below(&rng, n);
     for (size_t i = 0; i < n; i++) {
         double u = (double)(rng_next(&rng) >> 11) / 9007199254740992.0;
         retweets[i] = (int32_t)(1.0 / (1.0 - 0.999 * u)) - 1; /* power law, many ties */
         likes[i] = (int32_t)rng_below(&rng, 5000);
-        ts[i] = 1493596800 + (int64_t)rng_below(&rng, 2678400);
+        ts[i] = i == first ? 1493596800 : 1493596801 + (int64_t)rng_below(&rng, 2678399);
         lang[i] = (uint32_t)rng_below(&rng, 10);
     }
     table tb = {.n = n, .ncols = 4};
@@ -974,19 +978,41 @@ static void tweets(cltopk_context *const *ctxs, const char *const *devs, int nct
                     "lang == 1 or lang == 2", 50, 0, 0, "Q3 an or of equalities, specialised");
         unsetenv("CLTOPK_QUERY");
     }
-    /* filters passing no row, one row, fewer than k, every row */
+    /* filters passing no row, one row (the row `first`), fewer than k (the
+     * 19999 other rows spread over 2678399 s: some 30 within the first 4000
+     * s, fewer than 2 or more than 99 with a chance below 1e-11), every row;
+     * the rows passing by the reference asserted first, then each device's
+     * outputs against the reference's */
     static const struct {
         uint64_t bound;
         const char *text;
     } fs[] = {{0, "tweet_time < 0"},
               {1493596801, "tweet_time < 1493596801"},
-              {1493596800 + 300, "tweet_time < 1493597100"},
+              {1493596800 + 4000, "tweet_time < 1493600800"},
               {UINT64_MAX, "tweet_time < 0xFFFFFFFFFFFFFFFF"}};
     for (size_t f = 0; f < 4; f++) {
         enode *x = en(E_LITI);
         x->bits = fs[f].bound;
         enode *cmp = en(E_CMP);
         cmp->op = 0, cmp->a[0] = tc, cmp->a[1] = x;
+        int64_t eidx[100];
+        uint64_t ebits[100];
+        size_t ecount = expect(&tb, sum, cmp, 100, (int)f & 1, 0, eidx, ebits), passing = 0;
+        for (size_t i = 0; i < n; i++)
+            passing += (size_t)ref_cond(&tb, cmp, i, 0);
+        int fits = f == 0   ? passing == 0 && ecount == 0
+                   : f == 1 ? passing == 1 && ecount == 1 && eidx[0] == (int64_t)first &&
+                                  eidx[1] == -1
+                   : f == 2 ? passing >= 2 && passing < 100 && ecount == passing
+                            : passing == n && ecount == 100;
+        if (!ok(fits, "the filter %s passes %s (%zu rows)", fs[f].text,
+                f == 0   ? "no row"
+                : f == 1 ? "exactly one row, the one at the first second"
+                : f == 2 ? "more than one row and fewer than k = 100"
+                         : "every row",
+                passing))
+            diag("%zu returned, the first row %lld; the row at the first second %zu", ecount,
+                 (long long)eidx[0], first);
         for (int c = 0; c < nctx; c++)
             for (int via = 0; via <= (c > 0); via++)
                 check_query(ctxs[c], devs[c], via, &tb, sum, cmp,
