@@ -16,7 +16,10 @@
  * and the threshold, thr=1) give the same rows and score bits; the
  * specialised kernel at its limits (64 operations, 32 stack slots) and one
  * operation past them (the interpreter), with the explanation naming each.  Malformed expressions and arguments: a
- * negative status with a detail naming the position, nothing written.
+ * negative status with a detail naming the exact position, nothing written;
+ * through both forms on a fresh context of the OpenCL device with the binary
+ * cache in a fresh directory, nothing compiled (no binary written there,
+ * where a well-formed query then writes one).
  *
  * Built with -DQUERY_SF=1 (t/query_sf.t): the sample-filter query
  * (CLTOPK_QUERY=path=sf) against the same reference, on the cl_mem form of
@@ -28,10 +31,13 @@
 #include "tap.h"
 #include "testlib.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
@@ -1337,6 +1343,178 @@ static void refusals(cltopk_context *ctx, const char *dev)
        "%s: an unused column without data; the smallest two of a * _B9 where _B9 != 6", dev);
 }
 
+#if CLTOPK_HAVE_OPENCL
+/* the program binaries (*.bin) and temporary files in dir */
+static int count_builds(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        n += len > 4 && (!strcmp(de->d_name + len - 4, ".bin") ||
+                         !strcmp(de->d_name + len - 4, ".tmp"));
+    }
+    closedir(d);
+    return n;
+}
+
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *de;
+        char path[4200];
+        while ((de = readdir(d)))
+            if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+                snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+                unlink(path);
+            }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+/* Malformed expressions compile nothing: on a fresh context of the OpenCL
+ * device (no program in its memory cache) with the binary cache on in a
+ * fresh directory, every program the library built would be written there.
+ * Each malformed expression through cltopk_query_topk and through
+ * cltopk_query_topk_buffer: CLTOPK_ERR_EXPRESSION, the poisoned outputs (host
+ * arrays and the count; buffers and the count buffer; the event) unchanged;
+ * then no binary in the directory.  A well-formed query then writes one
+ * (the observation can see a build). */
+static void nothing_compiled(void)
+{
+    char devstr[256], dir[4096];
+    if (!test_cl_device(devstr, sizeof devstr))
+        return;
+    cltopk_context *ctx = NULL;
+    if (cltopk_open(&ctx, devstr) != CLTOPK_OK) {
+        ok(0, "nothing compiled: open %s: %s", devstr, cltopk_last_error(NULL));
+        return;
+    }
+    snprintf(dir, sizeof dir, "%s/query-nothing-compiled-%ld", test_tmpdir(), (long)getpid());
+    remove_dir(dir);
+    if (mkdir(dir, 0700) != 0)
+        sysbail("mkdir %s", dir);
+    const char *e = getenv("CLTOPK_CACHE_DIR"), *e2 = getenv("CLTOPK_CACHE");
+    char *cdir = e ? strdup(e) : NULL, *cache = e2 ? strdup(e2) : NULL;
+    setenv("CLTOPK_CACHE_DIR", dir, 1);
+    setenv("CLTOPK_CACHE", "1", 1);
+
+    float a[4] = {1, 2, 3, 4};
+    int64_t b[4] = {5, 6, 7, 8};
+    cltopk_column cols[2] = {{"a", CLTOPK_FLOAT32, a}, {"b", CLTOPK_INT64, b}};
+    cl_context cctx;
+    cl_command_queue q;
+    if (cltopk_get_cl(ctx, &cctx, NULL, &q) != CLTOPK_OK)
+        bail("cltopk_get_cl: %s", cltopk_last_error(ctx));
+    cl_int err;
+    cl_mem dc[2] = {clCreateBuffer(cctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof a, a,
+                                   &err),
+                    clCreateBuffer(cctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof b, b,
+                                   &err)};
+    if (!dc[0] || !dc[1])
+        bail("clCreateBuffer: %d", (int)err);
+    cl_mem outs[3] = {poisoned_mem(ctx, 64), poisoned_mem(ctx, 64), poisoned_mem(ctx, 64)};
+    cl_mem ms = outs[0], mi = outs[1], mc = outs[2];
+    char deep[200];
+    memset(deep, '(', 70);
+    deep[70] = 'a';
+    memset(deep + 71, ')', 70);
+    deep[141] = 0;
+    static const char *const bad[][2] = {
+        {"a +", NULL},
+        {"(a + b", NULL},
+        {"foo(a)", NULL},
+        {"min(a)", NULL},
+        {"a } __kernel void x(__global int *p) { p[0] = 1; ", NULL},
+        {"a\n#pragma OPENCL EXTENSION all : enable", NULL},
+        {"a", "b < 3 b"},
+        {"a", "a"},
+        {"a < b", NULL},
+        {"", NULL},
+        {NULL, NULL}, /* 70 deep */
+    };
+    int good = 1;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *order = bad[i][0] ? bad[i][0] : deep, *where = bad[i][1];
+        /* the host form */
+        float os[4] = {-9, -9, -9, -9};
+        int64_t oi[4] = {-9, -9, -9, -9};
+        size_t count = 77;
+        int st = cltopk_query_topk(ctx, cols, 2, 4, order, where, 2, 0, CLTOPK_FLOAT32, os, oi,
+                                   &count);
+        int untouched = count == 77;
+        for (int j = 0; j < 4; j++)
+            untouched &= os[j] == -9 && oi[j] == -9;
+        if (st != CLTOPK_ERR_EXPRESSION || !untouched) {
+            diag("host form, order_by \"%s\": status %d (%s), outputs untouched %d", order, st,
+                 cltopk_last_error(ctx), untouched);
+            good = 0;
+        }
+        /* the cl_mem form: the outputs, the count and *done as they were */
+        cl_event done = EVENT_SENTINEL;
+        size_t offs[2] = {0, 0};
+        char msg[256];
+        st = cltopk_query_topk_buffer(ctx, cols, dc, offs, 2, 4, order, where, 2, 0,
+                                      CLTOPK_FLOAT32, ms, mi, mc, 0, NULL, &done);
+        if (!check_refused(ctx, ctx, "cltopk_query_topk_buffer", st, CLTOPK_ERR_EXPRESSION, done,
+                           outs, 3, msg, sizeof msg)) {
+            diag("cl_mem form, order_by \"%s\": %s", order, msg);
+            good = 0;
+        }
+    }
+    int built = count_builds(dir);
+    ok(good && built == 0,
+       "%s: %zu malformed expressions through cltopk_query_topk and cltopk_query_topk_buffer: "
+       "refused, nothing written, nothing compiled (%d program binaries written)", devstr,
+       sizeof bad / sizeof bad[0], built);
+    /* the observation sees a build: a well-formed query through the cl_mem
+     * form (which runs on the device; the host form may run on the host)
+     * writes a binary */
+    cl_event done = NULL;
+    size_t offs[2] = {0, 0};
+    int st = cltopk_query_topk_buffer(ctx, cols, dc, offs, 2, 4, "a * b", "b > 5", 2, 0,
+                                      CLTOPK_FLOAT32, ms, mi, mc, 0, NULL, &done);
+    float os[2] = {0, 0};
+    int64_t oi[2] = {0, 0};
+    cl_ulong count = 0;
+    if (st == CLTOPK_OK) {
+        clWaitForEvents(1, &done);
+        clReleaseEvent(done);
+        clEnqueueReadBuffer(q, ms, CL_TRUE, 0, sizeof os, os, 0, NULL, NULL);
+        clEnqueueReadBuffer(q, mi, CL_TRUE, 0, sizeof oi, oi, 0, NULL, NULL);
+        clEnqueueReadBuffer(q, mc, CL_TRUE, 0, sizeof count, &count, 0, NULL, NULL);
+    }
+    built = count_builds(dir);
+    if (!ok(st == CLTOPK_OK && count == 2 && oi[0] == 3 && oi[1] == 2 && os[0] == 32.0f &&
+                os[1] == 21.0f && built > 0,
+            "%s: a well-formed query through the cl_mem form on that context compiles (%d "
+            "program binaries written)", devstr, built))
+        diag("status %d (%s), count %llu, rows %lld %lld, scores %g %g", st,
+             cltopk_last_error(ctx), (unsigned long long)count, (long long)oi[0],
+             (long long)oi[1], os[0], os[1]);
+    for (int j = 0; j < 2; j++)
+        clReleaseMemObject(dc[j]);
+    for (int j = 0; j < 3; j++)
+        clReleaseMemObject(outs[j]);
+    cltopk_close(ctx);
+    if (cdir)
+        setenv("CLTOPK_CACHE_DIR", cdir, 1);
+    else
+        unsetenv("CLTOPK_CACHE_DIR");
+    if (cache)
+        setenv("CLTOPK_CACHE", cache, 1);
+    else
+        unsetenv("CLTOPK_CACHE");
+    free(cdir), free(cache);
+    remove_dir(dir);
+}
+#endif
+
 int main(void)
 {
     plan_lazy();
@@ -1362,6 +1540,10 @@ int main(void)
         refusals(ctxs[0], "cpu");
         if (nctx > 1)
             refusals(ctxs[1], "opencl");
+#if CLTOPK_HAVE_OPENCL
+        if (nctx > 1)
+            nothing_compiled();
+#endif
         tweets(ctxs, devs, nctx);
         random_queries(ctxs, devs, nctx, test_full() ? 300 : 40);
         logexp(ctxs, devs, nctx);
