@@ -2,7 +2,8 @@
  * cltopk_query_check.
  *
  * The reference is this file's own: random expression trees (a bounded
- * generator; the seed is printed) are rendered to text for the library and
+ * generator: a few from a fixed seed, the same every run, then more from the
+ * run's seed; both printed) are rendered to text for the library and
  * evaluated here by walking the tree with the typing rules of cltopk.h (exact
  * comparisons of integer terms, everything else one rounding an operation in
  * the score type), then the rows that pass are ordered by (score in THE ORDER,
@@ -701,9 +702,10 @@ static void check_query(cltopk_context *ctx, const char *dev, int via, const tab
 /* ------------------------------------------------------------ the parts */
 
 static void random_queries(cltopk_context *const *ctxs, const char *const *devs, int nctx,
-                           int count)
+                           int count, const char *label)
 {
     table tb;
+    char what[128];
     table_make(&tb, 3000 + (size_t)rng_below(&rng, 3000));
     for (int t = 0; t < count; t++) {
         npool = 0;
@@ -723,24 +725,41 @@ static void random_queries(cltopk_context *const *ctxs, const char *const *devs,
         for (int c = 0; c < nctx; c++)
             for (int via = 0; via <= (c > 0); via++)
                 check_query(ctxs[c], devs[c], via, &tb, ordt, wheret, order,
-                            wheret ? where : NULL, k, f64, smallest, "random tree");
+                            wheret ? where : NULL, k, f64, smallest, label);
         /* the device's other paths (tables this small take the interpreter
          * by default): the specialised kernel (a program build each), alone
          * and with the threshold, and the interpreter with the threshold */
         static const char *const other[3] = {"spec=1", "spec=1,thr=1", "thr=1"};
-        static const char *const otherw[3] = {"random tree, specialised (spec=1)",
-                                              "random tree, specialised, threshold",
-                                              "random tree, threshold (thr=1)"};
+        static const char *const otherw[3] = {"specialised (spec=1)",
+                                              "specialised, threshold",
+                                              "threshold (thr=1)"};
         int m = test_full() ? 6 : 15; /* every m-th tree builds a program */
         int o = t % m == 0 ? 0 : t % m == m / 2 ? 1 : t % 3 == 1 ? 2 : -1;
         if (nctx > 1 && o >= 0 && !QUERY_SF) {
             setenv("CLTOPK_QUERY", other[o], 1);
+            snprintf(what, sizeof what, "%s, %s", label, otherw[o]);
             check_query(ctxs[1], devs[1], VIA_BUFFER, &tb, ordt, wheret, order,
-                        wheret ? where : NULL, k, f64, smallest, otherw[o]);
+                        wheret ? where : NULL, k, f64, smallest, what);
             unsetenv("CLTOPK_QUERY");
         }
     }
     table_free(&tb);
+}
+
+/* The random trees: a few from a fixed seed (the same trees, table and k
+ * every run), then `count` from the run's seed (test_seed(): fresh each run,
+ * or CLTOPK_TEST_SEED); both seeds printed */
+#define FIXED_SEED 20170514u
+static void random_runs(cltopk_context *const *ctxs, const char *const *devs, int nctx,
+                        int fixed, int count)
+{
+    rng_t run = rng;
+    rng_init(&rng, FIXED_SEED);
+    diag("random trees: %d from the fixed seed %u (the same every run), then %d from the "
+         "run's seed %llu", fixed, FIXED_SEED, count, (unsigned long long)test_seed());
+    random_queries(ctxs, devs, nctx, fixed, "random tree (fixed seed)");
+    rng = run;
+    random_queries(ctxs, devs, nctx, count, "random tree");
 }
 
 /* a sum of m columns (cycling through the table's), nested to the left
@@ -1535,7 +1554,7 @@ int main(void)
         /* the sample-filter query: its paths, then random trees through it */
         tweets(ctxs, devs, nctx);
         sf_env = "path=sf";
-        random_queries(ctxs, devs, nctx, test_full() ? 120 : 20);
+        random_runs(ctxs, devs, nctx, 4, test_full() ? 120 : 20);
     } else {
         refusals(ctxs[0], "cpu");
         if (nctx > 1)
@@ -1545,7 +1564,7 @@ int main(void)
             nothing_compiled();
 #endif
         tweets(ctxs, devs, nctx);
-        random_queries(ctxs, devs, nctx, test_full() ? 300 : 40);
+        random_runs(ctxs, devs, nctx, 8, test_full() ? 300 : 40);
         logexp(ctxs, devs, nctx);
         if (nctx > 1)
             spec_limits(ctxs[1], devs[1]);

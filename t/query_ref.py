@@ -5,15 +5,19 @@ python3 or numpy is missing).
 
 A table of every column type (with NaN, infinities, -0 and the integer
 extremes) is written to files; random expression trees (a bounded generator,
-seeded; the seed is printed) are rendered to text for `cltopk query --json`
-and evaluated here with numpy: a comparison of two integer terms on Python's
-exact integers, everything else in float32 or float64 arrays, one rounding an
-operation; min and max NaN if either is, else the first unless the second is
-strictly smaller (larger).  The rows that pass are ordered by (score in THE
-ORDER, row) and the first k compared with the command's rows and scores.
-log and exp are cltopk's own (t/query.t checks them) and are left out.
+seeded: a few from a fixed seed, then more from the run's; both printed) are
+rendered to text for `cltopk query --json` and evaluated here with numpy: a
+comparison of two integer terms on Python's exact integers, everything else in
+float32 or float64 arrays, one rounding an operation; min and max NaN if
+either is, else the first unless the second is strictly smaller (larger).  The
+rows that pass are ordered by (score in THE ORDER, row) and the first k
+compared with the command's rows and scores.  log and exp are cltopk's own
+(t/query.t checks them) and are left out.
 
-    CLTOPK=tools/cltopk python3 t/query_ref.py [SEED] [QUERIES]
+    CLTOPK=tools/cltopk python3 t/query_ref.py [SEED] [QUERIES] [FIXED_SEED FIXED_QUERIES]
+
+With FIXED_SEED, FIXED_QUERIES queries from that seed (the same every run)
+come first, then QUERIES from SEED.
 """
 import json
 import os
@@ -237,68 +241,82 @@ def parsed_bits(v, f64):
     return int(np.array([v], dtype=np.float32).view(np.uint32)[0])
 
 
+def run_batch(rng, count, label, tmp, n_ok):
+    """count random queries from rng on a table of its own; (tests, failed)"""
+    cols = make_table(rng)
+    args = []
+    for name, (tname, v) in cols.items():
+        path = os.path.join(tmp, "%s-%s.bin" % (label.split()[0], name))
+        v.astype(v.dtype.newbyteorder("<")).tofile(path)
+        args += ["--col", "%s:%s:%s" % (name, tname, path)]
+    failed = 0
+    for t in range(count):
+        f64 = t % 2 == 1
+        smallest = (t // 2) % 2 == 1
+        order = gen_num(rng, cols, 1 + rng.randrange(4))
+        where = gen_cond(rng, cols, 1 + rng.randrange(3)) if rng.randrange(3) else None
+        k = 1 + rng.randrange(80)
+        cmd = [CLTOPK, "query", "-k", str(k), "--order", render(order), "--json",
+               "--device", DEVICE] + args
+        if where is not None:
+            cmd += ["--where", render(where)]
+        if f64:
+            cmd.append("--f64")
+        if smallest:
+            cmd.append("--smallest")
+        want = expected(order, where, cols, k, f64, smallest)
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        good = r.returncode == 0
+        why = ""
+        if good:
+            # numbers as their text: "-0" must stay a negative zero
+            got = json.loads(r.stdout, parse_int=str, parse_float=str)
+            res = got["results"]
+            good = int(got["count"]) == len(want) and len(res) == len(want)
+            for (wi, wb), g in zip(want, res):
+                gb = parsed_bits(g["score"], f64)
+                wnan = (wb & 0x7FFFFFFFFFFFFFFF if f64 else wb & 0x7FFFFFFF) > \
+                    (0x7FF0000000000000 if f64 else 0x7F800000)
+                if int(g["row"]) != wi or (gb != "nan" if wnan else gb != wb):
+                    good = False
+                    why = "row %s score %s, want row %d bits 0x%x" % (g["row"], g["score"],
+                                                                     wi, wb)
+                    break
+            if not why and not good:
+                why = "count %s, want %d" % (got["count"], len(want))
+        else:
+            why = r.stderr.strip()
+        n_ok += 1
+        print("%s %d - numpy reference (%s): %s scores, %s, k %d" % (
+            "ok" if good else "not ok", n_ok, label, "float64" if f64 else "float32",
+            "smallest" if smallest else "largest", k))
+        if not good:
+            failed += 1
+            print("# order_by: %s" % render(order))
+            print("# where: %s" % (render(where) if where is not None else "(none)"))
+            print("# %s" % why)
+    return n_ok, failed
+
+
 def main():
     seed = int(sys.argv[1]) if len(sys.argv) > 1 else random.randrange(1 << 30)
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 40
-    rng = random.Random(seed)
-    print("# seed %d (repeat: python3 t/query_ref.py %d %d)" % (seed, seed, count))
+    fixed_seed = int(sys.argv[3]) if len(sys.argv) > 3 else None
+    fixed_count = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+    # the literals' float32 values agree either way (else the test is wrong)
+    for lit in FLOAT_LITS:
+        assert np.float32(lit) == np.float32(float(lit)), lit
     n_ok = 0
     failed = 0
     with tempfile.TemporaryDirectory(dir=os.environ.get("CLTOPK_TEST_TMPDIR")) as tmp:
-        cols = make_table(rng)
-        args = []
-        for name, (tname, v) in cols.items():
-            path = os.path.join(tmp, name + ".bin")
-            v.astype(v.dtype.newbyteorder("<")).tofile(path)
-            args += ["--col", "%s:%s:%s" % (name, tname, path)]
-        # the literals' float32 values agree either way (else the test is wrong)
-        for lit in FLOAT_LITS:
-            assert np.float32(lit) == np.float32(float(lit)), lit
-        for t in range(count):
-            f64 = t % 2 == 1
-            smallest = (t // 2) % 2 == 1
-            order = gen_num(rng, cols, 1 + rng.randrange(4))
-            where = gen_cond(rng, cols, 1 + rng.randrange(3)) if rng.randrange(3) else None
-            k = 1 + rng.randrange(80)
-            cmd = [CLTOPK, "query", "-k", str(k), "--order", render(order), "--json",
-                   "--device", DEVICE] + args
-            if where is not None:
-                cmd += ["--where", render(where)]
-            if f64:
-                cmd.append("--f64")
-            if smallest:
-                cmd.append("--smallest")
-            want = expected(order, where, cols, k, f64, smallest)
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            good = r.returncode == 0
-            why = ""
-            if good:
-                # numbers as their text: "-0" must stay a negative zero
-                got = json.loads(r.stdout, parse_int=str, parse_float=str)
-                res = got["results"]
-                good = int(got["count"]) == len(want) and len(res) == len(want)
-                for (wi, wb), g in zip(want, res):
-                    gb = parsed_bits(g["score"], f64)
-                    wnan = (wb & 0x7FFFFFFFFFFFFFFF if f64 else wb & 0x7FFFFFFF) > \
-                        (0x7FF0000000000000 if f64 else 0x7F800000)
-                    if int(g["row"]) != wi or (gb != "nan" if wnan else gb != wb):
-                        good = False
-                        why = "row %s score %s, want row %d bits 0x%x" % (g["row"], g["score"],
-                                                                         wi, wb)
-                        break
-                if not why and not good:
-                    why = "count %s, want %d" % (got["count"], len(want))
-            else:
-                why = r.stderr.strip()
-            n_ok += 1
-            print("%s %d - numpy reference: %s scores, %s, k %d" % (
-                "ok" if good else "not ok", n_ok, "float64" if f64 else "float32",
-                "smallest" if smallest else "largest", k))
-            if not good:
-                failed += 1
-                print("# order_by: %s" % render(order))
-                print("# where: %s" % (render(where) if where is not None else "(none)"))
-                print("# %s" % why)
+        # the same queries every run first, then the run's own
+        if fixed_seed is not None and fixed_count:
+            print("# fixed seed %d: %d queries, the same every run" % (fixed_seed, fixed_count))
+            n_ok, f = run_batch(random.Random(fixed_seed), fixed_count, "fixed seed", tmp, n_ok)
+            failed += f
+        print("# seed %d (repeat: python3 t/query_ref.py %d %d)" % (seed, seed, count))
+        n_ok, f = run_batch(random.Random(seed), count, "seed %d" % seed, tmp, n_ok)
+        failed += f
     print("1..%d" % n_ok)
     return 1 if failed else 0
 
