@@ -10,7 +10,11 @@
  * row) with a plain sort.  log and exp, whose bits are cltopk's own, are
  * checked against the C library within a tolerance and for the same bits on
  * every device.  Every column type, NaN, infinities, -0, the integer extremes;
- * the paper's three queries on a tweet-like table; filters passing no row,
+ * division by zero (of positive, negative, zero and NaN values, float and
+ * integer columns, over +0 and -0), NaN and both zeros in the order, and
+ * comparisons with NaN in a where clause, with rows and score bits written
+ * out by hand from cltopk.h's rules, in both score types on every device (the
+ * cpu one too); the paper's three queries on a tweet-like table; filters passing no row,
  * one row, fewer than k, every row; k = 0, n = 0; the CPU context, the host
  * form on the OpenCL context and the cl_mem form (the device kernel built for
  * each query, and for some queries also the interpreter, CLTOPK_QUERY=spec=0,
@@ -1049,6 +1053,165 @@ static void tweets(cltopk_context *const *ctxs, const char *const *devs, int nct
     free(retweets), free(likes), free(ts), free(lang);
 }
 
+/* ------------------------------------------------------------ NaN, zeros */
+
+#define NZ 10
+/* the rows a query must return, best first, and their score bits: checked on
+ * every context, both forms on the OpenCL one, with k = NZ + 2 (the entries
+ * past the rows returned: index -1, score bytes 0) */
+static void check_exact(cltopk_context *const *ctxs, const char *const *devs, int nctx,
+                        const table *tb, const char *order, const char *where, int f64,
+                        int smallest, size_t nrows, const int64_t *rows, const uint64_t *bits)
+{
+    size_t k = NZ + 2;
+    int64_t oidx[NZ + 2];
+    uint64_t obits[NZ + 2];
+    int good = 1;
+    char msg[512] = "";
+    for (int c = 0; c < nctx; c++)
+        for (int via = 0; via <= (c > 0); via++) {
+            size_t count;
+            int st = run_query(ctxs[c], via, tb, order, where, k, f64, smallest, oidx, obits,
+                               &count);
+            int same = st == CLTOPK_OK && count == nrows;
+            for (size_t i = 0; same && i < k; i++)
+                same = i < nrows ? oidx[i] == rows[i] && obits[i] == bits[i]
+                                 : oidx[i] == -1 && obits[i] == 0;
+            if (!same && good) {
+                int at = snprintf(msg, sizeof msg, "%s %s: status %d, count %zu (want %zu), "
+                                  "got", devs[c], via_name(via), st, count, nrows);
+                for (size_t i = 0; i < k && at > 0 && (size_t)at < sizeof msg; i++)
+                    at += snprintf(msg + at, sizeof msg - (size_t)at, " %lld:%llx",
+                                   (long long)oidx[i], (unsigned long long)obits[i]);
+            }
+            good &= same;
+        }
+    if (!ok(good, "%s%s%s, %s scores, %s: the rows and score bits of cltopk.h's rules on %s",
+            order, where ? " where " : "", where ? where : "", f64 ? "float64" : "float32",
+            smallest ? "smallest" : "largest", nctx > 1 ? "every device" : "the cpu")) {
+        diag("%s", msg);
+        for (size_t i = 0; i < nrows; i++)
+            diag("  want %lld:%llx", (long long)rows[i], (unsigned long long)bits[i]);
+    }
+}
+
+/* x / 0 (of a positive, a negative, either zero, NaN, the infinities), x / -0,
+ * integer columns over 0, NaN and both zeros in THE ORDER, comparisons with
+ * NaN in a where clause: every score and row written out by hand from the
+ * rules of cltopk.h, in both score types, both directions, on every device */
+static void nan_and_zero(cltopk_context *const *ctxs, const char *const *devs, int nctx)
+{
+    static const uint32_t xb[NZ] = {0x3F800000, 0xFFC00001, 0x80000000, 0x7F800000,
+                                    0x00000000, 0x7F800001, 0xFF800000, 0xC0200000,
+                                    0x7FC00000, 0x80000000};
+    /* 1, a negative NaN with a payload, -0, +inf, +0, a signalling NaN, -inf,
+     * -2.5, the quiet NaN, -0 */
+    static const uint64_t db[NZ] = {0x3FF0000000000000, 0xFFF8000000000001, 0x8000000000000000,
+                                    0x7FF0000000000000, 0x0000000000000000, 0x7FF0000000000001,
+                                    0xFFF0000000000000, 0xC004000000000000, 0x7FF8000000000000,
+                                    0x8000000000000000};
+    static const int32_t iv[NZ] = {7, -7, 0, 0, 1, -1, INT32_MAX, INT32_MIN, 3, 0};
+    static const uint64_t uv[NZ] = {5, 0, UINT64_MAX, 0, 1, 2, 3, 0, 4, 9};
+    float x[NZ], zf[NZ];
+    double d[NZ];
+    int32_t z[NZ], id[NZ];
+    for (int r = 0; r < NZ; r++) {
+        memcpy(&x[r], &xb[r], 4);
+        memcpy(&d[r], &db[r], 8);
+        zf[r] = 0.0f, z[r] = 0, id[r] = r;
+    }
+    table tb = {.n = NZ, .ncols = 7};
+    tb.cols[0] = (cltopk_column){"x", CLTOPK_FLOAT32, x};
+    tb.cols[1] = (cltopk_column){"d", CLTOPK_FLOAT64, d};
+    tb.cols[2] = (cltopk_column){"i", CLTOPK_INT32, iv};
+    tb.cols[3] = (cltopk_column){"u", CLTOPK_UINT64, uv};
+    tb.cols[4] = (cltopk_column){"zf", CLTOPK_FLOAT32, zf};
+    tb.cols[5] = (cltopk_column){"z", CLTOPK_INT32, z};
+    tb.cols[6] = (cltopk_column){"id", CLTOPK_INT32, id};
+    for (int c = 0; c < 7; c++)
+        tb.data[c] = (void *)tb.cols[c].data;
+
+    const double inf = INFINITY, nan = NAN;
+    /* scores by row; each query's order: NaN above +inf (first largest, last
+     * smallest), ties (both zeros, the same infinity, every NaN) by smaller
+     * row */
+    static const struct {
+        const char *order;
+        int64_t largest[NZ], smallest[NZ];
+    } q[] = {
+        /* x / 0: +inf (1, +inf), NaN (NaNs, -0, +0), -inf (-inf, -2.5) */
+        {"x / 0", {1, 2, 4, 5, 8, 9, 0, 3, 6, 7}, {6, 7, 0, 3, 1, 2, 4, 5, 8, 9}},
+        {"d / 0", {1, 2, 4, 5, 8, 9, 0, 3, 6, 7}, {6, 7, 0, 3, 1, 2, 4, 5, 8, 9}},
+        /* over -0 (minus a column of +0): the infinities swap */
+        {"x / -zf", {1, 2, 4, 5, 8, 9, 6, 7, 0, 3}, {0, 3, 6, 7, 1, 2, 4, 5, 8, 9}},
+        /* integers over a column of 0 and over the literal 0: in the score type */
+        {"i / z", {2, 3, 9, 0, 4, 6, 8, 1, 5, 7}, {1, 5, 7, 0, 4, 6, 8, 2, 3, 9}},
+        {"u / 0", {1, 3, 7, 0, 2, 4, 5, 6, 8, 9}, {0, 2, 4, 5, 6, 8, 9, 1, 3, 7}},
+        /* the columns themselves: NaNs, +inf, 1, the zeros (-0 == +0), -2.5,
+         * -inf */
+        {"x", {1, 5, 8, 3, 0, 2, 4, 9, 7, 6}, {6, 7, 2, 4, 9, 0, 3, 1, 5, 8}},
+        {"d", {1, 5, 8, 3, 0, 2, 4, 9, 7, 6}, {6, 7, 2, 4, 9, 0, 3, 1, 5, 8}},
+    };
+    /* the score of row r in query j (the bits of the value; NaN canonical) */
+    double xs[NZ] = {1, nan, -0.0, inf, 0.0, nan, -inf, -2.5, nan, -0.0};
+    for (size_t j = 0; j < sizeof q / sizeof q[0]; j++) {
+        double sc[NZ];
+        for (int r = 0; r < NZ; r++) {
+            switch (j) {
+            case 0: case 1: /* x / 0 */
+                sc[r] = isnan(xs[r]) || xs[r] == 0 ? nan : xs[r] > 0 ? inf : -inf;
+                break;
+            case 2: /* x / -0 */
+                sc[r] = isnan(xs[r]) || xs[r] == 0 ? nan : xs[r] > 0 ? -inf : inf;
+                break;
+            case 3:
+                sc[r] = iv[r] == 0 ? nan : iv[r] > 0 ? inf : -inf;
+                break;
+            case 4:
+                sc[r] = uv[r] == 0 ? nan : inf;
+                break;
+            default: sc[r] = xs[r];
+            }
+        }
+        for (int f64 = 0; f64 < 2; f64++)
+            for (int sm = 0; sm < 2; sm++) {
+                const int64_t *rows = sm ? q[j].smallest : q[j].largest;
+                uint64_t bits[NZ];
+                for (int i = 0; i < NZ; i++)
+                    bits[i] = score_bits(sc[rows[i]], f64);
+                check_exact(ctxs, devs, nctx, &tb, q[j].order, NULL, f64, sm, NZ, rows, bits);
+            }
+    }
+    /* comparisons with NaN (unequal to everything: only != holds) and the
+     * zeros (-0 == +0): the rows passing, by id (the smallest first) */
+    static const struct {
+        const char *where;
+        int n;
+        int64_t rows[NZ];
+    } w[] = {
+        {"x == x", 7, {0, 2, 3, 4, 6, 7, 9}},
+        {"x != x", 3, {1, 5, 8}},
+        {"x < 0", 2, {6, 7}},
+        {"not (x >= 0)", 5, {1, 5, 6, 7, 8}},
+        {"x == 0", 3, {2, 4, 9}},
+        {"x <= -0.0 and x >= 0", 3, {2, 4, 9}},
+        {"d > 0 or d <= 0", 7, {0, 2, 3, 4, 6, 7, 9}},
+        {"d == x", 7, {0, 2, 3, 4, 6, 7, 9}},
+        {"x / 0 == x / 0", 4, {0, 3, 6, 7}},
+        {"min(x, 1) != min(x, 1)", 3, {1, 5, 8}},
+        {"max(x, 0) < 1", 5, {2, 4, 6, 7, 9}},
+        {"if(x > 0, 1, 0) == 0", 8, {1, 2, 4, 5, 6, 7, 8, 9}},
+    };
+    for (size_t j = 0; j < sizeof w / sizeof w[0]; j++)
+        for (int f64 = 0; f64 < 2; f64++) {
+            uint64_t bits[NZ];
+            for (int i = 0; i < w[j].n; i++)
+                bits[i] = score_bits((double)w[j].rows[i], f64);
+            check_exact(ctxs, devs, nctx, &tb, "id", w[j].where, f64, 1, (size_t)w[j].n,
+                        w[j].rows, bits);
+        }
+}
+
 /* log and exp: near the C library's, the same bits on every device */
 static void logexp(cltopk_context *const *ctxs, const char *const *devs, int nctx)
 {
@@ -1563,6 +1726,7 @@ int main(void)
         if (nctx > 1)
             nothing_compiled();
 #endif
+        nan_and_zero(ctxs, devs, nctx);
         tweets(ctxs, devs, nctx);
         random_runs(ctxs, devs, nctx, 8, test_full() ? 300 : 40);
         logexp(ctxs, devs, nctx);
