@@ -123,6 +123,7 @@ typedef uint4 vec_t;
 #define ST_ULO 8   /* BAND: the upper bound, as the threshold */
 #define ST_UHI 9
 #define ST_UNI 10
+#define ST_FBT 11  /* sf_final's fallback: the groups' tickets */
 #define ST_WORDS 12
 
 /* sf_sample's force argument */
@@ -199,8 +200,8 @@ inline uint sf_hash(ulong seed, uint j)
     return (uint)((z ^ (z >> 31)) >> 32);
 }
 
-/* candidates j: mode 0 the pair arrays cu/ci; mode 1 input element j when its
- * composite is at or above (fh, fl).  Each work-item takes a contiguous run of
+/* candidates j: mode 0 the pair arrays cu/ci; mode 1 input element jb + j when
+ * its composite is at or above (fh, fl).  Each work-item takes a contiguous run of
  * chunk_ = ceil(cnt / FWG) (so that equal digits of neighbours, e.g. the
  * positions of all-equal input, add up in the work-item's run instead of
  * contending for one bin across the group), UF loads in flight. */
@@ -235,8 +236,8 @@ inline uint sf_hash(ulong seed, uint j)
             for (uint q_ = 0; q_ < UF; q_++) {                                       \
                 uint j_ = b0_ + q_ * CL_Q_;                                          \
                 if (j_ < e_) {                                                       \
-                    cu_[q_] = order_key(in[off + j_], smallest);                     \
-                    ci_[q_] = j_;                                                    \
+                    cu_[q_] = order_key(in[off + jb + j_], smallest);                \
+                    ci_[q_] = jb + j_;                                               \
                 }                                                                    \
             }                                                                        \
         }                                                                            \
@@ -275,7 +276,7 @@ inline uint sf_hash(ulong seed, uint j)
  * sorted, after them).  band (any rank up to cnt): only the candidates
  * between the final bounds, at most target, are gathered and sorted; the
  * rank-th best is then su/si[sh[SH_NEED] - 1]. */
-inline void wg_topr(uint mode, uint cnt, uint rank, uint target, uint band,
+inline void wg_topr(uint mode, uint cnt, uint jb, uint rank, uint target, uint band,
                     __global const okey_t *cu, __global const uint *ci,
                     __global const okey_t *in, ulong off, uint smallest, ulong fh, uint fl,
                     __local uint *hist, __local okey_t *su, __local uint *si, __local uint *sh,
@@ -622,7 +623,7 @@ void sf_sample(__global const okey_t *in, ulong off, uint n, uint smallest, uint
     uint target = pow2_at_least(r) * 2u;
     target = target < 256u ? 256u : target;
     target = target > SORTCAP ? SORTCAP : target;
-    wg_topr(0u, s, r, target, 0u, sk, si_g, in, off, smallest, 0UL, 0u, hist, su, si, sh, shl);
+    wg_topr(0u, s, 0u, r, target, 0u, sk, si_g, in, off, smallest, 0UL, 0u, hist, su, si, sh, shl);
     if (lid < ST_WORDS) {
         okey_t tu = su[r - 1u];
         uint v = 0u;
@@ -655,7 +656,7 @@ void sf_band_sample(uint kept, uint r_up, uint has_up, uint r_lo, uint has_lo,
     uint lid = get_local_id(0), lower = get_group_id(0) == 1u;
     uint has = lower ? has_lo : has_up;
     /* (always: barriers stay out of branches) */
-    wg_topr(0u, kept, has ? (lower ? r_lo : r_up) + 1u : 1u, SORTCAP, 1u, sk, si_g, sk, 0UL, 0u,
+    wg_topr(0u, kept, 0u, has ? (lower ? r_lo : r_up) + 1u : 1u, SORTCAP, 1u, sk, si_g, sk, 0UL, 0u,
             0UL, 0u, hist, su, si, sh, shl);
     if (lid == 0u) {
         uint w = lower ? ST_TLO : ST_ULO;
@@ -982,13 +983,36 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
     }
 }
 
+/* the group's output: the input's bits (want & 1) and positions + base
+ * (want & 2) of the winners si[skip .. k) at 0 .. k - 1 - skip */
+inline void sf_write(uint k, uint skip, __local const uint *si, __global const okey_t *in,
+                     ulong off, uint want, __global okey_t *out_keys, __global long *out_index,
+                     ulong base)
+{
+    for (uint j = skip + get_local_id(0); j < k; j += FWG) {
+        uint idx = si[j];
+        if (want & 1u)
+            out_keys[j - skip] = in[off + idx];
+        if (want & 2u)
+            out_index[j - skip] = (long)(base + idx);
+    }
+}
+
 /* P2: the exact top-k (survivors, or the input when they cannot serve) and
  * the output: the input's bits (want & 1) and positions + base (want & 2) of
  * the winners skip .. k - 1, at 0 .. k - 1 - skip (a selection of rank
- * k - 1 writes the last alone) */
+ * k - 1 writes the last alone).  Launched as G groups: with the survivors
+ * (path 1) group 0 alone selects; when they cannot serve (path 2: fewer than
+ * k, the whole input; path 3: more than the buffer, the input at or above T)
+ * and G > 1, group g selects the best k of its slice [g n / G, (g + 1) n / G)
+ * into cu / ci at g k (the survivors are of no use then; the host keeps G k
+ * within the buffer), and the group that takes the last ticket selects the
+ * best k of those G k.  Every group calls wg_topr twice (the second time, a
+ * group that has nothing to do selects 0 of 0), so that no barrier is in a
+ * branch or after a return. */
 __kernel __attribute__((reqd_work_group_size(FWG, 1, 1)))
 void sf_final(__global const okey_t *in, ulong off, uint n, uint smallest, uint k, uint cap,
-              uint rr, __global const okey_t *cu, __global const uint *ci, __global uint *st,
+              uint rr, __global okey_t *cu, __global uint *ci, __global uint *st,
               uint want, __global okey_t *out_keys, __global long *out_index, ulong base,
               uint skip)
 {
@@ -997,7 +1021,8 @@ void sf_final(__global const okey_t *in, ulong off, uint n, uint smallest, uint 
     __local uint si[SORTCAP];
     __local uint sh[SH_WORDS];
     __local ulong shl[2];
-    uint lid = get_local_id(0);
+    __local uint last;
+    uint lid = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
     uint m = st[ST_TOTAL];
     ulong th;
     uint tl;
@@ -1013,18 +1038,49 @@ void sf_final(__global const okey_t *in, ulong off, uint n, uint smallest, uint 
         th = 0UL;
         tl = 0u;
     }
-    if (lid == 0u)
+    if (lid == 0u && g == 0u)
         st[ST_PATH] = path;
     uint target = pow2_at_least(k) * 2u;
     target = target < 256u ? 256u : target;
     target = target > SORTCAP ? SORTCAP : target;
-    wg_topr(mode, cnt, k, target, 0u, cu, ci, in, off, smallest, th, tl, hist, su, si, sh, shl);
-    for (uint j = skip + lid; j < k; j += FWG) {
-        uint idx = si[j];
-        if (want & 1u)
-            out_keys[j - skip] = in[off + idx];
-        if (want & 2u)
-            out_index[j - skip] = (long)(base + idx);
+    uint split = mode == 1u && G > 1u;
+    /* two rounds of one wg_topr (one copy of its code: POCL compiles it once):
+     * round 0 the survivors (group 0) or a slice (split); round 1 the last
+     * group's merge (the others: 0 of 0) */
+    for (uint ph = 0u; ph < 2u; ph++) {
+        uint md = ph ? 0u : mode, jb = 0u, c1 = 0u, r1 = 0u;
+        ulong fh = 0UL;
+        uint fl = 0u;
+        if (ph) {
+            c1 = last ? G * k : 0u;
+            r1 = last ? k : 0u;
+        } else if (split) {
+            jb = (uint)((ulong)n * g / G);
+            c1 = (uint)((ulong)n * (g + 1u) / G) - jb;
+            r1 = k;
+            fh = th;
+            fl = tl;
+        } else if (g == 0u) {
+            c1 = cnt;
+            r1 = k;
+            fh = th;
+            fl = tl;
+        }
+        wg_topr(md, c1, jb, r1, target, 0u, cu, ci, in, off, smallest, fh, fl, hist, su, si, sh,
+                shl);
+        if (ph ? last : g == 0u && !split)
+            sf_write(k, skip, si, in, off, want, out_keys, out_index, base);
+        if (!ph && split) /* the slice's best k (sentinels where it has fewer) */
+            for (uint j = lid; j < k; j += FWG) {
+                cu[g * k + j] = su[j];
+                ci[g * k + j] = si[j];
+            }
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        if (lid == 0u && !ph)
+            last = split && atomic_inc(&st[ST_FBT]) == G - 1u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
     }
 }
 
@@ -1058,7 +1114,7 @@ void sf_band_final(__global const okey_t *in, ulong off, uint n, uint smallest, 
     }
     if (lid == 0u)
         st[ST_PATH] = path;
-    wg_topr(mode, cnt, need, SORTCAP, 1u, cu, ci, in, off, smallest, 0UL, 0u, hist, su, si, sh,
+    wg_topr(mode, cnt, 0u, need, SORTCAP, 1u, cu, ci, in, off, smallest, 0UL, 0u, hist, su, si, sh,
             shl);
     if (lid == 0u) {
         uint idx = si[sh[SH_NEED] - 1u];

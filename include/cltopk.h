@@ -73,7 +73,9 @@
  *                          small, dense, range, seltop, ofs, part (a top-k
  *                          with k at least this, default n / 16, above the
  *                          final sort: the k-th selected, the input
- *                          partitioned by it, the k sorted)
+ *                          partitioned by it, the k sorted), fbg (the
+ *                          work-groups of the rare exact fallback that reads
+ *                          the input: default 2 a compute unit, 1: one)
  *   CLTOPK_PLAN_CONSTS     the planner's device constants: bw, launch, lrate, h2d,
  *                          cpubw (see cltopk_explain); never saved to the cache
  *   CLTOPK_PROFILE         1: every kernel launch of a context opened by

@@ -22,9 +22,12 @@
  *   sf_final   (one group) the exact top-k of the survivors, or, decided on the
  *              device, of the input itself when the survivors cannot serve
  *              (fewer than k: the whole input; more than the buffer: the input
- *              at or above T).  That fallback is one group reading the input a
- *              few times: exact, slow (seconds at 2^29), and as rare as the
- *              bounds above say unless forced.
+ *              at or above T).  That fallback runs on all of its groups (2 a
+ *              compute unit, as many as the survivor buffer holds k pairs
+ *              of): each selects the best k of a slice of the input, the last
+ *              to finish the best k of theirs.  Exact, some times slower than
+ *              the filter (each group reads its slice a few times), and as rare
+ *              as the bounds above say unless forced.
  * k = 1 is a reduction instead: sf_best_part (each group's best pair) and
  * sf_best_final.  The seed of the sample and of the tile-to-group permutation
  * changes with every call; the answer never depends on it.  All positions are
@@ -92,6 +95,10 @@
  *   fwg=N      work-items of the one-group kernels, a power of two 16..1024
  *              (GPU 1024, CPU 64; at most the sort's capacity)
  *   groups=N   filter groups, 1..65536 (default compute units x 32, CPU x 2)
+ *   fbg=N      sf_final's groups, 1..65536 (default 2 a compute unit; at most
+ *              the survivor buffer's pairs / k): where the survivors cannot
+ *              serve, each takes a slice of the input (1: one group reads it
+ *              all)
  *   sort=N     the final sort's capacity, which is the largest k: a power of
  *              two 64..the default (the largest that local memory holds, at
  *              most 4096)
@@ -145,6 +152,7 @@ typedef struct {
     unsigned wg, unr, lseg, fwg, sortcap, db, hc;
     /* run time */
     unsigned s, rank, force, check, groups, profile, noreduce, bs;
+    unsigned fbg; /* sf_final's groups where the survivors cannot serve (0: 2 a compute unit) */
     int dense; /* the band filter's way: 0 sparse, 1 dense, -1 by the expected band */
     int range; /* the sparse band filter tests keys by one unsigned range compare */
     int seltop; /* a selection at a rank below sortcap: the last of the top rank + 1 */
@@ -175,7 +183,7 @@ static const char *const sf_check_words[] = {"none", "normal", "few", "overflow"
 static const char *const sf_dense_words[] = {"0", "1", "auto", NULL};
 enum { SP_SEED, SP_S, SP_RANK, SP_CAP, SP_LSEG, SP_FORCE, SP_WG, SP_UNR, SP_FWG, SP_GROUPS,
        SP_SORT, SP_DIGIT, SP_REDUCE, SP_PROFILE, SP_CHECK, SP_BS, SP_DENSE, SP_SMALL, SP_PART,
-       SP_RANGE, SP_SELTOP, SP_OFS, SP_N };
+       SP_RANGE, SP_SELTOP, SP_OFS, SP_FBG, SP_N };
 static const cltopk_param sf_params[] = {
     [SP_SEED] = {.name = "seed", .min = 0, .max = 18446744073709551615.0, .integer = 1},
     [SP_S] = {.name = "s", .gpu = 65536, .cpu = 4096, .min = 64, .max = SF_SMAX_TOPK,
@@ -205,6 +213,7 @@ static const cltopk_param sf_params[] = {
     [SP_RANGE] = {.name = "range", .gpu = 0, .cpu = 1, .min = 0, .max = 1, .integer = 1},
     [SP_SELTOP] = {.name = "seltop", .gpu = 1, .cpu = 0, .min = 0, .max = 1, .integer = 1},
     [SP_OFS] = {.name = "ofs", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+    [SP_FBG] = {.name = "fbg", .min = 1, .max = 65536, .integer = 1},
 };
 static const cltopk_param_table sf_table = {"CLTOPK_SAMPLE_FILTER", sf_params, SP_N, NULL};
 
@@ -248,6 +257,7 @@ static int sf_configure(const cltopk_context *ctx, const cltopk_request *rq, sf_
     c->range = (int)p.v[SP_RANGE];
     c->seltop = (int)p.v[SP_SELTOP];
     c->ofs = (int)p.v[SP_OFS];
+    c->fbg = SET(SP_FBG) ? (unsigned)p.v[SP_FBG] : 0u;
     c->force = (unsigned)p.v[SP_FORCE];
     c->check = (unsigned)p.v[SP_CHECK];
     c->profile = (unsigned)p.v[SP_PROFILE];
@@ -630,6 +640,19 @@ static int sf_band_device(cltopk_context *ctx, const cltopk_request *rq, const s
                           cl_mem out_keys, cl_mem out_index, cl_uint want, uint64_t index_base,
                           cl_uint num_wait, const cl_event *wait);
 
+/* sf_final's groups: where the survivors cannot serve (decided on the device),
+ * each selects the best k of a slice of the input into the buffer that held
+ * them (`room` pairs) and the last to finish merges those; so at most room /
+ * k of them, and one alone for a buffer under 2 k.  Where the survivors serve,
+ * group 0 works alone and the others return after two empty selections. */
+static size_t final_groups(const cltopk_context *ctx, const sf_cfg *c, size_t k, size_t room)
+{
+    size_t g = c->fbg ? c->fbg : 2 * (size_t)(ctx->caps.compute_units ? ctx->caps.compute_units : 1);
+    if (k && g > room / k)
+        g = room / k;
+    return g ? g : 1;
+}
+
 /* Top-k of keys[off .. off+n) of device buffer `in` into out_keys / out_index
  * (want bits: 1 keys, 2 positions offset by index_base), after `wait`; k above
  * the final sort's capacity by the band (sf_band_device). */
@@ -752,7 +775,9 @@ static int sf_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg
                                  &out_keys, sizeof(cl_mem), &out_index, sizeof base64, &base64,
                                  sizeof skip32, &skip32);
         if (st == CLTOPK_OK)
-            st = cltopk_launch(ctx, kk[K_FINAL], c.fwg, c.fwg, 0, NULL);
+            st = cltopk_launch(ctx, kk[K_FINAL], final_groups(ctx, &c, k, rr ? s_alloc : p.cap) *
+                                                     c.fwg,
+                               c.fwg, 0, NULL);
         prof_add(ctx, pr, "final");
         if (st == CLTOPK_OK && pr)
             prof_print(ctx, pr, n, k, state);

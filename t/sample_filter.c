@@ -243,6 +243,16 @@ int main(void)
         with_knobs(ctx, "cap=1,check=overflow", CLTOPK_FLOAT32, 1, "five", 100000, ks);
         with_knobs(ctx, "cap=2,check=overflow", CLTOPK_FLOAT64, 0, "uniform", 80000, k1);
         with_knobs(ctx, "cap=2,check=overflow", CLTOPK_INT64, 0, "equal", 80000, k1);
+        /* the fallback on one group, and on several (fbg=: each the best k of
+         * a slice of the input, the last to finish merging them): an odd
+         * count, more groups than a small input has elements for, slices
+         * without a survivor */
+        with_knobs(ctx, "force=few,fbg=1,check=few", CLTOPK_FLOAT32, 0, "uniform", 100000, ks);
+        with_knobs(ctx, "force=few,fbg=7,check=few", CLTOPK_INT64, 1, "five", 70001, ks);
+        with_knobs(ctx, "force=few,fbg=64,check=few", CLTOPK_UINT32, 0, "uniform", 100,
+                   (const size_t[]){2, 3, 50, 100, 0});
+        with_knobs(ctx, "cap=2,fbg=64,check=overflow", CLTOPK_FLOAT64, 0, "equal", 80000, k1);
+        with_knobs(ctx, "cap=2,fbg=3,check=overflow", CLTOPK_INT32, 1, "bucket", 80000, ks);
         /* rank 1: about n / s survivors, fewer than a large k: too few */
         with_knobs(ctx, "rank=1,s=1024,check=few", CLTOPK_FLOAT32, 0, "increasing", 100000,
                    (const size_t[]){1000, 0});
@@ -303,6 +313,7 @@ int main(void)
         clustered(ctx, "lseg=16,check=normal", CLTOPK_FLOAT32, n, 70000, 40000, 0, ks);
         clustered(ctx, NULL, CLTOPK_INT64, n, n - 3000, 3000, 1, ks);
         clustered(ctx, "groups=1", CLTOPK_UINT32, n, n - 1, 1, 0, (const size_t[]){1, 2, 0});
+        clustered(ctx, "force=few,fbg=5,check=few", CLTOPK_FLOAT32, n, n - 3000, 3000, 0, ks);
         clustered(ctx, NULL, CLTOPK_FLOAT64, n - 7, n - 7 - 700, 700, 0, ks);
     }
 
@@ -317,6 +328,7 @@ int main(void)
     }
     buffers(ctx, "force=few,check=few", CLTOPK_FLOAT32, 0, "nan", 50000, 7, 300, WANT_BOTH);
     buffers(ctx, "cap=5,check=overflow", CLTOPK_INT64, 1, "bucket", 20011, 3, 200, WANT_KEYS);
+    buffers(ctx, "force=few,fbg=3,check=few", CLTOPK_FLOAT64, 1, "five", 30001, 5, 40, WANT_BOTH);
     buffers(ctx, "lseg=1,check=spill", CLTOPK_UINT32, 0, "five", 30000, 2, 50, WANT_INDEX);
     buffers(ctx, NULL, CLTOPK_FLOAT32, 0, "uniform", 3, 1, 2, WANT_BOTH);
 #endif
@@ -342,6 +354,8 @@ int main(void)
     refused(ctx, "bs=10");
     refused(ctx, "dense=maybe");
     refused(ctx, "small=-1");
+    refused(ctx, "fbg=0");
+    refused(ctx, "fbg=65537");
 
     cltopk_close(ctx);
     return tap_done();
