@@ -156,7 +156,7 @@
  *                          by the rounds' progress; 2: always after the
  *                          first round), ratio (the cost of a
  *                          full-evaluation block over an index block that the
- *                          rule assumes; 0.8 on CPUs, 0.5 on GPUs), resident
+ *                          rule assumes; 0.8 on CPUs, 0.2 on GPUs), resident
  *                          (0: indexes built or loaded stay in host memory,
  *                          their blocks copied to the device by the queries),
  *                          stage (blocks such a copy holds; 0: chosen), full
