@@ -273,6 +273,32 @@ if [ -n "$cl_dev" ]; then
 else
     skip "no OpenCL device: index query on both"
 fi
+# m = 0 (--attrs none, or an empty list): every score 0, tuples 0 .. k-1, by
+# the index and by --full, on the cpu device and the OpenCL one
+printf '%s\t%s\t0\n' 0 0 1 1 2 2 3 3 4 4 > "$tmp/iq0"
+run "$CLTOPK" index query -k 5 --attrs none --device cpu "$tmp/anti.cix"
+[ $rc -eq 0 ] && grep -v '^#' "$tmp/out" | cmp -s - "$tmp/iq0" &&
+    grep -q '^# tuples evaluated 20000 of 20000 .*full evaluation' "$tmp/out"
+ok $? "index query --attrs none: m = 0, tuples 0 .. 4 with score 0"
+m0=0
+is_m0() { [ $rc -eq 0 ] && grep -v '^#' "$tmp/out" | cmp -s - "$tmp/iq0" || m0=1; }
+run "$CLTOPK" index query -k 5 --attrs= --device cpu "$tmp/anti.cix"
+is_m0
+run "$CLTOPK" index query -k 5 --full --attrs none --weights none --device cpu "$tmp/anti.cix"
+is_m0
+run "$CLTOPK" index query -k 5 --attrs '' --weights '' --device cpu "$tmp/anti.cix"
+is_m0
+if [ -n "$cl_dev" ]; then
+    run "$CLTOPK" index query -k 5 --attrs '' --device "$cl_dev" "$tmp/anti.cix"
+    is_m0
+fi
+ok $m0 "index query: --attrs '' and --full give the same m = 0 answer${cl_dev:+ (and on $cl_dev)}"
+fails 2 "1 weights for 0 attributes" "index query: weights with --attrs none are refused" \
+    "$CLTOPK" index query -k 3 --attrs none --weights 1 --device cpu "$tmp/anti.cix"
+fails 2 "0 weights for 2 attributes" "index query: --weights none with attributes is refused" \
+    "$CLTOPK" index query -k 3 --attrs 0,1 --weights none --device cpu "$tmp/anti.cix"
+fails 2 "give --attrs LIST" "index query: no --attrs is still refused" \
+    "$CLTOPK" index query -k 3 --device cpu "$tmp/anti.cix"
 fails 1 "attr\[1\] = 9" "index query: an attribute out of range" \
     "$CLTOPK" index query -k 3 --attrs 0,9 --device cpu "$tmp/anti.cix"
 fails 1 "weights must be finite and >= 0" "index query: a negative weight" \

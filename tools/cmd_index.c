@@ -30,8 +30,11 @@ static void index_help(void)
            "query: load INDEX.cix and print the k best tuples (rank, tuple, score) and\n"
            "  what the query read.\n"
            "  -k K                     results\n"
-           "  --attrs LIST             attribute numbers, e.g. 0,1,2 (in this order)\n"
-           "  --weights LIST           one weight >= 0 an attribute (default all 1.0)\n"
+           "  --attrs LIST             attribute numbers, e.g. 0,1,2 (in this order);\n"
+           "                           none (or '') for m = 0: every score 0, the answer\n"
+           "                           tuples 0 .. k-1\n"
+           "  --weights LIST           one weight >= 0 an attribute (default all 1.0;\n"
+           "                           none (or '') with --attrs none)\n"
            "  --full                   the full evaluation instead (cltopk_index_full_topk)\n"
            "  --json                   one JSON object\n"
            "bench: generate N tuples (default 2^20) of D attributes (default 8) for each\n"
@@ -264,7 +267,7 @@ static int index_query(int argc, char **argv)
     float w[64];
     unsigned attr[64];
     size_t m = 0, nw = 0;
-    int id, full = 0, json = 0, have_k = 0, have_attrs = 0;
+    int id, full = 0, json = 0, have_k = 0, have_attrs = 0, have_w = 0;
     cli_init(&p, cmd, argc, argv);
     while ((id = cli_next(&p, opts, &arg)) != -1) {
         switch (id) {
@@ -280,6 +283,11 @@ static int index_query(int argc, char **argv)
             have_k = 1;
             break;
         case O_ATTRS: {
+            have_attrs = 1;
+            if (!strcmp(arg, "none") || !*arg) { /* m = 0: every score 0 */
+                m = 0;
+                break;
+            }
             char *copy = strdup(arg);
             int bad = !copy || parse_count_list(copy, 1u << 20, al, 64, &m) < 0;
             free(copy);
@@ -287,11 +295,13 @@ static int index_query(int argc, char **argv)
                 return usage_error(cmd, "bad --attrs '%s' (attribute numbers, e.g. 0,1,2)", arg);
             for (size_t j = 0; j < m; j++)
                 attr[j] = (unsigned)al[j];
-            have_attrs = 1;
             break;
         }
         case O_WEIGHTS:
-            if (parse_float_list(arg, w, 64, &nw) < 0)
+            have_w = 1;
+            if (!strcmp(arg, "none") || !*arg)
+                nw = 0;
+            else if (parse_float_list(arg, w, 64, &nw) < 0)
                 return usage_error(cmd, "bad --weights '%s' (numbers, e.g. 1,0.5,2)", arg);
             break;
         case O_FULL: full = 1; break;
@@ -305,8 +315,8 @@ static int index_query(int argc, char **argv)
     if (!have_k)
         return usage_error(cmd, "k is missing: give -k K");
     if (!have_attrs)
-        return usage_error(cmd, "the attributes are missing: give --attrs LIST");
-    if (nw && nw != m)
+        return usage_error(cmd, "the attributes are missing: give --attrs LIST (none: m = 0)");
+    if (have_w && nw != m)
         return usage_error(cmd, "%zu weights for %zu attributes", nw, m);
     for (size_t j = nw; j < m; j++)
         w[j] = 1.0f;
