@@ -18,7 +18,8 @@
  * in later blocks (a stop on >= drops them), and values and weights whose
  * scores tie or nearly tie only under one rounding rule.  Bad arguments
  * write nothing; save and load round-trip; damaged files are
- * CLTOPK_ERR_CORRUPT. */
+ * CLTOPK_ERR_CORRUPT, those with a right checksum (written here as
+ * docs/FORMAT.md says) too where their structure is wrong. */
 #include "gen.h"
 #include "tap.h"
 #include "testlib.h"
@@ -448,6 +449,155 @@ static void damaged_copy(const char *src, const char *dst, long at, unsigned x, 
     free(b);
 }
 
+/* docs/FORMAT.md's checksum of an index file's first len bytes */
+static uint64_t file_sum(const unsigned char *b, size_t len)
+{
+    uint64_t h = 0, x;
+    for (size_t at = 0; at < len; at += 8) {
+        uint64_t w = 0;
+        for (size_t j = 0; j < 8 && at + j < len; j++)
+            w |= (uint64_t)b[at + j] << (8 * j);
+        x = h ^ (w * 0x9E3779B97F4A7C15ull);
+        h = ((x << 29) | (x >> 35)) * 0xBF58476D1CE4E5B9ull;
+    }
+    x = (h ^ (uint64_t)len) + 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+/* an index file in memory and where its parts start (docs/FORMAT.md) */
+typedef struct {
+    unsigned char *b;
+    size_t size, n, d, B, P, G, pstart, psize, thr, ids, data;
+} ix_file;
+
+/* the little-endian word of len (4 or 8) bytes at byte at */
+static uint64_t ixf_word(const ix_file *f, size_t at, size_t len)
+{
+    uint64_t v = 0;
+    for (size_t j = 0; j < len; j++)
+        v |= (uint64_t)f->b[at + j] << (8 * j);
+    return v;
+}
+
+/* write f to path with its checksum made right again */
+static void ixf_write(const ix_file *f, const char *path)
+{
+    uint64_t sum = file_sum(f->b, f->size - 8);
+    FILE *o = fopen(path, "wb");
+    if (!o)
+        return; /* then the load fails, and so does the test */
+    fwrite(f->b, 1, f->size - 8, o);
+    fwrite(&sum, 1, 8, o);
+    fclose(o);
+}
+
+/* Files whose checksum is right but whose structure is not: each is
+ * CLTOPK_ERR_CORRUPT with a detail naming the defect and *out NULL (the
+ * checks after the checksum in cltopk_index_load) */
+static void structural_damage(cltopk_context *ctx, const char *cname, const char *path,
+                              const char *bad)
+{
+    ix_file f = {0};
+    long size = file_size(path);
+    FILE *in = fopen(path, "rb");
+    f.b = size > 72 ? malloc((size_t)size) : NULL;
+    f.size = f.b && in && fread(f.b, 1, (size_t)size, in) == (size_t)size ? (size_t)size : 0;
+    if (in)
+        fclose(in);
+    if (f.size) {
+        f.n = ixf_word(&f, 16, 8), f.d = ixf_word(&f, 24, 8), f.B = ixf_word(&f, 32, 8);
+        f.P = ixf_word(&f, 40, 8), f.G = ixf_word(&f, 48, 8);
+        f.pstart = 64, f.psize = f.pstart + 4 * (f.P + 1), f.thr = f.psize + 8 * f.P;
+        f.ids = f.thr + 4 * f.G * f.d, f.data = f.ids + 4 * f.G * f.B;
+    }
+    /* the test's checksum is the library's, and a rewritten copy loads */
+    int good = f.size && f.data + 4 * f.G * f.d * f.B + 8 == f.size &&
+               file_sum(f.b, f.size - 8) == ixf_word(&f, f.size - 8, 8);
+    cltopk_index *o = NULL;
+    if (good) {
+        ixf_write(&f, bad);
+        good = cltopk_index_load(ctx, bad, &o) == CLTOPK_OK && o;
+        cltopk_index_free(o);
+    }
+    ok(good, "%s: the test's checksum is docs/FORMAT.md's (a rewritten copy loads)", cname);
+    if (!good) {
+        free(f.b);
+        return;
+    }
+    /* a partition of two blocks or more, after one of at least one block */
+    size_t p2 = f.P, pw = f.P;
+    for (size_t i = 0; i < f.P; i++) {
+        uint64_t g0 = ixf_word(&f, f.pstart + 4 * i, 4);
+        uint64_t g1 = ixf_word(&f, f.pstart + 4 * (i + 1), 4);
+        if (g1 >= g0 + 2 && p2 == f.P)
+            p2 = i;
+        if (i > 0 && g0 > 0 && pw == f.P)
+            pw = i;
+    }
+    if (p2 == f.P || pw == f.P || f.B < 2) {
+        ok(0, "%s: the saved index has a partition of two blocks, a second partition and "
+           "blocks of two tuples or more", cname);
+        free(f.b);
+        return;
+    }
+    const size_t g0 = ixf_word(&f, f.pstart + 4 * p2, 4), d = f.d, B = f.B;
+    /* block g0 is full (its partition's last block comes after it); slot 0 of
+     * every block holds a tuple */
+    const size_t a = d - 1;
+    float t;
+    memcpy(&t, f.b + f.thr + 4 * (g0 * d + a), 4);
+    const uint32_t id0 = (uint32_t)ixf_word(&f, f.ids + 4 * (g0 * B), 4);
+    char want[6][160];
+    snprintf(want[0], sizeof want[0], "the threshold of block %zu, attribute %zu, is %g", g0, a,
+             (double)(t - 1.0f));
+    snprintf(want[1], sizeof want[1], "block %zu slot 1 holds tuple number %u (a repeat)", g0,
+             id0);
+    snprintf(want[2], sizeof want[2], "block %zu slot 0 attribute %zu is nan", g0 + 1, a);
+    snprintf(want[3], sizeof want[3], "the threshold of block %zu, attribute %zu, is %g; the "
+             "later blocks' maximum is %g", g0, a, (double)t, (double)(t + 1.0f));
+    snprintf(want[4], sizeof want[4], "the first partition starts at block 1, not 0");
+    snprintf(want[5], sizeof want[5], "partition %zu ends before it starts", pw);
+    const char *what[6] = {"a lowered threshold", "a repeated tuple number", "a NaN attribute",
+                           "an attribute above the threshold that covers it",
+                           "a first partition that does not start at block 0",
+                           "a partition that ends before it starts"};
+    /* the 4 bytes each defect writes, and where */
+    const float lower = t - 1.0f, nan = NAN, above = t + 1.0f;
+    const uint32_t one = 1, before = (uint32_t)ixf_word(&f, f.pstart + 4 * pw, 4) - 1;
+    const size_t attr_at = f.data + 4 * (((g0 + 1) * d + a) * B);
+    const struct {
+        size_t at;
+        const void *v;
+    } put[6] = {
+        {f.thr + 4 * (g0 * d + a), &lower},      /* below the later blocks' maximum */
+        {f.ids + 4 * (g0 * B + 1), &id0},        /* block g0's slot 0's tuple again */
+        {attr_at, &nan},
+        {attr_at, &above},                       /* block g0's threshold covers it */
+        {f.pstart, &one},
+        {f.pstart + 4 * (pw + 1), &before},      /* partition pw ends before its start */
+    };
+    unsigned char *orig = malloc(f.size);
+    memcpy(orig, f.b, f.size);
+    for (int c = 0; c < 6; c++) {
+        memcpy(f.b, orig, f.size);
+        memcpy(f.b + put[c].at, put[c].v, 4);
+        ixf_write(&f, bad);
+        o = (cltopk_index *)&rng;
+        int s = cltopk_index_load(ctx, bad, &o);
+        const char *e = cltopk_last_error(ctx);
+        ok(s == CLTOPK_ERR_CORRUPT && o == NULL && strstr(e, want[c]) && strstr(e, bad),
+           "%s: a file with %s (its checksum right) is CORRUPT, saying so (%s)", cname, what[c],
+           e);
+        if (s == CLTOPK_OK)
+            cltopk_index_free(o);
+    }
+    free(orig);
+    free(f.b);
+    unlink(bad);
+}
+
 static void save_load(cltopk_context *ctx, const char *cname, const float *cols, size_t n,
                       size_t d)
 {
@@ -515,6 +665,7 @@ static void save_load(cltopk_context *ctx, const char *cname, const float *cols,
        "%s: a file longer than its header says is CORRUPT", cname);
     ok(cltopk_index_load(ctx, "/nonexistent/dir/x.cix", &o) == CLTOPK_ERR_UNSUPPORTED && !o,
        "%s: a missing file is UNSUPPORTED, not CORRUPT", cname);
+    structural_damage(ctx, cname, path, bad);
     unlink(bad);
     unlink(path);
     cltopk_index_free(back);
