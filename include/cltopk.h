@@ -159,7 +159,9 @@
  *                          rule assumes; 0.8 on CPUs, 0.2 on GPUs), resident
  *                          (0: indexes built or loaded stay in host memory,
  *                          their blocks copied to the device by the queries),
- *                          stage (blocks such a copy holds; 0: chosen), full
+ *                          stage (blocks such a copy holds, in each of its two
+ *                          device buffers; 0: chosen), piece (blocks a piece of
+ *                          it gathered into pinned memory; 0: 32 MiB), full
  *                          (on OpenCL devices the full evaluation, after a
  *                          switch and in cltopk_index_full_topk: filter, the
  *                          default, one read keeping the tuples at or above
@@ -817,11 +819,16 @@ CLTOPK_API int cltopk_benchmark_query_peer(cltopk_context *ctx, const cltopk_col
  * k up to 2048, less where local memory is small).  An index that does not
  * fit (or CLTOPK_INDEX=resident=0) stays in host memory, and its queries copy
  * the blocks each round reads (and, after a switch, the blocks left, a chunk
- * at a time) to the device as they go: the copies are not overlapped with
- * the kernels yet.  A k above the kernels' limit is answered on the host by
- * the OpenMP code of the "cpu" context (from a copy read back for the call
- * where the device holds the index).  On the "cpu" context everything is in
- * host memory and runs on OpenMP threads.
+ * at a time) to the device as they go, through the context's two pinned
+ * staging buffers and second queue (those of streamed host data): the host
+ * gathers a piece of blocks while the previous piece moves, and the full
+ * evaluation's chunks alternate between two device buffers, so that a
+ * chunk moves while the kernels read the one before (a round still waits for
+ * the round before it, whose state says which blocks it reads).  A k above
+ * the kernels' limit is answered on the host by the OpenMP code of the "cpu"
+ * context (from a copy read back for the call where the device holds the
+ * index).  On the "cpu" context everything is in host memory and runs on
+ * OpenMP threads.
  *
  * Threads.  An index belongs to the context it was built or loaded on, which
  * must outlive it; its calls take that context's lock (thread rules as
@@ -829,8 +836,13 @@ CLTOPK_API int cltopk_benchmark_query_peer(cltopk_context *ctx, const cltopk_col
  * OpenCL device an index keeps its queries' buffers (the partitions' state
  * and lists, the merge's lists, the block list; some 8 (P + 4 compute units)
  * k bytes, P the partitions; the full evaluation's candidates, n / 2 bytes
- * within 512 KiB .. 128 MiB) from its first query until cltopk_index_free,
- * made larger when a query asks a larger k; that lock covers them too.
+ * within 512 KiB .. 128 MiB; an index in host memory also its two staging
+ * buffers of CLTOPK_INDEX=stage blocks, by default each at most an eighth of
+ * one allocation and 256 MiB, the second only where one does not hold every
+ * block) from its first query until cltopk_index_free, made larger when a
+ * query asks a larger k; that lock covers them too.  The pinned buffers its
+ * copies go through (two of 32 MiB, or one piece if larger) are the
+ * context's, kept until cltopk_close.
  * Failing calls set the context's detail text.
  * ======================================================================== */
 

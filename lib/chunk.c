@@ -161,8 +161,9 @@ size_t cltopk_staging_describe(cltopk_context *ctx, const cltopk_request *rq, ch
     return w > 0 ? (size_t)w : 0;
 }
 
-/* The transfer queue and the two mapped staging buffers of `bytes` each */
-static int stream_setup(cltopk_context *ctx, size_t bytes)
+/* The transfer queue and the two mapped staging buffers of `bytes` each
+ * (also the index's streamed queries, lib/indexdev.c) */
+int cltopk_stream_setup(cltopk_context *ctx, size_t bytes)
 {
     cl_int err;
     if (!ctx->tqueue) {
@@ -224,7 +225,7 @@ static void copy_wide(char *dst, const char *src, size_t bytes)
 }
 
 /* wait for and release *ev (if any); its error into *err unless one is there */
-static void settle(cl_event *ev, cl_int *err)
+void cltopk_settle(cl_event *ev, cl_int *err)
 {
     if (!*ev)
         return;
@@ -254,7 +255,7 @@ static int stream_run(cltopk_context *ctx, const cltopk_request *rq, cltopk_devr
         (st = cltopk_scratch(ctx, SCR_STREAM_IN, piece * kb, &in[1])) != CLTOPK_OK ||
         (st = cltopk_scratch(ctx, SCR_OUT_KEYS, k * kb, &ok)) != CLTOPK_OK ||
         (index && (st = cltopk_scratch(ctx, SCR_OUT_INDEX, k * 8, &oi)) != CLTOPK_OK) ||
-        (st = stream_setup(ctx, direct ? 0 : piece * kb)) != CLTOPK_OK)
+        (st = cltopk_stream_setup(ctx, direct ? 0 : piece * kb)) != CLTOPK_OK)
         return st;
     char *pk[2] = {malloc(k * kb), malloc(k * kb)};
     int64_t *pi[2] = {calloc(k, 8), calloc(k, 8)};
@@ -270,7 +271,7 @@ static int stream_run(cltopk_context *ctx, const cltopk_request *rq, cltopk_devr
         if (i < nparts) {
             size_t lo = i * piece, len = rq->n - lo < piece ? rq->n - lo : piece;
             const char *src = (const char *)rq->keys + lo * kb;
-            settle(&wr[s], &err);
+            cltopk_settle(&wr[s], &err);
             if (err != CL_SUCCESS) {
                 st = cltopk_clfail(ctx, err, "the transfer of a streamed piece");
                 break;
@@ -339,8 +340,8 @@ static int stream_run(cltopk_context *ctx, const cltopk_request *rq, cltopk_devr
 out:
     err = CL_SUCCESS;
     for (int s = 0; s < 2; s++) {
-        settle(&wr[s], &err);
-        settle(&done[s], &err);
+        cltopk_settle(&wr[s], &err);
+        cltopk_settle(&done[s], &err);
     }
     if (st == CLTOPK_OK && err != CL_SUCCESS)
         st = cltopk_clfail(ctx, err, "a streamed piece");

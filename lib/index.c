@@ -60,6 +60,7 @@ enum {
     IXP_RATIO,
     IXP_RESIDENT,
     IXP_STAGE,
+    IXP_PIECE,
     IXP_GROW,
     IXP_FAN,
     IXP_SYNC,
@@ -84,9 +85,14 @@ static const cltopk_param ix_params[] = {
     /* 1: an index goes to the device where it fits; 0: it stays in host
      * memory and queries copy its blocks to the device as they read them */
     [IXP_RESIDENT] = {.name = "resident", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
-    /* blocks a copy of such an index (0: an eighth of one allocation, at most
-     * 256 MiB) */
+    /* blocks a copy of such an index: each of the two device buffers the
+     * copies alternate between (0: an eighth of one allocation, at most 256
+     * MiB) */
     [IXP_STAGE] = {.name = "stage", .gpu = 0, .cpu = 0, .min = 0, .max = 1u << 30, .integer = 1},
+    /* blocks a piece of such a copy, gathered into one of the two pinned
+     * buffers while the other's piece moves (0: 32 MiB, or the pinned
+     * buffers' size where larger; small values: tests) */
+    [IXP_PIECE] = {.name = "piece", .gpu = 0, .cpu = 0, .min = 0, .max = 1u << 30, .integer = 1},
     /* on OpenCL devices: round r reads probe * grow^r blocks (1: equal
      * rounds, as the "cpu" context always reads them) */
     [IXP_GROW] = {.name = "grow", .gpu = 2, .cpu = 1, .min = 1, .max = 16, .integer = 1},
@@ -672,6 +678,7 @@ static int ix_query(cltopk_index *idx, const char *fn, int full, const unsigned 
                          .sw = (int)p.v[IXP_SWITCH],
                          .ratio = p.v[IXP_RATIO],
                          .stage = (size_t)p.v[IXP_STAGE],
+                         .piece = (size_t)p.v[IXP_PIECE],
                          .filter = (int)p.v[IXP_FULL],
                          .cands = (size_t)p.v[IXP_CANDS],
                          .st = &local};

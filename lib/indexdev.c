@@ -37,15 +37,20 @@
  * keys (decoded here).  No host round trip between the launches.
  * An index kept in host memory (it did not fit, or CLTOPK_INDEX=resident=0)
  * is streamed: before each round the blocks it reads (the round's blocks of
- * each partition still reading, fewer where the staging buffers would
- * overflow) are gathered on the host and written to staging buffers,
- * index_scan finding them through a map of (first slot, first block, count)
- * a partition, and the state is read back after index_decide; after a
- * switch, the blocks left go through the staging a chunk at a time,
- * index_full's groups going on from their lists, or index_filter gathering
- * candidates over the chunks (their count then read back: on an overflow
- * the chunks go through index_full again).  The writes are blocking,
- * between the launches: no overlap of copies and kernels yet.
+ * each partition still reading, fewer where a staging buffer would
+ * overflow) are copied to a staging buffer, index_scan finding them through
+ * a map of (first slot, first block, count) a partition, and the state is
+ * read back after index_decide; after a switch, the blocks left go through
+ * the staging a chunk at a time, index_full's groups going on from their
+ * lists, or index_filter gathering candidates over the chunks (their count
+ * then read back: on an overflow the chunks go through index_full again).
+ * The copies (ixd_stage) overlap: the host gathers a piece of blocks into
+ * one of the context's two pinned buffers while the other's piece moves to
+ * the device on the context's transfer queue, and the chunks of the full
+ * evaluation alternate between two staging buffers, so that chunk i + 1
+ * moves while the kernels read chunk i; events order it (no blocking
+ * write).  The rounds still wait for their state: the next round's blocks
+ * depend on it.
  * Work-groups of 256 work-items on GPUs, 64 elsewhere; SN local slots of 8
  * bytes (ixd_sn: 512 up to k = 256, 4096 above): k up to 2048 where the
  * device has the local memory (cltopk_index_dev_kmax). */
@@ -140,15 +145,16 @@ int cltopk_index_dev_upload(cltopk_context *ctx, const cltopk_ix_layout *L, clto
 
 void cltopk_index_dev_release(cltopk_ix_dev *dev)
 {
-    cl_mem *m[] = {&dev->data,  &dev->ids,  &dev->thr,  &dev->pstart, &dev->qb,
-                   &dev->lists, &dev->part, &dev->todo, &dev->wmap,   &dev->sdata,
-                   &dev->sids,  &dev->sthr, &dev->cand};
+    cl_mem *m[] = {&dev->data,     &dev->ids,      &dev->thr,     &dev->pstart,
+                   &dev->qb,       &dev->lists,    &dev->part,    &dev->todo,
+                   &dev->wmap,     &dev->cand,     &dev->sdata[0], &dev->sdata[1],
+                   &dev->sids[0],  &dev->sids[1],  &dev->sthr[0], &dev->sthr[1]};
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
         if (*m[i])
             clReleaseMemObject(*m[i]);
         *m[i] = NULL;
     }
-    void *h[] = {dev->hq, dev->hwmap, dev->htodo, dev->hids, dev->hdata, dev->hthr};
+    void *h[] = {dev->hq, dev->hwmap, dev->htodo};
     for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
         free(h[i]);
     memset(dev, 0, sizeof *dev);
@@ -185,15 +191,15 @@ int cltopk_index_dev_read(cltopk_context *ctx, const cltopk_ix_layout *L, const 
 }
 
 /* a write of a host array to m after the context's work, which then follows
- * it: blocking, or not (the host array then stays untouched until a later
- * blocking read) */
-static int ixd_write(cltopk_context *ctx, cl_mem m, size_t bytes, const void *host, int blocking,
+ * it; not waited for: the host array stays untouched until a later blocking
+ * read */
+static int ixd_write(cltopk_context *ctx, cl_mem m, size_t bytes, const void *host,
                      const char *what)
 {
     cl_event *own, ev = NULL;
     cl_uint nw = cltopk_after_own(ctx, &own);
-    cl_int err = clEnqueueWriteBuffer(ctx->queue, m, blocking ? CL_TRUE : CL_FALSE, 0, bytes,
-                                      host, nw, nw ? own : NULL, &ev);
+    cl_int err = clEnqueueWriteBuffer(ctx->queue, m, CL_FALSE, 0, bytes, host, nw,
+                                      nw ? own : NULL, &ev);
     if (err != CL_SUCCESS) {
         char msg[96];
         snprintf(msg, sizeof msg, "clEnqueueWriteBuffer (%s)", what);
@@ -237,24 +243,126 @@ static int ixd_keep_host(cltopk_context *ctx, void *pp, size_t *have, size_t byt
     return CLTOPK_OK;
 }
 
-/* copy blocks list[0 .. nl) of the host layout to staging slots 0 .. nl-1
- * (blocking: the host side is reused by the next copy) */
-static int ixd_stage(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
-                     const uint32_t *list, size_t nl)
+/* The copies of a streamed query.  A chunk of blocks (a round's, or one of
+ * the full evaluation) goes to device staging buffer `buf` (sdata, sids,
+ * sthr) in pieces of bpp blocks: each piece gathered by the host into one of
+ * the context's two pinned buffers (cltopk_stream_setup; the attributes,
+ * tuple numbers and thresholds of bpp blocks, one after the other), then
+ * written from it on the context's transfer queue while the host gathers
+ * the next piece into the other.  Events order it: a gather waits for the
+ * last write from its pinned buffer (wr), a staging buffer's first write
+ * for the end of the launches that last read it (used), and the launches
+ * for the chunk's last write (ready; the transfer queue runs in order).  So
+ * with two staging buffers, chunk i + 1 is gathered and moves while the
+ * kernels read chunk i, and no call blocks on a copy. */
+typedef struct {
+    size_t bpp;       /* blocks a pinned piece */
+    int nbuf;         /* staging buffers: 2, or 1 where one holds every block */
+    int buf;          /* the one the next launches read (ixd_stage sets it) */
+    int pin;          /* the pinned buffer of the next piece */
+    cl_event wr[2];   /* the last write from each pinned buffer */
+    cl_event used[2]; /* the end of the launches that last read each one */
+    cl_event ready;   /* the chunk's last write (one of wr, not owned), or NULL */
+} ixd_stream;
+
+/* the pinned piece's bytes a block: its attributes, tuple numbers, threshold */
+static size_t ixd_block_bytes(const cltopk_ix_layout *L)
 {
-    const size_t d = L->d, B = L->B;
-    for (size_t x = 0; x < nl; x++) {
-        memcpy(dev->hdata + x * d * B, L->data + (size_t)list[x] * d * B, d * B * 4);
-        memcpy(dev->hids + x * B, L->ids + (size_t)list[x] * B, B * 4);
-        memcpy(dev->hthr + x * d, L->thr + (size_t)list[x] * d, d * 4);
+    return L->d * L->B * 4 + L->B * 4 + L->d * 4;
+}
+
+/* copy blocks list[0 .. nl) of the host layout to slots 0 .. nl-1 of
+ * staging buffer buf, as above */
+static int ixd_stage(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
+                     ixd_stream *sp, int buf, const uint32_t *list, size_t nl)
+{
+    const size_t d = L->d, B = L->B, db = d * B * 4, ib = B * 4, tb = d * 4, bpp = sp->bpp;
+    sp->buf = buf;
+    sp->ready = NULL;
+    for (size_t x0 = 0; x0 < nl; x0 += bpp) {
+        const size_t cnt = nl - x0 < bpp ? nl - x0 : bpp;
+        const int p = sp->pin;
+        sp->pin ^= 1;
+        cl_int err = CL_SUCCESS;
+        cltopk_settle(&sp->wr[p], &err);
+        if (err != CL_SUCCESS)
+            return cltopk_clfail(ctx, err, "clWaitForEvents (a copy of index blocks)");
+        char *h = ctx->stage_ptr[p];
+        float *hd = (float *)h, *ht = (float *)(h + bpp * (db + ib));
+        uint32_t *hi = (uint32_t *)(h + bpp * db);
+        const long nc = (long)cnt;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (cnt * (db + ib + tb) >= ((size_t)4 << 20))
+#endif
+        for (long x = 0; x < nc; x++) {
+            const size_t g = list[x0 + (size_t)x];
+            memcpy(hd + (size_t)x * d * B, L->data + g * d * B, db);
+            memcpy(hi + (size_t)x * B, L->ids + g * B, ib);
+            memcpy(ht + (size_t)x * d, L->thr + g * d, tb);
+        }
+        /* the buffer's first write after the launches that last read it; the
+         * piece's last write (the queue runs in order) frees the buffer */
+        const cl_event *after = x0 == 0 && sp->used[buf] ? &sp->used[buf] : NULL;
+        const char *what = "the index blocks' attributes";
+        err = clEnqueueWriteBuffer(ctx->tqueue, dev->sdata[buf], CL_FALSE, x0 * db, cnt * db,
+                                   hd, after ? 1 : 0, after, NULL);
+        if (err == CL_SUCCESS) {
+            what = "the index blocks' tuple numbers";
+            err = clEnqueueWriteBuffer(ctx->tqueue, dev->sids[buf], CL_FALSE, x0 * ib,
+                                       cnt * ib, hi, 0, NULL, NULL);
+        }
+        if (err == CL_SUCCESS) {
+            what = "the index blocks' thresholds";
+            err = clEnqueueWriteBuffer(ctx->tqueue, dev->sthr[buf], CL_FALSE, x0 * tb,
+                                       cnt * tb, ht, 0, NULL, &sp->wr[p]);
+        }
+        char msg[96];
+        if (err != CL_SUCCESS) {
+            /* none of the piece's writes may outlive the call */
+            clFinish(ctx->tqueue);
+            snprintf(msg, sizeof msg, "clEnqueueWriteBuffer (%s, staged)", what);
+            return cltopk_clfail(ctx, err, msg);
+        }
+        /* the transfer queue starts it now, not at the next wait */
+        if ((err = clFlush(ctx->tqueue)) != CL_SUCCESS)
+            return cltopk_clfail(ctx, err, "clFlush (the transfer queue)");
+        sp->ready = sp->wr[p];
     }
-    if (!nl)
-        return CLTOPK_OK;
-    int st = ixd_write(ctx, dev->sdata, nl * d * B * 4, dev->hdata, 1, "staged blocks");
-    if (st == CLTOPK_OK)
-        st = ixd_write(ctx, dev->sids, nl * B * 4, dev->hids, 1, "staged tuples");
-    if (st == CLTOPK_OK)
-        st = ixd_write(ctx, dev->sthr, nl * d * 4, dev->hthr, 1, "staged thresholds");
+    return CLTOPK_OK;
+}
+
+/* after the launches that read staging buffer sp->buf: their end, which that
+ * buffer's next copy waits for; the context's queue flushed, so that the
+ * transfer queue never waits on work not submitted */
+static int ixd_used(cltopk_context *ctx, ixd_stream *sp)
+{
+    cl_event *own;
+    const int s = sp->buf;
+    if (sp->used[s])
+        clReleaseEvent(sp->used[s]);
+    sp->used[s] = NULL;
+    if (cltopk_after_own(ctx, &own)) {
+        clRetainEvent(*own);
+        sp->used[s] = *own;
+    }
+    cl_int err = clFlush(ctx->queue);
+    return err == CL_SUCCESS ? CLTOPK_OK
+                             : cltopk_clfail(ctx, err, "clFlush (the index query's launches)");
+}
+
+/* the end of a streamed query: every copy and launch it waited on done and
+ * released (the pinned buffers free for the context's next user); st, or
+ * the first error of those waits */
+static int ixd_stream_end(cltopk_context *ctx, ixd_stream *sp, int st)
+{
+    cl_int err = CL_SUCCESS;
+    for (int s = 0; s < 2; s++) {
+        cltopk_settle(&sp->wr[s], &err);
+        cltopk_settle(&sp->used[s], &err);
+    }
+    sp->ready = NULL;
+    if (st == CLTOPK_OK && err != CL_SUCCESS)
+        st = cltopk_clfail(ctx, err, "clWaitForEvents (the index query's copies)");
     return st;
 }
 
@@ -271,10 +379,13 @@ static size_t ixd_keyoff(size_t P)
 }
 
 /* the kept buffers of a query of k on P partitions, nlists lists, merge
- * work-groups of ng lists (above one: a second merge level), a staging of cap
- * blocks (streamed), room for ncand candidates (index_filter; 0: none) */
+ * work-groups of ng lists (above one: a second merge level), room for ncand
+ * candidates (index_filter; 0: none); streamed, staging buffers of cap blocks
+ * (the second where one does not hold every block) and the context's pinned
+ * buffers for pieces of bpp blocks */
 static int ixd_prepare(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
-                       size_t K, size_t nlists, size_t ng, size_t cap, size_t ncand)
+                       size_t K, size_t nlists, size_t ng, size_t cap, size_t bpp,
+                       size_t ncand)
 {
     const size_t P = L->P, nq = ixd_keyoff(P) + 2 * K;
     int st = ixd_keep(ctx, &dev->qb, &dev->qb_n, nq * 4, "the query's state");
@@ -294,21 +405,21 @@ static int ixd_prepare(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix
         st = ixd_keep_host(ctx, &dev->hq, &dev->hq_n, nq * 4);
     if (st != CLTOPK_OK || dev->data)
         return st;
-    /* streamed: the staging of cap blocks, the map of a round's slots */
+    /* streamed: the staging buffers, the pinned pieces, the map of a
+     * round's slots */
     const size_t d = L->d, B = L->B;
-    st = ixd_keep(ctx, &dev->sdata, &dev->sdata_n, cap * d * B * 4, "staged blocks");
+    for (int s = 0; s < (L->nblocks > cap ? 2 : 1) && st == CLTOPK_OK; s++) {
+        st = ixd_keep(ctx, &dev->sdata[s], &dev->sdata_n[s], cap * d * B * 4, "staged blocks");
+        if (st == CLTOPK_OK)
+            st = ixd_keep(ctx, &dev->sids[s], &dev->sids_n[s], cap * B * 4, "staged tuples");
+        if (st == CLTOPK_OK)
+            st = ixd_keep(ctx, &dev->sthr[s], &dev->sthr_n[s], cap * d * 4,
+                          "staged thresholds");
+    }
     if (st == CLTOPK_OK)
-        st = ixd_keep(ctx, &dev->sids, &dev->sids_n, cap * B * 4, "staged tuples");
-    if (st == CLTOPK_OK)
-        st = ixd_keep(ctx, &dev->sthr, &dev->sthr_n, cap * d * 4, "staged thresholds");
+        st = cltopk_stream_setup(ctx, bpp * ixd_block_bytes(L));
     if (st == CLTOPK_OK)
         st = ixd_keep(ctx, &dev->wmap, &dev->wmap_n, (3 * P + 1) * 4, "the staged slots");
-    if (st == CLTOPK_OK)
-        st = ixd_keep_host(ctx, &dev->hdata, &dev->hdata_n, cap * d * B * 4);
-    if (st == CLTOPK_OK)
-        st = ixd_keep_host(ctx, &dev->hids, &dev->hids_n, cap * B * 4);
-    if (st == CLTOPK_OK)
-        st = ixd_keep_host(ctx, &dev->hthr, &dev->hthr_n, cap * d * 4);
     if (st == CLTOPK_OK)
         st = ixd_keep_host(ctx, &dev->hwmap, &dev->hwmap_n, (3 * P + 1) * 4);
     if (st == CLTOPK_OK)
@@ -316,15 +427,23 @@ static int ixd_prepare(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix
     return st;
 }
 
-/* one round of index_scan (at most limit blocks a partition; nostop: no
- * partition stops), then index_decide */
-static int ixd_round(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
-                     const cltopk_ix_query *q, cl_kernel ks, cl_kernel kd, unsigned wg,
-                     cl_uint limit, cl_uint nostop)
+/* the launches' wait for a streamed chunk's copy: 1 and *w, or 0 */
+static cl_uint ixd_wait(const ixd_stream *sp, const cl_event **w)
 {
-    const int streamed = dev->data == NULL;
-    cl_mem data = streamed ? dev->sdata : dev->data, ids = streamed ? dev->sids : dev->ids;
-    cl_mem thr = streamed ? dev->sthr : dev->thr, wmap = streamed ? dev->wmap : dev->todo;
+    *w = sp && sp->ready ? &sp->ready : NULL;
+    return *w ? 1u : 0u;
+}
+
+/* one round of index_scan (at most limit blocks a partition; nostop: no
+ * partition stops), then index_decide; sp: streamed, the blocks in staging
+ * buffer sp->buf */
+static int ixd_round(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
+                     const cltopk_ix_query *q, const ixd_stream *sp, cl_kernel ks, cl_kernel kd,
+                     unsigned wg, cl_uint limit, cl_uint nostop)
+{
+    const int streamed = sp != NULL, s = sp ? sp->buf : 0;
+    cl_mem data = streamed ? dev->sdata[s] : dev->data, ids = streamed ? dev->sids[s] : dev->ids;
+    cl_mem thr = streamed ? dev->sthr[s] : dev->thr, wmap = streamed ? dev->wmap : dev->todo;
     cl_uint m = (cl_uint)q->m, d = (cl_uint)L->d, B = (cl_uint)L->B, k = (cl_uint)q->k;
     cl_uint sflag = (cl_uint)streamed, P = (cl_uint)L->P, sw = (cl_uint)q->sw;
     cl_float ratio = (cl_float)q->ratio;
@@ -333,8 +452,10 @@ static int ixd_round(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_d
                              &dev->qb, sizeof m, &m, sizeof d, &d, sizeof B, &B, sizeof k, &k,
                              sizeof(cl_mem), &dev->lists, sizeof limit, &limit, sizeof(cl_mem),
                              &wmap, sizeof sflag, &sflag, sizeof nostop, &nostop);
+    const cl_event *w;
+    cl_uint nw = ixd_wait(sp, &w);
     if (st == CLTOPK_OK)
-        st = cltopk_launch(ctx, ks, L->P * wg, wg, 0, NULL);
+        st = cltopk_launch(ctx, ks, L->P * wg, wg, nw, w);
     if (st == CLTOPK_OK)
         st = cltopk_set_args(ctx, kd, 6, sizeof(cl_mem), &dev->pstart, sizeof(cl_mem), &dev->qb,
                              sizeof P, &P, sizeof sw, &sw, sizeof ratio, &ratio, sizeof(cl_mem),
@@ -346,13 +467,14 @@ static int ixd_round(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_d
 
 /* index_full over ntodo blocks (0xFFFFFFFF: those a switch left in the block
  * list; direct: blocks 0 .. ntodo-1 of data) by G groups into lists P ..;
- * gate (not 0): only where index_filter's gate candidates overflowed */
+ * gate (not 0): only where index_filter's gate candidates overflowed; sp as
+ * ixd_round */
 static int ixd_full(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
-                    const cltopk_ix_query *q, cl_kernel kf, unsigned wg, size_t G, cl_uint ntodo,
-                    cl_uint direct, cl_uint resume, cl_uint gate)
+                    const cltopk_ix_query *q, const ixd_stream *sp, cl_kernel kf, unsigned wg,
+                    size_t G, cl_uint ntodo, cl_uint direct, cl_uint resume, cl_uint gate)
 {
-    const int streamed = dev->data == NULL;
-    cl_mem data = streamed ? dev->sdata : dev->data, ids = streamed ? dev->sids : dev->ids;
+    const int s = sp ? sp->buf : 0;
+    cl_mem data = sp ? dev->sdata[s] : dev->data, ids = sp ? dev->sids[s] : dev->ids;
     cl_uint m = (cl_uint)q->m, d = (cl_uint)L->d, B = (cl_uint)L->B, k = (cl_uint)q->k;
     cl_uint ob = (cl_uint)L->P;
     int st = cltopk_set_args(ctx, kf, 14, sizeof(cl_mem), &data, sizeof(cl_mem), &ids,
@@ -360,23 +482,27 @@ static int ixd_full(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_de
                              &ntodo, sizeof direct, &direct, sizeof m, &m, sizeof d, &d, sizeof B,
                              &B, sizeof k, &k, sizeof(cl_mem), &dev->lists, sizeof ob, &ob,
                              sizeof resume, &resume, sizeof gate, &gate);
-    return st == CLTOPK_OK ? cltopk_launch(ctx, kf, G * wg, wg, 0, NULL) : st;
+    const cl_event *w;
+    cl_uint nw = ixd_wait(sp, &w);
+    return st == CLTOPK_OK ? cltopk_launch(ctx, kf, G * wg, wg, nw, w) : st;
 }
 
 /* index_filter over ntodo blocks (as ixd_full) by Gf groups, into the
  * candidates (room for ncand) */
 static int ixd_filter(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
-                      const cltopk_ix_query *q, cl_kernel kfl, unsigned wg, size_t Gf,
-                      cl_uint ntodo, cl_uint direct, cl_uint ncand)
+                      const cltopk_ix_query *q, const ixd_stream *sp, cl_kernel kfl,
+                      unsigned wg, size_t Gf, cl_uint ntodo, cl_uint direct, cl_uint ncand)
 {
-    const int streamed = dev->data == NULL;
-    cl_mem data = streamed ? dev->sdata : dev->data, ids = streamed ? dev->sids : dev->ids;
+    const int s = sp ? sp->buf : 0;
+    cl_mem data = sp ? dev->sdata[s] : dev->data, ids = sp ? dev->sids[s] : dev->ids;
     cl_uint m = (cl_uint)q->m, d = (cl_uint)L->d, B = (cl_uint)L->B;
     int st = cltopk_set_args(ctx, kfl, 11, sizeof(cl_mem), &data, sizeof(cl_mem), &ids,
                              sizeof(cl_mem), &dev->todo, sizeof(cl_mem), &dev->qb, sizeof ntodo,
                              &ntodo, sizeof direct, &direct, sizeof m, &m, sizeof d, &d, sizeof B,
                              &B, sizeof(cl_mem), &dev->cand, sizeof ncand, &ncand);
-    return st == CLTOPK_OK ? cltopk_launch(ctx, kfl, Gf * wg, wg, 0, NULL) : st;
+    const cl_event *w;
+    cl_uint nw = ixd_wait(sp, &w);
+    return st == CLTOPK_OK ? cltopk_launch(ctx, kfl, Gf * wg, wg, nw, w) : st;
 }
 
 /* index_merge: ng groups of per candidates of cand[first .. ncand) to out
@@ -395,14 +521,15 @@ static int ixd_merge(cltopk_context *ctx, cl_kernel km, unsigned wg, cl_mem cand
 }
 
 /* The streamed rounds: before each, the blocks it reads (q->probe * grow^r of
- * every partition still reading, as many as the staging holds: fewer a
- * partition if need be; with more partitions open than staging slots, the
- * first ones this round, the others in later rounds) are copied to the
- * staging; after it, the state is read back.  Ends when index_decide leaves
- * phase 0. */
+ * every partition still reading, as many as a staging buffer holds: fewer
+ * a partition if need be; with more partitions open than the buffer has room
+ * for, the first ones this round, the others in later rounds) are copied to
+ * staging buffer 0 (its pieces overlapped with their gathering); after it, the
+ * state is read back.  Ends when index_decide leaves phase 0. */
 static int ixd_streamed_rounds(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
-                               const cltopk_ix_query *q, cl_kernel ks, cl_kernel kd, unsigned wg,
-                               size_t cap, size_t maxnb, cl_uint nostop)
+                               const cltopk_ix_query *q, ixd_stream *sp, cl_kernel ks,
+                               cl_kernel kd, unsigned wg, size_t cap, size_t maxnb,
+                               cl_uint nostop)
 {
     const size_t P = L->P;
     uint32_t *state = dev->hq + IXQ_STATE, *wmap = dev->hwmap, *todo = dev->htodo;
@@ -425,11 +552,14 @@ static int ixd_streamed_rounds(cltopk_context *ctx, const cltopk_ix_layout *L, c
                 todo[nl++] = L->pstart[i] + b;
             wmap[3 * i + 2] = cnt;
         }
-        st = ixd_stage(ctx, L, dev, todo, nl);
+        st = ixd_stage(ctx, L, dev, sp, 0, todo, nl);
+        /* the map: not waited for (the state's read below follows it) */
         if (st == CLTOPK_OK)
-            st = ixd_write(ctx, dev->wmap, 3 * P * 4, wmap, 1, "the staged slots");
+            st = ixd_write(ctx, dev->wmap, 3 * P * 4, wmap, "the staged slots");
         if (st == CLTOPK_OK)
-            st = ixd_round(ctx, L, dev, q, ks, kd, wg, (cl_uint)lim, nostop);
+            st = ixd_round(ctx, L, dev, q, sp, ks, kd, wg, (cl_uint)lim, nostop);
+        if (st == CLTOPK_OK)
+            st = ixd_used(ctx, sp);
         if (st == CLTOPK_OK)
             st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, (4 + IX_ST * P) * 4, dev->hq + IXQ_CTL,
                           "the partitions' state");
@@ -441,14 +571,17 @@ static int ixd_streamed_rounds(cltopk_context *ctx, const cltopk_ix_layout *L, c
 }
 
 /* The streamed full evaluation of every block not read (all, for
- * cltopk_index_full_topk with full=old): a chunk of the staging's size at a
- * time.  Old (ncand 0): index_full, each group going on from its list.
- * Filter: index_filter's candidates gathered over the chunks; then, their
- * count read back, their K best by index_merge into the groups' lists, or
- * where they overflowed, the chunks again through index_full. */
+ * cltopk_index_full_topk with full=old): a chunk of a staging buffer's size
+ * at a time, the chunks taking the two buffers in turn, so that a chunk's copy
+ * overlaps the previous chunk's launches (none of them waited for here).
+ * Old (ncand 0): index_full, each group going on from its list.  Filter:
+ * index_filter's candidates gathered over the chunks; then, their count read
+ * back, their K best by index_merge into the groups' lists, or where they
+ * overflowed, the chunks again through index_full. */
 static int ixd_streamed_full(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
-                             const cltopk_ix_query *q, cl_kernel kf, cl_kernel kfl, cl_kernel km,
-                             unsigned wg, size_t G, size_t Gf, size_t cap, size_t ncand)
+                             const cltopk_ix_query *q, ixd_stream *sp, cl_kernel kf,
+                             cl_kernel kfl, cl_kernel km, unsigned wg, size_t G, size_t Gf,
+                             size_t cap, size_t ncand)
 {
     const uint32_t *state = dev->hq + IXQ_STATE;
     uint32_t *todo = dev->htodo;
@@ -457,16 +590,19 @@ static int ixd_streamed_full(cltopk_context *ctx, const cltopk_ix_layout *L, clt
         if (!state[IX_ST * i + 2])
             for (uint32_t b = state[IX_ST * i]; b < L->pstart[i + 1] - L->pstart[i]; b++)
                 todo[ntodo++] = L->pstart[i] + b;
-    int st = CLTOPK_OK;
+    int st = CLTOPK_OK, buf = 0;
     for (int pass = ncand ? 0 : 1; pass < 2 && st == CLTOPK_OK; pass++) {
         for (size_t c0 = 0, first = 1; st == CLTOPK_OK && (c0 < ntodo || first);
-             c0 += cap, first = 0) {
+             c0 += cap, first = 0, buf = (buf + 1) % sp->nbuf) {
             size_t len = ntodo - c0 < cap ? ntodo - c0 : cap;
-            st = ixd_stage(ctx, L, dev, todo + c0, len);
+            st = ixd_stage(ctx, L, dev, sp, buf, todo + c0, len);
             if (st == CLTOPK_OK && pass == 0)
-                st = ixd_filter(ctx, L, dev, q, kfl, wg, Gf, (cl_uint)len, 1, (cl_uint)ncand);
+                st = ixd_filter(ctx, L, dev, q, sp, kfl, wg, Gf, (cl_uint)len, 1,
+                                (cl_uint)ncand);
             else if (st == CLTOPK_OK)
-                st = ixd_full(ctx, L, dev, q, kf, wg, G, (cl_uint)len, 1, c0 > 0, 0);
+                st = ixd_full(ctx, L, dev, q, sp, kf, wg, G, (cl_uint)len, 1, c0 > 0, 0);
+            if (st == CLTOPK_OK)
+                st = ixd_used(ctx, sp);
         }
         if (st != CLTOPK_OK || pass == 1)
             break;
@@ -543,7 +679,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
     const int plainold = q->full && !filt;
     const size_t nlists = plainold ? G : P + G, ng = (nlists + fan - 1) / fan;
     const size_t ngAB = filt ? (P + fan - 1) / fan + (G + fan - 1) / fan : 0;
-    size_t cap = 0, maxnb = 0;
+    size_t cap = 0, bpp = 0, maxnb = 0;
     for (size_t i = 0; i < P; i++)
         if (L->pstart[i + 1] - L->pstart[i] > maxnb)
             maxnb = L->pstart[i + 1] - L->pstart[i];
@@ -558,9 +694,19 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
             cap = bytes / bb;
         }
         cap = cap < 1 ? 1 : cap > L->nblocks ? (L->nblocks ? L->nblocks : 1) : cap;
+        /* pinned pieces: q->piece blocks, else 32 MiB as the streaming of
+         * host data (a transfer of 1-2 ms at 16-32 GB/s, long beside the
+         * fixed cost of a write; the same pinned buffers serve both), or the
+         * pinned buffers' size where larger; at least one block, at most a
+         * staging buffer */
+        const size_t pb = ixd_block_bytes(L), pin = (size_t)32 << 20;
+        bpp = q->piece ? q->piece : (ctx->stage_size > pin ? ctx->stage_size : pin) / pb;
+        bpp = bpp < 1 ? 1 : bpp > cap ? cap : bpp;
     }
     if (st == CLTOPK_OK)
-        st = ixd_prepare(ctx, L, dev, K, P + G, ng > ngAB ? ng : ngAB, cap, ncand);
+        st = ixd_prepare(ctx, L, dev, K, P + G, ng > ngAB ? ng : ngAB, cap, bpp, ncand);
+    ixd_stream sps = {.bpp = bpp, .nbuf = L->nblocks > cap ? 2 : 1};
+    ixd_stream *sp = streamed ? &sps : NULL;
     if (st == CLTOPK_OK) {
         /* attr, w, a zero ctl and state: one copy, not waited for */
         uint32_t *hq = dev->hq;
@@ -573,7 +719,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
          * above their room, so that index_filter's fallback serves the query */
         if (filt && q->filter == 2)
             hq[IXQ_CTL + 3] = (uint32_t)ncand + 1;
-        st = ixd_write(ctx, dev->qb, ixd_keyoff(P) * 4, hq, 0, "the query's state");
+        st = ixd_write(ctx, dev->qb, ixd_keyoff(P) * 4, hq, "the query's state");
     }
     /* the rounds: resident, all enqueued at once (they do nothing once
      * index_decide has ended the reading), as many as read every block of
@@ -592,7 +738,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
         size_t limit = qr.probe;
         for (size_t done = 0, r = 1; st == CLTOPK_OK && done < maxnb; r++) {
             size_t lim = limit < maxnb ? limit : maxnb;
-            st = ixd_round(ctx, L, dev, &qr, ks, kd, wg, (cl_uint)lim, nostop);
+            st = ixd_round(ctx, L, dev, &qr, NULL, ks, kd, wg, (cl_uint)lim, nostop);
             done += lim;
             limit = limit * q->grow > maxnb ? maxnb : limit * q->grow;
             if (q->full) /* the switch follows the first round */
@@ -605,11 +751,11 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
             }
         }
         if (st == CLTOPK_OK && !filt)
-            st = ixd_full(ctx, L, dev, q, kf, wg, G, 0xFFFFFFFFu, 0, 0, 0);
+            st = ixd_full(ctx, L, dev, q, NULL, kf, wg, G, 0xFFFFFFFFu, 0, 0, 0);
     } else if (st == CLTOPK_OK && !streamed) {
-        st = ixd_full(ctx, L, dev, q, kf, wg, G, (cl_uint)L->nblocks, 1, 0, 0);
+        st = ixd_full(ctx, L, dev, q, NULL, kf, wg, G, (cl_uint)L->nblocks, 1, 0, 0);
     } else if (st == CLTOPK_OK && !plainold) {
-        st = ixd_streamed_rounds(ctx, L, dev, &qr, ks, kd, wg, cap, maxnb, nostop);
+        st = ixd_streamed_rounds(ctx, L, dev, &qr, sp, ks, kd, wg, cap, maxnb, nostop);
     }
     /* index_filter's way: the partitions' lists merged first (ngA groups of
      * fan lists into part), each group's k-th raising the bound, so that the
@@ -623,18 +769,18 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
         st = ixd_merge(ctx, km, wg, dev->lists, 0, (cl_ulong)P * K, (cl_ulong)fan * K, ngA,
                        (cl_uint)K, dev->qb, dev->part, 0, 0, 1);
     if (st == CLTOPK_OK && filt && !streamed) {
-        st = ixd_filter(ctx, L, dev, q, kfl, wg, Gf, 0xFFFFFFFFu, 0, (cl_uint)ncand);
+        st = ixd_filter(ctx, L, dev, q, NULL, kfl, wg, Gf, 0xFFFFFFFFu, 0, (cl_uint)ncand);
         if (st == CLTOPK_OK)
-            st = ixd_full(ctx, L, dev, q, kf, wg, G, 0xFFFFFFFFu, 0, 0, (cl_uint)ncand);
+            st = ixd_full(ctx, L, dev, q, NULL, kf, wg, G, 0xFFFFFFFFu, 0, 0, (cl_uint)ncand);
         if (st == CLTOPK_OK)
             st = ixd_merge(ctx, km, wg, dev->cand, 0, 0, 0, G, (cl_uint)K, dev->qb,
                            dev->lists, (cl_ulong)P * K, (cl_uint)ncand, 0);
     } else if (st == CLTOPK_OK && streamed) {
         if (plainold || dev->hq[IXQ_CTL] == 2)
-            st = ixd_streamed_full(ctx, L, dev, q, kf, kfl, km, wg, G, Gf, cap,
+            st = ixd_streamed_full(ctx, L, dev, q, sp, kf, kfl, km, wg, G, Gf, cap,
                                    filt ? ncand : 0);
         else /* no switch: the groups' lists emptied */
-            st = ixd_full(ctx, L, dev, q, kf, wg, G, 0, 1, 0, 0);
+            st = ixd_full(ctx, L, dev, q, sp, kf, wg, G, 0, 1, 0, 0);
     }
     /* the merge into qb after the state, then one read of both (the state
      * only where the rounds ran) */
@@ -661,6 +807,8 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
     if (st == CLTOPK_OK)
         st = ixd_read(ctx, dev->qb, from * 4, (ko + 2 * K - from) * 4, dev->hq + from,
                       q->full ? "the k best keys" : "the state and the k best keys");
+    if (sp)
+        st = ixd_stream_end(ctx, sp, st);
     const unsigned char *keys = (const unsigned char *)(dev->hq + ko);
     for (size_t r = 0; st == CLTOPK_OK && r < K; r++)
         if (!memcmp(keys + 8 * r, "\0\0\0\0\0\0\0\0", 8))

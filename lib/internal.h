@@ -338,6 +338,14 @@ CLTOPK_INTERNAL size_t cltopk_host_input(cltopk_context *ctx, const cltopk_reque
  * chunks or one transfer), a line of text for explain; its length */
 CLTOPK_INTERNAL size_t cltopk_staging_describe(cltopk_context *ctx, const cltopk_request *rq,
                                                char *buf, size_t len);
+/* chunk.c: the context's transfer queue (made on first use) and its two
+ * pinned staging buffers (ctx->stage, mapped at ctx->stage_ptr), at least
+ * `bytes` each (made anew where smaller; 0: the queue alone).  Their users
+ * hold the context's lock and leave no transfer from them pending. */
+CLTOPK_INTERNAL int cltopk_stream_setup(cltopk_context *ctx, size_t bytes);
+/* chunk.c: wait for and release *ev (if any, then NULL); its error into *err
+ * unless one is there */
+CLTOPK_INTERNAL void cltopk_settle(cl_event *ev, cl_int *err);
 /* chunk.c: unmap and free the pinned staging buffers of streaming (the
  * transfer queue stays) */
 CLTOPK_INTERNAL void cltopk_stage_free(cltopk_context *ctx);
@@ -830,7 +838,8 @@ typedef struct {
     int sw;
     double ratio;
     size_t stage; /* an index in host memory queried on the device: blocks
-                     staged a transfer (0: chosen) */
+                     a staging slot holds (0: chosen) */
+    size_t piece; /* ... and blocks a pinned piece of its copies (0: 32 MiB) */
     int filter;   /* on the device, the full evaluation (after a switch and
                      for full) by index_filter (1; 2: its fallback forced) or
                      index_full alone (0) */
@@ -891,11 +900,11 @@ CLTOPK_INTERNAL float cltopk_ix_score(const float *tuple, const unsigned *attr, 
  * covers them): device buffers with their sizes in bytes, and host arrays */
 typedef struct {
     cl_mem data, ids, thr, pstart;
-    cl_mem qb, lists, part, todo, wmap, sdata, sids, sthr, cand;
-    size_t qb_n, lists_n, part_n, todo_n, wmap_n, sdata_n, sids_n, sthr_n, cand_n;
-    uint32_t *hq, *hwmap, *htodo, *hids;
-    float *hdata, *hthr;
-    size_t hq_n, hwmap_n, htodo_n, hids_n, hdata_n, hthr_n;
+    cl_mem qb, lists, part, todo, wmap, cand;
+    cl_mem sdata[2], sids[2], sthr[2]; /* streamed: the two staging slots */
+    size_t qb_n, lists_n, part_n, todo_n, wmap_n, cand_n, sdata_n[2], sids_n[2], sthr_n[2];
+    uint32_t *hq, *hwmap, *htodo;
+    size_t hq_n, hwmap_n, htodo_n;
 } cltopk_ix_dev;
 /* copy the host layout's arrays to the device: CLTOPK_OK, or
  * CLTOPK_ERR_DEVICE_MEMORY (too large: nothing allocated) or an OpenCL status */
@@ -911,7 +920,10 @@ CLTOPK_INTERNAL int cltopk_index_dev_read(cltopk_context *ctx, const cltopk_ix_l
 CLTOPK_INTERNAL size_t cltopk_index_dev_kmax(cltopk_context *ctx);
 /* the query on the device (k <= cltopk_index_dev_kmax); fills q->st; blocks.
  * dev->data NULL: the index is in host memory (L's arrays) and its blocks are
- * copied to the device a round (or a chunk of the full evaluation) at a time */
+ * copied to the device a round (or a chunk of the full evaluation) at a
+ * time, through the context's pinned staging (cltopk_stream_setup) on its
+ * transfer queue, the copies overlapped with the host's gathering and with
+ * the kernels */
 CLTOPK_INTERNAL int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L,
                                            cltopk_ix_dev *dev, const cltopk_ix_query *q);
 #endif

@@ -12,8 +12,9 @@
  * probe's decision forced both ways (CLTOPK_INDEX=switch=0 and 2); on the
  * device, the rounds' growth and the merge's levels forced (grow, probe, fan),
  * the full evaluation's ways (full=old, the filter's fallback forced, its
- * candidates' room tiny: resident and streamed) and an index's kept query
- * buffers grown and reused (k up and down).
+ * candidates' room tiny: resident and streamed), an index in host memory
+ * streamed in pieces and in chunk counts odd, even and one, and an index's
+ * kept query buffers grown and reused (k up and down).
  * Adversarial data: equal scores at the threshold with smaller tuple numbers
  * in later blocks (a stop on >= drops them), and values and weights whose
  * scores tie or nearly tie only under one rounding rule.  Bad arguments
@@ -716,6 +717,54 @@ static void knob_sweeps(cltopk_context *ctx, const char *cname, float *cols, siz
 }
 
 
+/* An index in host memory whose full evaluation (cltopk_index_full_topk
+ * with full=old: every block, no round) goes through the two device staging
+ * buffers in a known number of chunks: 3 (not a multiple of the buffers;
+ * pieces of 5 blocks, which divide no chunk), 2, and 1 (one buffer; a
+ * staging larger than the index too); with full=fallback the filter's
+ * chunks and then index_full's again (3 + 3, the second pass starting on
+ * the other buffer, or 1 + 1 on one buffer).  Each against the reference,
+ * index and full. */
+static void streamed_chunks(cltopk_context *ctx, const char *cname, const float *cols, size_t n,
+                            size_t d)
+{
+    setenv("CLTOPK_INDEX", "resident=0", 1);
+    cltopk_index *idx = build(ctx, cols, n, d, CLTOPK_PARTITION_RANDOM, 1, 16, 3);
+    unsetenv("CLTOPK_INDEX");
+    cltopk_index_info info;
+    if (!idx || cltopk_index_info_get(idx, &info) != CLTOPK_OK || info.on_device ||
+        info.blocks < 6) {
+        ok(0, "%s: an index of one partition in host memory (at least 6 blocks)", cname);
+        cltopk_index_free(idx);
+        return;
+    }
+    const size_t G = info.blocks, third = (G + 2) / 3, half = (G + 1) / 2;
+    struct {
+        size_t stage, piece, chunks;
+        const char *full;
+    } cases[] = {{third, 5, 3, "old"}, {half, 0, 2, "old"},      {G, 0, 1, "old"},
+                 {G + 9, 4, 1, "old"}, {third, 2, 3, "fallback"}, {G, 7, 1, "fallback"}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char mode[128], what[256];
+        snprintf(mode, sizeof mode, "resident=0,stage=%zu,piece=%zu,full=%s", cases[c].stage,
+                 cases[c].piece, cases[c].full);
+        /* the chunk count the case claims, from the staging's size */
+        const size_t cap = cases[c].stage < G ? cases[c].stage : G;
+        snprintf(what, sizeof what, "%s, streamed, %zu blocks in %zu chunk%s of %zu "
+                 "(CLTOPK_INDEX=%s)", cname, G, cases[c].chunks, cases[c].chunks > 1 ? "s" : "",
+                 cap, mode);
+        if ((G + cap - 1) / cap != cases[c].chunks) {
+            ok(0, "%s: the chunk count", what);
+            continue;
+        }
+        setenv("CLTOPK_INDEX", mode, 1);
+        size_t ks[] = {1, 20, 300};
+        sweep(idx, what, cols, n, d, ks, 3);
+    }
+    unsetenv("CLTOPK_INDEX");
+    cltopk_index_free(idx);
+}
+
 static void distributions(cltopk_context *ctx, const char *cname, size_t kdev)
 {
     const int full = test_full();
@@ -793,8 +842,10 @@ static void distributions(cltopk_context *ctx, const char *cname, size_t kdev)
          * queries read them: staging of 5 blocks (rounds cut short, chunks of
          * the full evaluation), both decisions and the default */
         const char *modes[] = {"resident=0,stage=5,switch=0", "resident=0,stage=5,switch=2",
-                               "resident=0,stage=7", "resident=0"};
-        knob_sweeps(ctx, cname, cols, n, d, modes, 4, "streamed", 37, 12, 1);
+                               "resident=0,stage=7", "resident=0",
+                               "resident=0,stage=7,piece=3,switch=2"};
+        knob_sweeps(ctx, cname, cols, n, d, modes, 5, "streamed", 37, 12, 1);
+        streamed_chunks(ctx, cname, cols, n, d);
         /* the device's rounds and merge forced: rounds growing by 2 and 3
          * (GPUs' default is 2), a one-round probe, merge groups of 1, 2 and
          * 3 lists (two levels) and of more lists than there are (one level),
