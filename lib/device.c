@@ -27,6 +27,13 @@ static void info_str(cl_device_id d, cl_device_info what, char *buf, size_t len)
         buf[--l] = 0;
 }
 
+/* A numeric query into out (size bytes); 0 when it fails. */
+static void info_num(cl_device_id d, cl_device_info what, void *out, size_t size)
+{
+    if (clGetDeviceInfo(d, what, size, out, NULL) != CL_SUCCESS)
+        memset(out, 0, size);
+}
+
 /* 1 if the space-separated extension list of d holds exactly the token ext */
 static int has_extension(cl_device_id d, const char *ext)
 {
@@ -80,31 +87,18 @@ static int caps_query(cl_device_id d, cltopk_devcaps *c)
     info_str(d, CL_DEVICE_VERSION, c->device_version, sizeof c->device_version);
     info_str(d, CL_DRIVER_VERSION, c->driver_version, sizeof c->driver_version);
     /* a failed numeric query leaves 0 (unknown) */
-    if (clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof c->type, &c->type, NULL) != CL_SUCCESS)
-        c->type = 0;
-    if (clGetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof c->global_mem, &c->global_mem,
-                        NULL) != CL_SUCCESS)
-        c->global_mem = 0;
-    if (clGetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof c->max_alloc, &c->max_alloc,
-                        NULL) != CL_SUCCESS)
-        c->max_alloc = 0;
-    if (clGetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof c->local_mem, &c->local_mem,
-                        NULL) != CL_SUCCESS)
-        c->local_mem = 0;
-    if (clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof c->max_wg, &c->max_wg,
-                        NULL) != CL_SUCCESS)
-        c->max_wg = 0;
-    if (clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof c->compute_units,
-                        &c->compute_units, NULL) != CL_SUCCESS)
-        c->compute_units = 0;
-    cl_uint abits = 0; /* (bits) */
-    if (clGetDeviceInfo(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof abits, &abits, NULL) !=
-        CL_SUCCESS)
-        abits = 0;
+    info_num(d, CL_DEVICE_TYPE, &c->type, sizeof c->type);
+    info_num(d, CL_DEVICE_GLOBAL_MEM_SIZE, &c->global_mem, sizeof c->global_mem);
+    info_num(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, &c->max_alloc, sizeof c->max_alloc);
+    info_num(d, CL_DEVICE_LOCAL_MEM_SIZE, &c->local_mem, sizeof c->local_mem);
+    info_num(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, &c->max_wg, sizeof c->max_wg);
+    info_num(d, CL_DEVICE_MAX_COMPUTE_UNITS, &c->compute_units, sizeof c->compute_units);
+    cl_uint abits; /* (bits) */
+    info_num(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN, &abits, sizeof abits);
     c->base_align = abits >= 64 ? abits / 8 : 8;
-    cl_device_fp_config fp = 0;
-    if (clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL) == CL_SUCCESS)
-        c->fp64 = fp != 0;
+    info_num(d, CL_DEVICE_SINGLE_FP_CONFIG, &c->fp32_config, sizeof c->fp32_config);
+    info_num(d, CL_DEVICE_DOUBLE_FP_CONFIG, &c->fp64_config, sizeof c->fp64_config);
+    c->fp64 = c->fp64_config != 0;
     char profile[64] = "";
     info_str(d, CL_DEVICE_PROFILE, profile, sizeof profile);
     c->int64 = strcmp(profile, "EMBEDDED_PROFILE") != 0 || has_extension(d, "cl_khr_int64");

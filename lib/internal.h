@@ -112,6 +112,9 @@ typedef struct {
     cl_uint base_align; /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes (a sub-buffer's origin), >= 8 */
     int fp64;
     int int64; /* 64-bit integers: full profile, or cl_khr_int64 */
+    /* CL_DEVICE_SINGLE_FP_CONFIG and CL_DEVICE_DOUBLE_FP_CONFIG (0: no fp64,
+     * or the query failed) */
+    cl_device_fp_config fp32_config, fp64_config;
 } cltopk_devcaps;
 
 /* device.c */

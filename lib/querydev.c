@@ -162,9 +162,7 @@ static int qdev_config(cltopk_context *ctx, const cltopk_query_job *job, qdev_cf
     int need64 = job->q->score64;
     for (int r = 0; r < job->q->nrefs; r++)
         need64 |= job->types[r] == CLTOPK_FLOAT64;
-    cl_device_fp_config fpc = 0;
-    clGetDeviceInfo(ctx->caps.device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fpc, &fpc, NULL);
-    c->crdiv = (fpc & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
+    c->crdiv = (ctx->caps.fp32_config & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
     c->div64 = !job->q->score64 && !c->crdiv;
     if ((need64 || c->div64) && !ctx->caps.fp64) {
         snprintf(why, whylen, "%s lacks fp64, which %s needs", ctx->name,
