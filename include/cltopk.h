@@ -190,6 +190,12 @@
  *                          every passing row survives) and check (served or
  *                          fallback: the call waits and fails with
  *                          CLTOPK_ERR_INTERNAL unless that path ran): tests
+ *   CLTOPK_FP_CONFIG       denorm (0: the OpenCL device is taken to lack
+ *                          CL_FP_DENORM, as one that flushes subnormals to
+ *                          zero, so that kNN, queries and the index run on
+ *                          the CPU as they would there; 1, the default: the
+ *                          device's word): tests.  A malformed value keeps
+ *                          their device paths from running too
  */
 #ifndef CLTOPK_H
 #define CLTOPK_H
@@ -545,14 +551,18 @@ typedef enum { CLTOPK_L2SQ = 0, CLTOPK_INNER_PRODUCT = 1 } cltopk_metric;
  * The distance is defined so that every device returns the same bits:
  *     acc = 0.0f; for j = 0 .. d-1 in order: acc = fma(q[j] - p[j], q[j] - p[j], acc)
  * (the difference rounded to float first; inner product: acc = fma(q[j], p[j],
- * acc)), each fma rounded once (devices must support denormals, as the CPU and
- * POCL and NVIDIA's OpenCL do).  The results are ranked by THE ORDER on these
- * floats: a NaN distance (NaN or infinite coordinates) comes after +inf for
- * CLTOPK_L2SQ (smallest first) and, as everywhere in THE ORDER, before +inf for
- * CLTOPK_INNER_PRODUCT (largest first).  A NaN is written as the quiet NaN
+ * acc)), each fma rounded once, subnormals kept.  The results are ranked by
+ * THE ORDER on these floats: a NaN distance (NaN or infinite coordinates)
+ * comes after +inf for CLTOPK_L2SQ (smallest first) and, as everywhere in THE
+ * ORDER, before +inf for CLTOPK_INNER_PRODUCT (largest first).  A NaN is written as the quiet NaN
  * 0x7FC00000 on every device.
  * On an OpenCL context the device kernels run the call where they can (k as
- * CLTOPK_ALGO_BITS, np < 2^32 - 1, the points in one device allocation): tiles
+ * CLTOPK_ALGO_BITS, np < 2^32 - 1, the points in one device allocation, a
+ * device whose float32 arithmetic rounds as the CPU's: CL_FP_DENORM,
+ * CL_FP_ROUND_TO_NEAREST and CL_FP_INF_NAN in CL_DEVICE_SINGLE_FP_CONFIG, as
+ * on POCL and NVIDIA's OpenCL; a device that flushes subnormals to zero would
+ * give other bits, so the call runs on the CPU there, on host copies for the
+ * cl_mem form, and cltopk_explain_knn says why): tiles
  * of queries x points compute the distances (each by one work-item, in the
  * order above), first of a sample of the points, whose k-th best distance
  * is a bound a query, then of every point, keeping a list a query of those
@@ -653,7 +663,14 @@ CLTOPK_API int cltopk_knn_buffer(cltopk_context *ctx, cltopk_metric metric, cl_m
  *   (first with CLTOPK_LARGEST, last with CLTOPK_SMALLEST), -0 equal to +0;
  *   ties by smaller row.  Every device (the CPU, POCL, a GPU) returns the
  *   same rows and score bits; a NaN score is written as the quiet NaN
- *   0x7FC00000 (0x7FF8000000000000 for float64).
+ *   0x7FC00000 (0x7FF8000000000000 for float64).  An OpenCL device runs a
+ *   query only where its arithmetic rounds as the CPU's: CL_FP_DENORM,
+ *   CL_FP_ROUND_TO_NEAREST and CL_FP_INF_NAN in CL_DEVICE_SINGLE_FP_CONFIG,
+ *   and in CL_DEVICE_DOUBLE_FP_CONFIG where it computes in float64 (float64
+ *   scores or columns, or float32 division without
+ *   CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT); elsewhere (a device that flushes
+ *   subnormals to zero) the query runs on the CPU, on host copies for the
+ *   cl_mem form, and cltopk_query_explain says why.
  * Errors.  A malformed expression is CLTOPK_ERR_EXPRESSION with a detail
  *   naming the expression, the byte position (from 1) and what was expected,
  *   e.g. "order_by: at 17: unknown column 'likes_count'; columns are: id,
@@ -750,7 +767,8 @@ CLTOPK_API int cltopk_benchmark_query(cltopk_context *ctx, const cltopk_column *
  * scores of device memory beside the columns.  Returns as
  * cltopk_benchmark_query, plus CLTOPK_ERR_NO_OPENCL on the "cpu" context and
  * CLTOPK_ERR_UNSUPPORTED where the device query cannot run (k too large,
- * no fp64 where it is needed). */
+ * no fp64 where it is needed, arithmetic that does not round as the CPU's:
+ * the detail names the missing CL_FP_* capability). */
 CLTOPK_API int cltopk_benchmark_query_peer(cltopk_context *ctx, const cltopk_column *cols,
                                            size_t ncols, size_t n, const char *order_by,
                                            const char *where, size_t k, unsigned flags,
@@ -812,8 +830,11 @@ CLTOPK_API int cltopk_benchmark_query_peer(cltopk_context *ctx, const cltopk_col
  * answer), and the host enqueues every round at once and waits only for the
  * answer (an index in host memory: after each round, for its copies).
  *
- * Where it runs.  On an OpenCL context the index is kept in device memory
- * where it fits (the attributes in one allocation of at most
+ * Where it runs.  On an OpenCL context whose device rounds float32 as the
+ * CPU (CL_FP_DENORM, CL_FP_ROUND_TO_NEAREST and CL_FP_INF_NAN in
+ * CL_DEVICE_SINGLE_FP_CONFIG; a device that flushes subnormals to zero would
+ * score other bits) the index is kept in device memory where it fits (the
+ * attributes in one allocation of at most
  * CL_DEVICE_MAX_MEM_ALLOC_SIZE and half the device's memory; several indexes
  * may share a device) and queried by cl/index.cl (a work-group a partition;
  * k up to 2048, less where local memory is small).  An index that does not
@@ -827,8 +848,9 @@ CLTOPK_API int cltopk_benchmark_query_peer(cltopk_context *ctx, const cltopk_col
  * the round before it, whose state says which blocks it reads).  A k above
  * the kernels' limit is answered on the host by the OpenMP code of the "cpu"
  * context (from a copy read back for the call where the device holds the
- * index).  On the "cpu" context everything is in host memory and runs on
- * OpenMP threads.
+ * index).  On another device, the index stays in host memory and every
+ * query runs on that OpenMP code (stats->on_device 0).  On the "cpu" context
+ * everything is in host memory and runs on OpenMP threads.
  *
  * Threads.  An index belongs to the context it was built or loaded on, which
  * must outlive it; its calls take that context's lock (thread rules as

@@ -263,6 +263,50 @@ int cltopk_pocl_major(const cltopk_context *ctx)
     return atoi(ctx->caps.driver_version);
 }
 
+/* CLTOPK_FP_CONFIG (parsed strictly, lib/tune.h): denorm=0 treats the device
+ * as lacking CL_FP_DENORM in both configurations, so that the refusal and the
+ * CPU paths it leads to can be tested on a device that keeps subnormals
+ * (POCL); 1, the default, takes the device's word */
+static const cltopk_param fp_params[] = {
+    {.name = "denorm", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+};
+static const cltopk_param_table fp_table = {"CLTOPK_FP_CONFIG", fp_params,
+                                            sizeof fp_params / sizeof fp_params[0], NULL};
+
+/* CL_FP_FMA is not asked for: it says the device fuses in hardware, while
+ * OpenCL's fma() is correctly rounded on every device, full and embedded
+ * profile alike (done in software where the hardware cannot: slower, the
+ * same bits).  Flushed subnormals, round toward zero (the embedded profile's
+ * other default for float32) and missing inf and NaN change bits. */
+int cltopk_fp_exact(const cltopk_context *ctx, int fp64, char *why, size_t whylen)
+{
+    static const struct {
+        cl_device_fp_config bit;
+        const char *name;
+    } need[] = {{CL_FP_DENORM, "CL_FP_DENORM"},
+                {CL_FP_ROUND_TO_NEAREST, "CL_FP_ROUND_TO_NEAREST"},
+                {CL_FP_INF_NAN, "CL_FP_INF_NAN"}};
+    cltopk_tune_for f = {(ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0, ctx->caps.device_name, 4,
+                         -1, 0};
+    cltopk_params p;
+    if (cltopk_params_get(NULL, &fp_table, &f, &p, why, whylen) != 0)
+        return 0;
+    cl_device_fp_config drop = p.v[0] == 0 ? CL_FP_DENORM : 0;
+    for (int w = 0; w < 1 + (fp64 != 0); w++) {
+        cl_device_fp_config have = (w ? ctx->caps.fp64_config : ctx->caps.fp32_config) & ~drop;
+        for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+            if (!(have & need[i].bit)) {
+                snprintf(why, whylen, "%s lacks %s in CL_DEVICE_%s_FP_CONFIG%s: its float%d "
+                         "arithmetic may not give the CPU's bits", ctx->name, need[i].name,
+                         w ? "DOUBLE" : "SINGLE",
+                         (drop & need[i].bit) ? " (CLTOPK_FP_CONFIG=denorm=0 says so)" : "",
+                         w ? 64 : 32);
+                return 0;
+            }
+    }
+    return 1;
+}
+
 #else /* !HAVE_OPENCL */
 
 size_t cltopk_device_count(void)

@@ -433,7 +433,8 @@ static void ix_destroy(cltopk_index *idx)
 }
 
 /* put the built (or loaded) index where it lives: the device of an OpenCL
- * context where it fits (the host copy then freed), else the host */
+ * context where it fits and the device scores as the CPU (the host copy then
+ * freed), else the host */
 static int ix_place(cltopk_context *ctx, cltopk_index *idx, const char *fn)
 {
     ix_layout_set(idx);
@@ -442,7 +443,8 @@ static int ix_place(cltopk_context *ctx, cltopk_index *idx, const char *fn)
     if (st0 != CLTOPK_OK)
         return st0;
 #if HAVE_OPENCL
-    if (ctx->is_cl && p.v[IXP_RESIDENT] != 0) {
+    char why[256];
+    if (ctx->is_cl && p.v[IXP_RESIDENT] != 0 && cltopk_fp_exact(ctx, 0, why, sizeof why)) {
         int st = cltopk_index_dev_upload(ctx, &idx->L, &idx->dev);
         if (st == CLTOPK_OK) {
             idx->on_device = 1;
@@ -695,18 +697,26 @@ static int ix_query(cltopk_index *idx, const char *fn, int full, const unsigned 
     q.out_scores = ts;
     q.out_index = ti;
 #if HAVE_OPENCL
-    if (ctx->is_cl && k <= cltopk_index_dev_kmax(ctx)) {
-        /* on the device: resident, or streamed from host memory */
+    /* on the device where its kernels take k and it scores as the CPU */
+    char why[256] = "";
+    int dev = ctx->is_cl && cltopk_fp_exact(ctx, 0, why, sizeof why);
+    if (dev && k > cltopk_index_dev_kmax(ctx)) {
+        dev = 0;
+        snprintf(why, sizeof why, "k = %zu is above the device kernel's %zu", k,
+                 cltopk_index_dev_kmax(ctx));
+    }
+    if (dev) {
+        /* resident, or streamed from host memory */
         st = cltopk_index_dev_query(ctx, L, &idx->dev, &q);
     } else if (idx->on_device) {
-        /* k above the kernels' limit: a host copy for this call */
+        /* a host copy for this call */
         const size_t nb = L->nblocks, d = L->d, B = L->B;
         float *data = malloc(nb * d * B * sizeof *data), *thr = malloc(nb * d * sizeof *thr);
         uint32_t *ids = malloc(nb * B * sizeof *ids);
         if (!data || !thr || !ids)
             st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY,
-                             "%s: out of host memory for a host copy of the index (k = %zu is "
-                             "above the device kernel's %zu)", fn, k, cltopk_index_dev_kmax(ctx));
+                             "%s: out of host memory for a host copy of the index (%s)", fn,
+                             why);
         else
             st = cltopk_index_dev_read(ctx, L, &idx->dev, data, ids, thr);
         if (st == CLTOPK_OK) {

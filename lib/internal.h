@@ -113,7 +113,7 @@ typedef struct {
     int fp64;
     int int64; /* 64-bit integers: full profile, or cl_khr_int64 */
     /* CL_DEVICE_SINGLE_FP_CONFIG and CL_DEVICE_DOUBLE_FP_CONFIG (0: no fp64,
-     * or the query failed) */
+     * or the query failed); read through cltopk_fp_exact */
     cl_device_fp_config fp32_config, fp64_config;
 } cltopk_devcaps;
 
@@ -126,6 +126,14 @@ struct cltopk_context;
 CLTOPK_INTERNAL void cltopk_platform_lock(int lock);
 /* POCL's major version on a POCL device, else 0 */
 CLTOPK_INTERNAL int cltopk_pocl_major(const struct cltopk_context *ctx);
+/* Whether the device rounds float32 arithmetic (and, with fp64 set, float64)
+ * as the CPU does, which kNN's distances, the queries' scores and the index's
+ * scores need for the bits cltopk.h promises: subnormals kept (CL_FP_DENORM),
+ * round to nearest even (CL_FP_ROUND_TO_NEAREST), inf and NaN
+ * (CL_FP_INF_NAN), after CLTOPK_FP_CONFIG.  1, else 0 with why naming the
+ * missing capability (or the malformed variable). */
+CLTOPK_INTERNAL int cltopk_fp_exact(const struct cltopk_context *ctx, int fp64, char *why,
+                                    size_t whylen);
 
 typedef struct cltopk_program {
     struct cltopk_program *next;

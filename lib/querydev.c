@@ -10,7 +10,9 @@
  * the merge's tie-break); float64 scores or columns need fp64; float32
  * division and sqrt must round correctly (the build option
  * -cl-fp32-correctly-rounded-divide-sqrt where the device offers it, else
- * computed in float64 and rounded once).
+ * computed in float64 and rounded once); the arithmetic of each width used
+ * must keep subnormals, round to nearest and know inf and NaN
+ * (cltopk_fp_exact).
  *
  * Specialisation: the tile kernel is built for the query.  The programs that
  * lib/expr.c compiled (numbers: never the caller's text) become -D options,
@@ -169,6 +171,8 @@ static int qdev_config(cltopk_context *ctx, const cltopk_query_job *job, qdev_cf
                  need64 ? "float64 scores or columns" : "correctly rounded float32 division");
         return 0;
     }
+    if (!cltopk_fp_exact(ctx, need64 || c->div64, why, whylen))
+        return 0;
     /* two sizes of the gathered pairs, so that few programs serve every k */
     unsigned mcap = job->k <= 128 ? 256 : 2048;
     size_t local = (size_t)mcap * ((job->q->score64 ? 8 : 4) + 4) + 1200;

@@ -219,7 +219,10 @@ int cltopk_rows_dev_can(cltopk_context *ctx, const cltopk_request *rq,
             if ((size_t)(o[s + 1] - o[s]) > longest)
                 longest = (size_t)(o[s + 1] - o[s]);
     }
-    if (job->mode == ROWS_KNN && !cltopk_knn_dev_can(ctx, rq, job, why, whylen))
+    /* kNN's distances are fma over float32: the CPU's bits only where the
+     * device rounds as it does */
+    if (job->mode == ROWS_KNN && (!cltopk_fp_exact(ctx, 0, why, whylen) ||
+                                  !cltopk_knn_dev_can(ctx, rq, job, why, whylen)))
         return 0;
     if ((unsigned long long)longest > ROWS_MAXLEN || (job->mode == ROWS_KNN && job->d > 0xFFFFFFFFu)) {
         snprintf(why, whylen, "the device kernel takes rows of fewer than 2^32 - 1 elements "
