@@ -260,3 +260,11 @@ TESTS += t/index.t
 t_index_t_SOURCES = t/index.c tools/gen.c tools/gen.h
 t_index_t_CPPFLAGS = $(T_CPPFLAGS)
 t_index_t_LDADD = $(T_LDADD) -lm
+
+# kNN, queries and the index where the device's floating-point arithmetic
+# does not round as the CPU's (CLTOPK_FP_CONFIG=denorm=0): the CPU's bits
+check_PROGRAMS += t/fp_config.t
+TESTS += t/fp_config.t
+t_fp_config_t_SOURCES = t/fp_config.c
+t_fp_config_t_CPPFLAGS = $(T_CPPFLAGS)
+t_fp_config_t_LDADD = $(T_LDADD)
