@@ -580,6 +580,7 @@ void sf_gather(__global const okey_t *in, ulong off, uint n, uint smallest, uint
     }
 }
 
+#if !BAND /* (sf_reduce: only in the top-k calls' programs) */
 /* P1b: each group's best rr = min(k, WG) survivors of its WG, sorted, at
  * group * rr (the top k of the survivors is among them), so that sf_final
  * reads ceil(m / WG) * rr pairs instead of m.  Only when the survivors will
@@ -606,7 +607,9 @@ void sf_reduce(__global const okey_t *cu, __global const uint *ci, __global cons
         ri[g * rr + lid] = gi[lid];
     }
 }
+#endif /* !BAND */
 
+#if !BAND /* (sf_sample: only in the top-k calls' programs) */
 /* P0b: the state and the threshold, the r-th best (1 <= r <= SORTCAP) of the
  * s samples */
 __kernel __attribute__((reqd_work_group_size(FWG, 1, 1)))
@@ -638,7 +641,9 @@ void sf_sample(__global const okey_t *in, ulong off, uint n, uint smallest, uint
         st[lid] = v;
     }
 }
+#endif /* !BAND */
 
+#if BAND /* (sf_band_sample: only in the band calls' programs) */
 /* BAND, P0b: the bounds of a selection's band, the samples of ranks r_up and
  * r_lo (0-based, best first) among the first `kept` pairs of sk / si_g:
  * group 0 the upper bound (has_up 0: none, above everything), group 1 the
@@ -682,6 +687,7 @@ void sf_band_sample(uint kept, uint r_up, uint has_up, uint r_lo, uint has_lo,
         }
     }
 }
+#endif /* BAND */
 
 /* the tile that a group's t-th turn reads (t = group, group + groups, ...):
  * (pa t + pb) mod ntiles, pa prime to ntiles.  (On the H200 the tiles in
@@ -998,6 +1004,7 @@ inline void sf_write(uint k, uint skip, __local const uint *si, __global const o
     }
 }
 
+#if !BAND /* (sf_final: only in the top-k calls' programs) */
 /* P2: the exact top-k (survivors, or the input when they cannot serve) and
  * the output: the input's bits (want & 1) and positions + base (want & 2) of
  * the winners skip .. k - 1, at 0 .. k - 1 - skip (a selection of rank
@@ -1083,7 +1090,9 @@ void sf_final(__global const okey_t *in, ulong off, uint n, uint smallest, uint 
         mem_fence(CLK_GLOBAL_MEM_FENCE);
     }
 }
+#endif /* !BAND */
 
+#if BAND /* (sf_band_final: only in the band calls' programs) */
 /* BAND, P2 of a selection whose band is small: the one group picks the rank
  * (0-based) among the band's members, or, when the band did not hold it or
  * overflowed the buffer, among the whole input (exact, slow, rare); the
@@ -1124,7 +1133,9 @@ void sf_band_final(__global const okey_t *in, ulong off, uint n, uint smallest, 
             out_index[0] = (long)(base + idx);
     }
 }
+#endif /* BAND */
 
+#if !BAND /* (sf_best_part: only in the top-k calls' programs) */
 /* k = 1: each group's best pair (its tiles as sf_filter's, sf_tile: ties go
  * to the smaller position) */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
@@ -1199,7 +1210,9 @@ void sf_best_part(__global const okey_t *in, ulong off, uint n, uint smallest, u
         pi[get_group_id(0)] = ri[0];
     }
 }
+#endif /* !BAND */
 
+#if !BAND /* (sf_best_final: only in the top-k calls' programs) */
 __kernel __attribute__((reqd_work_group_size(FWG, 1, 1)))
 void sf_best_final(uint groups, __global const okey_t *pu, __global const uint *pi,
                    __global const okey_t *in, ulong off, uint want, __global okey_t *out_keys,
@@ -1232,3 +1245,4 @@ void sf_best_final(uint groups, __global const okey_t *pu, __global const uint *
             out_index[0] = (long)(base + ri[0]);
     }
 }
+#endif /* !BAND */
