@@ -2,8 +2,8 @@
 #
 # Each test is a C program printing TAP, run by Automake's tap-driver.sh.  They
 # share t/libtest.a (the TAP helper, the oracle, data and checks).  Other
-# fragments add to TESTS and check_PROGRAMS with +=, so this one, which sets
-# them, must be included first.
+# fragments (tools/, mpi/) add to TESTS and check_PROGRAMS with +=, so this
+# one, which sets them, must be included first.
 #
 # Environment of the tests (AM_TESTS_ENVIRONMENT):
 #   CLTOPK_CACHE_DIR    the kernel binary cache, in the build tree (never $HOME)
@@ -53,11 +53,19 @@ T_LDADD = t/libtest.a libcltopk.la $(OPENCL_LIBS)
 
 T_PROGS = t/args.t t/topk.t t/select.t t/chunk.t t/stream.t t/multi.t t/buffer.t t/gpu.t t/cache.t t/threads.t t/bitonic.t t/banks.t
 check_PROGRAMS = $(T_PROGS)
-# the longest tests first (cold POCL kernel cache, 2 cores: t/rows.t about 230
-# s, t/query.t 80-120, t/sort.t 87): make -j starts the tests in this order,
-# and one of them started late runs alone at the end (make check took 10.3 min
-# with t/query.t last; the tests' times sum to some 1050 s)
-TESTS = t/rows.t t/query.t t/sort.t $(T_PROGS)
+# Every test of this file, once, the longest first (make -j starts them in
+# this order, after the scripts of tools/ and mpi/, and one started late runs
+# alone at the end).  Seconds with a cold POCL kernel cache on 2 cores
+# (2026-11-28): t/rows.t 225, t/topk.t 114, t/sort.t 96, t/radix.t 91,
+# t/query.t 70-130, t/sample_filter.t 87, t/multi.t 73, t/query_sf.t 49,
+# t/band.t 39, t/knn.t 36, t/chunk.t 32, t/stream.t and t/index.t 24, the
+# others 16 or less (the tests of make check sum to some 1200 s).  The
+# fragments below add their programs to check_PROGRAMS only.
+TESTS = t/rows.t t/topk.t t/sort.t t/radix.t t/query.t t/sample_filter.t t/multi.t \
+	t/query_sf.t t/band.t t/knn.t t/chunk.t t/stream.t t/index.t t/sbp_tree.t t/select.t \
+	t/cpu_scalar.t t/codec.t t/buffer.t t/bitonic.t t/cache.t t/cpu_avx2.t t/cpu_avx512.t \
+	t/threads.t t/records.t t/knn_scalar.t t/knn_avx2.t t/fp_config.t t/args.t t/gpu.t \
+	t/banks.t t/layers.sh t/cl_locals.sh t/query_numpy.sh
 
 t_bitonic_t_SOURCES = t/bitonic.c
 t_bitonic_t_CPPFLAGS = $(T_CPPFLAGS)
@@ -113,7 +121,6 @@ t_cache_t_LDADD = $(T_LDADD)
 # bit-packed columns: round trips, hand-built streams, corruptions, top-k
 
 check_PROGRAMS += t/codec.t
-TESTS += t/codec.t
 t_codec_t_SOURCES = t/codec.c
 t_codec_t_CPPFLAGS = $(T_CPPFLAGS)
 t_codec_t_LDADD = $(T_LDADD)
@@ -142,7 +149,6 @@ clean-local-t:
 # ---- radix select and SBP radix against the oracle
 T_PROGS += t/radix.t
 check_PROGRAMS += t/radix.t
-TESTS += t/radix.t
 t_radix_t_SOURCES = t/radix.c
 t_radix_t_CPPFLAGS = $(T_CPPFLAGS)
 t_radix_t_LDADD = $(T_LDADD) -lm
@@ -151,7 +157,6 @@ t_radix_t_LDADD = $(T_LDADD) -lm
 # this processor or build lacks skips as a whole) ----
 T_PROGS_CPU = t/cpu_scalar.t t/cpu_avx2.t t/cpu_avx512.t
 check_PROGRAMS += $(T_PROGS_CPU)
-TESTS += $(T_PROGS_CPU)
 t_cpu_scalar_t_SOURCES = t/cpu.c
 t_cpu_scalar_t_CPPFLAGS = $(T_CPPFLAGS) -DTEST_ISA='"scalar"'
 t_cpu_scalar_t_LDADD = $(T_LDADD)
@@ -164,34 +169,28 @@ t_cpu_avx512_t_LDADD = $(T_LDADD)
 # ---- end of the CPU block ----
 # ---- sbp-tree (split-bucket partition with a sampled search tree)
 check_PROGRAMS += t/sbp_tree.t
-TESTS += t/sbp_tree.t
 t_sbp_tree_t_SOURCES = t/sbp_tree.c tools/gen.c tools/gen.h
 t_sbp_tree_t_CPPFLAGS = $(T_CPPFLAGS)
 t_sbp_tree_t_LDADD = $(T_LDADD) -lm
 
 # every record of the algorithm table through every entry point
 check_PROGRAMS += t/records.t
-TESTS += t/records.t
 t_records_t_SOURCES = t/records.c
 t_records_t_CPPFLAGS = $(T_CPPFLAGS)
 t_records_t_LDADD = $(T_LDADD)
 
 # the rules of docs/DESIGN.md ("Layers"), checked on the built objects
-TESTS += t/layers.sh
 EXTRA_DIST += t/layers.sh
 # every kernel file compiles alone, and none declares a local that POCL 5 and 6
 # abort on (skipped without a clang that compiles OpenCL C)
-TESTS += t/cl_locals.sh
 EXTRA_DIST += t/cl_locals.sh
 # ---- sample-filter against the oracle, and its forced exceptional paths
 check_PROGRAMS += t/sample_filter.t
-TESTS += t/sample_filter.t
 t_sample_filter_t_SOURCES = t/sample_filter.c
 t_sample_filter_t_CPPFLAGS = $(T_CPPFLAGS)
 t_sample_filter_t_LDADD = $(T_LDADD)
 # ---- selection at any rank: sample-filter's band and radix-select
 check_PROGRAMS += t/band.t
-TESTS += t/band.t
 t_band_t_SOURCES = t/band.c
 t_band_t_CPPFLAGS = $(T_CPPFLAGS)
 t_band_t_LDADD = $(T_LDADD)
@@ -217,7 +216,6 @@ check-full:
 .PHONY: check-full
 # ---- many rows at once: top-k of rows and segments, kNN (issue 13)
 check_PROGRAMS += t/rows.t t/knn.t
-TESTS += t/knn.t
 t_rows_t_SOURCES = t/rows.c
 t_rows_t_CPPFLAGS = $(T_CPPFLAGS)
 t_rows_t_LDADD = $(T_LDADD)
@@ -225,14 +223,12 @@ t_knn_t_SOURCES = t/knn.c
 t_knn_t_CPPFLAGS = $(T_CPPFLAGS)
 t_knn_t_LDADD = $(T_LDADD) -lm
 check_PROGRAMS += t/knn_scalar.t
-TESTS += t/knn_scalar.t
 t_knn_scalar_t_SOURCES = t/knn.c
 t_knn_scalar_t_CPPFLAGS = $(T_CPPFLAGS) -DTEST_ISA='"scalar"'
 t_knn_scalar_t_LDADD = $(T_LDADD) -lm
 # the AVX2 + FMA distance kernel (t/knn.t runs the AVX-512 one where the
 # processor has it); a processor without AVX2 runs the scalar one here
 check_PROGRAMS += t/knn_avx2.t
-TESTS += t/knn_avx2.t
 t_knn_avx2_t_SOURCES = t/knn.c
 t_knn_avx2_t_CPPFLAGS = $(T_CPPFLAGS) -DTEST_ISA='"avx2"'
 t_knn_avx2_t_LDADD = $(T_LDADD) -lm
@@ -244,19 +240,16 @@ t_query_t_CPPFLAGS = $(T_CPPFLAGS)
 t_query_t_LDADD = $(T_LDADD) -lm
 # ... the sample-filter query (CLTOPK_QUERY=path=sf) against the same reference
 check_PROGRAMS += t/query_sf.t
-TESTS += t/query_sf.t
 t_query_sf_t_SOURCES = t/query.c
 t_query_sf_t_CPPFLAGS = $(T_CPPFLAGS) -DQUERY_SF=1
 t_query_sf_t_LDADD = $(T_LDADD) -lm
 # ... and `cltopk query` against a numpy evaluation of the same rules
-TESTS += t/query_numpy.sh
 EXTRA_DIST += t/query_numpy.sh t/query_ref.py
 
 # the early-stopping index (issue 15); its data come from tools/gen.c's
 # skyline generator (`cltopk gen --tuples`)
 T_PROGS += t/index.t
 check_PROGRAMS += t/index.t
-TESTS += t/index.t
 t_index_t_SOURCES = t/index.c tools/gen.c tools/gen.h
 t_index_t_CPPFLAGS = $(T_CPPFLAGS)
 t_index_t_LDADD = $(T_LDADD) -lm
@@ -264,7 +257,6 @@ t_index_t_LDADD = $(T_LDADD) -lm
 # kNN, queries and the index where the device's floating-point arithmetic
 # does not round as the CPU's (CLTOPK_FP_CONFIG=denorm=0): the CPU's bits
 check_PROGRAMS += t/fp_config.t
-TESTS += t/fp_config.t
 t_fp_config_t_SOURCES = t/fp_config.c
 t_fp_config_t_CPPFLAGS = $(T_CPPFLAGS)
 t_fp_config_t_LDADD = $(T_LDADD)
