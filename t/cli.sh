@@ -250,6 +250,11 @@ run "$CLTOPK" gen --tuples 1000 --dims 3 --dist correlated -s 7 "$tmp/t1.f32"
 run "$CLTOPK" gen --tuples 1000 --dims 3 --dist correlated -s 7 "$tmp/t2.f32"
 cmp -s "$tmp/t1.f32" "$tmp/t2.f32" && [ "$(wc -c < "$tmp/t1.f32")" -eq 12000 ]
 ok $? "gen --tuples 1000 --dims 3: 12000 bytes, the same for a seed"
+run "$CLTOPK" gen --tuples 1000 -d 3 --dist correlated -s 7 "$tmp/t3.f32"
+cmp -s "$tmp/t1.f32" "$tmp/t3.f32"
+ok $? "gen --tuples 1000 -d 3 (the issue's spelling) writes what --dims 3 writes"
+fails 2 "a number gives the dimensions" "gen -t f32 -d 3: a number is no distribution" \
+    "$CLTOPK" gen -t f32 -n 10 -d 3 "$tmp/x.f32"
 fails 2 "correlated, independent or anticorrelated" "gen --tuples: a distribution of gen -t" \
     "$CLTOPK" gen --tuples 10 --dims 2 --dist uniform "$tmp/x.f32"
 fails 2 "give --dims" "gen --tuples without --dims" \

@@ -61,7 +61,8 @@ static void gen_help(void)
            "                                     queries drawn with another -s fall in the\n"
            "                                     points' clusters\n"
            "  -D, --dims D      attributes a tuple (1 to 64) for --tuples, coordinates a\n"
-           "                    point (1 to 65536) for --points\n"
+           "                    point (1 to 65536) for --points; with either, -d D (a\n"
+           "                    number) says the same\n"
            "      --text        one number per line instead of raw binary (the default\n"
            "                    for an OUT ending in .txt or .csv); floats are printed\n"
            "                    with enough digits to read back exactly (%%.9g, %%.17g),\n"
@@ -142,6 +143,7 @@ int cmd_gen(int argc, char **argv)
     cltopk_dtype type = CLTOPK_FLOAT32;
     uint64_t n = 0, seed = 1, tuples = 0, dims = 0;
     int have_tuples = 0, have_points = 0, have_dist = 0;
+    const char *ddims = NULL; /* -d D, a number */
     cli_init(&p, "gen", argc, argv);
     while ((id = cli_next(&p, opts, &arg)) != -1) {
         switch (id) {
@@ -163,6 +165,12 @@ int cmd_gen(int argc, char **argv)
             have_n = 1;
             break;
         case O_DIST:
+            /* a number: the dimensions of --tuples or --points (the spelling
+             * `gen --tuples N -d D --dist DIST`), decided below */
+            if (arg[0] >= '0' && arg[0] <= '9') {
+                ddims = arg;
+                break;
+            }
             dist = arg;
             have_dist = 1;
             if (have_tuples || have_points)
@@ -196,6 +204,16 @@ int cmd_gen(int argc, char **argv)
     }
     if (have_tuples && have_points)
         return usage_error("gen", "give --tuples or --points, not both");
+    if (ddims) {
+        if (!have_tuples && !have_points)
+            return usage_error("gen", "unknown distribution '%s' (a number gives the dimensions "
+                               "of --tuples or --points)", ddims);
+        if (dims)
+            return usage_error("gen", "the dimensions given twice (-d %s and --dims)", ddims);
+        if (parse_count(ddims, 65536, &dims) < 0 || dims == 0)
+            return usage_error("gen", "bad -d '%s' (1 to 64 attributes a tuple, 1 to 65536 "
+                               "coordinates a point)", ddims);
+    }
     if (have_tuples || have_points)
         return gen_matrix_file(have_points, out_path, tuples, dims,
                                have_dist || !have_points ? dist : "uniform", seed, format,
