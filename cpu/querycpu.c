@@ -291,32 +291,65 @@ static void qmerge(okey_pair *best, size_t *have, const okey_pair *c, size_t m, 
 }
 
 /* the rows of [lo, hi) on this thread: its best min(k, passing) in best
- * (sorted), the rows that pass in *passing */
-static void query_range(const cltopk_query_job *job, size_t lo, size_t hi, qstack *st,
-                        okey_pair *best, size_t *have, okey_pair *cand, okey_pair *tmp,
-                        uint64_t *pass, size_t *passing)
+ * (sorted), the rows that pass in *passing.  Once it holds k, a block's
+ * candidates come from the heap's SIMD scan (isa.h: the rows whose key is
+ * above the k-th's), a row the filter drops first set to the worst score
+ * (-inf largest first, NaN smallest first), whose key is never above a real
+ * one: no branch a row on the filter (at selectivity 0.5 that branch cost as
+ * much as the evaluation). */
+static void query_range(const cltopk_query_job *job, const cpu_isa_ops *ops, size_t lo,
+                        size_t hi, qstack *st, okey_pair *best, size_t *have, okey_pair *cand,
+                        okey_pair *tmp, uint64_t *pass, size_t *passing)
 {
-    const int f64 = job->q->score64;
+    const int f64 = job->q->score64, sm = job->smallest, wh = job->q->has_where;
     const size_t k = job->k;
+    const uint64_t worst = f64 ? (sm ? 0x7FF8000000000000ull : 0xFFF0000000000000ull)
+                               : (sm ? 0x7FC00000u : 0xFF800000u);
+    uint32_t w[QB];
     *have = 0;
     *passing = 0;
     for (size_t r0 = lo; r0 < hi; r0 += QB) {
         size_t m = hi - r0 < QB ? hi - r0 : QB;
-        if (job->q->has_where) {
+        if (wh) {
             eval_block(&job->q->where, job, r0, m, st);
             memcpy(pass, st->v[0], m * sizeof *pass);
         }
         eval_block(&job->q->order, job, r0, m, st);
+        uint64_t *v = st->v[0];
         size_t c = 0;
-        for (size_t i = 0; i < m; i++) {
-            if (job->q->has_where && !pass[i])
-                continue;
-            (*passing)++;
-            uint64_t key = f64 ? order_key64(st->v[0][i], 2, job->smallest)
-                               : order_key32((uint32_t)st->v[0][i], 2, job->smallest);
-            if (*have == k && key <= best[k - 1].u)
-                continue; /* not better than the k-th (an equal key is a later row) */
-            cand[c++] = (okey_pair){key, (int64_t)(r0 + i)};
+        if (*have == k) {
+            size_t np = m;
+            if (wh) {
+                np = 0;
+                for (size_t i = 0; i < m; i++) {
+                    /* a mask, not a branch (gcc made `pass ? v : worst` one) */
+                    uint64_t keep = 0 - (uint64_t)(pass[i] != 0);
+                    np += keep & 1u;
+                    v[i] = (v[i] & keep) | (worst & ~keep);
+                }
+            }
+            *passing += np;
+            const uint64_t thr = best[k - 1].u;
+            if (f64) {
+                for (size_t j = ops->skip64(v, 0, m, KIND_FLOAT, sm, thr); j < m;
+                     j = ops->skip64(v, j + 1, m, KIND_FLOAT, sm, thr))
+                    cand[c++] = (okey_pair){order_key64(v[j], KIND_FLOAT, sm), (int64_t)(r0 + j)};
+            } else {
+                for (size_t i = 0; i < m; i++)
+                    w[i] = (uint32_t)v[i];
+                for (size_t j = ops->skip32(w, 0, m, KIND_FLOAT, sm, (uint32_t)thr); j < m;
+                     j = ops->skip32(w, j + 1, m, KIND_FLOAT, sm, (uint32_t)thr))
+                    cand[c++] = (okey_pair){order_key32(w[j], KIND_FLOAT, sm), (int64_t)(r0 + j)};
+            }
+        } else {
+            for (size_t i = 0; i < m; i++) {
+                if (wh && !pass[i])
+                    continue;
+                (*passing)++;
+                uint64_t key = f64 ? order_key64(v[i], KIND_FLOAT, sm)
+                                   : order_key32((uint32_t)v[i], KIND_FLOAT, sm);
+                cand[c++] = (okey_pair){key, (int64_t)(r0 + i)};
+            }
         }
         if (c) {
             cltopk_sort_pairs(cand, c);
@@ -328,6 +361,7 @@ static void query_range(const cltopk_query_job *job, size_t lo, size_t hi, qstac
 int cltopk_cpu_query(const cltopk_query_job *job)
 {
     const size_t k = job->k, n = job->n;
+    const cpu_isa_ops *ops = cltopk_cpu_ops();
     int nt = cltopk_cpu_threads();
     size_t per = 64 * (size_t)QB; /* rows a thread at least */
     if ((size_t)nt > (n + per - 1) / per)
@@ -351,8 +385,8 @@ int cltopk_cpu_query(const cltopk_query_job *job)
             size_t lo = n / (size_t)nt * (size_t)t + ((size_t)t < n % (size_t)nt ? (size_t)t : n % (size_t)nt);
             size_t len = n / (size_t)nt + ((size_t)t < n % (size_t)nt);
             okey_pair *c = cand + (size_t)t * (QB + 2 * k + 1);
-            query_range(job, lo, lo + len, &st[t], best + (size_t)t * k, &have[t], c, c + QB,
-                        pass + (size_t)t * QB, &passing[t]);
+            query_range(job, ops, lo, lo + len, &st[t], best + (size_t)t * k, &have[t], c,
+                        c + QB, pass + (size_t)t * QB, &passing[t]);
         }
     }
     /* the threads' lists: all together, sorted, the first k */
