@@ -387,26 +387,20 @@ int parse_algo(const char *cmd, const char *s, cltopk_algo *a)
 {
     if (cltopk_algo_parse(s, a) == CLTOPK_OK)
         return 0;
-    /* the library's names, so that the list stays whole */
+    /* the library's names (the values from 1 up, until one has none), so that
+     * the list stays whole */
     char names[512] = "auto";
-    for (int i = 1; i < 64; i++) {
-        const char *name = cltopk_algo_name((cltopk_algo)i);
+    const char *name;
+    for (int i = 1; (name = cltopk_algo_name((cltopk_algo)i)) != NULL; i++) {
         size_t o = strlen(names);
-        if (name)
-            snprintf(names + o, sizeof names - o, ", %s", name);
+        snprintf(names + o, sizeof names - o, ", %s", name);
     }
     return usage_error(cmd, "unknown algorithm '%s' (use %s)", s, names);
 }
 
 int known_dist(const char *s)
 {
-    for (int i = 0; gen_dists[i]; i++)
-        if (!strcmp(s, gen_dists[i]))
-            return 1;
-    for (int i = 0; gen_table_dists[i]; i++)
-        if (!strcmp(s, gen_table_dists[i]))
-            return 1;
-    return 0;
+    return gen_dist_index(gen_dists, s) >= 0 || gen_dist_index(gen_table_dists, s) >= 0;
 }
 
 /* ------------------------------------------------------------------ values */

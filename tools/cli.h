@@ -37,7 +37,7 @@ int cmd_index(int argc, char **argv);
 int cmd_bench_query(int argc, char **argv);
 /* `cltopk bench --rows R`, `--segments`, `--knn` */
 int cmd_bench_rows(int argc, char **argv);
-/* `cltopk topk --rows R [--ld L]` or `--segments OFFS` on keys already read */
+/* `cltopk topk --rows R [--ld L]` (R >= 1) or `--segments OFFS` on keys already read */
 int topk_rows_file(const char *cmd, const char *path, cltopk_dtype type, const void *keys,
                    size_t n, uint64_t rows, uint64_t ld, const char *segfile, uint64_t k,
                    unsigned flags, cltopk_algo algo, const char *device, int json,

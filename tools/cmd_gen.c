@@ -85,7 +85,7 @@ static int gen_matrix_file(int points, const char *out_path, uint64_t n, uint64_
                            const char *dist, uint64_t seed, int format, int typed)
 {
     const char *opt = points ? "--points" : "--tuples";
-    if (points ? gen_point_kind(dist) < 0 : gen_tuple_kind(dist) < 0)
+    if (gen_dist_index(points ? gen_point_dists : gen_tuple_dists, dist) < 0)
         return usage_error("gen", "%s takes --dist %s (not '%s')", opt,
                            points ? "uniform, normal or clustered"
                                   : "correlated, independent or anticorrelated",

@@ -443,7 +443,7 @@ static int index_bench(int argc, char **argv)
             if (split_list(dbuf, items, 3, &nd) < 0)
                 return usage_error(cmd, "bad --dist '%s'", arg);
             for (size_t i = 0; i < nd; i++) {
-                if (gen_tuple_kind(items[i]) < 0)
+                if (gen_dist_index(gen_tuple_dists, items[i]) < 0)
                     return usage_error(cmd, "unknown distribution '%s' (correlated, "
                                        "independent, anticorrelated)", items[i]);
                 dists[i] = items[i];

@@ -65,9 +65,7 @@ int topk_rows_file(const char *cmd, const char *path, cltopk_dtype type, const v
             return rc;
         }
     } else {
-        if (rows == 0)
-            return usage_error(cmd, "--rows needs at least 1 row");
-        nrows = (size_t)rows;
+        nrows = (size_t)rows; /* (at least 1: cmd_topk.c refuses --rows 0) */
         if (!ld) {
             if (n % nrows)
                 return fail(cmd, "'%s' holds %zu elements, not a multiple of %zu rows (give "

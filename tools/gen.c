@@ -299,18 +299,22 @@ static void distinct_positions(rng *r, size_t n, size_t count, size_t *pos)
 
 /* ---------------------------------------------------------------- gen_fill */
 
+int gen_dist_index(const char *const *list, const char *dist)
+{
+    for (int i = 0; list[i]; i++)
+        if (!strcmp(dist, list[i]))
+            return i;
+    return -1;
+}
+
 int gen_fill(cltopk_dtype type, const char *dist, size_t n, uint64_t seed, void *out)
 {
     size_t bytes = cltopk_dtype_size(type);
-    int d = -1;
     if (!bytes || !dist || (n > 0 && !out))
         return -1;
-    for (int i = 0; gen_dists[i]; i++)
-        if (!strcmp(dist, gen_dists[i]))
-            d = i;
-    for (int i = 0; gen_table_dists[i]; i++)
-        if (!strcmp(dist, gen_table_dists[i]))
-            d = 100 + i;
+    int d = gen_dist_index(gen_dists, dist), dt = gen_dist_index(gen_table_dists, dist);
+    if (dt >= 0)
+        d = 100 + dt;
     if (d < 0)
         return -1;
     rng r;
@@ -490,17 +494,10 @@ static void sky_chunk(int kind, size_t n, size_t d, uint64_t seed, size_t t0, si
     }
 }
 
-int gen_tuple_kind(const char *dist)
-{
-    for (int i = 0; gen_tuple_dists[i]; i++)
-        if (!strcmp(dist, gen_tuple_dists[i]))
-            return i;
-    return -1;
-}
 
 int gen_tuples(const char *dist, size_t n, size_t d, uint64_t seed, float *out)
 {
-    const int kind = gen_tuple_kind(dist);
+    const int kind = gen_dist_index(gen_tuple_dists, dist);
     if (kind < 0 || d < 1 || d > 64)
         return -1;
     const size_t chunk = 65536, nchunks = (n + chunk - 1) / chunk;
@@ -514,13 +511,6 @@ int gen_tuples(const char *dist, size_t n, size_t d, uint64_t seed, float *out)
 
 const char *const gen_point_dists[] = {"uniform", "normal", "clustered", NULL};
 
-int gen_point_kind(const char *dist)
-{
-    for (int i = 0; gen_point_dists[i]; i++)
-        if (!strcmp(dist, gen_point_dists[i]))
-            return i;
-    return -1;
-}
 
 /* points [t0, t1) of a draw, seeded from the seed and the chunk (bytes
  * independent of the thread count); clustered: centre c of GEN_CLUSTERS at
@@ -543,7 +533,7 @@ static void point_chunk(int kind, size_t d, uint64_t seed, size_t t0, size_t t1,
 
 int gen_points(const char *dist, size_t n, size_t d, uint64_t seed, float *out)
 {
-    const int kind = gen_point_kind(dist);
+    const int kind = gen_dist_index(gen_point_dists, dist);
     if (kind < 0 || d < 1 || d > 65536)
         return -1;
     float *cen = NULL;

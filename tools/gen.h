@@ -36,6 +36,10 @@ uint64_t gen_bits(const void *a, size_t bytes, size_t i);
 /* NULL-terminated list of the distribution names above. */
 extern const char *const gen_dists[];
 
+/* The index of dist in a NULL-terminated list of names (gen_dists,
+ * gen_table_dists, gen_tuple_dists, gen_point_dists), or -1. */
+int gen_dist_index(const char *const *list, const char *dist);
+
 /* Tuples for the early-stopping index: n tuples of d attributes (1 to 64) in
  * [0, 1), written column after column (attribute j of tuple t at out[j * n +
  * t]), from the standard skyline generator (Borzsonyi et al., ICDE 2001):
@@ -45,8 +49,6 @@ extern const char *const gen_dists[];
  *                   one, bad in others
  * Returns 0, or -1 for an unknown distribution or d (nothing written). */
 extern const char *const gen_tuple_dists[];
-/* the index of dist in gen_tuple_dists, or -1 */
-int gen_tuple_kind(const char *dist);
 int gen_tuples(const char *dist, size_t n, size_t d, uint64_t seed, float *out);
 
 /* Points for kNN (`cltopk knn`, `cltopk bench --knn`): n points of d float32
@@ -60,8 +62,6 @@ int gen_tuples(const char *dist, size_t n, size_t d, uint64_t seed, float *out);
  * Returns 0, or -1 for an unknown distribution or d, or no memory (nothing
  * written). */
 extern const char *const gen_point_dists[];
-/* the index of dist in gen_point_dists, or -1 */
-int gen_point_kind(const char *dist);
 int gen_points(const char *dist, size_t n, size_t d, uint64_t seed, float *out);
 
 #endif
