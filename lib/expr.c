@@ -99,10 +99,17 @@ static node *mk(parser *p, int kind, int pos)
     return x;
 }
 
+/* the first byte at or after i that is not a blank */
+static size_t past_space(const char *s, size_t i)
+{
+    while (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')
+        i++;
+    return i;
+}
+
 static void skip_space(parser *p)
 {
-    while (p->s[p->i] == ' ' || p->s[p->i] == '\t' || p->s[p->i] == '\n' || p->s[p->i] == '\r')
-        p->i++;
+    p->i = past_space(p->s, p->i);
 }
 
 static int is_name_start(int c)
@@ -423,11 +430,7 @@ static node *parse_primary(parser *p)
         }
     /* unknown: a name called as a function lists the functions, any other
      * name the columns */
-    size_t after = at + n;
-    while (p->s[after] == ' ' || p->s[after] == '\t' || p->s[after] == '\n' ||
-           p->s[after] == '\r')
-        after++;
-    if (p->s[after] == '(') {
+    if (p->s[past_space(p->s, at + n)] == '(') {
         int w = snprintf(p->err, p->errlen, "%s: at %zu: unknown function '%.*s'; functions are:",
                          p->what, at + 1, (int)(n < 64 ? n : 64), p->s + at);
         for (size_t f = 0; f < sizeof fns / sizeof fns[0] && w > 0 && (size_t)w < p->errlen; f++)
