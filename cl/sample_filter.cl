@@ -1014,9 +1014,9 @@ inline void sf_write(uint k, uint skip, __local const uint *si, __global const o
  * and G > 1, group g selects the best k of its slice [g n / G, (g + 1) n / G)
  * into cu / ci at g k (the survivors are of no use then; the host keeps G k
  * within the buffer), and the group that takes the last ticket selects the
- * best k of those G k.  Every group calls wg_topr twice (the second time, a
- * group that has nothing to do selects 0 of 0), so that no barrier is in a
- * branch or after a return. */
+ * best k of those G k.  Every group runs the same two rounds of one wg_topr
+ * (a group with nothing to do selects 0 of 0; one copy of its code, which POCL
+ * then compiles once), so that no barrier is in a branch or after a return. */
 __kernel __attribute__((reqd_work_group_size(FWG, 1, 1)))
 void sf_final(__global const okey_t *in, ulong off, uint n, uint smallest, uint k, uint cap,
               uint rr, __global okey_t *cu, __global uint *ci, __global uint *st,
@@ -1051,13 +1051,11 @@ void sf_final(__global const okey_t *in, ulong off, uint n, uint smallest, uint 
     target = target < 256u ? 256u : target;
     target = target > SORTCAP ? SORTCAP : target;
     uint split = mode == 1u && G > 1u;
-    /* two rounds of one wg_topr (one copy of its code: POCL compiles it once):
-     * round 0 the survivors (group 0) or a slice (split); round 1 the last
-     * group's merge (the others: 0 of 0) */
+    /* round 0: the survivors (group 0) or a slice (split); round 1: the last
+     * group's merge */
     for (uint ph = 0u; ph < 2u; ph++) {
+        /* (the bound th, tl filters mode 1's input alone: round 1 is mode 0) */
         uint md = ph ? 0u : mode, jb = 0u, c1 = 0u, r1 = 0u;
-        ulong fh = 0UL;
-        uint fl = 0u;
         if (ph) {
             c1 = last ? G * k : 0u;
             r1 = last ? k : 0u;
@@ -1065,15 +1063,11 @@ void sf_final(__global const okey_t *in, ulong off, uint n, uint smallest, uint 
             jb = (uint)((ulong)n * g / G);
             c1 = (uint)((ulong)n * (g + 1u) / G) - jb;
             r1 = k;
-            fh = th;
-            fl = tl;
         } else if (g == 0u) {
             c1 = cnt;
             r1 = k;
-            fh = th;
-            fl = tl;
         }
-        wg_topr(md, c1, jb, r1, target, 0u, cu, ci, in, off, smallest, fh, fl, hist, su, si, sh,
+        wg_topr(md, c1, jb, r1, target, 0u, cu, ci, in, off, smallest, th, tl, hist, su, si, sh,
                 shl);
         if (ph ? last : g == 0u && !split)
             sf_write(k, skip, si, in, off, want, out_keys, out_index, base);

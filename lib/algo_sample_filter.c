@@ -19,7 +19,7 @@
  *              buffer (about r n / s pairs; it holds (r + 6 sqrt(r) + 16) n / s)
  *   sf_reduce  (k < group size) each group of survivors cut to its best k, so
  *              that the final selection reads about k / group size of them
- *   sf_final   (one group) the exact top-k of the survivors, or, decided on the
+ *   sf_final   (group 0) the exact top-k of the survivors, or, decided on the
  *              device, of the input itself when the survivors cannot serve
  *              (fewer than k: the whole input; more than the buffer: the input
  *              at or above T).  That fallback runs on all of its groups (2 a
