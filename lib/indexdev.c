@@ -434,6 +434,17 @@ static cl_uint ixd_wait(const ixd_stream *sp, const cl_event **w)
     return *w ? 1u : 0u;
 }
 
+/* the blocks the launches read: the resident arrays, or (sp) those of
+ * staging buffer sp->buf (thr may be NULL) */
+static void ixd_blocks(const cltopk_ix_dev *dev, const ixd_stream *sp, cl_mem *data, cl_mem *ids,
+                       cl_mem *thr)
+{
+    *data = sp ? dev->sdata[sp->buf] : dev->data;
+    *ids = sp ? dev->sids[sp->buf] : dev->ids;
+    if (thr)
+        *thr = sp ? dev->sthr[sp->buf] : dev->thr;
+}
+
 /* one round of index_scan (at most limit blocks a partition; nostop: no
  * partition stops), then index_decide; sp: streamed, the blocks in staging
  * buffer sp->buf */
@@ -441,9 +452,9 @@ static int ixd_round(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_d
                      const cltopk_ix_query *q, const ixd_stream *sp, cl_kernel ks, cl_kernel kd,
                      unsigned wg, cl_uint limit, cl_uint nostop)
 {
-    const int streamed = sp != NULL, s = sp ? sp->buf : 0;
-    cl_mem data = streamed ? dev->sdata[s] : dev->data, ids = streamed ? dev->sids[s] : dev->ids;
-    cl_mem thr = streamed ? dev->sthr[s] : dev->thr, wmap = streamed ? dev->wmap : dev->todo;
+    const int streamed = sp != NULL;
+    cl_mem data, ids, thr, wmap = streamed ? dev->wmap : dev->todo;
+    ixd_blocks(dev, sp, &data, &ids, &thr);
     cl_uint m = (cl_uint)q->m, d = (cl_uint)L->d, B = (cl_uint)L->B, k = (cl_uint)q->k;
     cl_uint sflag = (cl_uint)streamed, P = (cl_uint)L->P, sw = (cl_uint)q->sw;
     cl_float ratio = (cl_float)q->ratio;
@@ -473,8 +484,8 @@ static int ixd_full(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_de
                     const cltopk_ix_query *q, const ixd_stream *sp, cl_kernel kf, unsigned wg,
                     size_t G, cl_uint ntodo, cl_uint direct, cl_uint resume, cl_uint gate)
 {
-    const int s = sp ? sp->buf : 0;
-    cl_mem data = sp ? dev->sdata[s] : dev->data, ids = sp ? dev->sids[s] : dev->ids;
+    cl_mem data, ids;
+    ixd_blocks(dev, sp, &data, &ids, NULL);
     cl_uint m = (cl_uint)q->m, d = (cl_uint)L->d, B = (cl_uint)L->B, k = (cl_uint)q->k;
     cl_uint ob = (cl_uint)L->P;
     int st = cltopk_set_args(ctx, kf, 14, sizeof(cl_mem), &data, sizeof(cl_mem), &ids,
@@ -493,8 +504,8 @@ static int ixd_filter(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_
                       const cltopk_ix_query *q, const ixd_stream *sp, cl_kernel kfl,
                       unsigned wg, size_t Gf, cl_uint ntodo, cl_uint direct, cl_uint ncand)
 {
-    const int s = sp ? sp->buf : 0;
-    cl_mem data = sp ? dev->sdata[s] : dev->data, ids = sp ? dev->sids[s] : dev->ids;
+    cl_mem data, ids;
+    ixd_blocks(dev, sp, &data, &ids, NULL);
     cl_uint m = (cl_uint)q->m, d = (cl_uint)L->d, B = (cl_uint)L->B;
     int st = cltopk_set_args(ctx, kfl, 11, sizeof(cl_mem), &data, sizeof(cl_mem), &ids,
                              sizeof(cl_mem), &dev->todo, sizeof(cl_mem), &dev->qb, sizeof ntodo,
