@@ -34,20 +34,6 @@ static void knn_plan(cltopk_context *ctx, int metric, int device_data, char *buf
 }
 
 #if CLTOPK_HAVE_OPENCL
-/* a buffer of ctx's device holding bytes from host */
-static cl_mem to_device(cltopk_context *ctx, const void *host, size_t bytes)
-{
-    cl_context c;
-    if (cltopk_get_cl(ctx, &c, NULL, NULL) != CLTOPK_OK)
-        bail("cltopk_get_cl: %s", cltopk_last_error(ctx));
-    cl_int err;
-    cl_mem m = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, (void *)host,
-                              &err);
-    if (!m)
-        bail("clCreateBuffer: %d", (int)err);
-    return m;
-}
-
 static void from_device(cltopk_context *ctx, cl_mem m, void *host, size_t bytes)
 {
     cl_command_queue q;
@@ -84,8 +70,8 @@ static void knn(cltopk_context *cpu, cltopk_context *cl)
         ok(!memcmp(rd, hd, sizeof rd) && !memcmp(ri, hi, sizeof ri),
            "knn %s: the OpenCL context returns the cpu context's bits", m);
 #if CLTOPK_HAVE_OPENCL
-        cl_mem dq = to_device(cl, q, sizeof q), dp = to_device(cl, p, sizeof p);
-        cl_mem dd = to_device(cl, hd, sizeof hd), di = to_device(cl, hi, sizeof hi);
+        cl_mem dq = host_mem(cl, q, sizeof q), dp = host_mem(cl, p, sizeof p);
+        cl_mem dd = host_mem(cl, hd, sizeof hd), di = host_mem(cl, hi, sizeof hi);
         cl_event ev = NULL;
         is_int(CLTOPK_OK, cltopk_knn_buffer(cl, (cltopk_metric)metric, dq, 0, NQ, dp, 0, NP, D,
                                             K, dd, di, 0, NULL, &ev),
@@ -155,12 +141,12 @@ static void query(cltopk_context *cpu, cltopk_context *cl)
         }
         ok(sub > 0, "query %s: %d of the scores are subnormal", e, sub);
 #if CLTOPK_HAVE_OPENCL
-        cl_mem dc[2] = {to_device(cl, a, sizeof a), to_device(cl, b, sizeof b)};
+        cl_mem dc[2] = {host_mem(cl, a, sizeof a), host_mem(cl, b, sizeof b)};
         memset(hs, 0xA5, sizeof hs);
         memset(hi, 0xA5, sizeof hi);
         cl_ulong hn = 0;
-        cl_mem ds = to_device(cl, hs, sizeof hs), di = to_device(cl, hi, sizeof hi);
-        cl_mem dn = to_device(cl, &hn, sizeof hn);
+        cl_mem ds = host_mem(cl, hs, sizeof hs), di = host_mem(cl, hi, sizeof hi);
+        cl_mem dn = host_mem(cl, &hn, sizeof hn);
         cl_event ev = NULL;
         is_int(CLTOPK_OK, cltopk_query_topk_buffer(cl, cols, dc, NULL, 2, N, e, NULL, K, 0,
                                                    qs[c].score, ds, di, dn, 0, NULL, &ev),

@@ -576,20 +576,27 @@ int check_select(cltopk_context *ctx, cltopk_algo algo, cltopk_dtype type, const
 /* --------------------------------------------------------- cl_mem refusals */
 
 #if CLTOPK_HAVE_OPENCL
-cl_mem poisoned_mem(cltopk_context *ctx, size_t bytes)
+cl_mem host_mem(cltopk_context *ctx, const void *host, size_t bytes)
 {
     cl_context c;
     if (cltopk_get_cl(ctx, &c, NULL, NULL) != CLTOPK_OK)
-        bail("poisoned_mem: %s", cltopk_last_error(ctx));
+        bail("host_mem: %s", cltopk_last_error(ctx));
+    cl_int err;
+    cl_mem m = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, (void *)host,
+                              &err);
+    if (!m)
+        bail("clCreateBuffer(%zu bytes): %d", bytes, (int)err);
+    return m;
+}
+
+cl_mem poisoned_mem(cltopk_context *ctx, size_t bytes)
+{
     if (!bytes)
         bytes = 1;
     unsigned char *fill = bmalloc(bytes);
     memset(fill, MEM_POISON, bytes);
-    cl_int err;
-    cl_mem m = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, fill, &err);
+    cl_mem m = host_mem(ctx, fill, bytes);
     free(fill);
-    if (!m)
-        bail("clCreateBuffer(%zu bytes): %d", bytes, (int)err);
     return m;
 }
 

@@ -135,6 +135,10 @@ int compare_outputs(cltopk_dtype type, const void *keys, size_t n, const int64_t
 /* The byte poisoned_mem fills a buffer with. */
 #define MEM_POISON 0xA5
 
+/* A buffer of `bytes` (at least 1) in ctx's OpenCL context holding host's
+ * bytes; bails out on failure. */
+cl_mem host_mem(cltopk_context *ctx, const void *host, size_t bytes);
+
 /* A buffer of `bytes` (1 if 0) in ctx's OpenCL context, every byte MEM_POISON. */
 cl_mem poisoned_mem(cltopk_context *ctx, size_t bytes);
 
