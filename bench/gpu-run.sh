@@ -6,7 +6,7 @@
 #   bench/gpu-run.sh [TARBALL]       (default: the newest .gpu/cltopk-*.tar.gz)
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
-# than one 10-minute call allows): check poclcheck onepass sfx sortx band bandx medianx rows rowsx rowssf query querysf prof knnx demo bitonic keysonly dist
+# than one 10-minute call allows): check poclcheck onepass cmds sffb sfx sortx band bandx medianx rows rowsx rowssf query querysf prof knnx demo bitonic keysonly dist
 # ablation paper torch tune unpack sbp tree cpu index stream multi pyocl mpi multigpu; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
@@ -144,6 +144,28 @@ if want onepass; then
     tools/cltopk gen -t f32 -n 2^26 /tmp/ex.f32 2>/dev/null
     for k in 32 4096; do tools/cltopk topk --device gpu -k $k --explain /tmp/ex.f32 2>&1 | head -16 |
         tee -a "$OUT/summary.txt"; done
+fi
+
+# ---- one-off measurements: each line of the file GPU_RUN_CMDS (a path
+# relative to the source tree; blank lines and # comments skipped) run by bash
+# in the build directory, its output logged
+if want cmds && [ -f "$src/${GPU_RUN_CMDS:-none}" ]; then
+    while IFS= read -r line; do
+        case "$line" in '' | '#'*) continue ;; esac
+        log "\$ $line"
+        (eval "$line") </dev/null 2>&1 | tee -a "$OUT/summary.txt" "$OUT/cmds.txt"
+    done <"$src/$GPU_RUN_CMDS"
+fi
+
+# ---- the sample filter's exact fallback (issue 11): forced (force=few) on
+# the default groups and on one group (fbg=1), against the normal path
+if want sffb; then
+    for spec in none force=few force=few,fbg=1; do
+        log "sample-filter, CLTOPK_SAMPLE_FILTER=$spec: 2^29 f32 uniform"
+        CLTOPK_SAMPLE_FILTER=$([ $spec = none ] || echo $spec) timeout 150 tools/cltopk bench \
+            --device gpu -t f32 -n 2^29 -k 32,256,4096 --algo sample-filter --reps 3 2>&1 |
+            grep --line-buffered -E "^(uniform|sample-filter)|error" | tee -a "$OUT/summary.txt" "$OUT/sffb.txt"
+    done
 fi
 
 # ---- the band (issue 11): selection at any rank, top-k above the final sort

@@ -503,7 +503,8 @@ static void prof_add(cltopk_context *ctx, sf_prof *pr, const char *name)
     }
 }
 
-static void prof_print(cltopk_context *ctx, sf_prof *pr, size_t n, size_t k, cl_mem state)
+static void prof_print(cltopk_context *ctx, const sf_cfg *c, sf_prof *pr, size_t n, size_t k,
+                       cl_mem state)
 {
     cl_uint w[SF_ST_WORDS] = {0};
     cl_event *own;
@@ -513,7 +514,7 @@ static void prof_print(cltopk_context *ctx, sf_prof *pr, size_t n, size_t k, cl_
     else if (pr->n)
         clWaitForEvents(1, &pr->ev[pr->n - 1]);
     char label[64];
-    snprintf(label, sizeof label, "sample-filter n=%zu k=%zu", n, k);
+    snprintf(label, sizeof label, "sample-filter n=%zu k=%zu wg=%u fwg=%u", n, k, c->wg, c->fwg);
     cltopk_events_print(label, pr->ev, pr->name, pr->n);
     if (state)
         fprintf(stderr, "; survivors %u, spilled %u, path %u", w[SF_ST_TOTAL], w[SF_ST_SPILL],
@@ -712,7 +713,7 @@ static int sf_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg
             st = cltopk_launch(ctx, kk[K_BFINAL], c.fwg, c.fwg, 0, NULL);
         prof_add(ctx, pr, "best_final");
         if (st == CLTOPK_OK && pr)
-            prof_print(ctx, pr, n, k, NULL);
+            prof_print(ctx, &c, pr, n, k, NULL);
         goto out;
     }
     {
@@ -780,7 +781,7 @@ static int sf_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg
                                c.fwg, 0, NULL);
         prof_add(ctx, pr, "final");
         if (st == CLTOPK_OK && pr)
-            prof_print(ctx, pr, n, k, state);
+            prof_print(ctx, &c, pr, n, k, state);
         if (st == CLTOPK_OK && c.check != SF_CHECK_NONE)
             st = check_path(ctx, &c, state);
     }
@@ -961,7 +962,7 @@ static int sf_band_device(cltopk_context *ctx, const cltopk_request *rq, const s
         prof_add(ctx, pr, "radix");
     }
     if (st == CLTOPK_OK && pr)
-        prof_print(ctx, pr, n, rank + 1, state);
+        prof_print(ctx, &c, pr, n, rank + 1, state);
     if (st == CLTOPK_OK && c.check != SF_CHECK_NONE)
         st = check_path(ctx, &c, state);
 out:
