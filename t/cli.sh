@@ -237,6 +237,11 @@ succeeds "knn l2 nq=3 np=500 d=5" "bench --knn" \
     "$CLTOPK" bench --knn -q 3 -p 500 -d 5 -k 4 --reps 2 --device cpu
 fails 2 "one of --rows R, --segments and --knn" "bench --rows with --knn is refused" \
     "$CLTOPK" bench --rows 4 --knn --device cpu
+# bench --query --paths: path words, each with CLTOPK_QUERY settings after '+'
+succeeds "sf+lazy=1 ms" "bench --query --paths with settings after '+'" \
+    "$CLTOPK" bench --query -n 4096 -k 5 --q1 0.5 --reps 1 --paths tile,sf+lazy=1 --device cpu
+fails 2 "bad --paths 'ti'" "bench --query --paths: an unknown path word" \
+    "$CLTOPK" bench --query -n 4096 --paths ti --device cpu
 # bench --help points to each mode's own help, and each of those answers
 for o in cpu stream rows segments knn query unpack; do
     "$CLTOPK" bench --help | grep -q -- "cltopk bench --$o --help" &&

@@ -237,7 +237,8 @@ static void bench_query_help(void)
            "  Q3  the top K retweets where lang == 0 or lang == 1\n"
            "Each line: the fused query (cltopk_benchmark_query: host data on the cpu device;\n"
            "on an OpenCL device the cl_mem form on columns copied there once), once for\n"
-           "each of PATHS (a comma list of CLTOPK_QUERY path values: auto, tile, sf;\n"
+           "each of PATHS (a comma list of CLTOPK_QUERY path values: auto, tile, sf,\n"
+           "each with more CLTOPK_QUERY settings after '+' if any, e.g. sf+lazy=1;\n"
            "default auto), the read floor of the columns it references (measured in the\n"
            "same call), and the peer it replaces.  On an OpenCL device the peer is\n"
            "cltopk_benchmark_query_peer: a kernel writes the score column (rows the\n"
@@ -247,13 +248,19 @@ static void bench_query_help(void)
            "path).  Medians of R runs (default 5) after a warm-up.\n");
 }
 
-/* CLTOPK_QUERY for path p: the caller's value (base) with path=p added */
+/* CLTOPK_QUERY for path p ("sf", or "sf+lazy=1+srt=4": settings after the
+ * path word): the caller's value (base) with path=p added, its '+' as ',' */
 static void bench_query_path(const char *base, const char *p)
 {
     char v[512];
     snprintf(v, sizeof v, "%s%spath=%s", base ? base : "", base && *base ? "," : "", p);
+    for (char *c = v; *c; c++)
+        if (*c == '+')
+            *c = ',';
     setenv("CLTOPK_QUERY", v, 1);
 }
+
+#define BENCH_QUERY_PATHS 6
 
 int cmd_bench_query(int argc, char **argv)
 {
@@ -271,7 +278,7 @@ int cmd_bench_query(int argc, char **argv)
     int nsel = 11;
     for (int i = 0; i < nsel; i++)
         sels[i] = i / 10.0;
-    char pathbuf[64] = "auto", *paths[4] = {pathbuf};
+    char pathbuf[256] = "auto", *paths[BENCH_QUERY_PATHS] = {pathbuf};
     int npath = 1;
     int id;
     cli_init(&p, cmd, argc, argv);
@@ -315,9 +322,13 @@ int cmd_bench_query(int argc, char **argv)
             strcpy(pathbuf, arg);
             npath = 0;
             for (char *t = strtok(pathbuf, ","); t; t = strtok(NULL, ",")) {
-                if ((strcmp(t, "auto") && strcmp(t, "tile") && strcmp(t, "sf")) || npath == 4)
-                    return usage_error(cmd, "bad --paths '%s': up to 4 of auto, tile, sf, "
-                                       "comma-separated", arg);
+                size_t w = strcspn(t, "+");
+                int known = (w == 4 && (!strncmp(t, "auto", 4) || !strncmp(t, "tile", 4))) ||
+                            (w == 2 && !strncmp(t, "sf", 2));
+                if (!known || npath == BENCH_QUERY_PATHS)
+                    return usage_error(cmd, "bad --paths '%s': up to %d of auto, tile, sf, "
+                                       "comma-separated, each with CLTOPK_QUERY settings after "
+                                       "'+' if any (sf+lazy=1+srt=4)", arg, BENCH_QUERY_PATHS);
                 paths[npath++] = t;
             }
             if (!npath)
@@ -359,7 +370,7 @@ int cmd_bench_query(int argc, char **argv)
                                     "score), then cltopk_topk_buffer of it, on the device");
     printf("%-34s", "query");
     for (int a = 0; a < npath; a++) {
-        char h[32];
+        char h[300];
         snprintf(h, sizeof h, "%s ms", paths[a]);
         printf(" %10s %7s", h, "x floor");
     }
@@ -379,7 +390,7 @@ int cmd_bench_query(int argc, char **argv)
         if (q2)
             order = "retweets + 0.5 * likes";
         const char *wp = where[0] ? where : NULL;
-        double tf[4] = {0}, fl = 0;
+        double tf[BENCH_QUERY_PATHS] = {0}, fl = 0;
         int st = CLTOPK_OK;
         for (int a = 0; a < npath && st == CLTOPK_OK; a++) {
             bench_query_path(base, paths[a]);
