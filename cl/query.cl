@@ -680,7 +680,8 @@ inline okey_t row_key(COLS_ARGS, PROG_ARGS, ulong i, uint smallest, int *pass)
 #define QSF_ALL 3   /* 1: every passing row survives */
 #define QSF_TKEY 4  /* the threshold's order key: low word, then high (64-bit keys) */
 #define QSF_GATE 6
-#define QSF_WORDS 8
+#define QSF_LAZY 7  /* 1: qsf_filter reads the score's columns only where the filter holds */
+#define QSF_WORDS 8 /* then each sample group's passing samples, at QSF_WORDS + group */
 #define GATE_ARGS __global const uint *gate, uint gmode
 #define GATE_CLOSED (gmode != 0u && gate[QSF_GATE] != gmode)
 
@@ -771,11 +772,19 @@ query_score(KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, __global okey_t *scor
 
 #if QROWS && QKERNELS == 1
 /* ---- the sample-filter query (lib/querydev.c: the steps and their bounds) ----
- * qsf_sample  group g: samples g * TL .. of s, sample t at a hashed row of
+ * qsf_sample  group g: samples g * WG * QSF_SRT .. of s (QSF_SRT a work-item,
+ *             at most RT), sample t at a hashed row of
  *             stratum [t n / s, (t + 1) n / s) (rows increase with t); the
  *             filter and score evaluated there; the group's best rank passing
- *             samples (order key, row) written at g * rank
+ *             samples (order key, row) written at g * rank, its passing
+ *             samples' count at st[QSF_WORDS + g]
  * (qsf_thresh, qsf_reduce: in the program of query_merge, below) */
+#ifndef QSF_SRT
+#define QSF_SRT RT
+#endif
+#if QSF_SRT < 1 || QSF_SRT > RT
+#error "QSF_SRT must be 1 to RT"
+#endif
 inline ulong qsf_row(ulong t, ulong n, ulong s, ulong seed)
 {
     const ulong a = t * n / s, b = (t + 1) * n / s;
@@ -788,29 +797,40 @@ inline ulong qsf_row(ulong t, ulong n, ulong s, ulong seed)
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 qsf_sample(KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, uint s, uint rank, ulong seed,
-           __global okey_t *cand_u, __global uint *cand_i)
+           __global okey_t *cand_u, __global uint *cand_i, __global uint *st)
 {
     KCOLS_START;
     QSPEC_START;
     __local tile_locals L;
-    __local uint cands;
+    __local uint cands, passing;
     const uint lid = get_local_id(0);
-    const ulong g = get_group_id(0), t0 = g * (ulong)(WG * RT);
-    if (lid == 0)
+    const ulong g = get_group_id(0), t0 = g * (ulong)(WG * QSF_SRT);
+    if (lid == 0) {
         cands = 0;
+        passing = 0;
+    }
     const okey_t tk = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     okey_t u[RT];
     uint lo[RT], mine = 0, minec = 0;
+#pragma unroll
+    for (uint r = QSF_SRT; r < RT; r++) { /* slots past the sample's rows: none */
+        u[r] = (okey_t)0;
+        lo[r] = 0u;
+    }
+#define QR_N QSF_SRT
 #define QR_ROW(j) qsf_row(t0 + (j) < s ? t0 + (j) : s - 1, n, s, seed)
 #define QR_SET(r, j, pass_, key_) TILE_SET(r, j, t0 + (j) < s, pass_, key_)
 #include "query_rows.h"
 #undef QR_SET
 #undef QR_ROW
-    (void)mine; /* passing samples: not counted */
     if (minec)
         atomic_add(&cands, minec);
+    if (mine)
+        atomic_add(&passing, mine);
     barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0)
+        st[QSF_WORDS + g] = passing;
     const uint cc = cands, kk = rank < cc ? rank : cc;
     tile_select_of(u, lo, rank, cc, &L);
     for (uint i = lid; i < rank; i += WG) {
@@ -841,19 +861,25 @@ qsf_sample(KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, uint s, uint rank, ulo
 #define QSF_N 4
 #endif
 #endif
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-qsf_filter(KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, uint cap, __global okey_t *surv_u,
-           __global uint *surv_i, __global uint *st)
+/* the read of qsf_filter (loadall 1: every referenced column of a batch at
+ * once) and qsf_filter_lazy (0, specialised kernels only: the score's
+ * columns only for the rows passing the filter, so that a filter rejecting
+ * most rows leaves most of their sectors unread), a constant in each: two
+ * kernels of the registers of one way each (one kernel holding both ways
+ * behind a run-time branch read Q1 and Q3 some 15% slower on the H200).
+ * The call enqueues both; the one that qsf_thresh's st[QSF_LAZY] does not
+ * name returns at once. */
+inline void qsf_filter_run(COLS_ARGS, PROG_ARGS, ulong n, uint smallest, uint cap,
+                           __global okey_t *surv_u, __global uint *surv_i, __global uint *st,
+                           const int loadall, __local okey_t *lu, __local uint *li,
+                           __local uint *sc)
 {
-    KCOLS_START;
     QSPEC_START;
-    __local okey_t lu[QSF_LSEG];
-    __local uint li[QSF_LSEG];
-    __local uint passing, lcnt, lbase;
+    /* sc: the group's passing rows, its segment's fill, the segment's base */
     const uint lid = get_local_id(0);
     if (lid == 0) {
-        passing = 0;
-        lcnt = 0;
+        sc[0] = 0;
+        sc[1] = 0;
     }
     const uint all = st[QSF_ALL], trow = st[QSF_TROW];
 #if KEY_BITS == 64
@@ -867,7 +893,7 @@ qsf_filter(KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, uint cap, __global oke
     for (ulong t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
         const ulong base = t * tl;
 #define QR_N QSF_N
-#define QR_LOADALL
+#define QR_LOADALL (loadall)
 #define QR_ROW(j) TILE_ROWNUM(j)
 #define QR_SET(r, j, pass_, key_)                                                             \
     do {                                                                                      \
@@ -876,7 +902,7 @@ qsf_filter(KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, uint cap, __global oke
         mine += (uint)p_;                                                                     \
         if (p_ && (all || k_ > tk || (k_ == tk && base + (j) <= trow))) {                     \
             const uint row_ = (uint)(base + (j));                                             \
-            const uint q_ = atomic_inc(&lcnt);                                                \
+            const uint q_ = atomic_inc(&sc[1]);                                               \
             if (q_ < QSF_LSEG) {                                                              \
                 lu[q_] = k_;                                                                  \
                 li[q_] = row_;                                                                \
@@ -895,15 +921,16 @@ qsf_filter(KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, uint cap, __global oke
 #undef QR_LOADALL
     }
     if (mine)
-        atomic_add(&passing, mine);
+        atomic_add(&sc[0], mine);
     barrier(CLK_LOCAL_MEM_FENCE);
-    const uint c = lcnt < QSF_LSEG ? lcnt : QSF_LSEG;
+    const uint c = sc[1] < QSF_LSEG ? sc[1] : QSF_LSEG;
     if (lid == 0) {
-        if (passing)
-            atomic_add(st + QSF_PASS, passing);
-        lbase = c ? atomic_add(st + QSF_SURV, c) : 0u;
+        if (sc[0])
+            atomic_add(st + QSF_PASS, sc[0]);
+        sc[2] = c ? atomic_add(st + QSF_SURV, c) : 0u;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+    const uint lbase = sc[2];
     for (uint j = lid; j < c; j += WG)
         if (lbase + j < cap) {
             surv_u[lbase + j] = lu[j];
@@ -911,6 +938,23 @@ qsf_filter(KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, uint cap, __global oke
         }
 }
 
+#define QSF_FILTER_KERNEL(name, loadall)                                                      \
+    __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void name(                       \
+        KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, uint cap, __global okey_t *surv_u,     \
+        __global uint *surv_i, __global uint *st)                                             \
+    {                                                                                         \
+        KCOLS_START;                                                                          \
+        __local okey_t lu[QSF_LSEG];                                                          \
+        __local uint li[QSF_LSEG], sc[3];                                                     \
+        if ((st[QSF_LAZY] != 0u) == (loadall))                                                \
+            return; /* the other way reads (uniform: no barrier passed yet) */                \
+        qsf_filter_run(COLS_PASS, ops, nord, nwhere, consts, wconsts, n, smallest, cap,       \
+                       surv_u, surv_i, st, (loadall), lu, li, sc);                            \
+    }
+QSF_FILTER_KERNEL(qsf_filter, 1)
+#if QSPEC
+QSF_FILTER_KERNEL(qsf_filter_lazy, 0)
+#endif
 #endif
 
 #if !QROWS
@@ -989,16 +1033,30 @@ query_merge(KCOLS_ARGS, PROG_ARGS, uint k, uint parts, ulong ncand,
  *             order), or, with fewer than rank passing samples (or force 2),
  *             every passing row surviving; force 1: T above every row but
  *             row 0 at the best key (the "too few survivors" path); the
- *             counts cleared for qsf_filter */
+ *             counts cleared for qsf_filter.  lazy: 0 qsf_filter loads every
+ *             column of a row at once, 1 the score's only where the filter
+ *             holds, 2 that where fewer than s / lazy_div of the s samples
+ *             passed (the sample groups' counts, ncand / rank of them, summed;
+ *             a filter that rejects most rows then leaves most of the score's
+ *             sectors unread) */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-qsf_thresh(uint rank, uint ncand, uint force, __global const okey_t *cand_u,
-           __global const uint *cand_i, __global uint *st)
+qsf_thresh(uint rank, uint ncand, uint force, uint lazy, uint s, uint lazy_div,
+           __global const okey_t *cand_u, __global const uint *cand_i, __global uint *st)
 {
     __local tile_locals L;
-    __local uint real;
+    __local uint real, spass;
     const uint lid = get_local_id(0);
+    if (lid == 0)
+        spass = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint mine = 0;
+    for (uint g = lid; g < ncand / rank; g += WG)
+        mine += st[QSF_WORDS + g];
+    if (mine)
+        atomic_add(&spass, mine);
     const uint cnt = cands_select(cand_u, cand_i, 0, ncand, rank, &L, &real);
     if (lid == 0) {
+        st[QSF_LAZY] = lazy == 2u ? (ulong)spass * lazy_div < (ulong)s : lazy;
         okey_t tk = cnt >= rank ? L.cu[rank - 1] : (okey_t)0;
         uint trow = cnt >= rank ? L.ci[rank - 1] : 0u, all = cnt < rank || force == 2u;
         if (force == 1u) {

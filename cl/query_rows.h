@@ -6,9 +6,12 @@
  * the programs in scope.  Tile position j = r * WG + lid, so that a group's
  * loads of one r are consecutive; r < QR_N (RT unless the includer says,
  * a multiple of QRB).  Specialised (QSPEC 1): a work-item takes its rows QRB
- * at a time (see cl/query.cl), with QR_LOADALL every column of a batch read
- * at once (no second round trip for the score's columns where the filter
- * holds); else the interpreter.  No include guard: included once per
+ * at a time (see cl/query.cl); where QR_LOADALL is defined and true (an
+ * expression, uniform across the group) every column of a batch is read at
+ * once (no second round trip for the score's columns where the filter
+ * holds), else the score's columns only for the rows passing the filter (a
+ * selective filter then leaves most of their sectors unread); else the
+ * interpreter.  No include guard: included once per
  * kernel. */
 #ifndef QR_N
 #define QR_N RT
@@ -22,7 +25,11 @@
         for (uint qb = 0; qb < QRB; qb++) {
             const ulong i = QR_ROW((r0 + qb) * WG + lid);
 #ifdef QR_LOADALL
-            QLOAD(QW_COLS | QO_COLS, i)
+            if (QR_LOADALL) {
+                QLOAD(QW_COLS | QO_COLS, i)
+            } else {
+                QLOAD(QW_COLS, i)
+            }
 #else
             QLOAD(QW_COLS, i)
 #endif
@@ -41,7 +48,9 @@
             pass[qb] = 1;
 #endif
         }
-#ifndef QR_LOADALL
+#ifdef QR_LOADALL
+        if (!(QR_LOADALL))
+#endif
 #pragma unroll
         for (uint qb = 0; qb < QRB; qb++) {
             const ulong i = QR_ROW((r0 + qb) * WG + lid);
@@ -49,7 +58,6 @@
                 QLOAD(QO_COLS & ~QW_COLS, i)
             }
         }
-#endif
 #pragma unroll
         for (uint qb = 0; qb < QRB; qb++) {
             const uint j = (r0 + qb) * WG + lid;

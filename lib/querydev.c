@@ -61,12 +61,15 @@
 #define QDEV_SPEC_ROWS ((size_t)1 << 22)
 #define QDEV_SF_ROWS ((size_t)1 << 22)
 #define QDEV_SF_LSEG 1024 /* qsf_filter's local segment (pairs) */
-enum { QP_SPEC, QP_THR, QP_PATH, QP_S, QP_CAP, QP_FORCE, QP_CHECK, QP_QRB, QP_FGROUPS, QP_N };
+#define QDEV_SF_WORDS 8   /* the state's words before the sample groups' counts (cl/query.cl) */
+enum { QP_SPEC, QP_THR, QP_PATH, QP_S, QP_CAP, QP_FORCE, QP_CHECK, QP_QRB, QP_FGROUPS, QP_LAZY,
+       QP_LAZYDIV, QP_SRT, QP_N };
 enum { QPATH_AUTO = 0, QPATH_TILE, QPATH_SF };
 enum { QCHECK_NONE = 0, QCHECK_SERVED, QCHECK_FALLBACK };
 static const char *const qdev_path_words[] = {"auto", "tile", "sf", NULL};
 static const char *const qdev_force_words[] = {"none", "few", "all", NULL};
 static const char *const qdev_check_words[] = {"none", "served", "fallback", NULL};
+static const char *const qdev_lazy_words[] = {"0", "1", "auto", NULL};
 static const cltopk_param qdev_params[] = {
     [QP_SPEC] = {.name = "spec", .gpu = 2, .cpu = 0, .min = 0, .max = 2, .integer = 1},
     /* off by default: on the H200 (2^28 rows, k = 50) it gained nothing on
@@ -85,6 +88,23 @@ static const cltopk_param qdev_params[] = {
      * H200, 2^28 rows: Q1 at 0.5 0.95 / 0.95 / 0.92 ms with 8 / 16 / 32, Q3
      * 0.85 / 0.80 / 0.79; 4 took 2x longer) */
     [QP_FGROUPS] = {.name = "fgroups", .gpu = 32, .cpu = 2, .min = 1, .max = 64, .integer = 1},
+    /* the sample-filter query's one read (specialised kernels): 0 every
+     * column of a row loaded at once, 1 the score's columns only where the
+     * filter holds, auto that where fewer than 1 / lazydiv of the samples
+     * pass (decided on the device).  The H200 (2^28 rows, Q1, k = 50; ms
+     * lazy / not): selectivity 0 0.70-0.73 / 0.82, 0.01 0.77-0.80 / 0.89,
+     * 0.05 0.91 / 0.875, 0.1 0.94 / 0.87: the crossover between 1% and 5% */
+    [QP_LAZY] = {.name = "lazy", .gpu = 2, .cpu = 2, .min = 0, .max = 2, .integer = 1,
+                 .words = qdev_lazy_words},
+    [QP_LAZYDIV] = {.name = "lazydiv", .gpu = 32, .cpu = 32, .min = 1, .max = 1 << 20,
+                    .integer = 1},
+    /* the sample's rows a work-item (qsf_sample; rounded up to a multiple of
+     * the batch in specialised kernels): the sample takes s / (wg srt)
+     * groups.  The H200 (2^28 rows, k = 50): srt=4 against 16, Q2 0.659-0.663
+     * ms against 0.676, Q3 0.720-0.770 against 0.742, Q1 within the spread
+     * either way: 16 stays */
+    [QP_SRT] = {.name = "srt", .gpu = QDEV_RT, .cpu = QDEV_RT, .min = 1, .max = QDEV_RT,
+                .integer = 1},
 };
 static const cltopk_param_table qdev_table = {"CLTOPK_QUERY", qdev_params, QP_N, NULL};
 
@@ -101,9 +121,26 @@ typedef struct {
     /* the sample-filter query */
     int sf, sf_forced; /* taken; named by path=sf */
     char sf_why[96];   /* why not, where it could have been */
-    unsigned s, rank, force, check;
+    unsigned s, rank, force, check, lazy, lazydiv;
+    unsigned srt; /* the sample's rows a work-item */
     size_t cap;
 } qdev_cfg;
+
+/* rows a batch of the specialised kernels: about 16 32-bit words of column
+ * values (and two more a row for a filter's temporaries) in registers.  On
+ * the H200 (2^28 rows, k = 50; bench/RESULTS.md) the sample-filter query's
+ * read took Q1 (4 words, a filter) 0.96 ms at 4 rows and 1.81 at 16 (64
+ * words, the old rule), Q2 (2 words) 0.77 at 8 and 0.89 at 16, Q3 (2 words,
+ * a filter) 0.86 at 4 and 0.97 at 8: fewer registers, more groups resident */
+static int qdev_rb(const cltopk_query_job *job, const qdev_cfg *c)
+{
+    int words = job->q->has_where ? 2 : 0, rb = 16;
+    for (int r = 0; r < job->q->nrefs; r++)
+        words += cltopk_dtype_size((cltopk_dtype)job->types[r]) / 4;
+    while (rb > 1 && rb * words > 16)
+        rb >>= 1;
+    return c->qrb ? c->qrb : rb;
+}
 
 /* the sample-filter query's sample (s rows, at most half the rows) and rank
  * (the rank-th best passing sample is T): with l = k s / n, rank = ceil(l +
@@ -111,15 +148,15 @@ typedef struct {
  * among the best k - 1 rows (a Poisson(l) tail beyond 5 sigma); its
  * survivors, about rank n / s, get a buffer of (rank + 6 sqrt(rank) + 16) n /
  * s pairs.  s halves while rank exceeds 128 or the groups' candidates (rank a
- * group of tl samples) exceed a tile: 0 when s falls below 64 */
-static int qdev_sf_sample(size_t n, size_t k, size_t tl, unsigned s0, unsigned *s,
+ * group of stl samples) exceed a tile (tl): 0 when s falls below 64 */
+static int qdev_sf_sample(size_t n, size_t k, size_t tl, size_t stl, unsigned s0, unsigned *s,
                           unsigned *rank)
 {
     size_t sm = s0 < n / 2 ? s0 : n / 2;
     while (sm >= 64) {
         double l = (double)k * (double)sm / (double)n;
         double r = ceil(l + 5.0 * sqrt(l) + 5.0);
-        size_t groups = (sm + tl - 1) / tl;
+        size_t groups = (sm + stl - 1) / stl; /* the sample's groups, stl samples each */
         if (r <= 128 && r <= (double)(tl / 2) && (double)groups * r <= (double)tl) {
             *s = (unsigned)sm;
             *rank = (unsigned)r;
@@ -200,9 +237,12 @@ static int qdev_config(cltopk_context *ctx, const cltopk_query_job *job, qdev_cf
     /* the sample-filter query: GPUs from QDEV_SF_ROWS rows, or named */
     int path = (int)p.v[QP_PATH];
     c->sf = 0;
+    c->srt = 0;
     c->sf_forced = path == QPATH_SF;
     c->force = (unsigned)p.v[QP_FORCE];
     c->check = (unsigned)p.v[QP_CHECK];
+    c->lazy = (unsigned)p.v[QP_LAZY];
+    c->lazydiv = (unsigned)p.v[QP_LAZYDIV];
     snprintf(c->sf_why, sizeof c->sf_why, "%s",
              path == QPATH_TILE                          ? "CLTOPK_QUERY=path=tile"
              : !gpu && path == QPATH_AUTO                ? "not a GPU"
@@ -214,7 +254,12 @@ static int qdev_config(cltopk_context *ctx, const cltopk_query_job *job, qdev_cf
                         : 4096;
     if (!c->bad &&
         (path == QPATH_SF || (path == QPATH_AUTO && gpu && job->n >= QDEV_SF_ROWS))) {
-        if (!qdev_sf_sample(job->n, job->k, tl, s0, &c->s, &c->rank)) {
+        c->srt = (unsigned)p.v[QP_SRT];
+        if (c->spec) { /* whole batches */
+            unsigned rb = (unsigned)qdev_rb(job, c);
+            c->srt = (c->srt + rb - 1) / rb * rb;
+        }
+        if (!qdev_sf_sample(job->n, job->k, tl, (size_t)wg * c->srt, s0, &c->s, &c->rank)) {
             snprintf(c->sf_why, sizeof c->sf_why, "too few rows for a sample (n = %zu, k = %zu)",
                      job->n, job->k);
         } else {
@@ -290,9 +335,11 @@ static int qdev_opts(cltopk_context *ctx, const cltopk_query_job *job, const qde
     size_t at = 0;
     int st = qdev_put(o, len, &at,
                       "-D KEY_BITS=%d -D KEY_KIND=2 -D WG=%u -D RT=%d -D MCAP=%u -D PB=%d "
-                      "-D QKERNELS=%d -D QROWS=%d -D F64=%d -D DIV64=%d -D QTHR=%d -D QSF_LSEG=%d%s",
+                      "-D QKERNELS=%d -D QROWS=%d -D F64=%d -D DIV64=%d -D QTHR=%d -D QSF_LSEG=%d "
+                      "-D QSF_SRT=%u%s",
                       job->q->score64 ? 64 : 32, c->wg, QDEV_RT, c->mcap, pb, kernels, pb == 16,
                       ctx->caps.fp64 ? 1 : 0, c->div64, c->thr, QDEV_SF_LSEG,
+                      c->srt ? c->srt : QDEV_RT,
                       c->crdiv ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
     if (st || !spec)
         return st;
@@ -313,19 +360,7 @@ static int qdev_opts(cltopk_context *ctx, const cltopk_query_job *job, const qde
         st = qdev_spec_prog(o, len, &at, "QW_", &q->where, &wcols);
     else if (!st)
         st = qdev_put(o, len, &at, " -D QW_N=0");
-    /* rows a batch: about 16 32-bit words of column values (and two more a
-     * row for a filter's temporaries) in registers.  On the H200 (2^28 rows,
-     * k = 50; bench/RESULTS.md) the sample-filter query's read took Q1 (4
-     * words, a filter) 0.96 ms at 4 rows and 1.81 at 16 (64 words, the old
-     * rule), Q2 (2 words) 0.77 at 8 and 0.89 at 16, Q3 (2 words, a filter)
-     * 0.86 at 4 and 0.97 at 8: fewer registers, more groups resident */
-    int words = q->has_where ? 2 : 0, rb = 16;
-    for (int r = 0; r < q->nrefs; r++)
-        words += cltopk_dtype_size((cltopk_dtype)job->types[r]) / 4;
-    while (rb > 1 && rb * words > 16)
-        rb >>= 1;
-    if (c->qrb)
-        rb = c->qrb;
+    int rb = qdev_rb(job, c);
     if (!st)
         st = qdev_put(o, len, &at, " -D QO_COLS=%uu -D QW_COLS=%uu -D QRB=%d", ocols, wcols, rb);
     return st;
@@ -585,11 +620,16 @@ int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint n
     if (!qdev_config(ctx, job, &c, why, sizeof why) || c.bad)
         return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "the device query: %s", why);
     const expr_query *q = job->q;
-    static const char *const tnames[] = {"query_tile", "qsf_sample", "qsf_filter"};
+    static const char *const tnames[] = {"query_tile", "qsf_sample", "qsf_filter",
+                                         "qsf_filter_lazy"};
     static const char *const mnames[] = {"query_merge", "qsf_thresh", "qsf_reduce"};
-    cl_kernel tk[3] = {NULL}, mk[3] = {NULL};
+    cl_kernel tk[4] = {NULL}, mk[3] = {NULL};
     int nk = c.sf ? 3 : 1;
-    int st = qdev_kernels(ctx, job, &c, c.sf, tnames, tk, nk, mnames, mk, nk);
+    /* the one read's lazy loads: specialised kernels only (the interpreter
+     * loads a row's columns as it evaluates) */
+    if (!c.spec)
+        c.lazy = 0;
+    int st = qdev_kernels(ctx, job, &c, c.sf, tnames, tk, nk + (c.sf && c.spec), mnames, mk, nk);
     qdev_common cm;
     if (st == CLTOPK_OK)
         st = qdev_common_make(ctx, job, &cm);
@@ -604,7 +644,7 @@ int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint n
     size_t n0 = groups * job->k, n1 = (groups + parts - 1) / parts * job->k;
     size_t sgroups = 0, rgroups = 0;
     if (c.sf) {
-        sgroups = (c.s + tl - 1) / tl;
+        sgroups = (c.s + (size_t)c.wg * c.srt - 1) / ((size_t)c.wg * c.srt);
         rgroups = (c.cap + tl - 1) / tl;
         n0 = n0 > c.cap ? n0 : c.cap;
         n1 = n1 > sgroups * c.rank ? n1 : sgroups * c.rank;
@@ -619,7 +659,7 @@ int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint n
         (st = cltopk_scratch(ctx, SCR_CAND_U1, n1 * kb, &cu[1])) == CLTOPK_OK)
         st = cltopk_scratch(ctx, SCR_CAND_I1, n1 * 4, &ci[1]);
     if (st == CLTOPK_OK)
-        st = cltopk_scratch(ctx, SCR_QSF_STATE, 32, &state);
+        st = cltopk_scratch(ctx, SCR_QSF_STATE, (QDEV_SF_WORDS + sgroups) * 4, &state);
     cl_ulong n = job->n;
     cl_uint k = (cl_uint)job->k, sm = (cl_uint)job->smallest;
     qdev_merge_run mr = {
@@ -638,23 +678,27 @@ int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint n
         cl_uint s = c.s, rank = c.rank, force = c.force, ncand = (cl_uint)(sgroups * rank);
         cl_uint cap = (cl_uint)c.cap;
         cl_ulong seed = 0x5DEECE66DULL ^ ((cl_ulong)job->n * 0x9E3779B97F4A7C15ULL) ^ job->k;
-        st = qdev_args(ctx, tk[1], &cm, 7, sizeof n, &n, sizeof sm, &sm, sizeof s, &s,
+        cl_uint lazy = c.lazy, lazydiv = c.lazydiv;
+        st = qdev_args(ctx, tk[1], &cm, 8, sizeof n, &n, sizeof sm, &sm, sizeof s, &s,
                        sizeof rank, &rank, sizeof seed, &seed, sizeof(cl_mem), &cu[1],
-                       sizeof(cl_mem), &ci[1]);
+                       sizeof(cl_mem), &ci[1], sizeof(cl_mem), &state);
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, tk[1], sgroups * c.wg, c.wg, num_wait, wait);
         first = 0;
         if (st == CLTOPK_OK &&
-            (st = cltopk_set_args(ctx, mk[1], 6, sizeof rank, &rank, sizeof ncand, &ncand,
-                                  sizeof force, &force, sizeof(cl_mem), &cu[1], sizeof(cl_mem),
-                                  &ci[1], sizeof(cl_mem), &state)) == CLTOPK_OK)
+            (st = cltopk_set_args(ctx, mk[1], 9, sizeof rank, &rank, sizeof ncand, &ncand,
+                                  sizeof force, &force, sizeof lazy, &lazy, sizeof s, &s,
+                                  sizeof lazydiv, &lazydiv, sizeof(cl_mem), &cu[1],
+                                  sizeof(cl_mem), &ci[1], sizeof(cl_mem), &state)) == CLTOPK_OK)
             st = cltopk_launch(ctx, mk[1], c.wg, c.wg, 0, NULL);
-        if (st == CLTOPK_OK &&
-            (st = qdev_args(ctx, tk[2], &cm, 6, sizeof n, &n, sizeof sm, &sm, sizeof cap, &cap,
-                            sizeof(cl_mem), &cu[0], sizeof(cl_mem), &ci[0], sizeof(cl_mem),
-                            &state)) == CLTOPK_OK)
-            st = cltopk_launch(ctx, tk[2], (groups < c.fgroups ? groups : c.fgroups) * c.wg,
-                               c.wg, 0, NULL);
+        /* qsf_filter, then qsf_filter_lazy: the one qsf_thresh did not
+         * choose returns at once */
+        for (int f = 2; f < 4 && tk[f] && st == CLTOPK_OK; f++)
+            if ((st = qdev_args(ctx, tk[f], &cm, 6, sizeof n, &n, sizeof sm, &sm, sizeof cap,
+                                &cap, sizeof(cl_mem), &cu[0], sizeof(cl_mem), &ci[0],
+                                sizeof(cl_mem), &state)) == CLTOPK_OK)
+                st = cltopk_launch(ctx, tk[f], (groups < c.fgroups ? groups : c.fgroups) * c.wg,
+                                   c.wg, 0, NULL);
         if (st == CLTOPK_OK &&
             (st = cltopk_set_args(ctx, mk[2], 7, sizeof k, &k, sizeof cap, &cap, sizeof(cl_mem),
                                   &cu[0], sizeof(cl_mem), &ci[0], sizeof(cl_mem), &cu[1],
@@ -677,12 +721,12 @@ int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint n
     if (st == CLTOPK_OK && c.sf && c.check != QCHECK_NONE)
         st = qdev_check(ctx, &c, state);
     qdev_common_free(&cm);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++)
         if (tk[i])
             clReleaseKernel(tk[i]);
+    for (int i = 0; i < 3; i++)
         if (mk[i])
             clReleaseKernel(mk[i]);
-    }
     return st;
 }
 

@@ -891,6 +891,25 @@ static void sf_paths(cltopk_context *ctx, const char *dev, const table *tb, enod
         {"path=sf,s=64,check=served", "Q2, the smallest sample", -1},
         {"path=tile", "Q2, the tile query (path=tile)", -1},
         {"spec=1,path=sf,check=served", "Q1 at 0.9, specialised kernels (spec=1)", 9},
+        /* the one read's loads: the score's columns only where the filter
+         * holds (lazy=1, a second kernel), every column at once (lazy=0),
+         * chosen from the sample (auto: lazily where fewer than 1 / lazydiv
+         * of the samples pass) */
+        {"spec=1,path=sf,lazy=1,check=served", "Q1 at 0.1, the score's columns lazily", 1},
+        {"spec=1,path=sf,lazy=0,check=served", "Q1 at 0.1, every column at once", 1},
+        {"spec=1,path=sf,lazy=1,check=served", "Q1 at 0.9, the score's columns lazily", 9},
+        {"spec=1,path=sf,lazy=1,check=served", "Q1 at 0, the score's columns lazily", 0},
+        {"spec=1,path=sf,lazy=1,check=served", "Q3, the score's columns lazily", -2},
+        {"spec=1,path=sf,lazy=1,check=served", "Q2 (no filter), the score's columns lazily", -1},
+        {"spec=1,path=sf,lazy=1,force=few,check=fallback", "Q1 at 0.3, lazily, too few survivors",
+         3},
+        {"spec=1,path=sf,lazy=auto,lazydiv=2,check=served", "Q1 at 0.2, lazy chosen (lazydiv=2)",
+         2},
+        /* the sample's rows a work-item (more, smaller sample groups) */
+        {"path=sf,srt=1,check=served", "Q1 at 0.5, one sample row a work-item (srt=1)", 5},
+        {"path=sf,srt=3,s=64,check=served", "Q3, three sample rows a work-item, 64 samples", -2},
+        {"spec=1,path=sf,srt=1,check=served", "Q2, specialised, one batch of samples (srt=1)", -1},
+        {"spec=1,path=sf,srt=5,check=served", "Q1 at 0.7, specialised, srt=5 (whole batches)", 7},
     };
     for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
         char where[128] = "lang == 1 or lang == 2";
