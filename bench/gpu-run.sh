@@ -230,14 +230,17 @@ fi
 # 0,0.1,0.5,1), QUERYSF_REPS (5).  About 2-3 minutes on the H200 (the table's
 # generation on the host is most of it).
 if want querysf; then
-    qn=${QUERYSF_N:-2^28} qk=${QUERYSF_K:-50} qs=${QUERYSF_SELS:-0,0.1,0.5,1}
+    qn=${QUERYSF_N:-2^28} qk=${QUERYSF_K:-50} qs=${QUERYSF_SELS:-0,0.01,0.05,0.1,0.5,1}
     log "check: t/query_sf.t on the GPU (the sample-filter query, its forced paths, the peer)"
     CLTOPK_TEST_DEVICE=gpu timeout 300 make -j"$jobs" check TESTS="t/query_sf.t" \
         >"$OUT/check-querysf.log" 2>&1
     log "t/query_sf.t exit $? ($(grep -c '^ok' t/query_sf.log 2>/dev/null) ok, $(grep -c '^not ok' t/query_sf.log 2>/dev/null) not ok)"
-    log "bench: query, $qn rows, k = $qk: fused tile / sf / auto, floor, device peer"
+    # (sf: the lazy read where under 1/32 of the sample passes; then the
+    # eager and the lazy read alone, and the sample in smaller groups)
+    log "bench: query, $qn rows, k = $qk: fused tile / sf / auto / sf eager / sf lazy / sf srt=4, floor, device peer"
     tools/cltopk bench --query -n $qn -k $qk --device gpu --reps ${QUERYSF_REPS:-5} --q1 $qs \
-        --paths tile,sf,auto 2>&1 | tee -a "$OUT/summary.txt" "$OUT/querysf.txt"
+        --paths tile,sf,auto,sf+lazy=0,sf+lazy=1,sf+srt=4 2>&1 | grep -v "warnings generated" |
+        tee -a "$OUT/summary.txt" "$OUT/querysf.txt"
     log "check: the sample-filter query served every query at $qn rows (check=served)"
     CLTOPK_QUERY=check=served tools/cltopk bench --query -n $qn -k $qk --device gpu --reps 1 \
         --q1 $qs --paths sf 2>&1 | tee -a "$OUT/summary.txt" "$OUT/querysf.txt"

@@ -420,13 +420,22 @@ void cltopk_query_dev_explain(cltopk_context *ctx, const cltopk_query_job *job, 
     if (!qdev_config(ctx, job, &c, why, sizeof why) || c.bad)
         return;
     size_t at = strlen(buf);
-    if (c.sf)
+    if (c.sf) {
+        char lazy[160] = "";
+        if (c.spec && job->q->has_where && c.lazy == 2)
+            snprintf(lazy, sizeof lazy, "; it reads the score's columns only for the rows "
+                     "passing the filter where fewer than 1/%u of the sample passes (decided "
+                     "on the device)", c.lazydiv);
+        else if (c.spec && c.lazy == 1)
+            snprintf(lazy, sizeof lazy, "; it reads the score's columns only for the rows "
+                     "passing the filter (CLTOPK_QUERY lazy=1)");
         snprintf(buf + at, len - at, "; as the sample-filter query (CLTOPK_QUERY path=sf%s): a "
-                 "threshold from %u sampled rows (rank %u), one read keeping the rows at or "
-                 "above it (a buffer of %zu), their top k, the tile query its exact fallback "
-                 "decided on the device", c.sf_forced ? "" : ", auto on GPUs from 2^22 rows",
-                 c.s, c.rank, c.cap);
-    else
+                 "threshold from %u sampled rows (rank %u, %u a work-item), one read keeping "
+                 "the rows at or above it (a buffer of %zu), their top k, the tile query its "
+                 "exact fallback decided on the device%s",
+                 c.sf_forced ? "" : ", auto on GPUs from 2^22 rows", c.s, c.rank, c.srt, c.cap,
+                 lazy);
+    } else
         snprintf(buf + at, len - at, "; the tile query (not the sample-filter query: %s)",
                  c.sf_why);
 }

@@ -920,6 +920,30 @@ static void sf_paths(cltopk_context *ctx, const char *dev, const table *tb, enod
                     cs[c].sel == -1 ? "retweet_count + 0.5 * likes_count" : "retweet_count",
                     w ? where : NULL, 50, cs[c].sel == -1 && c % 2, 0, cs[c].what);
     }
+    /* --explain names the lazy read where it may be taken */
+    static const struct {
+        const char *env, *says;
+    } ex[] = {
+        {"spec=1,path=sf", "only for the rows passing the filter where fewer than 1/32"},
+        {"spec=1,path=sf,lazy=1,lazydiv=4", "(CLTOPK_QUERY lazy=1)"},
+        {"spec=1,path=sf,lazy=0", NULL},
+        {"spec=0,path=sf", NULL},
+    };
+    for (size_t e = 0; e < sizeof ex / sizeof ex[0]; e++) {
+        char buf[4096] = "";
+        setenv("CLTOPK_QUERY", ex[e].env, 1);
+        int st = cltopk_query_explain(ctx, tb->cols, (size_t)tb->ncols, tb->n, "retweet_count",
+                                      "lang == 1 or lang == 2", 50, 0, CLTOPK_FLOAT32, 1, buf,
+                                      sizeof buf);
+        unsetenv("CLTOPK_QUERY");
+        const char *dl = strstr(buf, "\ndevice ");
+        int good = st == CLTOPK_OK && dl && strstr(dl, "sample-filter query") &&
+                   (ex[e].says ? strstr(dl, ex[e].says) != NULL
+                               : strstr(dl, "only for the rows passing") == NULL);
+        if (!ok(good, "%s explain, CLTOPK_QUERY=%s: %s", dev, ex[e].env,
+                ex[e].says ? ex[e].says : "no lazy read"))
+            diag("status %d, explanation:\n%s", st, buf);
+    }
     /* NaN and infinities: retweets / (likes - likes), the largest and the
      * smallest */
     enode *d0 = en(E_BIN), *dv = en(E_BIN);
