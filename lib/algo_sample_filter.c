@@ -437,6 +437,8 @@ static int get_kernels(cltopk_context *ctx, const cltopk_request *rq, sf_cfg *c,
                  c->hc, use == USE_BAND || use == USE_BAND_INIT, c->range, c->ofs);
         memset(kk, 0, K_N * sizeof *kk);
         int st = CLTOPK_OK, shrink_wg = 0, shrink_fwg = 0;
+        const char *limiter = NULL; /* the first kernel below its size, and its limit */
+        size_t limit = 0;
         for (int i = 0; i < K_N && st == CLTOPK_OK; i++) {
             if (!kernel_needed(use, i))
                 continue;
@@ -455,6 +457,8 @@ static int get_kernels(cltopk_context *ctx, const cltopk_request *rq, sf_cfg *c,
                     shrink_fwg = 1;
                 else
                     shrink_wg = 1;
+                if (!limiter)
+                    limiter = knames[i], limit = kwg;
             }
         }
         if (st == CLTOPK_OK && !shrink_wg && !shrink_fwg)
@@ -468,8 +472,9 @@ static int get_kernels(cltopk_context *ctx, const cltopk_request *rq, sf_cfg *c,
         if (user_wg || (shrink_wg && c->wg <= 16) || (shrink_fwg && c->fwg <= 16))
             return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
                                "sample-filter: the kernels built with %s cannot run their "
-                               "work-groups on %s (set CLTOPK_SAMPLE_FILTER=wg=...,fwg=...)",
-                               opts, ctx->name);
+                               "work-groups on %s (%s runs at most %zu work-items a group "
+                               "there; set CLTOPK_SAMPLE_FILTER=wg=...,fwg=...)",
+                               opts, ctx->name, limiter ? limiter : "a kernel", limit);
         if (shrink_wg)
             c->wg >>= 1;
         if (shrink_fwg)
