@@ -122,7 +122,8 @@ typedef struct {
     int sf, sf_forced; /* taken; named by path=sf */
     char sf_why[96];   /* why not, where it could have been */
     unsigned s, rank, force, check, lazy, lazydiv;
-    unsigned srt; /* the sample's rows a work-item */
+    unsigned srt;   /* the sample's rows a work-item */
+    size_t sgroups; /* the sample's work-groups */
     size_t cap;
 } qdev_cfg;
 
@@ -148,9 +149,10 @@ static int qdev_rb(const cltopk_query_job *job, const qdev_cfg *c)
  * among the best k - 1 rows (a Poisson(l) tail beyond 5 sigma); its
  * survivors, about rank n / s, get a buffer of (rank + 6 sqrt(rank) + 16) n /
  * s pairs.  s halves while rank exceeds 128 or the groups' candidates (rank a
- * group of stl samples) exceed a tile (tl): 0 when s falls below 64 */
+ * group of stl samples, *sgroups groups) exceed a tile (tl): 0 when s falls
+ * below 64 */
 static int qdev_sf_sample(size_t n, size_t k, size_t tl, size_t stl, unsigned s0, unsigned *s,
-                          unsigned *rank)
+                          unsigned *rank, size_t *sgroups)
 {
     size_t sm = s0 < n / 2 ? s0 : n / 2;
     while (sm >= 64) {
@@ -160,6 +162,7 @@ static int qdev_sf_sample(size_t n, size_t k, size_t tl, size_t stl, unsigned s0
         if (r <= 128 && r <= (double)(tl / 2) && (double)groups * r <= (double)tl) {
             *s = (unsigned)sm;
             *rank = (unsigned)r;
+            *sgroups = groups;
             return 1;
         }
         sm /= 2;
@@ -241,7 +244,9 @@ static int qdev_config(cltopk_context *ctx, const cltopk_query_job *job, qdev_cf
     c->sf_forced = path == QPATH_SF;
     c->force = (unsigned)p.v[QP_FORCE];
     c->check = (unsigned)p.v[QP_CHECK];
-    c->lazy = (unsigned)p.v[QP_LAZY];
+    /* the one read's lazy loads: specialised kernels only (the interpreter
+     * loads a row's columns as it evaluates) */
+    c->lazy = c->spec ? (unsigned)p.v[QP_LAZY] : 0u;
     c->lazydiv = (unsigned)p.v[QP_LAZYDIV];
     snprintf(c->sf_why, sizeof c->sf_why, "%s",
              path == QPATH_TILE                          ? "CLTOPK_QUERY=path=tile"
@@ -259,7 +264,8 @@ static int qdev_config(cltopk_context *ctx, const cltopk_query_job *job, qdev_cf
             unsigned rb = (unsigned)qdev_rb(job, c);
             c->srt = (c->srt + rb - 1) / rb * rb;
         }
-        if (!qdev_sf_sample(job->n, job->k, tl, (size_t)wg * c->srt, s0, &c->s, &c->rank)) {
+        if (!qdev_sf_sample(job->n, job->k, tl, (size_t)wg * c->srt, s0, &c->s, &c->rank,
+                            &c->sgroups)) {
             snprintf(c->sf_why, sizeof c->sf_why, "too few rows for a sample (n = %zu, k = %zu)",
                      job->n, job->k);
         } else {
@@ -422,11 +428,11 @@ void cltopk_query_dev_explain(cltopk_context *ctx, const cltopk_query_job *job, 
     size_t at = strlen(buf);
     if (c.sf) {
         char lazy[160] = "";
-        if (c.spec && job->q->has_where && c.lazy == 2)
+        if (job->q->has_where && c.lazy == 2)
             snprintf(lazy, sizeof lazy, "; it reads the score's columns only for the rows "
                      "passing the filter where fewer than 1/%u of the sample passes (decided "
                      "on the device)", c.lazydiv);
-        else if (c.spec && c.lazy == 1)
+        else if (c.lazy == 1)
             snprintf(lazy, sizeof lazy, "; it reads the score's columns only for the rows "
                      "passing the filter (CLTOPK_QUERY lazy=1)");
         snprintf(buf + at, len - at, "; as the sample-filter query (CLTOPK_QUERY path=sf%s): a "
@@ -634,10 +640,6 @@ int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint n
     static const char *const mnames[] = {"query_merge", "qsf_thresh", "qsf_reduce"};
     cl_kernel tk[4] = {NULL}, mk[3] = {NULL};
     int nk = c.sf ? 3 : 1;
-    /* the one read's lazy loads: specialised kernels only (the interpreter
-     * loads a row's columns as it evaluates) */
-    if (!c.spec)
-        c.lazy = 0;
     int st = qdev_kernels(ctx, job, &c, c.sf, tnames, tk, nk + (c.sf && c.spec), mnames, mk, nk);
     qdev_common cm;
     if (st == CLTOPK_OK)
@@ -653,7 +655,7 @@ int cltopk_query_dev(cltopk_context *ctx, const cltopk_query_job *job, cl_uint n
     size_t n0 = groups * job->k, n1 = (groups + parts - 1) / parts * job->k;
     size_t sgroups = 0, rgroups = 0;
     if (c.sf) {
-        sgroups = (c.s + (size_t)c.wg * c.srt - 1) / ((size_t)c.wg * c.srt);
+        sgroups = c.sgroups;
         rgroups = (c.cap + tl - 1) / tl;
         n0 = n0 > c.cap ? n0 : c.cap;
         n1 = n1 > sgroups * c.rank ? n1 : sgroups * c.rank;
