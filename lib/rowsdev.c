@@ -21,6 +21,11 @@
  * again to build): k up to 1024, gathered sizes of 256 or 2048 pairs and
  * position widths of 16 or 31 bits, so that few programs serve every call.
  *
+ * The warp kernel (cl/rows_warp.cl; CLTOPK_BITS warp=1, the GPU default)
+ * takes dense rows of 32-bit keys of up to wcols columns at k up to wkmax
+ * before the tile: a work-group of 32 a row, no barrier of a larger group
+ * (warp_fit below).
+ *
  * Long dense rows at a k the tile does not take go, on GPUs, to the sample
  * filter (sf_plan below; rows_sf_sample and rows_sf_filter of the tile's
  * program, with a sample a row, several filtering groups a row and the
@@ -53,6 +58,8 @@ typedef struct {
     unsigned path, s, sfcap, force, check; /* the sample filter (sf_plan) */
     size_t sfpart;
     unsigned fuse;
+    unsigned warp;              /* the warp kernel (cl/rows_warp.cl): on */
+    size_t wcols, wkmax, wcap;  /* its largest row and k, its candidates (0: 512 WQ) */
     int wg_set; /* CLTOPK_BITS wg= given */
 } rows_cfg;
 
@@ -72,7 +79,7 @@ static const unsigned ktops[] = {32, 256, 1024, 2048};
  * powers of two), parts of a long dense row (0: chosen from the rows and the
  * device's compute units) */
 enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT, BP_MAXIMA, BP_TKMAX, BP_PATH, BP_S, BP_CAP,
-       BP_FORCE, BP_CHECK, BP_SFPART, BP_FUSE, BP_N };
+       BP_FORCE, BP_CHECK, BP_SFPART, BP_FUSE, BP_WARP, BP_WCOLS, BP_WKMAX, BP_WCAP, BP_N };
 enum { BPATH_AUTO = 0, BPATH_SF, BPATH_NOSF };
 enum { BCHECK_NONE = 0, BCHECK_SERVED, BCHECK_FALLBACK };
 static const char *const bits_path_words[] = {"auto", "sf", "nosf", NULL};
@@ -110,6 +117,19 @@ static const cltopk_param bits_params[] = {
      * 1024 0.190 against 0.215, 1024 x 65536 k = 32 and 64 x 131072 k = 50
      * alike; bench/RESULTS.md) */
     [BP_FUSE] = {.name = "fuse", .gpu = 0, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+    /* the warp kernel (cl/rows_warp.cl, warp_fit below): on (GPUs) or off
+     * (elsewhere, where the register tile is tuned), the most columns
+     * (wcols: 1024 on GPUs, where the H200 measured it faster than the
+     * register tile up to 1024 columns and slower from 2048: 128 columns a
+     * work-item took 255 registers and spilled) and the largest k (wkmax)
+     * it takes, the candidates it ranks
+     * (wcap; 0: 8 k, at least 512; a smaller value sends more rows to its
+     * exact bisection: tests) */
+    [BP_WARP] = {.name = "warp", .gpu = 1, .cpu = 0, .min = 0, .max = 1, .integer = 1},
+    [BP_WCOLS] = {.name = "wcols", .gpu = 1024, .cpu = 4096, .min = 1, .max = 4096,
+                  .integer = 1},
+    [BP_WKMAX] = {.name = "wkmax", .gpu = 32, .cpu = 32, .min = 1, .max = 128, .integer = 1},
+    [BP_WCAP] = {.name = "wcap", .min = 0, .max = 4096, .integer = 1},
 };
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
 
@@ -143,6 +163,10 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     c->check = (unsigned)p.v[BP_CHECK];
     c->sfpart = (size_t)p.v[BP_SFPART];
     c->fuse = (unsigned)p.v[BP_FUSE];
+    c->warp = (unsigned)p.v[BP_WARP];
+    c->wcols = (size_t)p.v[BP_WCOLS];
+    c->wkmax = (size_t)p.v[BP_WKMAX];
+    c->wcap = (size_t)p.v[BP_WCAP];
     if (!cltopk_is_pow2(c->wg) || !cltopk_is_pow2(c->r) || !cltopk_is_pow2(c->rt)) {
         snprintf(why, whylen, "CLTOPK_BITS: wg = %u, r = %u and rt = %u must be powers of two",
                  c->wg, c->r, c->rt);
@@ -347,6 +371,69 @@ static int tile_dense(const cltopk_context *ctx, const cltopk_request *rq,
     t->parts = parts;
     t->plen = plen;
     return 1;
+}
+
+/* ---------------------------------------------------------------------------
+ * The warp kernel (cl/rows_warp.cl): a row a work-group of 32 holding it in
+ * registers, wr columns a work-item (the row's columns / 32, rounded up to a
+ * power of two up to 32, then to a multiple of 32: few programs), a
+ * threshold T the k-th best of each work-item's wq = ceil(2 k / 32) best (at
+ * most 4), up to wcap candidates at or above T ranked in local memory (an
+ * exact bisection where more). 32-bit keys; dense rows of up to wcols
+ * columns at k up to wkmax. */
+typedef struct {
+    unsigned wr, wq, wcap;
+} warp_cfg;
+#define WARP_COLS 4096 /* 32 x 128 registers a work-item */
+
+static int warp_fit(const cltopk_context *ctx, const cltopk_request *rq,
+                    const cltopk_rows_job *job, const rows_cfg *c, warp_cfg *w)
+{
+    size_t k = rq->k, cols = job->cols;
+    if (!c->warp || rq->bytes != 4 || k == 0 || cols == 0 || k > c->wkmax || k > 128 ||
+        cols > c->wcols || cols > WARP_COLS || cols < k || ctx->caps.max_wg < 32)
+        return 0;
+    size_t per = (cols + 31) / 32, wr = 1;
+    while (wr < per && wr < 32)
+        wr <<= 1;
+    if (wr < per)
+        wr = (per + 31) / 32 * 32;
+    /* each work-item's best: 2 k at least among the 32 wq (a tighter T than
+     * k; at most 4) */
+    unsigned wq = (unsigned)((2 * k + 31) / 32);
+    wq = wq > 4 ? 4 : wq;
+    size_t cap = c->wcap ? c->wcap : 8 * k > 512 ? 8 * k : 512;
+    if (cap < 32 * (size_t)wq)
+        cap = 32 * (size_t)wq;
+    if (cap * 8 + 32 * 12 + 64 > ctx->caps.local_mem)
+        return 0;
+    *w = (warp_cfg){.wr = (unsigned)wr, .wq = wq, .wcap = (unsigned)cap};
+    return 1;
+}
+
+static int warp_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk_rows_job *job,
+                       const rows_launch_args *a, const warp_cfg *w, cl_uint num_wait,
+                       const cl_event *wait)
+{
+    char opts[160];
+    snprintf(opts, sizeof opts,
+             "-D KEY_BITS=32 -D KEY_KIND=%d -D WR=%u -D WQ=%u -D WCAP=%u -D WFULL=%d", rq->kind,
+             w->wr, w->wq, w->wcap, job->cols == (size_t)w->wr * 32);
+    cl_kernel kw;
+    int st = cltopk_kernel_get(ctx, "rows_warp.cl", opts, "rows_warp", &kw);
+    if (st != CLTOPK_OK)
+        return st;
+    cl_uint k = (cl_uint)rq->k, sm = (cl_uint)rq->smallest, cols = (cl_uint)job->cols;
+    cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
+    cl_mem ok = a->out_keys ? a->out_keys : a->in, oi = a->out_index ? a->out_index : a->in;
+    cl_ulong off = (cl_ulong)a->in_off, ld = job->ld, ibase = job->ibase;
+    if ((st = cltopk_set_args(ctx, kw, 10, sizeof(cl_mem), &a->in, sizeof off, &off, sizeof ld,
+                              &ld, sizeof cols, &cols, sizeof k, &k, sizeof sm, &sm,
+                              sizeof(cl_mem), &ok, sizeof(cl_mem), &oi, sizeof want, &want,
+                              sizeof ibase, &ibase)) == CLTOPK_OK)
+        st = cltopk_launch(ctx, kw, a->nrows * 32, 32, num_wait, wait);
+    clReleaseKernel(kw);
+    return st;
 }
 
 /* the compile options of cl/rows_tile.cl for t */
@@ -963,6 +1050,9 @@ static int rows_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
     if (job->mode == ROWS_DENSE && c.check != BCHECK_NONE)
         return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "CLTOPK_BITS check: the sample filter "
                            "did not run: %s", why);
+    warp_cfg w;
+    if (job->mode == ROWS_DENSE && warp_fit(ctx, rq, job, &c, &w))
+        return warp_launch(ctx, rq, job, a, &w, num_wait, wait);
     if (job->mode == ROWS_DENSE && tile_dense(ctx, rq, job, &c, &t))
         return tile_dense_launch(ctx, rq, job, a, &t, num_wait, wait);
     if (job->mode == ROWS_KNN) {
@@ -1045,6 +1135,7 @@ size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
         return (size_t)snprintf(buf, len, "no configuration: %s", why);
     tile_cfg t;
     rowsf_cfg f;
+    warp_cfg w;
     int n, sf = job->mode == ROWS_DENSE && sf_plan(ctx, rq, job, &c, &f, why, sizeof why);
     if (sf)
         n = snprintf(buf, len, "the sample filter: a threshold a row from %u samples (rank "
@@ -1052,6 +1143,11 @@ size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
                      "their top-k by a register tile of %u x %u (%zu work-groups), the whole "
                      "row where they are too few or too many (decided on the device)", f.s,
                      f.rank, f.parts, f.cap, f.t.wg, f.t.rt, job->nrows * f.parts);
+    else if (job->mode == ROWS_DENSE && warp_fit(ctx, rq, job, &c, &w))
+        n = snprintf(buf, len, "a warp a row: 32 work-items holding %u columns each in "
+                     "registers, a threshold from each one's %u best, up to %u candidates "
+                     "ranked in local memory (an exact bisection where more; %zu work-groups)",
+                     w.wr, w.wq, w.wcap, job->nrows);
     else if (job->mode == ROWS_DENSE && tile_dense(ctx, rq, job, &c, &t))
         n = snprintf(buf, len, "a register tile of %u work-items x %u elements, a radix "
                      "selection in local memory; %zu part%s a row (%zu work-groups%s)", t.wg,

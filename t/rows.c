@@ -412,10 +412,11 @@ static void explain(cltopk_context *ctx, const char *dev, int is_cl)
     if (is_cl) {
         /* dense rows on the device: the register tile, and the kernel that
          * streams a row where CLTOPK_BITS turns the tile off */
+        setenv("CLTOPK_BITS", "warp=0", 1);
         st = cltopk_explain_rows(ctx, CLTOPK_FLOAT32, 4, 1000, NULL, 10, 0, 1, buf, sizeof buf);
         ok(st == CLTOPK_OK && strstr(buf, "register tile"),
-           "%s: explain_rows of dense rows names the register tile", dev);
-        setenv("CLTOPK_BITS", "tile=0", 1);
+           "%s: explain_rows of dense rows (warp=0) names the register tile", dev);
+        setenv("CLTOPK_BITS", "warp=0,tile=0", 1);
         st = cltopk_explain_rows(ctx, CLTOPK_FLOAT32, 4, 1000, NULL, 10, 0, 1, buf, sizeof buf);
         ok(st == CLTOPK_OK && !strstr(buf, "register tile") && strstr(buf, "a buffer of"),
            "%s: explain_rows with CLTOPK_BITS=tile=0 names the streaming kernel", dev);
@@ -622,6 +623,84 @@ static void mixed_rows(cltopk_dtype type, size_t rows, size_t cols, size_t ld, i
  * buffer, past the local segment), everything a candidate and served
  * (force=all); a buffer about the expected count (some rows served, some
  * not, in one call) */
+/* the warp kernel (cl/rows_warp.cl, CLTOPK_BITS warp=1; the GPU default):
+ * 32-bit keys, a row a group of 32 holding it in registers.  Its programs'
+ * widths (1, 2, 4, 32, 64 and 128 columns a work-item; rows of exactly 32
+ * and 4096 columns fill them: WFULL), k from 1 to 32 and,
+ * with wkmax=128, to 128 (each work-item's 2 to 4 best), every distribution;
+ * rows built so that one work-item holds the best values (its threshold then
+ * admits more candidates than it ranks: the exact bisection), the same forced
+ * on every row by a small wcap; ld > cols, host data and cl_mem. */
+static void warp_cases(cltopk_context *cl, const char *dev)
+{
+    static const cltopk_dtype wtypes[3] = {CLTOPK_FLOAT32, CLTOPK_INT32, CLTOPK_UINT32};
+    static const size_t wcols[] = {1, 32, 31, 33, 100, 1000, 1025, 4096};
+    static const char *const wenv[] = {"warp=1,wcols=4096", "warp=1,wcols=4096,wcap=32",
+                                       "warp=1,wcols=4096,wkmax=128"};
+    char where[96];
+    int turn = 0;
+    for (size_t e = 0; e < sizeof wenv / sizeof wenv[0]; e++) {
+        setenv("CLTOPK_BITS", wenv[e], 1);
+        snprintf(where, sizeof where, "%s %s", dev, wenv[e]);
+        for (size_t ci = 0; ci < sizeof wcols / sizeof wcols[0]; ci++) {
+            size_t cols = wcols[ci], rows = cols > 1000 ? 3 : 5, ld = cols + (ci % 3);
+            if (e == 2 && cols < 100)
+                continue;
+            cltopk_dtype type = wtypes[(ci + e) % 3];
+            int sm = (int)((ci + e) & 1);
+            const char *dist = mix[turn++ % (sizeof mix / sizeof mix[0])];
+            size_t w = tsize(type), extent = (rows - 1) * ld + cols;
+            char *keys = bmalloc(extent * w);
+            gen_data(type, dist, extent, sm, &rng, keys);
+            size_t kmax = e == 2 ? 128 : 32, k1 = cols < kmax ? cols : kmax;
+            size_t k2 = 1 + rng_below(&rng, (uint32_t)k1);
+            if (e == 2)
+                k2 = 33 + rng_below(&rng, (uint32_t)(k1 - 32));
+            check_case(cl, where, CLTOPK_ALGO_BITS, 0, type, dist, keys, extent, rows, cols, ld,
+                       NULL, k1, sm, WANT_BOTH);
+            check_case(cl, where, CLTOPK_ALGO_BITS, (int)(ci & 1), type, dist, keys, extent,
+                       rows, cols, ld, NULL, k2, !sm, ci % 3 ? WANT_BOTH : WANT_KEYS);
+            if (e == 0)
+                check_case(cl, where, CLTOPK_ALGO_BITS, 1, type, dist, keys, extent, rows, cols,
+                           ld, NULL, 1, sm, WANT_INDEX);
+            free(keys);
+        }
+    }
+    /* one work-item's columns (j % 32 == 0) the best of the row, in random
+     * order: the other work-items' best are low, so the threshold admits
+     * most of the row; and the same with every key equal there */
+    setenv("CLTOPK_BITS", "warp=1,wcols=4096", 1);
+    for (int v = 0; v < 3; v++) {
+        size_t rows = 3, cols = v == 2 ? 1000 : 4096;
+        float *f = bmalloc(rows * cols * sizeof *f);
+        for (size_t i = 0; i < rows * cols; i++) {
+            size_t j = i % cols;
+            float x = (float)(rng_below(&rng, 1u << 20)) / (float)(1u << 20);
+            f[i] = j % 32 == 0 ? (v == 1 ? 7.0f : 2.0f + x) : x;
+        }
+        snprintf(where, sizeof where, "%s warp=1,wcols=4096 (one work-item's columns best)",
+                 dev);
+        check_case(cl, where, CLTOPK_ALGO_BITS, v & 1, CLTOPK_FLOAT32, "lane", f, rows * cols,
+                   rows, cols, cols, NULL, 32, 0, WANT_BOTH);
+        check_case(cl, where, CLTOPK_ALGO_BITS, 0, CLTOPK_FLOAT32, "lane", f, rows * cols, rows,
+                   cols, cols, NULL, 7, 1, WANT_BOTH);
+        free(f);
+    }
+    char buf[1024];
+    int st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 4, 1000, NULL, 10, 0, 1, buf, sizeof buf);
+    ok(st == CLTOPK_OK && strstr(buf, "a warp a row") && strstr(buf, "32 columns each"),
+       "%s: explain_rows with CLTOPK_BITS=warp=1 names the warp kernel", dev);
+    if (st != CLTOPK_OK || !strstr(buf, "a warp a row"))
+        diag("%s", buf);
+    st = cltopk_explain_rows(cl, CLTOPK_FLOAT64, 4, 1000, NULL, 10, 0, 1, buf, sizeof buf);
+    ok(st == CLTOPK_OK && !strstr(buf, "a warp a row"),
+       "%s: explain_rows: float64 rows do not take the warp kernel", dev);
+    st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 4, 1000, NULL, 33, 0, 1, buf, sizeof buf);
+    ok(st == CLTOPK_OK && !strstr(buf, "a warp a row"),
+       "%s: explain_rows: k = 33 is past the warp kernel's default wkmax", dev);
+    unsetenv("CLTOPK_BITS");
+}
+
 static void sf_cases(cltopk_context *cl, const char *dev)
 {
     char where[160];
@@ -813,7 +892,7 @@ int main(void)
     }
     /* long rows over several work-groups (CLTOPK_BITS parts), and the
      * variable's refusals */
-    setenv("CLTOPK_BITS", "parts=5", 1);
+    setenv("CLTOPK_BITS", "warp=0,parts=5", 1);
     random_shapes(cl, "cl parts=5", CLTOPK_ALGO_BITS, test_full() ? 12 : 5);
     setenv("CLTOPK_BITS", "parts=3,wg=32,r=4", 1); /* other programs: two types only */
     for (int i = 0; i < 2; i++) {
@@ -834,7 +913,8 @@ int main(void)
      * element a work-item (rt=1; make check-full), all-equal rows (every key
      * and position pass), k = 1 and k = cols; then the streaming kernel
      * (tile=0) */
-    static const char *const tile_env[] = {"wg=64", "wg=32,rt=1", "wg=16,rt=16,parts=2"};
+    static const char *const tile_env[] = {"warp=0,wg=64", "warp=0,wg=32,rt=1",
+                                           "warp=0,wg=16,rt=16,parts=2"};
     for (size_t e = 0; e < (test_full() ? sizeof tile_env / sizeof tile_env[0] : 1); e++) {
         setenv("CLTOPK_BITS", tile_env[e], 1);
         char where[64];
@@ -884,19 +964,22 @@ int main(void)
         if (est != CLTOPK_OK || !strstr(buf, "tiles merged"))
             diag("%s", buf);
     }
-    setenv("CLTOPK_BITS", "tile=0", 1);
+    setenv("CLTOPK_BITS", "warp=0,tile=0", 1);
     if (test_full())
         cases(cl, "cl tile=0", CLTOPK_ALGO_BITS, 0);
     random_shapes(cl, "cl tile=0", CLTOPK_ALGO_BITS, test_full() ? 12 : 5);
     /* the tile by radix passes only, and the tile for every k it takes */
-    setenv("CLTOPK_BITS", "maxima=0", 1);
+    setenv("CLTOPK_BITS", "warp=0,maxima=0", 1);
     random_shapes(cl, "cl maxima=0", CLTOPK_ALGO_BITS, test_full() ? 12 : 4);
-    setenv("CLTOPK_BITS", "tkmax=4096", 1);
+    setenv("CLTOPK_BITS", "warp=0,tkmax=4096", 1);
     random_shapes(cl, "cl tkmax=4096", CLTOPK_ALGO_BITS, test_full() ? 12 : 4);
     sf_cases(cl, dev);
+    warp_cases(cl, dev);
     static const char *const bad_env[] = {"wg=100", "r=3", "parts=-1", "speed=9", "wg=2048",
                                           "rt=3", "tile=2", "maxima=2", "tkmax=0",
-                                          "path=fast", "force=some", "check=1.5", "fuse=2"};
+                                          "path=fast", "force=some", "check=1.5", "fuse=2",
+                                          "warp=2", "wcols=4097", "wkmax=0", "wkmax=129",
+                                          "wcap=5000"};
     for (size_t i = 0; i < sizeof bad_env / sizeof bad_env[0]; i++) {
         setenv("CLTOPK_BITS", bad_env[i], 1);
         char ok_[4 * 4];

@@ -1,0 +1,234 @@
+/* rows_warp.cl - many top-k at once, a row a work-group of 32 work-items (one
+ * warp on NVIDIA GPUs) holding the whole row in registers: no barrier of a
+ * larger group, no radix pass on most rows.
+ *
+ * Every element is the composite c = (order key u) : ~j, u its order key
+ * (common.cl, larger first) in the top 32 bits and the complement of its
+ * column j in the low 32, so that no two elements are equal and a larger c
+ * comes first exactly as THE ORDER says (larger key, then smaller position);
+ * a slot past the row's end is (0, ~j) with j >= cols, below every element.  Work-item l holds columns l, l + 32, ... (WR of them: each
+ * load of the group reads 32 consecutive elements).
+ *
+ *   1. each work-item's WQ best composites (32 WQ >= k); the threshold T is
+ *      the k-th best of those 32 WQ, so that at least k elements (the k of
+ *      them at or above it) are at or above T: the k best are among them (in
+ *      rows shorter than 32 WQ, every element);
+ *   2. the elements at or above T counted (some 1.5-4 k on uniform rows; k
+ *      on sorted or all-equal rows, whose work-items' best are their first
+ *      or last columns); where more than WCAP, an exact bisection over the 64
+ *      bits of c finds the k-th best instead (then exactly k are at or above
+ *      it): rows built so that one work-item holds the best values take it;
+ *   3. those candidates written to local memory in column order (each
+ *      work-item at its prefix of the counts), and each one's rank among them
+ *      counted; the ranks below k are the outputs: the input's bits
+ *      (want & 1) and column + ibase (want & 2) at row * k + rank.
+ *
+ * The group exchanges values through local memory behind barriers (32
+ * work-items: on NVIDIA's GPUs one warp, whose barrier is cheap), so that the
+ * kernel is plain OpenCL C and runs the same on every device.
+ *
+ * -D options (defaults below, so that the file compiles on its own): KEY_BITS
+ * (32 only), KEY_KIND (common.cl), WR (columns a work-item holds: the row's
+ * columns at most 32 WR), WQ (each work-item's best kept for the threshold:
+ * k <= 32 WQ; more makes T tighter), WCAP (candidates ranked in local
+ * memory, at least 32 WQ), WFULL (1: the row has exactly 32 WR columns: its
+ * loads need no test). */
+#ifndef CLTOPK_COMMON_CL
+#include "common.cl"
+#endif
+
+#if KEY_BITS != 32
+#error "rows_warp.cl: 32-bit keys only"
+#endif
+#ifndef WR
+#define WR 4
+#endif
+#ifndef WQ
+#define WQ 1
+#endif
+#ifndef WCAP
+#define WCAP 512
+#endif
+#define WW 32 /* work-items a group */
+#if WCAP < WW * WQ
+#error "rows_warp.cl: WCAP must hold 32 WQ candidates"
+#endif
+
+#ifndef WFULL
+#define WFULL 0 /* 1: the row has exactly 32 WR columns (no slot past its end) */
+#endif
+
+/* the composite of slot r of work-item lid: past the row's end (u = 0, j >=
+ * cols) below every element, whose composite is at least ~(cols - 1) (key
+ * 0, the last column); T is never below that, so no such slot is counted
+ * and no use tests j against cols */
+#define WCV(r) (((ulong)u[r] << 32) | (ulong)~((r) * WW + lid))
+
+/* the sum over the group of v (every work-item gets it), and the sum over the
+ * work-items before this one in *before (NULL: not wanted) */
+inline uint warp_sum(uint v, uint *before, __local uint *xc)
+{
+    const uint lid = get_local_id(0);
+    xc[lid] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint tot = 0, bef = 0;
+    for (uint l = 0; l < WW; l++) {
+        uint x = xc[l];
+        tot += x;
+        bef += l < lid ? x : 0u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (before)
+        *before = bef;
+    return tot;
+}
+
+__kernel __attribute__((reqd_work_group_size(WW, 1, 1))) void
+rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, uint smallest,
+          __global key_t *out_keys, __global long *out_index, uint want, ulong ibase)
+{
+    __local ulong cand[WCAP];
+    __local ulong xw[WW * WQ];
+    __local ulong xt;
+    __local uint xc[WW];
+    const uint lid = get_local_id(0);
+    const ulong row = get_group_id(0);
+    const ulong start = in_off + row * ld;
+    okey_t u[WR];
+#pragma unroll
+    for (uint r = 0; r < WR; r++) {
+        uint j = r * WW + lid;
+#if WFULL
+        u[r] = order_key(in[start + j], smallest);
+#else
+        /* every load unconditional (a slot past the end reads the last
+         * column), so that a work-item's loads all go out at once: on the
+         * H200 a load behind j < cols made rows of 1000 and 1024 columns
+         * take 0.21 ms at 65536 x 1024, k = 16, against 0.143 without */
+        key_t x = in[start + (j < cols ? j : cols - 1u)];
+        u[r] = j < cols ? order_key(x, smallest) : (okey_t)0;
+#endif
+    }
+
+    /* 1. this work-item's WQ best (descending), then T */
+    ulong b[WQ];
+#pragma unroll
+    for (uint q = 0; q < WQ; q++)
+        b[q] = 0UL;
+#pragma unroll
+    for (uint r = 0; r < WR; r++) {
+        ulong c = WCV(r);
+#pragma unroll
+        for (uint q = 0; q < WQ; q++) {
+            ulong hi = c > b[q] ? c : b[q];
+            c = c > b[q] ? b[q] : c;
+            b[q] = hi;
+        }
+    }
+    /* T: the one of the 32 WQ ranked k - 1, at least the least composite of
+     * an element (a work-item's best include slots past the row's end only
+     * where every work-item's best hold all of its elements: T is then that
+     * least composite, every element) */
+#pragma unroll
+    for (uint q = 0; q < WQ; q++)
+        xw[q * WW + lid] = b[q];
+    if (lid == 0u)
+        xt = 0UL;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint rb[WQ];
+#pragma unroll
+    for (uint q = 0; q < WQ; q++)
+        rb[q] = 0u;
+#pragma unroll
+    for (uint l = 0; l < WW * WQ; l++) {
+        ulong x = xw[l];
+#pragma unroll
+        for (uint q = 0; q < WQ; q++)
+            rb[q] += x > b[q];
+    }
+#pragma unroll
+    for (uint q = 0; q < WQ; q++)
+        if (rb[q] == k - 1u)
+            xt = b[q];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const ulong least = (ulong)~(cols - 1u);
+    ulong t = xt > least ? xt : least;
+
+    /* 2. the candidates at or above T, or the exact k-th by bisection */
+    uint mine = 0;
+#pragma unroll
+    for (uint r = 0; r < WR; r++)
+        mine += WCV(r) >= t;
+    uint before, total = warp_sum(mine, &before, xc);
+    if (total > WCAP) { /* (the same in every work-item) */
+        ulong x = 0UL;
+        for (int bit = 63; bit >= 0; bit--) {
+            ulong y = x | ((ulong)1 << bit);
+            uint m = 0;
+#pragma unroll
+            for (uint r = 0; r < WR; r++)
+                m += WCV(r) >= y;
+            if (warp_sum(m, NULL, xc) >= k)
+                x = y;
+        }
+        t = x; /* exactly k at or above it: composites are distinct */
+        mine = 0;
+#pragma unroll
+        for (uint r = 0; r < WR; r++)
+            mine += WCV(r) >= t;
+        total = warp_sum(mine, &before, xc);
+    }
+
+    /* 3. the candidates in local memory, ranked */
+    uint w = before;
+#pragma unroll
+    for (uint r = 0; r < WR; r++) {
+        ulong c = WCV(r);
+        if (c >= t)
+            cand[w++] = c;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* each work-item's candidates e = lid, lid + 32, ...: WH at a time (1
+     * where they are at most 32, else 4) against every candidate, read 4 at
+     * a time (independent loads) */
+#define WRANK(WH)                                                                             \
+    for (uint e0 = 0; e0 < total; e0 += WW * (WH)) {                                          \
+        ulong c[WH];                                                                          \
+        uint rk[WH];                                                                          \
+        _Pragma("unroll") for (uint h = 0; h < (WH); h++)                                     \
+        {                                                                                     \
+            uint e = e0 + h * WW + lid;                                                       \
+            c[h] = e < total ? cand[e] : ~0UL;                                                \
+            rk[h] = 0u;                                                                       \
+        }                                                                                     \
+        uint x = 0;                                                                           \
+        for (; x + 4u <= total; x += 4u) {                                                    \
+            ulong v0 = cand[x], v1 = cand[x + 1u], v2 = cand[x + 2u], v3 = cand[x + 3u];      \
+            _Pragma("unroll") for (uint h = 0; h < (WH); h++)                                 \
+                rk[h] += (uint)(v0 > c[h]) + (uint)(v1 > c[h]) + (uint)(v2 > c[h]) +          \
+                         (uint)(v3 > c[h]);                                                   \
+        }                                                                                     \
+        for (; x < total; x++) {                                                              \
+            ulong v = cand[x];                                                                \
+            _Pragma("unroll") for (uint h = 0; h < (WH); h++) rk[h] += v > c[h];              \
+        }                                                                                     \
+        _Pragma("unroll") for (uint h = 0; h < (WH); h++)                                     \
+        {                                                                                     \
+            uint e = e0 + h * WW + lid;                                                       \
+            if (e < total && rk[h] < k) {                                                     \
+                uint j = ~(uint)c[h];                                                         \
+                ulong o = row * (ulong)k + rk[h];                                             \
+                if (want & 1u)                                                                \
+                    out_keys[o] = in[start + j];                                              \
+                if (want & 2u)                                                                \
+                    out_index[o] = (long)(j + ibase);                                         \
+            }                                                                                 \
+        }                                                                                     \
+    }
+    if (total <= WW) {
+        WRANK(1)
+    } else {
+        WRANK(4)
+    }
+#undef WRANK
+}
