@@ -44,7 +44,15 @@
  * A selection (any rank) uses the same passes on a band (BAND=1):
  *   sf_gather      as above, every sample kept
  *   sf_band_sample two groups: the samples at two ranks around the wanted
- *                  rank's place in the sample, the band's bounds
+ *                  rank's place in the sample, the band's bounds; or, with the
+ *                  bracket (the host's bm > 0), the same bounds in three steps
+ *                  that read far fewer samples in one group: the subsample
+ *                  (every bm-th pair of each group's sorted run, written by
+ *                  sf_gather) gives two pairs P_lo < P_hi that provably hold
+ *                  both ranks between them, sf_band_bracket (many groups)
+ *                  keeps the samples in (P_lo, P_hi] and counts those above,
+ *                  and sf_band_sample selects the two ranks, less that count,
+ *                  among the kept
  *   sf_filter      BAND: keeps the elements between the bounds (in the
  *                  composite order, both included) and counts those above
  *                  the upper bound; then radix_select.cl searches the kept
@@ -124,7 +132,10 @@ typedef uint4 vec_t;
 #define ST_UHI 9
 #define ST_UNI 10
 #define ST_FBT 11  /* sf_final's fallback: the groups' tickets */
-#define ST_WORDS 12
+#define ST_BABOVE 12 /* BAND, the bracket (sf_band_bracket): samples above P_hi */
+#define ST_BCNT 13   /*   samples in the bracket (P_lo, P_hi] */
+#define ST_BBAD 14   /*   1: the bracket missed a bound (never; check=bracket) */
+#define ST_WORDS 15
 
 /* sf_sample's force argument */
 #define F_NONE 0u
@@ -561,7 +572,8 @@ inline void group_sort(okey_t u, uint idx, __local okey_t *gu, __local uint *gi)
  * which is worse than every pair. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void sf_gather(__global const okey_t *in, ulong off, uint n, uint smallest, uint s,
-               ulong seed, uint rr, __global okey_t *sk, __global uint *si_g)
+               ulong seed, uint rr, uint bm, uint sub, __global okey_t *sk,
+               __global uint *si_g)
 {
     __local okey_t gu[WG];
     __local uint gi[WG];
@@ -577,6 +589,14 @@ void sf_gather(__global const okey_t *in, ulong off, uint n, uint smallest, uint
     if (lid < rr) {
         sk[get_group_id(0) * rr + lid] = gu[lid];
         si_g[get_group_id(0) * rr + lid] = gi[lid];
+    }
+    /* the band's subsample (bm > 0, a power of two dividing WG, with rr =
+     * WG): every bm-th pair of the group's sorted run, at sub + group * (WG /
+     * bm), so that a run's subsample is sorted too */
+    if (bm && (lid & (bm - 1u)) == 0u) {
+        uint q = sub + get_group_id(0) * (WG / bm) + lid / bm;
+        sk[q] = gu[lid];
+        si_g[q] = gi[lid];
     }
 }
 
@@ -645,13 +665,29 @@ void sf_sample(__global const okey_t *in, ulong off, uint n, uint smallest, uint
 
 #if BAND /* (sf_band_sample: only in the band calls' programs) */
 /* BAND, P0b: the bounds of a selection's band, the samples of ranks r_up and
- * r_lo (0-based, best first) among the first `kept` pairs of sk / si_g:
- * group 0 the upper bound (has_up 0: none, above everything), group 1 the
- * lower (has_lo 0: none, below everything); group 0 also clears the counts.
- * Two groups of FWG. */
+ * r_lo (0-based, best first) among the first `kept` pairs of sk / si_g from
+ * `base` on: group 0 the upper bound (has_up 0: none, above everything),
+ * group 1 the lower (has_lo 0: none, below everything); group 0 also clears
+ * the counts.  Two groups of FWG.
+ *
+ * The bracket (host: bm > 0) runs it twice around sf_band_bracket:
+ *   mode 1  over the subsample (every bm-th sample of each sorted run): the
+ *           pairs P_hi and P_lo of the ranks the host derived, written where
+ *           the bounds go (sf_band_bracket reads them there); group 0 also
+ *           clears the bracket's counts
+ *   mode 2  over the bracket (P_lo, P_hi]: its count (at most `kept`, the
+ *           buffer) and the samples above it from the state, the ranks r_up
+ *           and r_lo less those, so that the bounds are the samples of ranks
+ *           r_up and r_lo exactly as mode 0 finds them over every sample.  A
+ *           state that contradicts the bracket's bounds (never: the host
+ *           sizes the buffer by them) drops both bounds, which leaves the
+ *           band the whole input: slower, still exact (and sets ST_BBAD).
+ *   mode 0  the one step over every sample (and clears the bracket's counts,
+ *           which check=bracket reads) */
 __kernel __attribute__((reqd_work_group_size(FWG, 1, 1)))
-void sf_band_sample(uint kept, uint r_up, uint has_up, uint r_lo, uint has_lo,
-                    __global const okey_t *sk, __global const uint *si_g, __global uint *st)
+void sf_band_sample(uint kept, uint r_up, uint has_up, uint r_lo, uint has_lo, uint mode,
+                    uint base, __global const okey_t *sk, __global const uint *si_g,
+                    __global uint *st)
 {
     __local uint hist[NB * HC];
     __local okey_t su[SORTCAP];
@@ -659,9 +695,17 @@ void sf_band_sample(uint kept, uint r_up, uint has_up, uint r_lo, uint has_lo,
     __local uint sh[SH_WORDS];
     __local ulong shl[2];
     uint lid = get_local_id(0), lower = get_group_id(0) == 1u;
-    uint has = lower ? has_lo : has_up;
+    uint has = lower ? has_lo : has_up, r = lower ? r_lo : r_up, bad = 0u;
+    if (mode == 2u) {
+        uint cnt = st[ST_BCNT], above = st[ST_BABOVE];
+        bad = cnt > kept || (has_up && (r_up < above || r_up - above >= cnt)) ||
+              (has_lo && (r_lo < above || r_lo - above >= cnt));
+        kept = cnt < kept ? cnt : kept;
+        has = bad ? 0u : has;
+        r = has ? r - above : 0u;
+    }
     /* (always: barriers stay out of branches) */
-    wg_topr(0u, kept, 0u, has ? (lower ? r_lo : r_up) + 1u : 1u, SORTCAP, 1u, sk, si_g, sk, 0UL, 0u,
+    wg_topr(0u, kept, 0u, has ? r + 1u : 1u, SORTCAP, 1u, sk + base, si_g + base, sk, 0UL, 0u,
             0UL, 0u, hist, su, si, sh, shl);
     if (lid == 0u) {
         uint w = lower ? ST_TLO : ST_ULO;
@@ -684,7 +728,61 @@ void sf_band_sample(uint kept, uint r_up, uint has_up, uint r_lo, uint has_lo,
             st[ST_ABOVE] = 0u;
             st[ST_PATH] = 0u;
             st[ST_SPILL] = 0u;
+            if (mode != 2u) {
+                st[ST_BABOVE] = 0u;
+                st[ST_BCNT] = 0u;
+            }
+            st[ST_BBAD] = bad;
         }
+    }
+}
+
+/* BAND, the bracket (between sf_band_sample's modes 1 and 2): over the cnt
+ * samples of sk / si_g, a work-item each, the count of those strictly above
+ * P_hi (the upper bound's words) into ST_BABOVE, and those in (P_lo, P_hi]
+ * (P_lo the lower bound's words; the sentinel's (0, 0) where there is none,
+ * which keeps every sample but the padding) appended to bu / bi, at most
+ * cap (ST_BCNT counts them all): each group compacts its members in local
+ * memory and reserves its place with one global atomic. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void sf_band_bracket(uint cnt, uint cap, __global const okey_t *sk, __global const uint *si_g,
+                     __global uint *st, __global okey_t *bu, __global uint *bi)
+{
+    __local okey_t lu[WG];
+    __local uint li[WG];
+    __local uint lcnt, labove, lbase;
+    uint lid = get_local_id(0), j = get_global_id(0);
+    ulong hh, lh;
+    uint hl, ll;
+    load_bound(st, ST_ULO, &hh, &hl);
+    load_bound(st, ST_TLO, &lh, &ll);
+    if (lid == 0u) {
+        lcnt = 0u;
+        labove = 0u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (j < cnt) {
+        okey_t u = sk[j];
+        uint idx = si_g[j];
+        if (!c_le((ulong)u, ~idx, hh, hl)) {
+            atomic_inc(&labove);
+        } else if (!c_le((ulong)u, ~idx, lh, ll)) {
+            uint p = atomic_inc(&lcnt);
+            lu[p] = u;
+            li[p] = idx;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0u) {
+        if (labove)
+            atomic_add(&st[ST_BABOVE], labove);
+        lbase = lcnt ? atomic_add(&st[ST_BCNT], lcnt) : 0u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint m = lcnt, q = lbase + lid;
+    if (lid < m && q < cap) {
+        bu[q] = lu[lid];
+        bi[q] = li[lid];
     }
 }
 #endif /* BAND */

@@ -43,8 +43,22 @@
  *              takes at most n / 2, and below 64 keeps everything (T below
  *              every element)
  *   bs=N       the band's sample size (selections, and k above the final
- *              sort), 64..65536 (default 65536, CPUs 4096); below 64 samples
- *              the radix select of the input runs alone
+ *              sort), 64..2^20 (default 65536, CPUs 4096; GPUs 262144 where
+ *              n >= 2^26, with bm=16: SF_BAND_LARGE_*, predicted, not yet
+ *              measured); a call takes at most n / 2; below 64 samples the
+ *              radix select of the input runs alone
+ *   bm=M       how the band's bounds (two samples' ranks) are selected: 0
+ *              by one group over every sample (the default where n < 2^26,
+ *              and on CPUs: its time follows bs); M, a power of two 2..wg:
+ *              through the bracket: every M-th sample of each gather group's
+ *              sorted run (bs / M pairs) gives two samples that provably hold
+ *              both bounds between them (see plan_bracket), a pass of many
+ *              groups keeps the samples between those (about bs / M + (M -
+ *              1) bs / wg plus the band's samples), and one group selects
+ *              the bounds among those: the same bounds, so the same band and
+ *              answer, from far fewer pairs read by one group (bs / M plus
+ *              the bracket: 34 K instead of 262 K at bs = 262144, M = 16,
+ *              wg = 256)
  *   part=K     a top-k above the final sort with k >= K selects the k-th
  *              element by the band, then the device sort keeps the pairs at or
  *              above it (one stable partition pass) and sorts those k alone
@@ -112,13 +126,16 @@
  *              fail with CLTOPK_ERR_INTERNAL: normal (survivors served),
  *              few (too few: fallback over the input), overflow (too many:
  *              fallback over the input at or above T), spill (survivors
- *              spilled past a full segment)
+ *              spilled past a full segment), bracket (a selection's band
+ *              served, its bounds selected through the bracket, bm=, which
+ *              held both and fitted its buffer)
  * (k = 1 is the reduction, which has no sample, paths or segments: rank, cap,
  * lseg, force, s, sort, digit, reduce and check do not apply to it.)
  *
  * Scratch: the survivor buffer (cap pairs), the samples (s pairs; the group
- * results for k = 1) and 32 bytes of state, in the context's candidate
- * slots. */
+ * results for k = 1) and SF_ST_WORDS words of state, in the context's
+ * candidate slots; the band's bracket keeps its subsample after the samples
+ * and the bracket in the band's buffer, which the filter fills after it. */
 #include "internal.h"
 
 #if HAVE_OPENCL
@@ -133,37 +150,57 @@
  * memory holds it beside the sort, else 8 bits and 4 copies (4 KB) */
 #define SF_HIST_MIN (256 * 4 * 4)
 #define SF_HIST_WIDE (2048 * 4)
-#define SF_ST_WORDS 12  /* cl: ST_WORDS */
+#define SF_ST_WORDS 15  /* cl: ST_WORDS */
 #define SF_ST_TOTAL 0
 #define SF_ST_ABOVE 1
 #define SF_ST_PATH 5
 #define SF_ST_SPILL 6
-#define SF_SMAX 65536
+#define SF_ST_BCNT 13 /* cl: ST_BCNT, the bracket's samples */
+#define SF_ST_BBAD 14 /* cl: ST_BBAD, 1: the bracket missed a bound (never) */
+#define SF_BS_MAX (1 << 20) /* the band's sample: bs= up to this */
 #define SF_SMAX_TOPK (1 << 20) /* a top-k's sample: s= up to this */
 #define SF_S_LARGE 262144 /* GPUs: the sample of a large n (n / 2048, at most this) */
 #define SF_BAND_GROUPS 8192 /* groups of a wide band's filter */
 #define SF_PART_DIV 16      /* the partition's default: a top-k of k >= n / this */
+/* GPUs, a selection's band over n >= SF_BAND_LARGE_N: a sample of
+ * SF_BAND_LARGE_BS whose bounds are found through the bracket with stride
+ * SF_BAND_LARGE_BM (below that n: bs = 65536 and the one-step selection).
+ * PREDICTIONS, NOT YET MEASURED.  On the H200 the median of 2^29 float32 at
+ * bs = 16384 / 32768 / 65536 had 21 M / 14.7 M / 10.5 M band members and
+ * took 1175 / 1085 / 990 us in the filter and the radix select together,
+ * while the one-step selection of the bounds grew with bs (110-120 us at
+ * 65536, so some 450 us at 262144).  Predicted at bs = 262144: about 5.3 M
+ * members and some 100 us less in the filter and the radix select, with the
+ * bracket's one-group selections reading about bs / bm + (bm - 1) bs / wg
+ * pairs instead of bs (34 K instead of 262 K at bm = 16, wg = 256).  The
+ * threshold n, the sample and the stride are all to be measured. */
+#define SF_BAND_LARGE_N ((size_t)1 << 26)
+#define SF_BAND_LARGE_BS 262144
+#define SF_BAND_LARGE_BM 16
 
 enum { SF_FORCE_NONE = 0, SF_FORCE_ALL = 1, SF_FORCE_FEW = 2 };
-enum { SF_CHECK_NONE = 0, SF_CHECK_NORMAL, SF_CHECK_FEW, SF_CHECK_OVERFLOW, SF_CHECK_SPILL };
+enum { SF_CHECK_NONE = 0, SF_CHECK_NORMAL, SF_CHECK_FEW, SF_CHECK_OVERFLOW, SF_CHECK_SPILL,
+       SF_CHECK_BRACKET };
 
 typedef struct {
     /* compile time */
     unsigned wg, unr, lseg, fwg, sortcap, db, hc;
     /* run time */
     unsigned s, rank, force, check, groups, profile, noreduce, bs;
+    unsigned bm; /* the band's bracket stride (0: the one-step selection) */
     unsigned fbg; /* sf_final's groups where the survivors cannot serve (0: 2 a compute unit) */
     int dense; /* the band filter's way: 0 sparse, 1 dense, -1 by the expected band */
     int range; /* the sparse band filter tests keys by one unsigned range compare */
     int seltop; /* a selection at a rank below sortcap: the last of the top rank + 1 */
     int ofs;    /* the band's members keyed by (u - L) << z */
     size_t skip; /* (per call) sf_final writes the winners from this one on */
+    size_t bcap; /* (per call) the bracket's buffer (0: no bracket), for check=bracket */
     size_t small; /* a selection's band buffer up to this: one group picks the rank */
     size_t part;  /* a top-k above the final sort with k >= part (0: n / 16) selects the
                      k-th, then partitions the input by it and sorts the k winners */
     size_t cap;
     uint64_t seed;
-    int seed_set, rank_set, cap_set, groups_set, wg_set, s_set, unr_set, gpu;
+    int seed_set, rank_set, cap_set, groups_set, wg_set, s_set, unr_set, gpu, bs_set, bm_set;
 } sf_cfg;
 
 /* the largest sort (pairs) that the one-group kernels' local memory holds */
@@ -179,11 +216,12 @@ static unsigned max_sortcap(const cltopk_context *ctx, int bytes)
 /* CLTOPK_SAMPLE_FILTER (parsed strictly, lib/tune.h; see the top of the file).
  * A default of 0 is derived from the device and the key width. */
 static const char *const sf_force_words[] = {"none", "all", "few", NULL};
-static const char *const sf_check_words[] = {"none", "normal", "few", "overflow", "spill", NULL};
+static const char *const sf_check_words[] = {"none",  "normal",  "few", "overflow",
+                                             "spill", "bracket", NULL};
 static const char *const sf_dense_words[] = {"0", "1", "auto", NULL};
 enum { SP_SEED, SP_S, SP_RANK, SP_CAP, SP_LSEG, SP_FORCE, SP_WG, SP_UNR, SP_FWG, SP_GROUPS,
        SP_SORT, SP_DIGIT, SP_REDUCE, SP_PROFILE, SP_CHECK, SP_BS, SP_DENSE, SP_SMALL, SP_PART,
-       SP_RANGE, SP_SELTOP, SP_OFS, SP_FBG, SP_N };
+       SP_RANGE, SP_SELTOP, SP_OFS, SP_FBG, SP_BM, SP_N };
 static const cltopk_param sf_params[] = {
     [SP_SEED] = {.name = "seed", .min = 0, .max = 18446744073709551615.0, .integer = 1},
     [SP_S] = {.name = "s", .gpu = 65536, .cpu = 4096, .min = 64, .max = SF_SMAX_TOPK,
@@ -200,8 +238,9 @@ static const cltopk_param sf_params[] = {
     [SP_DIGIT] = {.name = "digit", .min = 8, .max = 11, .integer = 1},
     [SP_REDUCE] = {.name = "reduce", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
     [SP_PROFILE] = {.name = "profile", .min = 0, .max = 1, .integer = 1},
-    [SP_CHECK] = {.name = "check", .min = 0, .max = 4, .integer = 1, .words = sf_check_words},
-    [SP_BS] = {.name = "bs", .gpu = 65536, .cpu = 4096, .min = 64, .max = SF_SMAX, .integer = 1},
+    [SP_CHECK] = {.name = "check", .min = 0, .max = 5, .integer = 1, .words = sf_check_words},
+    [SP_BS] = {.name = "bs", .gpu = 65536, .cpu = 4096, .min = 64, .max = SF_BS_MAX,
+               .integer = 1},
     [SP_DENSE] = {.name = "dense", .gpu = 2, .cpu = 2, .min = 0, .max = 2, .integer = 1,
                   .words = sf_dense_words},
     [SP_SMALL] = {.name = "small", .gpu = 32768, .cpu = 32768, .min = 0, .max = 4294967294.0,
@@ -214,6 +253,7 @@ static const cltopk_param sf_params[] = {
     [SP_SELTOP] = {.name = "seltop", .gpu = 1, .cpu = 0, .min = 0, .max = 1, .integer = 1},
     [SP_OFS] = {.name = "ofs", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
     [SP_FBG] = {.name = "fbg", .min = 1, .max = 65536, .integer = 1},
+    [SP_BM] = {.name = "bm", .min = 0, .max = 1024, .integer = 1},
 };
 static const cltopk_param_table sf_table = {"CLTOPK_SAMPLE_FILTER", sf_params, SP_N, NULL};
 
@@ -251,6 +291,9 @@ static int sf_configure(const cltopk_context *ctx, const cltopk_request *rq, sf_
     c->sortcap = SET(SP_SORT) ? (unsigned)p.v[SP_SORT] : scmax;
     c->s = (unsigned)p.v[SP_S]; /* a CPU device reads the sample slowly */
     c->bs = (unsigned)p.v[SP_BS];
+    c->bs_set = SET(SP_BS);
+    c->bm = (unsigned)p.v[SP_BM];
+    c->bm_set = SET(SP_BM);
     c->small = (size_t)p.v[SP_SMALL];
     c->part = (size_t)p.v[SP_PART];
     c->dense = p.v[SP_DENSE] == 2 ? -1 : (int)p.v[SP_DENSE];
@@ -287,6 +330,8 @@ static int sf_configure(const cltopk_context *ctx, const cltopk_request *rq, sf_
         bad = "lseg must fit the device's local memory";
     else if (!cltopk_is_pow2(c->sortcap) || c->sortcap > scmax)
         bad = "sort must be a power of two that the device's local memory holds";
+    else if (c->bm && (!cltopk_is_pow2(c->bm) || c->bm < 2 || c->bm > c->wg))
+        bad = "bm must be 0 or a power of two 2..wg";
     if (bad) {
         snprintf(why, whylen,
                  "CLTOPK_SAMPLE_FILTER: %s (%s: work-groups up to %zu, %llu bytes of local "
@@ -396,11 +441,11 @@ static int sf_supports(cltopk_context *ctx, const cltopk_request *rq, char *why,
 }
 
 enum { K_INIT, K_GATHER, K_SAMPLE, K_FILTER, K_REDUCE, K_FINAL, K_BPART, K_BFINAL, K_BSAMPLE,
-       K_BANDFIN, K_N };
-static const char *const knames[K_N] = {"sf_init",      "sf_gather",     "sf_sample",
-                                        "sf_filter",    "sf_reduce",     "sf_final",
-                                        "sf_best_part", "sf_best_final", "sf_band_sample",
-                                        "sf_band_final"};
+       K_BANDFIN, K_BRACKET, K_N };
+static const char *const knames[K_N] = {"sf_init",       "sf_gather",      "sf_sample",
+                                        "sf_filter",     "sf_reduce",      "sf_final",
+                                        "sf_best_part",  "sf_best_final",  "sf_band_sample",
+                                        "sf_band_final", "sf_band_bracket"};
 /* the kernels of a call: k = 1, a sampled threshold, or none; a selection's
  * band, sampled or not */
 enum { USE_BEST, USE_SAMPLE, USE_INIT, USE_BAND, USE_BAND_INIT };
@@ -416,7 +461,8 @@ static int kernel_needed(int use, int i)
     case USE_INIT:
         return i == K_INIT || i == K_FILTER || i == K_REDUCE || i == K_FINAL;
     case USE_BAND:
-        return i == K_GATHER || i == K_BSAMPLE || i == K_FILTER || i == K_BANDFIN;
+        return i == K_GATHER || i == K_BSAMPLE || i == K_FILTER || i == K_BANDFIN ||
+               i == K_BRACKET;
     default:
         return i == K_INIT || i == K_FILTER || i == K_BANDFIN;
     }
@@ -493,15 +539,16 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
 }
 
 /* profile=1: the events of a call's launches */
+#define SF_PROF_MAX 8
 typedef struct {
-    cl_event ev[6];
-    const char *name[6];
+    cl_event ev[SF_PROF_MAX];
+    const char *name[SF_PROF_MAX];
     int n;
 } sf_prof;
 
 static void prof_add(cltopk_context *ctx, sf_prof *pr, const char *name)
 {
-    if (pr && pr->n < 6 && ctx->last) {
+    if (pr && pr->n < SF_PROF_MAX && ctx->last) {
         clRetainEvent(ctx->last);
         pr->ev[pr->n] = ctx->last;
         pr->name[pr->n++] = name;
@@ -524,6 +571,9 @@ static void prof_print(cltopk_context *ctx, const sf_cfg *c, sf_prof *pr, size_t
     if (state)
         fprintf(stderr, "; survivors %u, spilled %u, path %u", w[SF_ST_TOTAL], w[SF_ST_SPILL],
                 w[SF_ST_PATH]);
+    if (state && c->bcap)
+        fprintf(stderr, "; bracket %u of %zu%s", w[SF_ST_BCNT], c->bcap,
+                w[SF_ST_BBAD] ? " (missed a bound)" : "");
     fprintf(stderr, "\n");
     pr->n = 0;
 }
@@ -537,17 +587,25 @@ static int check_path(cltopk_context *ctx, const sf_cfg *c, cl_mem state)
     cl_int err = clEnqueueReadBuffer(ctx->queue, state, CL_TRUE, 0, sizeof w, w, nown, own, NULL);
     if (err != CL_SUCCESS)
         return cltopk_clfail(ctx, err, "reading the sample-filter state (check=)");
-    unsigned path = w[SF_ST_PATH], spill = w[SF_ST_SPILL];
-    int good = c->check == SF_CHECK_SPILL ? spill > 0 : path == c->check;
+    unsigned path = w[SF_ST_PATH], spill = w[SF_ST_SPILL], bcnt = w[SF_ST_BCNT];
+    /* bracket: the band served, its bounds selected through a bracket that
+     * held samples, fitted its buffer and held both bounds */
+    int good = c->check == SF_CHECK_SPILL     ? spill > 0
+               : c->check == SF_CHECK_BRACKET ? path == SF_CHECK_NORMAL && c->bcap &&
+                                                    bcnt > 0 && bcnt <= c->bcap &&
+                                                    !w[SF_ST_BBAD]
+                                              : path == c->check;
     if (!good)
         return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL,
                            "sample-filter check=%s failed: path %u (1 normal, 2 few, 3 "
-                           "overflow), %u survivors, %u spilled",
-                           c->check == SF_CHECK_NORMAL  ? "normal"
-                           : c->check == SF_CHECK_FEW   ? "few"
+                           "overflow), %u survivors, %u spilled, bracket %u of %zu%s",
+                           c->check == SF_CHECK_NORMAL     ? "normal"
+                           : c->check == SF_CHECK_FEW      ? "few"
                            : c->check == SF_CHECK_OVERFLOW ? "overflow"
-                                                        : "spill",
-                           path, w[SF_ST_TOTAL], spill);
+                           : c->check == SF_CHECK_BRACKET  ? "bracket"
+                                                           : "spill",
+                           path, w[SF_ST_TOTAL], spill, bcnt, c->bcap,
+                           w[SF_ST_BBAD] ? " (missed a bound)" : "");
     return CLTOPK_OK;
 }
 
@@ -614,18 +672,22 @@ static int launch_filter(cltopk_context *ctx, cl_kernel kf, const sf_cfg *c, con
 }
 
 /* sf_gather: s samples of keys[off .. off+n) from seed, each group of c->wg
- * keeping its best `keep` (sorted) at group * keep of sk / ski */
+ * keeping its best `keep` (sorted) at group * keep of sk / ski; bm > 0 (with
+ * keep = c->wg): also every bm-th of each group's sorted run at sub + group *
+ * (c->wg / bm), the band's subsample */
 static int launch_gather(cltopk_context *ctx, cl_kernel kg, const sf_cfg *c, cl_mem in,
                          size_t off, size_t n, int smallest, unsigned s, uint64_t seed,
-                         unsigned keep, cl_mem sk, cl_mem ski, cl_uint num_wait,
-                         const cl_event *wait)
+                         unsigned keep, unsigned bm, size_t sub, cl_mem sk, cl_mem ski,
+                         cl_uint num_wait, const cl_event *wait)
 {
-    cl_uint n32 = (cl_uint)n, sm = (cl_uint)smallest, s32 = s, gr = keep;
+    cl_uint n32 = (cl_uint)n, sm = (cl_uint)smallest, s32 = s, gr = keep, bm32 = bm;
+    cl_uint sub32 = (cl_uint)sub;
     cl_ulong off64 = off, seed64 = seed;
     size_t global = ((size_t)s + c->wg - 1) / c->wg * c->wg;
-    int st = cltopk_set_args(ctx, kg, 9, sizeof(cl_mem), &in, sizeof off64, &off64, sizeof n32,
+    int st = cltopk_set_args(ctx, kg, 11, sizeof(cl_mem), &in, sizeof off64, &off64, sizeof n32,
                              &n32, sizeof sm, &sm, sizeof s32, &s32, sizeof seed64, &seed64,
-                             sizeof gr, &gr, sizeof(cl_mem), &sk, sizeof(cl_mem), &ski);
+                             sizeof gr, &gr, sizeof bm32, &bm32, sizeof sub32, &sub32,
+                             sizeof(cl_mem), &sk, sizeof(cl_mem), &ski);
     if (st == CLTOPK_OK)
         st = cltopk_launch(ctx, kg, global, c->wg, num_wait, wait);
     return st;
@@ -746,7 +808,7 @@ static int sf_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg
             size_t sg = ((size_t)p.s + c.wg - 1) / c.wg;
             cl_uint gr = p.r < c.wg ? p.r : c.wg, kept = (cl_uint)(sg * gr);
             st = launch_gather(ctx, kk[K_GATHER], &c, in, off, n, rq->smallest, p.s, p.seed, gr,
-                               sk, ski, num_wait, wait);
+                               0, 0, sk, ski, num_wait, wait);
             prof_add(ctx, pr, "gather");
             if (st == CLTOPK_OK)
                 st = cltopk_set_args(ctx, kk[K_SAMPLE], 9, sizeof(cl_mem), &in, sizeof off64,
@@ -803,6 +865,7 @@ out:
  * lo (0-based, best first; has_* 0: no such bound) */
 typedef struct {
     unsigned s, up, lo, has_up, has_lo;
+    unsigned bm; /* the bracket's stride (0: the bounds by one selection over the sample) */
     size_t cap;
 } sf_band;
 
@@ -814,7 +877,12 @@ typedef struct {
 static void plan_band(const sf_cfg *c, size_t n, size_t rank, int topk, sf_band *b)
 {
     memset(b, 0, sizeof *b);
-    size_t s = c->bs < n / 2 ? c->bs : n / 2;
+    size_t bs = c->bs;
+    int large = c->gpu && n >= SF_BAND_LARGE_N;
+    if (large && !c->bs_set)
+        bs = SF_BAND_LARGE_BS;
+    b->bm = c->bm_set ? c->bm : large ? SF_BAND_LARGE_BM : 0;
+    size_t s = bs < n / 2 ? bs : n / 2;
     b->s = (unsigned)s;
     b->cap = n;
     if (s >= 64 && c->force == SF_FORCE_NONE) {
@@ -834,6 +902,49 @@ static void plan_band(const sf_cfg *c, size_t n, size_t rank, int topk, sf_band 
     }
     if (c->cap_set)
         b->cap = c->cap < n ? c->cap : n;
+}
+
+/* The bracket of a band's sample (bm = m > 0): the sample buffer is G =
+ * s_alloc / wg runs of wg pairs, each sorted best first (the last padded with
+ * the sentinel, worse than every sample), and the subsample the pairs at
+ * positions 0, m, 2m, ... of each run (s_alloc / m of them, m a power of two
+ * dividing wg).  A subsample pair x with R subsample pairs strictly better
+ * has N(x) samples strictly better with m R - (m - 1) G <= N(x) <= m R: a run
+ * with c >= 1 of its subsample pairs better than x has its pairs 0 ..
+ * (c - 1) m better and those from c m on not (sorted), so between (c - 1) m
+ * + 1 and c m of them; one with c = 0 none.  So the subsample pair P_hi of
+ * rank R_hi = floor(up / m) has N(P_hi) <= up (the sample of rank up is P_hi
+ * or worse; it is never the padding, as fewer than ceil(s / m) <= the real
+ * subsample pairs precede it), and the one P_lo of rank R_lo = ceil((lo + 1 +
+ * (m - 1) G) / m) has N(P_lo) >= lo + 1 (the sample of rank lo is strictly
+ * better; none, and the bracket reaches the bottom, where R_lo is past the
+ * subsample).  The samples in (P_lo, P_hi] then hold both bounds, N(P_lo) -
+ * N(P_hi) <= m R_lo - (m R_hi - (m - 1) G) of them (s - that without P_lo),
+ * and the bounds are their ranks up and lo less N(P_hi), the samples above
+ * P_hi, counted with them. */
+typedef struct {
+    unsigned m, r_hi, r_lo, has_lo; /* the stride, P_hi's and P_lo's subsample ranks */
+    size_t sub;                     /* the subsample's pairs */
+    size_t cap;                     /* the bracket's buffer: at most this many */
+} sf_bracket;
+
+static void plan_bracket(const sf_band *b, size_t s_alloc, unsigned wg, unsigned m,
+                         sf_bracket *k)
+{
+    size_t G = s_alloc / wg, s = b->s;
+    k->m = m;
+    k->sub = s_alloc / m;
+    k->r_hi = b->has_up ? b->up / m : 0u;
+    size_t r_lo = ((size_t)b->lo + 1 + (size_t)(m - 1) * G + m - 1) / m;
+    k->has_lo = b->has_lo && r_lo < k->sub;
+    k->r_lo = k->has_lo ? (unsigned)r_lo : 0u;
+    /* N(P_hi) at least, N(P_lo) at most */
+    size_t hi = (size_t)m * k->r_hi, slack = (size_t)(m - 1) * G;
+    size_t nhi = hi > slack ? hi - slack : 0;
+    size_t nlo = k->has_lo && (size_t)m * r_lo < s ? (size_t)m * r_lo : s;
+    k->cap = nlo - nhi + 1;
+    if (k->cap > s_alloc)
+        k->cap = s_alloc;
 }
 
 /* The element at position `rank` (THE ORDER) of keys[off .. off+n) of `in`,
@@ -917,24 +1028,65 @@ static int sf_band_device(cltopk_context *ctx, const cltopk_request *rq, const s
         pr->n = 0;
     cl_mem ak, ai, sk, ski, state;
     size_t s_alloc = ((size_t)b.s + c.wg - 1) / c.wg * c.wg;
-    /* the band goes straight into the radix select's first candidate buffer */
+    /* the bracket (a stride dividing the gather's groups, which get_kernels
+     * may have narrowed) */
+    sf_bracket br = {0};
+    if (use == USE_BAND && b.bm) {
+        unsigned m = b.bm;
+        while (m > c.wg)
+            m >>= 1;
+        plan_bracket(&b, s_alloc, c.wg, m, &br);
+        c.bcap = br.cap;
+    }
+    /* the band goes straight into the radix select's first candidate buffer
+     * (and before it the bracket); the subsample after the samples */
+    size_t sk_pairs = s_alloc + br.sub;
     if ((st = cltopk_rselect_cands(ctx, rq, n, &ak, &ai)) != CLTOPK_OK ||
-        (st = cltopk_scratch(ctx, SCR_CAND_U1, (s_alloc ? s_alloc : 1) * kb, &sk)) !=
+        (br.m && (st = cltopk_scratch(ctx, SCR_CAND_U0, br.cap * kb, &ak)) != CLTOPK_OK) ||
+        (br.m && (st = cltopk_scratch(ctx, SCR_CAND_I0, br.cap * 4, &ai)) != CLTOPK_OK) ||
+        (st = cltopk_scratch(ctx, SCR_CAND_U1, (sk_pairs ? sk_pairs : 1) * kb, &sk)) !=
             CLTOPK_OK ||
-        (st = cltopk_scratch(ctx, SCR_CAND_I1, (s_alloc ? s_alloc : 1) * 4, &ski)) !=
+        (st = cltopk_scratch(ctx, SCR_CAND_I1, (sk_pairs ? sk_pairs : 1) * 4, &ski)) !=
             CLTOPK_OK ||
         (st = cltopk_scratch(ctx, SCR_SF_STATE, SF_ST_WORDS * 4, &state)) != CLTOPK_OK)
         goto out;
     if (use == USE_BAND) {
         cl_uint kept = (cl_uint)s_alloc, up = b.up, hu = b.has_up, lo = b.lo, hl = b.has_lo;
+        cl_uint mode = 0, base = 0;
         /* every sample kept (a group keeps all of its wg) */
-        st = launch_gather(ctx, kk[K_GATHER], &c, in, off, n, rq->smallest, b.s, seed, c.wg, sk,
-                           ski, num_wait, wait);
+        st = launch_gather(ctx, kk[K_GATHER], &c, in, off, n, rq->smallest, b.s, seed, c.wg,
+                           br.m, s_alloc, sk, ski, num_wait, wait);
         prof_add(ctx, pr, "gather");
+        if (br.m) {
+            /* P_hi and P_lo over the subsample, then the bracket between them */
+            cl_uint sub = (cl_uint)br.sub, rh = br.r_hi, rl = br.r_lo, hb = br.has_lo;
+            cl_uint m1 = 1, sbase = (cl_uint)s_alloc, bcap = (cl_uint)br.cap;
+            if (st == CLTOPK_OK)
+                st = cltopk_set_args(ctx, kk[K_BSAMPLE], 10, sizeof sub, &sub, sizeof rh, &rh,
+                                     sizeof hu, &hu, sizeof rl, &rl, sizeof hb, &hb, sizeof m1,
+                                     &m1, sizeof sbase, &sbase, sizeof(cl_mem), &sk,
+                                     sizeof(cl_mem), &ski, sizeof(cl_mem), &state);
+            if (st == CLTOPK_OK)
+                st = cltopk_launch(ctx, kk[K_BSAMPLE], 2 * (size_t)c.fwg, c.fwg, 0, NULL);
+            prof_add(ctx, pr, "subsample");
+            if (st == CLTOPK_OK)
+                st = cltopk_set_args(ctx, kk[K_BRACKET], 7, sizeof kept, &kept, sizeof bcap,
+                                     &bcap, sizeof(cl_mem), &sk, sizeof(cl_mem), &ski,
+                                     sizeof(cl_mem), &state, sizeof(cl_mem), &ak,
+                                     sizeof(cl_mem), &ai);
+            if (st == CLTOPK_OK)
+                st = cltopk_launch(ctx, kk[K_BRACKET], s_alloc, c.wg, 0, NULL);
+            prof_add(ctx, pr, "bracket");
+            /* the bounds among the bracket's samples */
+            kept = bcap;
+            mode = 2;
+        }
+        cl_mem bk = br.m ? ak : sk, bki = br.m ? ai : ski;
         if (st == CLTOPK_OK)
-            st = cltopk_set_args(ctx, kk[K_BSAMPLE], 8, sizeof kept, &kept, sizeof up, &up,
-                                 sizeof hu, &hu, sizeof lo, &lo, sizeof hl, &hl, sizeof(cl_mem),
-                                 &sk, sizeof(cl_mem), &ski, sizeof(cl_mem), &state);
+            st = cltopk_set_args(ctx, kk[K_BSAMPLE], 10, sizeof kept, &kept, sizeof up, &up,
+                                 sizeof hu, &hu, sizeof lo, &lo, sizeof hl, &hl, sizeof mode,
+                                 &mode, sizeof base, &base, sizeof(cl_mem), &bk, sizeof(cl_mem),
+                                 &bki, sizeof(cl_mem), &state);
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, kk[K_BSAMPLE], 2 * (size_t)c.fwg, c.fwg, 0, NULL);
         prof_add(ctx, pr, "band");

@@ -9,8 +9,10 @@
  * checked to have run (check=): the band served, the rank outside the band
  * (force=few), the band overflowing its buffer (cap=, force=all), spills past
  * full segments; small bands finished by one group or (small=0) by the radix
- * select; the dense and the sparse band filters; inputs too small to sample.
- * And AUTO's selection plan, with CLTOPK_PLAN_SELECT. */
+ * select; the dense and the sparse band filters; inputs too small to sample;
+ * the band's bounds through the bracket of the sorted sample runs (bm=,
+ * check=bracket), also for the top-k's band.  And AUTO's selection plan,
+ * with CLTOPK_PLAN_SELECT. */
 #include "testlib.h"
 
 #include <stdio.h>
@@ -67,6 +69,98 @@ static void host_set(cltopk_context *ctx, cltopk_algo algo, const char *spec, cl
     free(perm);
     if (spec)
         unsetenv("CLTOPK_SAMPLE_FILTER");
+}
+
+/* host data: a top-k of k by algo with `spec`, against the oracle (the band's
+ * top-k: k above the final sort's capacity) */
+static void topk_set(cltopk_context *ctx, cltopk_algo algo, const char *spec, cltopk_dtype t,
+                     int smallest, const char *dist, size_t n, size_t k)
+{
+    setenv("CLTOPK_SAMPLE_FILTER", spec, 1);
+    char *keys = bmalloc(n * tsize(t));
+    gen_data(t, dist, n, smallest, &rng, keys);
+    int64_t *perm = oracle_order(t, keys, n, smallest);
+    char msg[1024] = "";
+    int good = check_topk(ctx, algo, t, keys, n, k, smallest, perm, WANT_BOTH, CLTOPK_OK, msg,
+                          sizeof msg);
+    if (!good)
+        diag_after("%s", msg);
+    ok(good, "%s %s: top-k %s %s %s n=%zu k=%zu", cltopk_algo_name(algo), spec, tname(t),
+       smallest ? "smallest" : "largest", dist, n, k);
+    free(keys);
+    free(perm);
+    unsetenv("CLTOPK_SAMPLE_FILTER");
+}
+
+/* The band's bounds through the bracket (bm=): the subsample of every m-th
+ * sample of each sorted run, the bracket of samples between the two pairs it
+ * gives, the bounds selected among those (checked to have run, check=bracket),
+ * against the oracle: every type, both directions, the distributions with
+ * ties (all-equal, few and five distinct, sorted, the bucket killer), strides
+ * 2, 4 and 16, samples that fill their runs and samples that leave the last
+ * run padded, and the top-k's band (no upper bound). */
+static void bracket_sets(cltopk_context *ctx)
+{
+    static const char *const bdists[] = {"uniform", "equal",  "few",   "increasing",
+                                         "bucket",  "five",   "decreasing"};
+    static const char *const bspecs[] = {
+        "bs=4096,bm=16,check=bracket", "bs=1000,bm=4,check=bracket",
+        "bs=8192,bm=2,small=0,check=bracket", "bs=3000,bm=16,check=bracket",
+        "bs=16384,bm=4,check=bracket", "bs=65,bm=16,check=bracket"};
+    size_t ns[] = {1 << 14, 1 << 16, 1 << 18, 100003};
+    int i = 0;
+    for (int ti = 0; ti < 6; ti++)
+        for (int sm = 0; sm < 2; sm++)
+            for (int d = 0; d < 7; d++, i++) {
+                if (!test_full() && (ti + sm + d) % 3) /* make check: a third */
+                    continue;
+                size_t n = ns[(size_t)i % 4];
+                host_set(ctx, SF, bspecs[i % 6], all_types[ti], sm, bdists[d], n, 3);
+            }
+    /* the dense filter and the radix select after a bracket's band; a wide
+     * gather group (the runs longer), the largest stride */
+    host_set(ctx, SF, "bs=32768,bm=16,dense=1,small=0,check=bracket", CLTOPK_FLOAT32, 0,
+             "uniform", 1 << 18, 3);
+    host_set(ctx, SF, "wg=256,bs=5000,bm=16,check=bracket", CLTOPK_INT64, 1, "five", 1 << 16,
+             3);
+    host_set(ctx, SF, "wg=256,bs=4096,bm=256,check=bracket", CLTOPK_UINT32, 0, "bucket",
+             1 << 16, 3);
+    host_set(ctx, SF, "bs=2048,bm=64,check=bracket", CLTOPK_FLOAT64, 1, "uniform", 1 << 15,
+             3);
+    /* a sample above the one-step path's old limit (bs up to 2^20) */
+    host_set(ctx, SF, "bs=131072,bm=16,check=bracket", CLTOPK_FLOAT32, 1, "uniform", 1 << 18,
+             2);
+    /* the top-k's band (k above the final sort, below the partition) */
+    topk_set(ctx, SF, "bs=8192,bm=16,check=bracket", CLTOPK_FLOAT32, 0, "uniform", 1 << 17,
+             5000);
+    topk_set(ctx, SF, "bs=3000,bm=4,check=bracket", CLTOPK_INT64, 1, "few", 1 << 16, 4500);
+    /* check=bracket fails where the one-step selection ran (bm=0) */
+    {
+        setenv("CLTOPK_SAMPLE_FILTER", "bs=4096,bm=0,check=bracket", 1);
+        char *keys = bmalloc((1 << 14) * 4);
+        gen_data(CLTOPK_FLOAT32, "uniform", 1 << 14, 0, &rng, keys);
+        int64_t *perm = oracle_order(CLTOPK_FLOAT32, keys, 1 << 14, 0);
+        char msg[1024] = "";
+        int good = check_select(ctx, SF, CLTOPK_FLOAT32, keys, 1 << 14, 1 << 13, 0, perm,
+                                WANT_BOTH, CLTOPK_ERR_INTERNAL, msg, sizeof msg);
+        if (!good)
+            diag_after("%s", msg);
+        ok(good, "sample-filter bm=0,check=bracket: the one-step selection fails the check");
+        free(keys), free(perm);
+        unsetenv("CLTOPK_SAMPLE_FILTER");
+    }
+    /* refused: a stride not a power of two, or wider than the gather's group */
+    {
+        static const char *const bad[] = {"bm=3", "bm=1", "wg=64,bm=128", "bs=1048577"};
+        for (int b = 0; b < 4; b++) {
+            setenv("CLTOPK_SAMPLE_FILTER", bad[b], 1);
+            int64_t pos = -1;
+            float key = 0, in[256] = {0};
+            int st = cltopk_select(ctx, CLTOPK_FLOAT32, in, 256, 7, 0, SF, &key, &pos);
+            ok(st == CLTOPK_ERR_UNSUPPORTED, "sample-filter %s: refused (%d)", bad[b], st);
+            unsetenv("CLTOPK_SAMPLE_FILTER");
+        }
+    }
 }
 
 #if CLTOPK_HAVE_OPENCL
@@ -289,7 +383,12 @@ int main(void)
     buffer_set(ctx, SF, "seltop=1", CLTOPK_INT64, 1, "uniform", 9000, 1);
     buffer_set(ctx, SF, "seltop=0", CLTOPK_FLOAT64, 1, "bucket", 20000, 5);
     small_ranks = 0;
+    /* the bracket on device data */
+    buffer_set(ctx, SF, "bs=4000,bm=16,check=bracket", CLTOPK_UINT64, 0, "uniform", 1 << 16,
+               5);
+    buffer_set(ctx, SF, "bs=2048,bm=2,check=bracket", CLTOPK_INT32, 1, "equal", 1 << 15, 2);
 #endif
+    bracket_sets(ctx);
 
     /* CLTOPK_PLAN_SELECT: the plan of a selection names a record that selects
      * by itself, and explain says it plans a selection */
