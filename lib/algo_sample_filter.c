@@ -43,13 +43,13 @@
  *              takes at most n / 2, and below 64 keeps everything (T below
  *              every element)
  *   bs=N       the band's sample size (selections, and k above the final
- *              sort), 64..2^20 (default 65536, CPUs 4096; GPUs 262144 where
- *              n >= 2^26, with bm=16: SF_BAND_LARGE_*, predicted, not yet
- *              measured); a call takes at most n / 2; below 64 samples the
+ *              sort), 64..2^20 (default 65536, CPUs 4096; bs=262144,bm=16
+ *              is the predicted GPU setting for n >= 2^26, SF_BAND_LARGE_*,
+ *              off until measured); a call takes at most n / 2; below 64 samples the
  *              radix select of the input runs alone
  *   bm=M       how the band's bounds (two samples' ranks) are selected: 0
- *              by one group over every sample (the default where n < 2^26,
- *              and on CPUs: its time follows bs); M, a power of two 2..wg:
+ *              by one group over every sample (the default: its time
+ *              follows bs); M, a power of two 2..wg:
  *              through the bracket: every M-th sample of each gather group's
  *              sorted run (bs / M pairs) gives two samples that provably hold
  *              both bounds between them (see plan_bracket), a pass of many
@@ -164,8 +164,11 @@
 #define SF_PART_DIV 16      /* the partition's default: a top-k of k >= n / this */
 /* GPUs, a selection's band over n >= SF_BAND_LARGE_N: a sample of
  * SF_BAND_LARGE_BS whose bounds are found through the bracket with stride
- * SF_BAND_LARGE_BM (below that n: bs = 65536 and the one-step selection).
- * PREDICTIONS, NOT YET MEASURED.  On the H200 the median of 2^29 float32 at
+ * SF_BAND_LARGE_BM (below that n: bs = 65536 and the one-step selection),
+ * where SF_BAND_LARGE_ON is 1.  It is 0: PREDICTIONS, NOT YET MEASURED on a
+ * GPU (the bracket passed its tests on POCL only), so the default stays the
+ * one-step selection at bs = 65536 until a GPU run measures
+ * CLTOPK_SAMPLE_FILTER=bm=16,bs=262144 against it.  On the H200 the median of 2^29 float32 at
  * bs = 16384 / 32768 / 65536 had 21 M / 14.7 M / 10.5 M band members and
  * took 1175 / 1085 / 990 us in the filter and the radix select together,
  * while the one-step selection of the bounds grew with bs (110-120 us at
@@ -174,6 +177,7 @@
  * bracket's one-group selections reading about bs / bm + (bm - 1) bs / wg
  * pairs instead of bs (34 K instead of 262 K at bm = 16, wg = 256).  The
  * threshold n, the sample and the stride are all to be measured. */
+#define SF_BAND_LARGE_ON 0
 #define SF_BAND_LARGE_N ((size_t)1 << 26)
 #define SF_BAND_LARGE_BS 262144
 #define SF_BAND_LARGE_BM 16
@@ -878,7 +882,7 @@ static void plan_band(const sf_cfg *c, size_t n, size_t rank, int topk, sf_band 
 {
     memset(b, 0, sizeof *b);
     size_t bs = c->bs;
-    int large = c->gpu && n >= SF_BAND_LARGE_N;
+    int large = SF_BAND_LARGE_ON && c->gpu && n >= SF_BAND_LARGE_N;
     if (large && !c->bs_set)
         bs = SF_BAND_LARGE_BS;
     b->bm = c->bm_set ? c->bm : large ? SF_BAND_LARGE_BM : 0;
