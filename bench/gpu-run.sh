@@ -6,7 +6,7 @@
 #   bench/gpu-run.sh [TARBALL]       (default: the newest .gpu/cltopk-*.tar.gz)
 #
 # GPU_RUN_STEPS picks the steps (default: all of them, which may take longer
-# than one 10-minute call allows): check poclcheck onepass cmds sffb sfx sortx band bandx medianx rows rowsx rowssf query querysf prof knnx demo bitonic keysonly dist
+# than one 10-minute call allows): check poclcheck onepass cmds sffb sfx sortx band bandx bracket medianx rows rowsx rowssf query querysf prof knnx demo bitonic keysonly dist
 # ablation paper torch tune unpack sbp tree cpu index stream multi pyocl mpi multigpu; and compare (with
 # BASE_TARBALL: the same benchmark rows from that release, built beside, for a
 # before/after table).
@@ -252,13 +252,16 @@ fi
 
 # ---- many rows at once (issue 13): the shapes of the issue, bits beside cpu-heap
 if want rows; then
-    for shape in "16384 4096 32" "65536 1024 16" "1024 65536 256" "64 131072 50"; do
+    for shape in "16384 4096 32" "65536 1024 16" "65536 1000 16" "1024 65536 256" "64 131072 50"; do
         set -- $shape
         log "bench: rows $1 x $2, k = $3, f32 (bits, auto)"
         tools/cltopk bench --rows $1 -n $2 -k $3 --device gpu --algo auto,bits --reps 10 2>&1 |
             tee -a "$OUT/summary.txt" "$OUT/rows.txt"
-        log "bench: the same with the streaming kernel (CLTOPK_BITS=tile=0)"
-        CLTOPK_BITS=tile=0 tools/cltopk bench --rows $1 -n $2 -k $3 --device gpu --algo bits \
+        log "bench: the same with the streaming kernel (CLTOPK_BITS=warp=0,tile=0)"
+        CLTOPK_BITS=warp=0,tile=0 tools/cltopk bench --rows $1 -n $2 -k $3 --device gpu \
+            --algo bits --reps 10 2>&1 | tee -a "$OUT/summary.txt" "$OUT/rows.txt"
+        log "bench: the same with the register tile (CLTOPK_BITS=warp=0)"
+        CLTOPK_BITS=warp=0 tools/cltopk bench --rows $1 -n $2 -k $3 --device gpu --algo bits \
             --reps 10 2>&1 | tee -a "$OUT/summary.txt" "$OUT/rows.txt"
         log "vs_torch: rows $1 x $2, k = $3 (auto)"
         python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --algo auto --rows $1 \
@@ -348,7 +351,7 @@ fi
 
 # ---- per-launch device times (CLTOPK_PROFILE=1) of the many-rows and query calls
 if want prof; then
-    for shape in "16384 4096 32" "65536 1024 16" "1024 65536 256" "64 131072 50"; do
+    for shape in "16384 4096 32" "65536 1024 16" "65536 1000 16" "1024 65536 256" "64 131072 50"; do
         set -- $shape
         for tile in 1 0; do
             log "profile: rows $1 x $2, k = $3, bits, tile=$tile"
@@ -422,6 +425,27 @@ if want sortx; then
 fi
 
 # ---- the selection's settings (issue 11): the band filter's range test (range),
+# the band's bounds through the bracket (bm=, off by default until measured
+# here): the tests, then the selections of 2^29 f32 with the one-step bounds
+# (the default, bs 65536) against bm=16 at bs 262144 and 131072, and the
+# median's launches with each
+if want bracket; then
+    log "tests on the GPU: t/band.t, t/sample_filter.t, t/select.t (the bracket among their cases)"
+    CLTOPK_TEST_DEVICE=gpu timeout 400 make -j"$jobs" check \
+        TESTS="t/band.t t/sample_filter.t t/select.t" >"$OUT/bracket-check.log" 2>&1
+    grep -E "^# (TOTAL|PASS|FAIL|ERROR)" "$OUT/bracket-check.log" | tee -a "$OUT/summary.txt"
+    for sf in none bm=16,bs=262144 bm=16,bs=131072 bm=8,bs=262144 none; do
+        log "bench: selection, 2^29 f32, CLTOPK_SAMPLE_FILTER=$sf"
+        CLTOPK_SAMPLE_FILTER=$([ $sf = none ] || echo $sf) timeout 120 tools/cltopk bench \
+            --device gpu -t f32 -n 2^29 -k 4097,268435456,402653184 --algo auto --select \
+            --dist uniform,bucket-killer --reps 7 2>&1 |
+            grep --line-buffered -E "auto|error" | tee -a "$OUT/summary.txt" "$OUT/bracket.txt"
+        CLTOPK_SAMPLE_FILTER=profile=1$([ $sf = none ] || echo ,$sf) timeout 60 tools/cltopk bench \
+            --device gpu -t f32 -n 2^29 -k 268435456 --algo sample-filter --select --reps 3 2>&1 |
+            grep --line-buffered -E "^sample-filter n=" | tail -2 | tee -a "$OUT/summary.txt"
+    done
+fi
+
 # the radix select's fused passes (fuse), only the groups with elements in a
 # histogram launch (act), a small rank as the last of a top-k (seltop); first
 # the tests, which run both ways of each
