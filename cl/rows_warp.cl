@@ -6,8 +6,9 @@
  * (common.cl, larger first) in the top 32 bits and the complement of its
  * column j in the low 32, so that no two elements are equal and a larger c
  * comes first exactly as THE ORDER says (larger key, then smaller position);
- * a slot past the row's end is (0, ~j) with j >= cols, below every element.  Work-item l holds columns l, l + 32, ... (WR of them: each
- * load of the group reads 32 consecutive elements).
+ * a slot past the row's end is (0, ~j) with j >= cols, below every element.
+ * Work-item l holds columns l, l + 32, ... (WR of them: each load of the
+ * group reads 32 consecutive elements).
  *
  *   1. each work-item's WQ best composites (32 WQ >= k); the threshold T is
  *      the k-th best of those 32 WQ, so that at least k elements (the k of

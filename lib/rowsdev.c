@@ -59,7 +59,7 @@ typedef struct {
     size_t sfpart;
     unsigned fuse;
     unsigned warp;              /* the warp kernel (cl/rows_warp.cl): on */
-    size_t wcols, wkmax, wcap;  /* its largest row and k, its candidates (0: 512 WQ) */
+    size_t wcols, wkmax, wcap;  /* its largest row and k, its candidates (0: 8 k, >= 512) */
     int wg_set; /* CLTOPK_BITS wg= given */
 } rows_cfg;
 
@@ -81,6 +81,8 @@ static const unsigned ktops[] = {32, 256, 1024, 2048};
 enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT, BP_MAXIMA, BP_TKMAX, BP_PATH, BP_S, BP_CAP,
        BP_FORCE, BP_CHECK, BP_SFPART, BP_FUSE, BP_WARP, BP_WCOLS, BP_WKMAX, BP_WCAP, BP_N };
 enum { BPATH_AUTO = 0, BPATH_SF, BPATH_NOSF };
+#define WARP_COLS 4096 /* the warp kernel's longest row: 32 x 128 registers a work-item */
+#define WARP_KMAX 128  /* its largest k: each work-item's 4 best hold T (cl/rows_warp.cl) */
 enum { BCHECK_NONE = 0, BCHECK_SERVED, BCHECK_FALLBACK };
 static const char *const bits_path_words[] = {"auto", "sf", "nosf", NULL};
 static const char *const bits_force_words[] = {"none", "all", "few", NULL};
@@ -126,9 +128,10 @@ static const cltopk_param bits_params[] = {
      * (wcap; 0: 8 k, at least 512; a smaller value sends more rows to its
      * exact bisection: tests) */
     [BP_WARP] = {.name = "warp", .gpu = 1, .cpu = 0, .min = 0, .max = 1, .integer = 1},
-    [BP_WCOLS] = {.name = "wcols", .gpu = 1024, .cpu = 4096, .min = 1, .max = 4096,
+    [BP_WCOLS] = {.name = "wcols", .gpu = 1024, .cpu = WARP_COLS, .min = 1, .max = WARP_COLS,
                   .integer = 1},
-    [BP_WKMAX] = {.name = "wkmax", .gpu = 32, .cpu = 32, .min = 1, .max = 128, .integer = 1},
+    [BP_WKMAX] = {.name = "wkmax", .gpu = 32, .cpu = 32, .min = 1, .max = WARP_KMAX,
+                  .integer = 1},
     [BP_WCAP] = {.name = "wcap", .min = 0, .max = 4096, .integer = 1},
 };
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
@@ -384,14 +387,14 @@ static int tile_dense(const cltopk_context *ctx, const cltopk_request *rq,
 typedef struct {
     unsigned wr, wq, wcap;
 } warp_cfg;
-#define WARP_COLS 4096 /* 32 x 128 registers a work-item */
 
 static int warp_fit(const cltopk_context *ctx, const cltopk_request *rq,
                     const cltopk_rows_job *job, const rows_cfg *c, warp_cfg *w)
 {
     size_t k = rq->k, cols = job->cols;
-    if (!c->warp || rq->bytes != 4 || k == 0 || cols == 0 || k > c->wkmax || k > 128 ||
-        cols > c->wcols || cols > WARP_COLS || cols < k || ctx->caps.max_wg < 32)
+    /* (wkmax and wcols are at most WARP_KMAX and WARP_COLS: bits_params) */
+    if (!c->warp || rq->bytes != 4 || k == 0 || cols == 0 || k > c->wkmax || cols > c->wcols ||
+        cols < k || ctx->caps.max_wg < 32)
         return 0;
     size_t per = (cols + 31) / 32, wr = 1;
     while (wr < per && wr < 32)
