@@ -43,13 +43,13 @@
  *              takes at most n / 2, and below 64 keeps everything (T below
  *              every element)
  *   bs=N       the band's sample size (selections, and k above the final
- *              sort), 64..2^20 (default 65536, CPUs 4096; bs=262144,bm=16
- *              is the predicted GPU setting for n >= 2^26, SF_BAND_LARGE_*,
- *              off until measured); a call takes at most n / 2; below 64 samples the
- *              radix select of the input runs alone
+ *              sort), 64..2^20 (default 65536, CPUs 4096; GPUs from n =
+ *              2^26: 262144 with bm=16, SF_BAND_LARGE_*); a call takes at
+ *              most n / 2; below 64 samples the radix select of the input
+ *              runs alone
  *   bm=M       how the band's bounds (two samples' ranks) are selected: 0
- *              by one group over every sample (the default: its time
- *              follows bs); M, a power of two 2..wg:
+ *              by one group over every sample (the default but on GPUs
+ *              from n = 2^26: its time follows bs); M, a power of two 2..wg:
  *              through the bracket: every M-th sample of each gather group's
  *              sorted run (bs / M pairs) gives two samples that provably hold
  *              both bounds between them (see plan_bracket), a pass of many
@@ -164,20 +164,15 @@
 #define SF_PART_DIV 16      /* the partition's default: a top-k of k >= n / this */
 /* GPUs, a selection's band over n >= SF_BAND_LARGE_N: a sample of
  * SF_BAND_LARGE_BS whose bounds are found through the bracket with stride
- * SF_BAND_LARGE_BM (below that n: bs = 65536 and the one-step selection),
- * where SF_BAND_LARGE_ON is 1.  It is 0: PREDICTIONS, NOT YET MEASURED on a
- * GPU (the bracket passed its tests on POCL only), so the default stays the
- * one-step selection at bs = 65536 until a GPU run measures
- * CLTOPK_SAMPLE_FILTER=bm=16,bs=262144 against it.  On the H200 the median of 2^29 float32 at
- * bs = 16384 / 32768 / 65536 had 21 M / 14.7 M / 10.5 M band members and
- * took 1175 / 1085 / 990 us in the filter and the radix select together,
- * while the one-step selection of the bounds grew with bs (110-120 us at
- * 65536, so some 450 us at 262144).  Predicted at bs = 262144: about 5.3 M
- * members and some 100 us less in the filter and the radix select, with the
- * bracket's one-group selections reading about bs / bm + (bm - 1) bs / wg
- * pairs instead of bs (34 K instead of 262 K at bm = 16, wg = 256).  The
- * threshold n, the sample and the stride are all to be measured. */
-#define SF_BAND_LARGE_ON 0
+ * SF_BAND_LARGE_BM (below that n: bs = 65536 and the one-step selection);
+ * SF_BAND_LARGE_ON 0 turns it off.  Measured on the H200, the median of 2^29
+ * float32 (wall, medians of 7): the one-step selection at bs = 65536 took
+ * 2.22-2.33x the read floor (about 11 M band members: band 118 us, filter
+ * 770-811 us, radix select some 210 us); bm = 16, bs = 262144 took
+ * 1.92-1.97x (about 5.2 M members: subsample 31 us, bracket 7, band 39,
+ * filter 683-693, radix select some 170); bm = 8 was within noise of 16 and
+ * bs = 131072 a little slower (2.00-2.04x, 7.3 M members). */
+#define SF_BAND_LARGE_ON 1
 #define SF_BAND_LARGE_N ((size_t)1 << 26)
 #define SF_BAND_LARGE_BS 262144
 #define SF_BAND_LARGE_BM 16
