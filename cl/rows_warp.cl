@@ -33,7 +33,10 @@
  * columns at most 32 WR), WQ (each work-item's best kept for the threshold:
  * k <= 32 WQ; more makes T tighter), WCAP (candidates ranked in local
  * memory, at least 32 WQ), WFULL (1: the row has exactly 32 WR columns: its
- * loads need no test). */
+ * loads need no test), WWIN (1: a group whose 32 WR slots all lie inside the
+ * buffer, in_len elements from its start, loads them all with no test, the
+ * slots past the row's end reading the next row's elements, which are then
+ * dropped; 0: every load clamped to the row's last column). */
 #ifndef CLTOPK_COMMON_CL
 #include "common.cl"
 #endif
@@ -55,6 +58,9 @@
 #error "rows_warp.cl: WCAP must hold 32 WQ candidates"
 #endif
 
+#ifndef WWIN
+#define WWIN 1
+#endif
 #ifndef WFULL
 #define WFULL 0 /* 1: the row has exactly 32 WR columns (no slot past its end) */
 #endif
@@ -86,7 +92,8 @@ inline uint warp_sum(uint v, uint *before, __local uint *xc)
 
 __kernel __attribute__((reqd_work_group_size(WW, 1, 1))) void
 rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, uint smallest,
-          __global key_t *out_keys, __global long *out_index, uint want, ulong ibase)
+          __global key_t *out_keys, __global long *out_index, uint want, ulong ibase,
+          ulong in_len)
 {
     __local ulong cand[WCAP];
     __local ulong xw[WW * WQ];
@@ -96,20 +103,41 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
     const ulong row = get_group_id(0);
     const ulong start = in_off + row * ld;
     okey_t u[WR];
-#pragma unroll
-    for (uint r = 0; r < WR; r++) {
-        uint j = r * WW + lid;
 #if WFULL
-        u[r] = order_key(in[start + j], smallest);
+    (void)in_len;
+#pragma unroll
+    for (uint r = 0; r < WR; r++)
+        u[r] = order_key(in[start + r * WW + lid], smallest);
 #else
-        /* every load unconditional (a slot past the end reads the last
-         * column), so that a work-item's loads all go out at once: on the
-         * H200 a load behind j < cols made rows of 1000 and 1024 columns
-         * take 0.21 ms at 65536 x 1024, k = 16, against 0.143 without */
-        key_t x = in[start + (j < cols ? j : cols - 1u)];
-        u[r] = j < cols ? order_key(x, smallest) : (okey_t)0;
+#if WWIN
+    if (start + (ulong)(WR * WW) <= in_len) {
+        /* the whole window inside the buffer: the loads of a full row (on the
+         * H200, clamped or tested loads made rows of 1000 columns take
+         * 0.21-0.23 ms at 65536 rows, k = 16, against 0.143 for full rows
+         * of 1024, whose loads have no test) */
+        __global const key_t *p = in + start + lid;
+        key_t x[WR];
+#pragma unroll
+        for (uint r = 0; r < WR; r++)
+            x[r] = p[r * WW];
+#pragma unroll
+        for (uint r = 0; r < WR; r++)
+            u[r] = r * WW + lid < cols ? order_key(x[r], smallest) : (okey_t)0;
+    } else
+#else
+    (void)in_len;
 #endif
+    {
+        /* every load unconditional (a slot past the end reads the last
+         * column), so that a work-item's loads all go out at once */
+#pragma unroll
+        for (uint r = 0; r < WR; r++) {
+            uint j = r * WW + lid;
+            key_t x = in[start + (j < cols ? j : cols - 1u)];
+            u[r] = j < cols ? order_key(x, smallest) : (okey_t)0;
+        }
     }
+#endif
 
     /* 1. this work-item's WQ best (descending), then T */
     ulong b[WQ];

@@ -60,6 +60,7 @@ typedef struct {
     unsigned fuse;
     unsigned warp;              /* the warp kernel (cl/rows_warp.cl): on */
     size_t wcols, wkmax, wcap;  /* its largest row and k, its candidates (0: 8 k, >= 512) */
+    unsigned wwin;              /* its loads of short rows inside the buffer untested */
     int wg_set; /* CLTOPK_BITS wg= given */
 } rows_cfg;
 
@@ -79,7 +80,8 @@ static const unsigned ktops[] = {32, 256, 1024, 2048};
  * powers of two), parts of a long dense row (0: chosen from the rows and the
  * device's compute units) */
 enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT, BP_MAXIMA, BP_TKMAX, BP_PATH, BP_S, BP_CAP,
-       BP_FORCE, BP_CHECK, BP_SFPART, BP_FUSE, BP_WARP, BP_WCOLS, BP_WKMAX, BP_WCAP, BP_N };
+       BP_FORCE, BP_CHECK, BP_SFPART, BP_FUSE, BP_WARP, BP_WCOLS, BP_WKMAX, BP_WCAP,
+       BP_WWIN, BP_N };
 enum { BPATH_AUTO = 0, BPATH_SF, BPATH_NOSF };
 #define WARP_COLS 4096 /* the warp kernel's longest row: 32 x 128 registers a work-item */
 #define WARP_KMAX 128  /* its largest k: each work-item's 4 best hold T (cl/rows_warp.cl) */
@@ -133,6 +135,11 @@ static const cltopk_param bits_params[] = {
     [BP_WKMAX] = {.name = "wkmax", .gpu = 32, .cpu = 32, .min = 1, .max = WARP_KMAX,
                   .integer = 1},
     [BP_WCAP] = {.name = "wcap", .min = 0, .max = 4096, .integer = 1},
+    /* rows of fewer than 32 wr columns: 1, a group whose 32 wr slots lie
+     * inside the input buffer loads them with no test (the next row's
+     * elements past the row's end, dropped); 0: every load clamped to the
+     * row's last column */
+    [BP_WWIN] = {.name = "wwin", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
 };
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
 
@@ -170,6 +177,7 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     c->wcols = (size_t)p.v[BP_WCOLS];
     c->wkmax = (size_t)p.v[BP_WKMAX];
     c->wcap = (size_t)p.v[BP_WCAP];
+    c->wwin = (unsigned)p.v[BP_WWIN];
     if (!cltopk_is_pow2(c->wg) || !cltopk_is_pow2(c->r) || !cltopk_is_pow2(c->rt)) {
         snprintf(why, whylen, "CLTOPK_BITS: wg = %u, r = %u and rt = %u must be powers of two",
                  c->wg, c->r, c->rt);
@@ -385,7 +393,7 @@ static int tile_dense(const cltopk_context *ctx, const cltopk_request *rq,
  * exact bisection where more). 32-bit keys; dense rows of up to wcols
  * columns at k up to wkmax. */
 typedef struct {
-    unsigned wr, wq, wcap;
+    unsigned wr, wq, wcap, wwin;
 } warp_cfg;
 
 static int warp_fit(const cltopk_context *ctx, const cltopk_request *rq,
@@ -410,7 +418,7 @@ static int warp_fit(const cltopk_context *ctx, const cltopk_request *rq,
         cap = 32 * (size_t)wq;
     if (cap * 8 + 32 * 12 + 64 > ctx->caps.local_mem)
         return 0;
-    *w = (warp_cfg){.wr = (unsigned)wr, .wq = wq, .wcap = (unsigned)cap};
+    *w = (warp_cfg){.wr = (unsigned)wr, .wq = wq, .wcap = (unsigned)cap, .wwin = c->wwin};
     return 1;
 }
 
@@ -419,9 +427,15 @@ static int warp_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
                        const cl_event *wait)
 {
     char opts[160];
+    int full = job->cols == (size_t)w->wr * 32;
     snprintf(opts, sizeof opts,
-             "-D KEY_BITS=32 -D KEY_KIND=%d -D WR=%u -D WQ=%u -D WCAP=%u -D WFULL=%d", rq->kind,
-             w->wr, w->wq, w->wcap, job->cols == (size_t)w->wr * 32);
+             "-D KEY_BITS=32 -D KEY_KIND=%d -D WR=%u -D WQ=%u -D WCAP=%u -D WFULL=%d -D WWIN=%u",
+             rq->kind, w->wr, w->wq, w->wcap, full, full ? 0u : w->wwin);
+    /* the input buffer's length in elements (the untested loads' bound) */
+    size_t mem = 0;
+    cl_int err = clGetMemObjectInfo(a->in, CL_MEM_SIZE, sizeof mem, &mem, NULL);
+    if (err != CL_SUCCESS)
+        return cltopk_clfail(ctx, err, "clGetMemObjectInfo(CL_MEM_SIZE)");
     cl_kernel kw;
     int st = cltopk_kernel_get(ctx, "rows_warp.cl", opts, "rows_warp", &kw);
     if (st != CLTOPK_OK)
@@ -429,11 +443,11 @@ static int warp_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
     cl_uint k = (cl_uint)rq->k, sm = (cl_uint)rq->smallest, cols = (cl_uint)job->cols;
     cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
     cl_mem ok = a->out_keys ? a->out_keys : a->in, oi = a->out_index ? a->out_index : a->in;
-    cl_ulong off = (cl_ulong)a->in_off, ld = job->ld, ibase = job->ibase;
-    if ((st = cltopk_set_args(ctx, kw, 10, sizeof(cl_mem), &a->in, sizeof off, &off, sizeof ld,
+    cl_ulong off = (cl_ulong)a->in_off, ld = job->ld, ibase = job->ibase, len = mem / 4;
+    if ((st = cltopk_set_args(ctx, kw, 11, sizeof(cl_mem), &a->in, sizeof off, &off, sizeof ld,
                               &ld, sizeof cols, &cols, sizeof k, &k, sizeof sm, &sm,
                               sizeof(cl_mem), &ok, sizeof(cl_mem), &oi, sizeof want, &want,
-                              sizeof ibase, &ibase)) == CLTOPK_OK)
+                              sizeof ibase, &ibase, sizeof len, &len)) == CLTOPK_OK)
         st = cltopk_launch(ctx, kw, a->nrows * 32, 32, num_wait, wait);
     clReleaseKernel(kw);
     return st;

@@ -636,7 +636,11 @@ static void warp_cases(cltopk_context *cl, const char *dev)
     static const cltopk_dtype wtypes[3] = {CLTOPK_FLOAT32, CLTOPK_INT32, CLTOPK_UINT32};
     static const size_t wcols[] = {1, 32, 31, 33, 100, 1000, 1025, 4096};
     static const char *const wenv[] = {"warp=1,wcols=4096", "warp=1,wcols=4096,wcap=32",
-                                       "warp=1,wcols=4096,wkmax=128"};
+                                       "warp=1,wcols=4096,wkmax=128",
+                                       /* every load clamped (elsewhere only
+                                        * the rows whose window passes the
+                                        * buffer's end) */
+                                       "warp=1,wcols=4096,wwin=0"};
     char where[96];
     int turn = 0;
     for (size_t e = 0; e < sizeof wenv / sizeof wenv[0]; e++) {
