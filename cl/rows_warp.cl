@@ -71,6 +71,17 @@
  * and no use tests j against cols */
 #define WCV(r) (((ulong)u[r] << 32) | (ulong)~((r) * WW + lid))
 
+/* all ones where column j is in the row, else 0: the order key of a slot
+ * past the row's end masked to 0 with no branch (written as `j < cols ?
+ * order_key(x) : 0`, the compiler put each slot's key, and on NVIDIA each
+ * slot's load, behind a branch of its own, and rows of 1000 columns took
+ * 0.23 ms at 65536 x 1000, k = 16, on the H200 against 0.145 for full rows
+ * of 1024, whose loads and keys have no test) */
+inline okey_t live(uint j, uint cols)
+{
+    return (okey_t)0 - (okey_t)(j < cols);
+}
+
 /* the sum over the group of v (every work-item gets it), and the sum over the
  * work-items before this one in *before (NULL: not wanted) */
 inline uint warp_sum(uint v, uint *before, __local uint *xc)
@@ -111,10 +122,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
 #else
 #if WWIN
     if (start + (ulong)(WR * WW) <= in_len) {
-        /* the whole window inside the buffer: the loads of a full row (on the
-         * H200, clamped or tested loads made rows of 1000 columns take
-         * 0.21-0.23 ms at 65536 rows, k = 16, against 0.143 for full rows
-         * of 1024, whose loads have no test) */
+        /* the whole window inside the buffer: the loads of a full row */
         __global const key_t *p = in + start + lid;
         key_t x[WR];
 #pragma unroll
@@ -122,7 +130,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
             x[r] = p[r * WW];
 #pragma unroll
         for (uint r = 0; r < WR; r++)
-            u[r] = r * WW + lid < cols ? order_key(x[r], smallest) : (okey_t)0;
+            u[r] = order_key(x[r], smallest) & live(r * WW + lid, cols);
     } else
 #else
     (void)in_len;
@@ -134,7 +142,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
         for (uint r = 0; r < WR; r++) {
             uint j = r * WW + lid;
             key_t x = in[start + (j < cols ? j : cols - 1u)];
-            u[r] = j < cols ? order_key(x, smallest) : (okey_t)0;
+            u[r] = order_key(x, smallest) & live(j, cols);
         }
     }
 #endif
