@@ -288,7 +288,9 @@ int main(void)
          * and five-value input, k at the ends, the band's paths forced) */
         static const char *const pdists[] = {"uniform", "equal", "five", "increasing",
                                              "decreasing", "bucket"};
-        for (int ti = 0; ti < 6; ti++)
+        /* (make check: the first three, uniform, equal and five-value input;
+         * check-full: all six) */
+        for (int ti = 0; ti < (test_full() ? 6 : 3); ti++)
             with_knobs(ctx, "sort=64,part=65", all_types[ti], ti & 1, pdists[ti],
                        40000 + (size_t)ti * 777, (const size_t[]){64, 65, 3001, 39999, 0});
         /* (and never: the band's winners with their positions' bits, at k = n / 2) */
