@@ -45,11 +45,37 @@
 
 #include "tile.h"
 
-/* the tile's slots from len elements of in at start, positions first + j */
+#ifndef TILE_MLOAD
+#define TILE_MLOAD 0
+#endif
+
+/* the tile's slots from len elements of in at start, positions first + j.
+ * TILE_MLOAD 1: every load unconditional (a slot past len reads element len
+ * - 1) and its key masked to 0 with no branch, so that a work-item's RT
+ * loads can all be in flight at once (in the warp kernel, cl/rows_warp.cl,
+ * the compiler put each conditional slot's load behind a branch of its own,
+ * which on the H200 cost a third of its time); 0: each load behind its test */
 inline void tile_from_keys(__global const key_t *in, ulong start, uint len, uint first,
                            uint smallest, okey_t *u, uint *lo)
 {
     const uint lid = get_local_id(0);
+#if TILE_MLOAD
+    if (len > 0u) {
+        key_t x[RT];
+#pragma unroll
+        for (uint r = 0; r < RT; r++) {
+            uint j = r * WG + lid;
+            x[r] = in[start + (j < len ? j : len - 1u)];
+        }
+#pragma unroll
+        for (uint r = 0; r < RT; r++) {
+            uint j = r * WG + lid;
+            u[r] = order_key(x[r], smallest) & ((okey_t)0 - (okey_t)(j < len));
+            lo[r] = j < len ? LO_OF(first + j) : 0u;
+        }
+        return;
+    }
+#endif
 #pragma unroll
     for (uint r = 0; r < RT; r++) {
         uint j = r * WG + lid;

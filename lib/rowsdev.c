@@ -61,13 +61,14 @@ typedef struct {
     unsigned warp;              /* the warp kernel (cl/rows_warp.cl): on */
     size_t wcols, wkmax, wcap;  /* its largest row and k, its candidates (0: 8 k, >= 512) */
     unsigned wwin;              /* its loads of short rows inside the buffer untested */
+    unsigned tmload;            /* the tile's loads unconditional, keys masked */
     int wg_set; /* CLTOPK_BITS wg= given */
 } rows_cfg;
 
 /* a register-tile launch (cl/rows_tile.cl): work-items, elements each,
  * gathered pairs, position bits; dense rows: parts a row and their length */
 typedef struct {
-    unsigned wg, rt, mcap, pb, nomax;
+    unsigned wg, rt, mcap, pb, nomax, mload;
     size_t parts, plen;
 } tile_cfg;
 #define TILE_KMAX 1024 /* the largest k of the register tile */
@@ -81,7 +82,7 @@ static const unsigned ktops[] = {32, 256, 1024, 2048};
  * device's compute units) */
 enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT, BP_MAXIMA, BP_TKMAX, BP_PATH, BP_S, BP_CAP,
        BP_FORCE, BP_CHECK, BP_SFPART, BP_FUSE, BP_WARP, BP_WCOLS, BP_WKMAX, BP_WCAP,
-       BP_WWIN, BP_N };
+       BP_WWIN, BP_TMLOAD, BP_N };
 enum { BPATH_AUTO = 0, BPATH_SF, BPATH_NOSF };
 #define WARP_COLS 4096 /* the warp kernel's longest row: 32 x 128 registers a work-item */
 #define WARP_KMAX 128  /* its largest k: each work-item's 4 best hold T (cl/rows_warp.cl) */
@@ -138,8 +139,14 @@ static const cltopk_param bits_params[] = {
     /* rows of fewer than 32 wr columns: 1, a group whose 32 wr slots lie
      * inside the input buffer loads them with no test (the next row's
      * elements past the row's end, dropped); 0: every load clamped to the
-     * row's last column */
+     * row's last column.  H200, 65536 rows, k = 16 (ms, 1 against 0): 1000
+     * columns 0.157 / 0.176, 992 0.161 / 0.176, 500 0.106 / 0.113 */
     [BP_WWIN] = {.name = "wwin", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+    /* the register tile's loads of a row or part (tile_from_keys): 1, all
+     * unconditional (clamped to the last element) and the keys masked with
+     * no branch, as the warp kernel's; 0, the default until measured on a
+     * GPU: each load behind its own test */
+    [BP_TMLOAD] = {.name = "tmload", .gpu = 0, .cpu = 0, .min = 0, .max = 1, .integer = 1},
 };
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
 
@@ -178,6 +185,7 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     c->wkmax = (size_t)p.v[BP_WKMAX];
     c->wcap = (size_t)p.v[BP_WCAP];
     c->wwin = (unsigned)p.v[BP_WWIN];
+    c->tmload = (unsigned)p.v[BP_TMLOAD];
     if (!cltopk_is_pow2(c->wg) || !cltopk_is_pow2(c->r) || !cltopk_is_pow2(c->rt)) {
         snprintf(why, whylen, "CLTOPK_BITS: wg = %u, r = %u and rt = %u must be powers of two",
                  c->wg, c->r, c->rt);
@@ -345,7 +353,7 @@ static int tile_fit(const cltopk_context *ctx, const cltopk_request *rq, const r
     if ((size_t)mcap * ((size_t)rq->bytes + 4) + 2048 > ctx->caps.local_mem)
         return 0;
     *t = (tile_cfg){.wg = wg, .rt = c->rt, .mcap = mcap, .pb = pb, .nomax = !c->maxima,
-                    .parts = 1, .plen = hold};
+                    .mload = c->tmload, .parts = 1, .plen = hold};
     return 1;
 }
 
@@ -456,9 +464,9 @@ static int warp_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
 /* the compile options of cl/rows_tile.cl for t */
 static void tile_opts(const cltopk_request *rq, const tile_cfg *t, char *opts, size_t len)
 {
-    snprintf(opts, len, "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D RT=%u -D MCAP=%u -D PB=%u%s",
+    snprintf(opts, len, "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D RT=%u -D MCAP=%u -D PB=%u%s%s",
              rq->bytes * 8, rq->kind, t->wg, t->rt, t->mcap, t->pb,
-             t->nomax ? " -D TILE_NOMAX=1" : "");
+             t->nomax ? " -D TILE_NOMAX=1" : "", t->mload ? " -D TILE_MLOAD=1" : "");
 }
 
 /* dense rows by the register tile: one launch, or the parts and a merge */
@@ -592,7 +600,7 @@ static int sf_plan(const cltopk_context *ctx, const cltopk_request *rq,
         return 0;
     }
     f->t = (tile_cfg){.wg = c->wg, .rt = c->rt, .mcap = mcap, .pb = pb, .nomax = !c->maxima,
-                      .parts = 1, .plen = tl};
+                      .mload = c->tmload, .parts = 1, .plen = tl};
     /* the sample */
     size_t smax = cols / 2 < tl ? cols / 2 : tl;
     size_t s = c->s ? c->s : gpu ? 1024 : 256;

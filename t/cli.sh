@@ -495,7 +495,8 @@ else
 fi
 
 # ------------------------------------------------------------ bench, demo
-succeeds 'cpu-heap' "bench runs" "$CLTOPK" bench -n 2^16 -k 1,32 --reps 2
+# (on the cpu device: bench --json above ran it on the default device)
+succeeds 'cpu-heap' "bench runs" "$CLTOPK" bench -n 2^16 -k 1,32 --reps 2 --device cpu
 # auto's row is labelled with the plan cltopk_benchmark follows; the plan gets
 # the order only (with --keys-only every auto row failed: unknown flag bits)
 succeeds '^uniform  *8  auto -> cpu-heap  *[0-9]' "bench --keys-only --algo auto on the cpu device" \

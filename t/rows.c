@@ -922,7 +922,9 @@ int main(void)
      * and position pass), k = 1 and k = cols; then the streaming kernel
      * (tile=0) */
     static const char *const tile_env[] = {"warp=0,wg=64", "warp=0,wg=32,rt=1",
-                                           "warp=0,wg=16,rt=16,parts=2"};
+                                           "warp=0,wg=16,rt=16,parts=2",
+                                           "warp=0,wg=64,tmload=1",
+                                           "warp=0,wg=16,rt=16,parts=2,tmload=1"};
     for (size_t e = 0; e < (test_full() ? sizeof tile_env / sizeof tile_env[0] : 1); e++) {
         setenv("CLTOPK_BITS", tile_env[e], 1);
         char where[64];
@@ -985,6 +987,12 @@ int main(void)
     random_shapes(cl, "cl maxima=0", CLTOPK_ALGO_BITS, test_full() ? 12 : 4);
     setenv("CLTOPK_BITS", "warp=0,tkmax=4096", 1);
     random_shapes(cl, "cl tkmax=4096", CLTOPK_ALGO_BITS, test_full() ? 12 : 4);
+    /* the tile's loads unconditional and its keys masked (rows, parts,
+     * segments empty and long) */
+    setenv("CLTOPK_BITS", "warp=0,tmload=1", 1);
+    random_shapes(cl, "cl tmload=1", CLTOPK_ALGO_BITS, test_full() ? 12 : 3);
+    setenv("CLTOPK_BITS", "warp=0,tmload=1,parts=3", 1);
+    random_shapes(cl, "cl tmload=1,parts=3", CLTOPK_ALGO_BITS, test_full() ? 6 : 1);
     sf_cases(cl, dev);
     warp_cases(cl, dev);
     static const char *const bad_env[] = {"wg=100", "r=3", "parts=-1", "speed=9", "wg=2048",
