@@ -36,7 +36,8 @@
  * loads need no test), WWIN (1: a group whose 32 WR slots all lie inside the
  * buffer, in_len elements from its start, loads them all with no test, the
  * slots past the row's end reading the next row's elements, which are then
- * dropped; 0: every load clamped to the row's last column). */
+ * dropped; 0: every load clamped to the row's last column; the host sets it
+ * on GPUs only). */
 #ifndef CLTOPK_COMMON_CL
 #include "common.cl"
 #endif

@@ -140,8 +140,11 @@ static const cltopk_param bits_params[] = {
      * inside the input buffer loads them with no test (the next row's
      * elements past the row's end, dropped); 0: every load clamped to the
      * row's last column.  H200, 65536 rows, k = 16 (ms, 1 against 0): 1000
-     * columns 0.157 / 0.176, 992 0.161 / 0.176, 500 0.106 / 0.113 */
-    [BP_WWIN] = {.name = "wwin", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+     * columns 0.157 / 0.176, 992 0.161 / 0.176, 500 0.106 / 0.113.  GPUs
+     * only: CPU devices always clamp (POCL 5.0 compiled the window's branch
+     * wrongly, only in a process that had built many other programs:
+     * t/rows.t read past its local memory) */
+    [BP_WWIN] = {.name = "wwin", .gpu = 1, .cpu = 0, .min = 0, .max = 1, .integer = 1},
     /* the register tile's loads of a row or part (tile_from_keys): 1, all
      * unconditional (clamped to the last element) and the keys masked with
      * no branch, as the warp kernel's; 0, the default until measured on a
@@ -436,9 +439,10 @@ static int warp_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
 {
     char opts[160];
     int full = job->cols == (size_t)w->wr * 32;
+    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
     snprintf(opts, sizeof opts,
              "-D KEY_BITS=32 -D KEY_KIND=%d -D WR=%u -D WQ=%u -D WCAP=%u -D WFULL=%d -D WWIN=%u",
-             rq->kind, w->wr, w->wq, w->wcap, full, full ? 0u : w->wwin);
+             rq->kind, w->wr, w->wq, w->wcap, full, full || !gpu ? 0u : w->wwin);
     /* the input buffer's length in elements (the untested loads' bound) */
     size_t mem = 0;
     cl_int err = clGetMemObjectInfo(a->in, CL_MEM_SIZE, sizeof mem, &mem, NULL);

@@ -637,9 +637,10 @@ static void warp_cases(cltopk_context *cl, const char *dev)
     static const size_t wcols[] = {1, 32, 31, 33, 100, 1000, 1025, 4096};
     static const char *const wenv[] = {"warp=1,wcols=4096", "warp=1,wcols=4096,wcap=32",
                                        "warp=1,wcols=4096,wkmax=128",
-                                       /* every load clamped (elsewhere only
-                                        * the rows whose window passes the
-                                        * buffer's end) */
+                                       /* every load clamped (on GPUs
+                                        * otherwise only the rows whose
+                                        * window passes the buffer's end;
+                                        * CPU devices always clamp) */
                                        "warp=1,wcols=4096,wwin=0"};
     char where[96];
     int turn = 0;
