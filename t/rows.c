@@ -881,7 +881,7 @@ int main(void)
     const char *dev = "cl";
     cases(cl, dev, CLTOPK_ALGO_BITS, 0);
     cases(cl, dev, CLTOPK_ALGO_AUTO, 0);
-    random_shapes(cl, dev, CLTOPK_ALGO_BITS, test_full() ? 20 : 8);
+    random_shapes(cl, dev, CLTOPK_ALGO_BITS, test_full() ? 20 : 5);
     batches(cl, dev);
     /* segments that a work-item sorts alone (at most 32 elements) only, and
      * around the boundary (32, 33) */
@@ -902,7 +902,7 @@ int main(void)
     /* long rows over several work-groups (CLTOPK_BITS parts), and the
      * variable's refusals */
     setenv("CLTOPK_BITS", "warp=0,parts=5", 1);
-    random_shapes(cl, "cl parts=5", CLTOPK_ALGO_BITS, test_full() ? 12 : 5);
+    random_shapes(cl, "cl parts=5", CLTOPK_ALGO_BITS, test_full() ? 12 : 3);
     setenv("CLTOPK_BITS", "parts=3,wg=32,r=4", 1); /* other programs: two types only */
     for (int i = 0; i < 2; i++) {
         cltopk_dtype type = i ? CLTOPK_INT64 : CLTOPK_FLOAT32;
@@ -982,16 +982,16 @@ int main(void)
     setenv("CLTOPK_BITS", "warp=0,tile=0", 1);
     if (test_full())
         cases(cl, "cl tile=0", CLTOPK_ALGO_BITS, 0);
-    random_shapes(cl, "cl tile=0", CLTOPK_ALGO_BITS, test_full() ? 12 : 5);
+    random_shapes(cl, "cl tile=0", CLTOPK_ALGO_BITS, test_full() ? 12 : 3);
     /* the tile by radix passes only, and the tile for every k it takes */
     setenv("CLTOPK_BITS", "warp=0,maxima=0", 1);
-    random_shapes(cl, "cl maxima=0", CLTOPK_ALGO_BITS, test_full() ? 12 : 4);
+    random_shapes(cl, "cl maxima=0", CLTOPK_ALGO_BITS, test_full() ? 12 : 2);
     setenv("CLTOPK_BITS", "warp=0,tkmax=4096", 1);
-    random_shapes(cl, "cl tkmax=4096", CLTOPK_ALGO_BITS, test_full() ? 12 : 4);
+    random_shapes(cl, "cl tkmax=4096", CLTOPK_ALGO_BITS, test_full() ? 12 : 3);
     /* the tile's loads unconditional and its keys masked (rows, parts,
      * segments empty and long) */
     setenv("CLTOPK_BITS", "warp=0,tmload=1", 1);
-    random_shapes(cl, "cl tmload=1", CLTOPK_ALGO_BITS, test_full() ? 12 : 3);
+    random_shapes(cl, "cl tmload=1", CLTOPK_ALGO_BITS, test_full() ? 12 : 2);
     setenv("CLTOPK_BITS", "warp=0,tmload=1,parts=3", 1);
     random_shapes(cl, "cl tmload=1,parts=3", CLTOPK_ALGO_BITS, test_full() ? 6 : 1);
     sf_cases(cl, dev);
