@@ -252,6 +252,10 @@ fi
 
 # ---- many rows at once (issue 13): the shapes of the issue, bits beside cpu-heap
 if want rows; then
+    log "tests on the GPU: t/rows.t (the warp kernel's window and the tile's tmload among its cases)"
+    CLTOPK_TEST_DEVICE=gpu timeout 300 make -j"$jobs" check TESTS="t/rows.t" \
+        >"$OUT/rows-check.log" 2>&1
+    grep -E "^# (TOTAL|PASS|FAIL|ERROR)" "$OUT/rows-check.log" | tee -a "$OUT/summary.txt"
     for shape in "16384 4096 32" "65536 1024 16" "65536 1000 16" "1024 65536 256" "64 131072 50"; do
         set -- $shape
         log "bench: rows $1 x $2, k = $3, f32 (bits, auto)"
