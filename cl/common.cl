@@ -53,6 +53,15 @@ inline okey_t order_key(okey_t x, uint smallest)
     return u ^ (smallest ? OKEY_ONES : (okey_t)0);
 }
 
+/* all ones where j < n, else 0: a slot's order key masked to 0 past the end
+ * of its data with no branch (written as `j < n ? order_key(x) : 0`, the
+ * compiler put each slot's key, and on NVIDIA each slot's load, behind a
+ * branch of its own: cl/rows_warp.cl) */
+inline okey_t okey_live(uint j, uint n)
+{
+    return (okey_t)0 - (okey_t)(j < n);
+}
+
 /* comparator c of a bitonic stage at distance j: the lower element of its
  * pair (a 0 inserted at bit log2 j of c) */
 inline uint lower_of(uint c, uint j)

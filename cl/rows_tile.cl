@@ -51,7 +51,7 @@
 
 /* the tile's slots from len elements of in at start, positions first + j.
  * TILE_MLOAD 1: every load unconditional (a slot past len reads element len
- * - 1) and its key masked to 0 with no branch, so that a work-item's RT
+ * - 1) and its key masked to 0 with no branch (okey_live), so that a work-item's RT
  * loads can all be in flight at once (in the warp kernel, cl/rows_warp.cl,
  * the compiler put each conditional slot's load behind a branch of its own,
  * which on the H200 cost a third of its time); 0: each load behind its test */
@@ -70,7 +70,7 @@ inline void tile_from_keys(__global const key_t *in, ulong start, uint len, uint
 #pragma unroll
         for (uint r = 0; r < RT; r++) {
             uint j = r * WG + lid;
-            u[r] = order_key(x[r], smallest) & ((okey_t)0 - (okey_t)(j < len));
+            u[r] = order_key(x[r], smallest) & okey_live(j, len);
             lo[r] = j < len ? LO_OF(first + j) : 0u;
         }
         return;

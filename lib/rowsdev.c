@@ -429,7 +429,11 @@ static int warp_fit(const cltopk_context *ctx, const cltopk_request *rq,
         cap = 32 * (size_t)wq;
     if (cap * 8 + 32 * 12 + 64 > ctx->caps.local_mem)
         return 0;
-    *w = (warp_cfg){.wr = (unsigned)wr, .wq = wq, .wcap = (unsigned)cap, .wwin = c->wwin};
+    /* the window's untested loads: rows shorter than 32 wr columns, on GPUs
+     * only (bits_params, BP_WWIN) */
+    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
+    unsigned win = gpu && cols != 32 * wr ? c->wwin : 0u;
+    *w = (warp_cfg){.wr = (unsigned)wr, .wq = wq, .wcap = (unsigned)cap, .wwin = win};
     return 1;
 }
 
@@ -438,14 +442,13 @@ static int warp_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
                        const cl_event *wait)
 {
     char opts[160];
-    int full = job->cols == (size_t)w->wr * 32;
-    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
     snprintf(opts, sizeof opts,
              "-D KEY_BITS=32 -D KEY_KIND=%d -D WR=%u -D WQ=%u -D WCAP=%u -D WFULL=%d -D WWIN=%u",
-             rq->kind, w->wr, w->wq, w->wcap, full, full || !gpu ? 0u : w->wwin);
-    /* the input buffer's length in elements (the untested loads' bound) */
+             rq->kind, w->wr, w->wq, w->wcap, job->cols == (size_t)w->wr * 32, w->wwin);
+    /* the input buffer's length in elements: the window's bound */
     size_t mem = 0;
-    cl_int err = clGetMemObjectInfo(a->in, CL_MEM_SIZE, sizeof mem, &mem, NULL);
+    cl_int err = w->wwin ? clGetMemObjectInfo(a->in, CL_MEM_SIZE, sizeof mem, &mem, NULL)
+                         : CL_SUCCESS;
     if (err != CL_SUCCESS)
         return cltopk_clfail(ctx, err, "clGetMemObjectInfo(CL_MEM_SIZE)");
     cl_kernel kw;
