@@ -1,19 +1,19 @@
-/* rows_warp.cl - many top-k at once, a row a work-group of 32 work-items (one
- * warp on NVIDIA GPUs) holding the whole row in registers: no barrier of a
- * larger group, no radix pass on most rows.
+/* rows_warp.cl - many top-k at once, a row a work-group of 32 WN work-items
+ * (WN warps on NVIDIA GPUs; one for rows of up to 1024 columns) holding the
+ * whole row in registers: no radix pass on most rows.
  *
  * Every element is the composite c = (order key u) : ~j, u its order key
  * (common.cl, larger first) in the top 32 bits and the complement of its
  * column j in the low 32, so that no two elements are equal and a larger c
  * comes first exactly as THE ORDER says (larger key, then smaller position);
  * a slot past the row's end is (0, ~j) with j >= cols, below every element.
- * Work-item l holds columns l, l + 32, ... (WR of them: each load of the
- * group reads 32 consecutive elements).
+ * Work-item l of the group's G = 32 WN holds columns l, l + G, ... (WR of
+ * them: each load of the group reads G consecutive elements).
  *
- *   1. each work-item's WQ best composites (32 WQ >= k); the threshold T is
- *      the k-th best of those 32 WQ, so that at least k elements (the k of
- *      them at or above it) are at or above T: the k best are among them (in
- *      rows shorter than 32 WQ, every element);
+ *   1. each work-item's WQ best composites; each warp's T_w the kw-th best
+ *      of its 32 WQ (kw = ceil(k / WN) <= 32 WQ), and the threshold T the
+ *      least T_w, so that at least WN kw >= k elements are at or above T:
+ *      the k best are among them (in rows shorter than G WQ, every element);
  *   2. the elements at or above T counted (some 1.5-4 k on uniform rows; k
  *      on sorted or all-equal rows, whose work-items' best are their first
  *      or last columns); where more than WCAP, an exact bisection over the 64
@@ -24,26 +24,30 @@
  *      counted; the ranks below k are the outputs: the input's bits
  *      (want & 1) and column + ibase (want & 2) at row * k + rank.
  *
- * The group exchanges values through local memory behind barriers (32
- * work-items: on NVIDIA's GPUs one warp, whose barrier is cheap), so that the
+ * The group exchanges values through local memory behind barriers (32 WN
+ * work-items: on NVIDIA's GPUs WN warps, whose barrier is cheap), so that the
  * kernel is plain OpenCL C and runs the same on every device.
  *
  * -D options (defaults below, so that the file compiles on its own): KEY_BITS
- * (32 only), KEY_KIND (common.cl), WR (columns a work-item holds: the row's
- * columns at most 32 WR), WQ (each work-item's best kept for the threshold:
- * k <= 32 WQ; more makes T tighter), WCAP (candidates ranked in local
- * memory, at least 32 WQ), WFULL (1: the row has exactly 32 WR columns: its
- * loads need no test), WWIN (1: a group whose 32 WR slots all lie inside the
- * buffer, in_len elements from its start, loads them all with no test, the
- * slots past the row's end reading the next row's elements, which are then
- * dropped; 0: every load clamped to the row's last column; the host sets it
- * on GPUs only). */
+ * (32 only), KEY_KIND (common.cl), WN (warps of 32 work-items a row: 1, 2, 4
+ * or 8), WR (columns a work-item holds: the row's columns at most G WR), WQ
+ * (each work-item's best kept for the threshold: ceil(k / WN) <= 32 WQ;
+ * more makes T tighter), WCAP (candidates ranked in local memory, at least G
+ * WQ), WFULL (1: the row has exactly G WR columns: its loads need no test),
+ * WWIN (1: a group whose G WR slots all lie inside the buffer, in_len
+ * elements from its start, loads them all with no test, the slots past the
+ * row's end reading the next row's elements, which are then dropped; 0:
+ * every load clamped to the row's last column; the host sets it on GPUs
+ * only). */
 #ifndef CLTOPK_COMMON_CL
 #include "common.cl"
 #endif
 
 #if KEY_BITS != 32
 #error "rows_warp.cl: 32-bit keys only"
+#endif
+#ifndef WN
+#define WN 1
 #endif
 #ifndef WR
 #define WR 4
@@ -54,16 +58,16 @@
 #ifndef WCAP
 #define WCAP 512
 #endif
-#define WW 32 /* work-items a group */
+#define WW (32 * WN) /* work-items a group */
 #if WCAP < WW * WQ
-#error "rows_warp.cl: WCAP must hold 32 WQ candidates"
+#error "rows_warp.cl: WCAP must hold 32 WN WQ candidates"
 #endif
 
 #ifndef WWIN
 #define WWIN 1
 #endif
 #ifndef WFULL
-#define WFULL 0 /* 1: the row has exactly 32 WR columns (no slot past its end) */
+#define WFULL 0 /* 1: the row has exactly 32 WN WR columns (no slot past its end) */
 #endif
 
 /* the composite of slot r of work-item lid: past the row's end (u = 0, j >=
@@ -73,17 +77,21 @@
 #define WCV(r) (((ulong)u[r] << 32) | (ulong)~((r) * WW + lid))
 
 /* the sum over the group of v (every work-item gets it), and the sum over the
- * work-items before this one in *before (NULL: not wanted) */
+ * work-items before this one in *before (NULL: not wanted); xc holds WW
+ * words, read 4 at a time */
 inline uint warp_sum(uint v, uint *before, __local uint *xc)
 {
     const uint lid = get_local_id(0);
     xc[lid] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
     uint tot = 0, bef = 0;
-    for (uint l = 0; l < WW; l++) {
-        uint x = xc[l];
-        tot += x;
-        bef += l < lid ? x : 0u;
+    __local const uint4 *x4 = (__local const uint4 *)xc;
+    for (uint l = 0; l < WW / 4u; l++) {
+        uint4 x = x4[l];
+        tot += x.s0 + x.s1 + x.s2 + x.s3;
+        uint b = 4u * l;
+        bef += (b < lid ? x.s0 : 0u) + (b + 1u < lid ? x.s1 : 0u) + (b + 2u < lid ? x.s2 : 0u) +
+               (b + 3u < lid ? x.s3 : 0u);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (before)
@@ -98,8 +106,9 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
 {
     __local ulong cand[WCAP];
     __local ulong xw[WW * WQ];
-    __local ulong xt;
-    __local uint xc[WW];
+    __local ulong xt[WN];
+    __local uint4 xc4[WW / 4];
+    __local uint *xc = (__local uint *)xc4;
     const uint lid = get_local_id(0);
     const ulong row = get_group_id(0);
     const ulong start = in_off + row * ld;
@@ -155,34 +164,42 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
             b[q] = hi;
         }
     }
-    /* T: the one of the 32 WQ ranked k - 1, at least the least composite of
-     * an element (a work-item's best include slots past the row's end only
-     * where every work-item's best hold all of its elements: T is then that
-     * least composite, every element) */
+    /* T: each warp's T_w, the one of its 32 WQ ranked kw - 1 (kw = ceil(k /
+     * WN), 32 WQ >= kw), then T the least of the T_w and at least the least
+     * composite of an element.  Where every T_w is an element's, each warp
+     * holds kw elements at or above T_w >= T: WN kw >= k in all; where one is
+     * not (a warp's best include slots past the row's end only where they
+     * hold all of its elements), T is that least composite, every element */
+    const uint wv = lid / 32u, lane = lid % 32u, kw = (k + WN - 1u) / WN;
+    __local ulong *xv = xw + wv * (32u * WQ);
 #pragma unroll
     for (uint q = 0; q < WQ; q++)
-        xw[q * WW + lid] = b[q];
-    if (lid == 0u)
-        xt = 0UL;
+        xv[q * 32u + lane] = b[q];
+    if (lane == 0u)
+        xt[wv] = 0UL;
     barrier(CLK_LOCAL_MEM_FENCE);
     uint rb[WQ];
 #pragma unroll
     for (uint q = 0; q < WQ; q++)
         rb[q] = 0u;
 #pragma unroll
-    for (uint l = 0; l < WW * WQ; l++) {
-        ulong x = xw[l];
+    for (uint l = 0; l < 32u * WQ; l++) {
+        ulong x = xv[l];
 #pragma unroll
         for (uint q = 0; q < WQ; q++)
             rb[q] += x > b[q];
     }
 #pragma unroll
     for (uint q = 0; q < WQ; q++)
-        if (rb[q] == k - 1u)
-            xt = b[q];
+        if (rb[q] == kw - 1u)
+            xt[wv] = b[q];
     barrier(CLK_LOCAL_MEM_FENCE);
     const ulong least = (ulong)~(cols - 1u);
-    ulong t = xt > least ? xt : least;
+    ulong t = xt[0];
+#pragma unroll
+    for (uint v = 1; v < WN; v++)
+        t = xt[v] < t ? xt[v] : t;
+    t = t > least ? t : least;
 
     /* 2. the candidates at or above T, or the exact k-th by bisection */
     uint mine = 0;
@@ -218,8 +235,8 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
             cand[w++] = c;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    /* each work-item's candidates e = lid, lid + 32, ...: WH at a time (1
-     * where they are at most 32, else 4) against every candidate, read 4 at
+    /* each work-item's candidates e = lid, lid + WW, ...: WH at a time (1
+     * where they are at most WW, else 4) against every candidate, read 4 at
      * a time (independent loads) */
 #define WRANK(WH)                                                                             \
     for (uint e0 = 0; e0 < total; e0 += WW * (WH)) {                                          \

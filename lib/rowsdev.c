@@ -23,8 +23,9 @@
  *
  * The warp kernel (cl/rows_warp.cl; CLTOPK_BITS warp=1, the GPU default)
  * takes dense rows of 32-bit keys of up to wcols columns at k up to wkmax
- * before the tile: a work-group of 32 a row, no barrier of a larger group
- * (warp_fit below).
+ * before the tile: a work-group of 32 a row (rows of up to 1024 columns on
+ * GPUs) or of 32 wn, wn warps of 32 each holding up to wrmax columns a
+ * work-item (warp_fit below).
  *
  * Long dense rows at a k the tile does not take go, on GPUs, to the sample
  * filter (sf_plan below; rows_sf_sample and rows_sf_filter of the tile's
@@ -60,6 +61,7 @@ typedef struct {
     unsigned fuse;
     unsigned warp;              /* the warp kernel (cl/rows_warp.cl): on */
     size_t wcols, wkmax, wcap;  /* its largest row and k, its candidates (0: 8 k, >= 512) */
+    size_t wn, wrmax;           /* its warps a row (0: the fewest), most columns a work-item */
     unsigned wwin;              /* its loads of short rows inside the buffer untested */
     unsigned tmload;            /* the tile's loads unconditional, keys masked */
     int wg_set; /* CLTOPK_BITS wg= given */
@@ -82,10 +84,12 @@ static const unsigned ktops[] = {32, 256, 1024, 2048};
  * device's compute units) */
 enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT, BP_MAXIMA, BP_TKMAX, BP_PATH, BP_S, BP_CAP,
        BP_FORCE, BP_CHECK, BP_SFPART, BP_FUSE, BP_WARP, BP_WCOLS, BP_WKMAX, BP_WCAP,
-       BP_WWIN, BP_TMLOAD, BP_N };
+       BP_WWIN, BP_TMLOAD, BP_WN, BP_WRMAX, BP_N };
 enum { BPATH_AUTO = 0, BPATH_SF, BPATH_NOSF };
 #define WARP_COLS 4096 /* the warp kernel's longest row: 32 x 128 registers a work-item */
 #define WARP_KMAX 128  /* its largest k: each work-item's 4 best hold T (cl/rows_warp.cl) */
+#define WARP_WN 8      /* its most warps a row: 256 work-items */
+#define WARP_WR 128    /* its most columns a work-item */
 enum { BCHECK_NONE = 0, BCHECK_SERVED, BCHECK_FALLBACK };
 static const char *const bits_path_words[] = {"auto", "sf", "nosf", NULL};
 static const char *const bits_force_words[] = {"none", "all", "few", NULL};
@@ -150,6 +154,13 @@ static const cltopk_param bits_params[] = {
      * no branch, as the warp kernel's; 0, the default until measured on a
      * GPU: each load behind its own test */
     [BP_TMLOAD] = {.name = "tmload", .gpu = 0, .cpu = 0, .min = 0, .max = 1, .integer = 1},
+    /* the warp kernel's warps a row (wn: 0 chooses the fewest whose
+     * work-items hold at most wrmax columns each; else 1, 2, 4 or 8) and its
+     * most columns a work-item before it takes more warps (wrmax: 32 on
+     * GPUs, where 128 took 255 registers and spilled; 128 elsewhere) */
+    [BP_WN] = {.name = "wn", .min = 0, .max = WARP_WN, .integer = 1},
+    [BP_WRMAX] = {.name = "wrmax", .gpu = 32, .cpu = WARP_WR, .min = 1, .max = WARP_WR,
+                  .integer = 1},
 };
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
 
@@ -189,9 +200,16 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     c->wcap = (size_t)p.v[BP_WCAP];
     c->wwin = (unsigned)p.v[BP_WWIN];
     c->tmload = (unsigned)p.v[BP_TMLOAD];
+    c->wn = (size_t)p.v[BP_WN];
+    c->wrmax = (size_t)p.v[BP_WRMAX];
     if (!cltopk_is_pow2(c->wg) || !cltopk_is_pow2(c->r) || !cltopk_is_pow2(c->rt)) {
         snprintf(why, whylen, "CLTOPK_BITS: wg = %u, r = %u and rt = %u must be powers of two",
                  c->wg, c->r, c->rt);
+        return 0;
+    }
+    if (c->wn && !cltopk_is_pow2(c->wn)) {
+        snprintf(why, whylen, "CLTOPK_BITS: wn = %zu must be 0 (the warp kernel chooses) or a "
+                 "power of two", c->wn);
         return 0;
     }
     size_t maxwg = cltopk_pow2_le(ctx->caps.max_wg ? ctx->caps.max_wg : 1);
@@ -396,15 +414,16 @@ static int tile_dense(const cltopk_context *ctx, const cltopk_request *rq,
 }
 
 /* ---------------------------------------------------------------------------
- * The warp kernel (cl/rows_warp.cl): a row a work-group of 32 holding it in
- * registers, wr columns a work-item (the row's columns / 32, rounded up to a
- * power of two up to 32, then to a multiple of 32: few programs), a
- * threshold T the k-th best of each work-item's wq = ceil(2 k / 32) best (at
- * most 4), up to wcap candidates at or above T ranked in local memory (an
- * exact bisection where more). 32-bit keys; dense rows of up to wcols
- * columns at k up to wkmax. */
+ * The warp kernel (cl/rows_warp.cl): a row a work-group of g = 32 wn holding
+ * it in registers, wr columns a work-item (the row's columns / g, rounded up
+ * to a power of two up to 32, then to a multiple of 32: few programs; wn the
+ * fewest warps whose wr is at most wrmax, or CLTOPK_BITS wn=), a threshold T
+ * the least of each warp's kw-th best (kw = ceil(k / wn)) of its work-items'
+ * wq = ceil(2 kw / 32) best (at most 4), up to wcap candidates at or above T
+ * ranked in local memory (an exact bisection where more). 32-bit keys; dense
+ * rows of up to wcols columns at k up to wkmax. */
 typedef struct {
-    unsigned wr, wq, wcap, wwin;
+    unsigned wn, wr, wq, wcap, wwin;
 } warp_cfg;
 
 static int warp_fit(const cltopk_context *ctx, const cltopk_request *rq,
@@ -413,27 +432,37 @@ static int warp_fit(const cltopk_context *ctx, const cltopk_request *rq,
     size_t k = rq->k, cols = job->cols;
     /* (wkmax and wcols are at most WARP_KMAX and WARP_COLS: bits_params) */
     if (!c->warp || rq->bytes != 4 || k == 0 || cols == 0 || k > c->wkmax || cols > c->wcols ||
-        cols < k || ctx->caps.max_wg < 32)
+        cols < k)
         return 0;
-    size_t per = (cols + 31) / 32, wr = 1;
+    size_t wn = c->wn;
+    if (!wn)
+        for (wn = 1; wn < WARP_WN && (cols + 32 * wn - 1) / (32 * wn) > c->wrmax; wn <<= 1)
+            ;
+    size_t g = 32 * wn, per = (cols + g - 1) / g, wr = 1;
+    if (g > ctx->caps.max_wg)
+        return 0;
     while (wr < per && wr < 32)
         wr <<= 1;
     if (wr < per)
         wr = (per + 31) / 32 * 32;
-    /* each work-item's best: 2 k at least among the 32 wq (a tighter T than
-     * k; at most 4) */
-    unsigned wq = (unsigned)((2 * k + 31) / 32);
+    if (wr > WARP_WR)
+        return 0;
+    /* each work-item's best: 2 kw at least among a warp's 32 wq (a tighter T
+     * than kw; at most 4, and kw <= WARP_KMAX = 32 x 4) */
+    size_t kw = (k + wn - 1) / wn;
+    unsigned wq = (unsigned)((2 * kw + 31) / 32);
     wq = wq > 4 ? 4 : wq;
     size_t cap = c->wcap ? c->wcap : 8 * k > 512 ? 8 * k : 512;
-    if (cap < 32 * (size_t)wq)
-        cap = 32 * (size_t)wq;
-    if (cap * 8 + 32 * 12 + 64 > ctx->caps.local_mem)
+    if (cap < g * wq)
+        cap = g * wq;
+    if (cap * 8 + g * (8 * (size_t)wq + 4) + 8 * wn + 64 > ctx->caps.local_mem)
         return 0;
-    /* the window's untested loads: rows shorter than 32 wr columns, on GPUs
+    /* the window's untested loads: rows shorter than g wr columns, on GPUs
      * only (bits_params, BP_WWIN) */
     int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
-    unsigned win = gpu && cols != 32 * wr ? c->wwin : 0u;
-    *w = (warp_cfg){.wr = (unsigned)wr, .wq = wq, .wcap = (unsigned)cap, .wwin = win};
+    unsigned win = gpu && cols != g * wr ? c->wwin : 0u;
+    *w = (warp_cfg){.wn = (unsigned)wn, .wr = (unsigned)wr, .wq = wq, .wcap = (unsigned)cap,
+                    .wwin = win};
     return 1;
 }
 
@@ -441,10 +470,12 @@ static int warp_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
                        const rows_launch_args *a, const warp_cfg *w, cl_uint num_wait,
                        const cl_event *wait)
 {
-    char opts[160];
+    char opts[192];
+    size_t g = 32 * (size_t)w->wn;
     snprintf(opts, sizeof opts,
-             "-D KEY_BITS=32 -D KEY_KIND=%d -D WR=%u -D WQ=%u -D WCAP=%u -D WFULL=%d -D WWIN=%u",
-             rq->kind, w->wr, w->wq, w->wcap, job->cols == (size_t)w->wr * 32, w->wwin);
+             "-D KEY_BITS=32 -D KEY_KIND=%d -D WN=%u -D WR=%u -D WQ=%u -D WCAP=%u -D WFULL=%d "
+             "-D WWIN=%u",
+             rq->kind, w->wn, w->wr, w->wq, w->wcap, job->cols == (size_t)w->wr * g, w->wwin);
     /* the input buffer's length in elements: the window's bound */
     size_t mem = 0;
     cl_int err = w->wwin ? clGetMemObjectInfo(a->in, CL_MEM_SIZE, sizeof mem, &mem, NULL)
@@ -463,7 +494,7 @@ static int warp_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
                               &ld, sizeof cols, &cols, sizeof k, &k, sizeof sm, &sm,
                               sizeof(cl_mem), &ok, sizeof(cl_mem), &oi, sizeof want, &want,
                               sizeof ibase, &ibase, sizeof len, &len)) == CLTOPK_OK)
-        st = cltopk_launch(ctx, kw, a->nrows * 32, 32, num_wait, wait);
+        st = cltopk_launch(ctx, kw, a->nrows * g, g, num_wait, wait);
     clReleaseKernel(kw);
     return st;
 }
@@ -1176,10 +1207,11 @@ size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
                      "row where they are too few or too many (decided on the device)", f.s,
                      f.rank, f.parts, f.cap, f.t.wg, f.t.rt, job->nrows * f.parts);
     else if (job->mode == ROWS_DENSE && warp_fit(ctx, rq, job, &c, &w))
-        n = snprintf(buf, len, "a warp a row: 32 work-items holding %u columns each in "
+        n = snprintf(buf, len, "%s%.0u%s a row: %u work-items holding %u columns each in "
                      "registers, a threshold from each one's %u best, up to %u candidates "
                      "ranked in local memory (an exact bisection where more; %zu work-groups)",
-                     w.wr, w.wq, w.wcap, job->nrows);
+                     w.wn == 1 ? "a warp" : "", w.wn == 1 ? 0u : w.wn,
+                     w.wn == 1 ? "" : " warps", 32 * w.wn, w.wr, w.wq, w.wcap, job->nrows);
     else if (job->mode == ROWS_DENSE && tile_dense(ctx, rq, job, &c, &t))
         n = snprintf(buf, len, "a register tile of %u work-items x %u elements, a radix "
                      "selection in local memory; %zu part%s a row (%zu work-groups%s)", t.wg,

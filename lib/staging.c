@@ -173,20 +173,29 @@ int cltopk_write_own(cltopk_context *ctx, cl_mem m, const void *src, size_t byte
 
 void cltopk_events_print(const char *label, cl_event *ev, const char *const *names, int n)
 {
-    cl_ulong t0 = 0, end = 0;
+    cl_ulong t0 = 0, end = 0, q0 = 0, qn = 0;
     fprintf(stderr, "%s:", label);
     for (int i = 0; i < n; i++) {
         cl_ulong a = 0, b = 0;
         clGetEventProfilingInfo(ev[i], CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
         clGetEventProfilingInfo(ev[i], CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
-        if (i == 0)
+        if (i == 0) {
             t0 = a;
+            clGetEventProfilingInfo(ev[i], CL_PROFILING_COMMAND_QUEUED, sizeof q0, &q0, NULL);
+        }
+        if (i == n - 1)
+            clGetEventProfilingInfo(ev[i], CL_PROFILING_COMMAND_QUEUED, sizeof qn, &qn, NULL);
         fprintf(stderr, " %s %.1f us (gap %.1f);", names[i], (double)(b - a) * 1e-3,
                 i ? (double)(a - end) * 1e-3 : 0.0);
         end = b;
         clReleaseEvent(ev[i]);
     }
     fprintf(stderr, " first start to last end %.1f us", (double)(end - t0) * 1e-3);
+    /* the host's side: the first launch queued to its start, the first
+     * queued to the last queued (0 where the device keeps no such times) */
+    if (n && q0 && q0 <= t0 && qn >= q0)
+        fprintf(stderr, " (first queued %.1f us before its start, the last %.1f us after it)",
+                (double)(t0 - q0) * 1e-3, (double)(qn - q0) * 1e-3);
 }
 
 void cltopk_prof_flush(cltopk_context *ctx)

@@ -1779,7 +1779,7 @@ int main(void)
 #endif
         nan_and_zero(ctxs, devs, nctx);
         tweets(ctxs, devs, nctx);
-        random_runs(ctxs, devs, nctx, 8, test_full() ? 300 : 40);
+        random_runs(ctxs, devs, nctx, 8, test_full() ? 300 : 24);
         logexp(ctxs, devs, nctx);
         if (nctx > 1)
             spec_limits(ctxs[1], devs[1]);

@@ -635,26 +635,36 @@ static void warp_cases(cltopk_context *cl, const char *dev)
 {
     static const cltopk_dtype wtypes[3] = {CLTOPK_FLOAT32, CLTOPK_INT32, CLTOPK_UINT32};
     static const size_t wcols[] = {1, 32, 31, 33, 100, 1000, 1025, 4096};
-    static const char *const wenv[] = {"warp=1,wcols=4096", "warp=1,wcols=4096,wcap=32",
-                                       "warp=1,wcols=4096,wkmax=128",
-                                       /* every load clamped (on GPUs
-                                        * otherwise only the rows whose
-                                        * window passes the buffer's end;
-                                        * CPU devices always clamp) */
-                                       "warp=1,wcols=4096,wwin=0"};
+    /* env, k past 32 (wkmax=128), which columns in make check (0: none, 1:
+     * 1000 only, 2: all but 100, 1025 and 4096) */
+    static const struct {
+        const char *env;
+        int bigk, check;
+    } wenv[] = {{"warp=1,wcols=4096", 0, 2},
+                {"warp=1,wcols=4096,wcap=32", 0, 1},
+                {"warp=1,wcols=4096,wkmax=128", 1, 0},
+                /* every load clamped (on GPUs otherwise only the rows whose
+                 * window passes the buffer's end; CPU devices always clamp) */
+                {"warp=1,wcols=4096,wwin=0", 0, 1},
+                /* several warps a row: 1000 columns by 4 warps of 8 columns
+                 * a work-item, 4096 by 8 of 16; k to 128 on 2 warps (each
+                 * warp's kw = 64: its 4 best a work-item); the bisection */
+                {"warp=1,wcols=4096,wrmax=8", 0, 1},
+                {"warp=1,wcols=4096,wn=2,wkmax=128", 1, 0},
+                {"warp=1,wcols=4096,wrmax=8,wcap=32", 0, 0}};
     char where[96];
     int turn = 0;
     for (size_t e = 0; e < sizeof wenv / sizeof wenv[0]; e++) {
-        setenv("CLTOPK_BITS", wenv[e], 1);
-        snprintf(where, sizeof where, "%s %s", dev, wenv[e]);
+        setenv("CLTOPK_BITS", wenv[e].env, 1);
+        snprintf(where, sizeof where, "%s %s", dev, wenv[e].env);
         for (size_t ci = 0; ci < sizeof wcols / sizeof wcols[0]; ci++) {
             size_t cols = wcols[ci], rows = cols > 1000 ? 3 : 5, ld = cols + (ci % 3);
-            if (e == 2 && cols < 100)
+            if (wenv[e].bigk && cols < 100)
                 continue;
             /* make check: fewer programs (each a build of seconds on POCL;
              * the widest, 128 columns a work-item, under check-full) */
-            if (!test_full() && (e == 0 ? cols == 100 || cols == 1025 || cols == 4096
-                                        : e == 2 || cols != 1000u))
+            if (!test_full() && (wenv[e].check == 2 ? cols == 100 || cols == 1025 || cols == 4096
+                                                    : !wenv[e].check || cols != 1000u))
                 continue;
             cltopk_dtype type = wtypes[(ci + e) % 3];
             int sm = (int)((ci + e) & 1);
@@ -662,9 +672,9 @@ static void warp_cases(cltopk_context *cl, const char *dev)
             size_t w = tsize(type), extent = (rows - 1) * ld + cols;
             char *keys = bmalloc(extent * w);
             gen_data(type, dist, extent, sm, &rng, keys);
-            size_t kmax = e == 2 ? 128 : 32, k1 = cols < kmax ? cols : kmax;
+            size_t kmax = wenv[e].bigk ? 128 : 32, k1 = cols < kmax ? cols : kmax;
             size_t k2 = 1 + rng_below(&rng, (uint32_t)k1);
-            if (e == 2)
+            if (wenv[e].bigk)
                 k2 = 33 + rng_below(&rng, (uint32_t)(k1 - 32));
             check_case(cl, where, CLTOPK_ALGO_BITS, 0, type, dist, keys, extent, rows, cols, ld,
                        NULL, k1, sm, WANT_BOTH);
@@ -679,17 +689,24 @@ static void warp_cases(cltopk_context *cl, const char *dev)
     /* one work-item's columns (j % 32 == 0) the best of the row, in random
      * order: the other work-items' best are low, so the threshold admits
      * most of the row; and the same with every key equal there */
-    setenv("CLTOPK_BITS", "warp=1,wcols=4096", 1);
-    for (int v = test_full() ? 0 : 2; v < 3; v++) {
-        size_t rows = 3, cols = v == 2 ? 1000 : 4096;
+    for (int v = test_full() ? 0 : 2; v < 5; v++) {
+        /* v = 3, 4: 1000 columns by 4 warps (wrmax=8), the best in work-item
+         * 0's columns; or in the first warp's, whose threshold then admits
+         * them all, more than a small wcap (128): the bisection */
+        const char *env = v < 3    ? "warp=1,wcols=4096"
+                          : v == 3 ? "warp=1,wcols=4096,wrmax=8"
+                                   : "warp=1,wcols=4096,wrmax=8,wcap=32";
+        setenv("CLTOPK_BITS", env, 1);
+        size_t rows = 3, cols = v >= 2 ? 1000 : 4096, lane = v >= 3 ? 128 : 32;
+        size_t best = v == 4 ? 32 : 1;
         float *f = bmalloc(rows * cols * sizeof *f);
         for (size_t i = 0; i < rows * cols; i++) {
             size_t j = i % cols;
             float x = (float)(rng_below(&rng, 1u << 20)) / (float)(1u << 20);
-            f[i] = j % 32 == 0 ? (v == 1 ? 7.0f : 2.0f + x) : x;
+            f[i] = j % lane < best ? (v == 1 ? 7.0f : 2.0f + x) : x;
         }
-        snprintf(where, sizeof where, "%s warp=1,wcols=4096 (one work-item's columns best)",
-                 dev);
+        snprintf(where, sizeof where, "%s %s (one %s's columns best)", dev, env,
+                 v == 4 ? "warp" : "work-item");
         check_case(cl, where, CLTOPK_ALGO_BITS, v & 1, CLTOPK_FLOAT32, "lane", f, rows * cols,
                    rows, cols, cols, NULL, 32, 0, WANT_BOTH);
         check_case(cl, where, CLTOPK_ALGO_BITS, 0, CLTOPK_FLOAT32, "lane", f, rows * cols, rows,
@@ -697,11 +714,21 @@ static void warp_cases(cltopk_context *cl, const char *dev)
         free(f);
     }
     char buf[1024];
+    setenv("CLTOPK_BITS", "warp=1,wcols=4096", 1);
     int st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 4, 1000, NULL, 10, 0, 1, buf, sizeof buf);
     ok(st == CLTOPK_OK && strstr(buf, "a warp a row") && strstr(buf, "32 columns each"),
        "%s: explain_rows with CLTOPK_BITS=warp=1 names the warp kernel", dev);
     if (st != CLTOPK_OK || !strstr(buf, "a warp a row"))
         diag("%s", buf);
+    setenv("CLTOPK_BITS", "warp=1,wcols=4096,wrmax=32", 1);
+    st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 4, 4096, NULL, 32, 0, 1, buf, sizeof buf);
+    ok(st == CLTOPK_OK && strstr(buf, "4 warps a row") && strstr(buf, "128 work-items") &&
+           strstr(buf, "32 columns each"),
+       "%s: explain_rows with CLTOPK_BITS=warp=1,wcols=4096,wrmax=32 names 4 warps a row at "
+       "4096 columns", dev);
+    if (st != CLTOPK_OK || !strstr(buf, "4 warps a row"))
+        diag("%s", buf);
+    setenv("CLTOPK_BITS", "warp=1", 1);
     st = cltopk_explain_rows(cl, CLTOPK_FLOAT64, 4, 1000, NULL, 10, 0, 1, buf, sizeof buf);
     ok(st == CLTOPK_OK && !strstr(buf, "a warp a row"),
        "%s: explain_rows: float64 rows do not take the warp kernel", dev);
@@ -771,7 +798,9 @@ static void sf_cases(cltopk_context *cl, const char *dev)
     setenv("CLTOPK_BITS", "path=sf,wg=512,rt=4,sfpart=300", 1);
     static const size_t ks[] = {1, 2, 31, 200, 500, 999, 1000};
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
-        cltopk_dtype type = i % 2 ? CLTOPK_UINT64 : CLTOPK_FLOAT32;
+        /* (uint64's program in make check-full only: some 10 s of POCL
+         * build in make check) */
+        cltopk_dtype type = i % 2 && test_full() ? CLTOPK_UINT64 : CLTOPK_FLOAT32;
         char *keys = bmalloc(3 * 1000 * tsize(type));
         int sm = (int)(i & 1);
         mixed_rows(type, 3, 1000, 1000, sm, (int)i * 3, keys);
@@ -798,7 +827,8 @@ static void sf_cases(cltopk_context *cl, const char *dev)
                                         "path=sf,wg=256,rt=4,fuse=0,force=all,cap=1024,"
                                         "check=served"};
     for (size_t e = 0; e < sizeof apart / sizeof apart[0]; e++) {
-        cltopk_dtype type = e & 1 ? CLTOPK_INT64 : CLTOPK_FLOAT32;
+        /* (int64's program in make check-full only) */
+        cltopk_dtype type = e & 1 && test_full() ? CLTOPK_INT64 : CLTOPK_FLOAT32;
         size_t cols = e == 3 ? 1000 : 5003;
         char *keys = bmalloc(3 * (cols + 2) * 8);
         setenv("CLTOPK_BITS", apart[e], 1);
@@ -1000,7 +1030,8 @@ int main(void)
                                           "rt=3", "tile=2", "maxima=2", "tkmax=0",
                                           "path=fast", "force=some", "check=1.5", "fuse=2",
                                           "warp=2", "wcols=4097", "wkmax=0", "wkmax=129",
-                                          "wcap=5000"};
+                                          "wcap=5000", "wn=3", "wn=16", "wrmax=0",
+                                          "wrmax=129"};
     for (size_t i = 0; i < sizeof bad_env / sizeof bad_env[0]; i++) {
         setenv("CLTOPK_BITS", bad_env[i], 1);
         char ok_[4 * 4];
