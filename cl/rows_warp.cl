@@ -78,21 +78,37 @@
 
 /* the sum over the group of v (every work-item gets it), and the sum over the
  * work-items before this one in *before (NULL: not wanted); xc holds WW
- * words, read 4 at a time */
-inline uint warp_sum(uint v, uint *before, __local uint *xc)
+ * words, xs WN: each work-item reads its warp's 32 words (4 at a time), then
+ * where WN > 1 the warps' totals (the cost a work-item independent of WN) */
+inline uint warp_sum(uint v, uint *before, __local uint *xc, __local uint *xs)
 {
-    const uint lid = get_local_id(0);
+    const uint lid = get_local_id(0), lane = lid % 32u;
     xc[lid] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
     uint tot = 0, bef = 0;
-    __local const uint4 *x4 = (__local const uint4 *)xc;
-    for (uint l = 0; l < WW / 4u; l++) {
+    __local const uint4 *x4 = (__local const uint4 *)(xc + (lid - lane));
+#pragma unroll
+    for (uint l = 0; l < 8u; l++) {
         uint4 x = x4[l];
         tot += x.s0 + x.s1 + x.s2 + x.s3;
         uint b = 4u * l;
-        bef += (b < lid ? x.s0 : 0u) + (b + 1u < lid ? x.s1 : 0u) + (b + 2u < lid ? x.s2 : 0u) +
-               (b + 3u < lid ? x.s3 : 0u);
+        bef += (b < lane ? x.s0 : 0u) + (b + 1u < lane ? x.s1 : 0u) +
+               (b + 2u < lane ? x.s2 : 0u) + (b + 3u < lane ? x.s3 : 0u);
     }
+#if WN > 1
+    if (lane == 0u)
+        xs[lid / 32u] = tot;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    tot = 0;
+#pragma unroll
+    for (uint w = 0; w < WN; w++) {
+        uint x = xs[w];
+        tot += x;
+        bef += w < lid / 32u ? x : 0u;
+    }
+#else
+    (void)xs;
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
     if (before)
         *before = bef;
@@ -109,6 +125,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
     __local ulong xt[WN];
     __local uint4 xc4[WW / 4];
     __local uint *xc = (__local uint *)xc4;
+    __local uint xs[WN];
     const uint lid = get_local_id(0);
     const ulong row = get_group_id(0);
     const ulong start = in_off + row * ld;
@@ -206,7 +223,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
 #pragma unroll
     for (uint r = 0; r < WR; r++)
         mine += WCV(r) >= t;
-    uint before, total = warp_sum(mine, &before, xc);
+    uint before, total = warp_sum(mine, &before, xc, xs);
     if (total > WCAP) { /* (the same in every work-item) */
         ulong x = 0UL;
         for (int bit = 63; bit >= 0; bit--) {
@@ -215,7 +232,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
 #pragma unroll
             for (uint r = 0; r < WR; r++)
                 m += WCV(r) >= y;
-            if (warp_sum(m, NULL, xc) >= k)
+            if (warp_sum(m, NULL, xc, xs) >= k)
                 x = y;
         }
         t = x; /* exactly k at or above it: composites are distinct */
@@ -223,7 +240,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
 #pragma unroll
         for (uint r = 0; r < WR; r++)
             mine += WCV(r) >= t;
-        total = warp_sum(mine, &before, xc);
+        total = warp_sum(mine, &before, xc, xs);
     }
 
     /* 3. the candidates in local memory, ranked */
@@ -240,6 +257,8 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
      * a time (independent loads) */
 #define WRANK(WH)                                                                             \
     for (uint e0 = 0; e0 < total; e0 += WW * (WH)) {                                          \
+        if (e0 + (lid - lid % 32u) >= total)                                                  \
+            break; /* none of this warp's (uniform in the warp) */                            \
         ulong c[WH];                                                                          \
         uint rk[WH];                                                                          \
         _Pragma("unroll") for (uint h = 0; h < (WH); h++)                                     \
