@@ -86,8 +86,10 @@ inline uint warp_sum(uint v, uint *before, __local uint *xc, __local uint *xs)
     xc[lid] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
     uint tot = 0, bef = 0;
-    __local const uint4 *x4 = (__local const uint4 *)(xc + (lid - lane));
-#pragma unroll
+    __local const uint4 *x4 = (__local const uint4 *)xc;
+#if WN > 1
+    x4 += (lid - lane) / 4u;
+#endif
     for (uint l = 0; l < 8u; l++) {
         uint4 x = x4[l];
         tot += x.s0 + x.s1 + x.s2 + x.s3;
@@ -257,7 +259,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
      * a time (independent loads) */
 #define WRANK(WH)                                                                             \
     for (uint e0 = 0; e0 < total; e0 += WW * (WH)) {                                          \
-        if (e0 + (lid - lid % 32u) >= total)                                                  \
+        if (WN > 1 && e0 + (lid - lid % 32u) >= total)                                        \
             break; /* none of this warp's (uniform in the warp) */                            \
         ulong c[WH];                                                                          \
         uint rk[WH];                                                                          \

@@ -128,14 +128,16 @@ static const cltopk_param bits_params[] = {
     [BP_FUSE] = {.name = "fuse", .gpu = 0, .cpu = 1, .min = 0, .max = 1, .integer = 1},
     /* the warp kernel (cl/rows_warp.cl, warp_fit below): on (GPUs) or off
      * (elsewhere, where the register tile is tuned), the most columns
-     * (wcols: 1024 on GPUs, where the H200 measured it faster than the
-     * register tile up to 1024 columns and slower from 2048: 128 columns a
-     * work-item took 255 registers and spilled) and the largest k (wkmax)
-     * it takes, the candidates it ranks
+     * (wcols: 4096 on GPUs, where the H200 measured it faster than the
+     * register tile at every width to 4096 at k <= 32 once rows past 1024
+     * columns took several warps of 32 columns a work-item: 16384 x 4096 k =
+     * 32 0.149 ms against 0.189, 16384 x 2048 0.097 against 0.119; one warp
+     * of 128 columns a work-item took 255 registers, spilled and lost) and
+     * the largest k (wkmax) it takes, the candidates it ranks
      * (wcap; 0: 8 k, at least 512; a smaller value sends more rows to its
      * exact bisection: tests) */
     [BP_WARP] = {.name = "warp", .gpu = 1, .cpu = 0, .min = 0, .max = 1, .integer = 1},
-    [BP_WCOLS] = {.name = "wcols", .gpu = 1024, .cpu = WARP_COLS, .min = 1, .max = WARP_COLS,
+    [BP_WCOLS] = {.name = "wcols", .gpu = WARP_COLS, .cpu = WARP_COLS, .min = 1, .max = WARP_COLS,
                   .integer = 1},
     [BP_WKMAX] = {.name = "wkmax", .gpu = 32, .cpu = 32, .min = 1, .max = WARP_KMAX,
                   .integer = 1},
@@ -151,13 +153,18 @@ static const cltopk_param bits_params[] = {
     [BP_WWIN] = {.name = "wwin", .gpu = 1, .cpu = 0, .min = 0, .max = 1, .integer = 1},
     /* the register tile's loads of a row or part (tile_from_keys): 1, all
      * unconditional (clamped to the last element) and the keys masked with
-     * no branch, as the warp kernel's; 0, the default until measured on a
-     * GPU: each load behind its own test */
+     * no branch, as the warp kernel's; 0, the default: each load behind its
+     * own test (the H200, 1 against 0: 16384 x 4096 k = 32 0.221 against
+     * 0.198 ms, k = 8 0.177 / 0.161, 65536 x 1024 k = 16 0.242 / 0.219,
+     * 1024 x 65536 k = 256 0.212 / 0.207: the tile's occupancy already hid
+     * its loads) */
     [BP_TMLOAD] = {.name = "tmload", .gpu = 0, .cpu = 0, .min = 0, .max = 1, .integer = 1},
     /* the warp kernel's warps a row (wn: 0 chooses the fewest whose
      * work-items hold at most wrmax columns each; else 1, 2, 4 or 8) and its
      * most columns a work-item before it takes more warps (wrmax: 32 on
-     * GPUs, where 128 took 255 registers and spilled; 128 elsewhere) */
+     * GPUs, where 128 took 255 registers and spilled, and 16 (8 warps at
+     * 4096 columns, 64 registers) took 0.203 ms against 32's 0.149 at 16384
+     * x 4096, k = 32, on the H200; 128 elsewhere) */
     [BP_WN] = {.name = "wn", .min = 0, .max = WARP_WN, .integer = 1},
     [BP_WRMAX] = {.name = "wrmax", .gpu = 32, .cpu = WARP_WR, .min = 1, .max = WARP_WR,
                   .integer = 1},
