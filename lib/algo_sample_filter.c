@@ -105,7 +105,7 @@
  *   wg=N       work-items of a filter group, a power of two 16..1024 (GPU 256,
  *              CPU 64)
  *   unr=N      16-byte vectors a work-item loads a round, 1..16 (default 4;
- *              GPUs 8 for k = 1)
+ *              GPUs 8 for k = 1, 6 for the top-k of k > 1)
  *   fwg=N      work-items of the one-group kernels, a power of two 16..1024
  *              (GPU 1024, CPU 64; at most the sort's capacity)
  *   groups=N   filter groups, 1..65536 (default compute units x 32, CPU x 2)
@@ -735,6 +735,10 @@ static int sf_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg
     int best = k == 1;
     if (best && c.gpu && !c.unr_set)
         c.unr = 8; /* the H200's reduction: 0.98x the floor with 8, 1.06x with 4 */
+    else if (c.gpu && !c.unr_set)
+        c.unr = 6; /* the H200's filter, keys only, 2^29 f32 (x floor, 6 against 4,
+                    * three runs): k = 32 1.19-1.21 / 1.22-1.27, k = 256 1.24-1.29 /
+                    * 1.26-1.30; 8 was slower than 4 (1.26 / 1.31) */
     sf_call p;
     plan_call(&c, n, k, 0, &p);
     int use = best ? USE_BEST : (p.r && c.force == SF_FORCE_NONE) ? USE_SAMPLE : USE_INIT;
