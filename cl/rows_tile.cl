@@ -364,18 +364,26 @@ inline void sf_finish(__global const key_t *in, ulong rstart, ulong row, ulong c
         uint kept = 0;
         for (ulong base = 0; base < cols;) {
             const uint take = WG * RT - kept;
+            /* every slot's loads unconditional (a kept slot reads local
+             * memory at j, else at 0; a new one the row at e, clamped to
+             * its last element) and the slot's value chosen by masks, with
+             * no branch: POCL 5 and 6 turned the branch's stores to u[r] and
+             * lo[r] into new phis after their uniformity analysis had run,
+             * and some builds then kept one value for the whole group
+             * (README.md, Troubleshooting, "POCL 5 and 6") */
 #pragma unroll
             for (uint r = 0; r < RT; r++) {
                 const uint j = r * WG + lid;
-                if (j < kept) {
-                    u[r] = L->cu[j];
-                    lo[r] = LO_OF(L->ci[j]);
-                } else {
-                    const ulong e = base + (j - kept);
-                    const int real = e < cols;
-                    u[r] = real ? order_key(in[rstart + e], smallest) : (okey_t)0;
-                    lo[r] = real ? LO_OF(e) : 0u;
-                }
+                const uint keep = j < kept ? 1u : 0u;
+                const ulong e = base + (ulong)(j - kept); /* wraps where keep */
+                const uint real = (e < cols ? 1u : 0u) & (keep ^ 1u);
+                const uint jk = j & (0u - keep);
+                const okey_t mk = (okey_t)0 - (okey_t)keep, mr = (okey_t)0 - (okey_t)real;
+                const okey_t ku = L->cu[jk];
+                const uint kl = LO_OF(L->ci[jk]);
+                const okey_t nu = order_key(in[rstart + (e < cols ? e : cols - 1u)], smallest);
+                u[r] = (ku & mk) | (nu & mr);
+                lo[r] = (kl & (uint)mk) | (LO_OF(e) & (uint)mr);
             }
             barrier(CLK_LOCAL_MEM_FENCE);
             const ulong left = cols - base;

@@ -274,10 +274,12 @@ inline void tile_select(const okey_t *u, const uint *lo, uint k, __local tile_lo
      * less than sorting a larger gathered set */
     const uint stop = TILE_STOP(k);
     uint cnt = 0;
-    if (k <= WG && WG <= MCAP && !TILE_NOMAX) {
+#if WG <= MCAP && !TILE_NOMAX /* (in the preprocessor: no constant operand of &&) */
+    if (k <= WG) {
         cnt = tile_by_maxima(u, lo, k, L);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+#endif
     if (cnt < k || cnt > stop)
         cnt = tile_by_radix(u, lo, k, stop, L);
     tile_sort_gathered(cnt, L);

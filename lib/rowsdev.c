@@ -157,8 +157,10 @@ static const cltopk_param bits_params[] = {
      * own test (the H200, 1 against 0: 16384 x 4096 k = 32 0.221 against
      * 0.198 ms, k = 8 0.177 / 0.161, 65536 x 1024 k = 16 0.242 / 0.219,
      * 1024 x 65536 k = 256 0.212 / 0.207: the tile's occupancy already hid
-     * its loads) */
-    [BP_TMLOAD] = {.name = "tmload", .gpu = 0, .cpu = 0, .min = 0, .max = 1, .integer = 1},
+     * its loads).  1 on other devices: a private value chosen by a branch
+     * and live across a barrier is what POCL 5 and 6 build wrongly in some
+     * processes (README.md, Troubleshooting) */
+    [BP_TMLOAD] = {.name = "tmload", .gpu = 0, .cpu = 1, .min = 0, .max = 1, .integer = 1},
     /* the warp kernel's warps a row (wn: 0 chooses the fewest whose
      * work-items hold at most wrmax columns each; else 1, 2, 4 or 8) and its
      * most columns a work-item before it takes more warps (wrmax: 32 on

@@ -1019,7 +1019,10 @@ int main(void)
     setenv("CLTOPK_BITS", "warp=0,tkmax=4096", 1);
     random_shapes(cl, "cl tkmax=4096", CLTOPK_ALGO_BITS, test_full() ? 12 : 3);
     /* the tile's loads unconditional and its keys masked (rows, parts,
-     * segments empty and long) */
+     * segments empty and long), and each behind its test (the defaults of
+     * CPU devices and GPUs, each way on whichever device this is) */
+    setenv("CLTOPK_BITS", "warp=0,tmload=0", 1);
+    random_shapes(cl, "cl tmload=0", CLTOPK_ALGO_BITS, test_full() ? 12 : 2);
     setenv("CLTOPK_BITS", "warp=0,tmload=1", 1);
     random_shapes(cl, "cl tmload=1", CLTOPK_ALGO_BITS, test_full() ? 12 : 2);
     setenv("CLTOPK_BITS", "warp=0,tmload=1,parts=3", 1);
