@@ -125,9 +125,9 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
     __local ulong cand[WCAP];
     __local ulong xw[WW * WQ];
     __local ulong xt[WN];
-    __local uint4 xc4[WW / 4];
-    __local uint *xc = (__local uint *)xc4;
-    __local uint xs[WN];
+    /* the group's counts (WW words), then the warps' totals (WN words) */
+    __local uint4 xc4[(WW + WN + 3) / 4];
+    __local uint *xc = (__local uint *)xc4, *xs = xc + WW;
     const uint lid = get_local_id(0);
     const ulong row = get_group_id(0);
     const ulong start = in_off + row * ld;
