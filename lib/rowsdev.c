@@ -1198,11 +1198,20 @@ static int rows_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
     return st;
 }
 
+/* "a warp", or "N warps" in b */
+static const char *warps_text(unsigned wn, char *b, size_t len)
+{
+    if (wn == 1)
+        return "a warp";
+    snprintf(b, len, "%u warps", wn);
+    return b;
+}
+
 size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
                                  const cltopk_rows_job *job, char *buf, size_t len)
 {
     rows_cfg c;
-    char why[256];
+    char why[256], warps[24];
     if (!rows_config(ctx, rq, rq->k, &c, why, sizeof why))
         return (size_t)snprintf(buf, len, "no configuration: %s", why);
     tile_cfg t;
@@ -1216,11 +1225,11 @@ size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
                      "row where they are too few or too many (decided on the device)", f.s,
                      f.rank, f.parts, f.cap, f.t.wg, f.t.rt, job->nrows * f.parts);
     else if (job->mode == ROWS_DENSE && warp_fit(ctx, rq, job, &c, &w))
-        n = snprintf(buf, len, "%s%.0u%s a row: %u work-items holding %u columns each in "
+        n = snprintf(buf, len, "%s a row: %u work-items holding %u columns each in "
                      "registers, a threshold from each one's %u best, up to %u candidates "
                      "ranked in local memory (an exact bisection where more; %zu work-groups)",
-                     w.wn == 1 ? "a warp" : "", w.wn == 1 ? 0u : w.wn,
-                     w.wn == 1 ? "" : " warps", 32 * w.wn, w.wr, w.wq, w.wcap, job->nrows);
+                     warps_text(w.wn, warps, sizeof warps), 32 * w.wn, w.wr, w.wq, w.wcap,
+                     job->nrows);
     else if (job->mode == ROWS_DENSE && tile_dense(ctx, rq, job, &c, &t))
         n = snprintf(buf, len, "a register tile of %u work-items x %u elements, a radix "
                      "selection in local memory; %zu part%s a row (%zu work-groups%s)", t.wg,
