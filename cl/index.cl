@@ -267,13 +267,38 @@ index_scan(__global const float *data, __global const uint *ids, __global const 
     }
 }
 
+/* The blocks a switch left, in index_decide's map: todo[0] = P, todo[1 + i]
+ * the blocks left before partition i (todo[1 + P]: all of them), todo[P + 2 +
+ * i] partition i's first block left.  The x-th block left (x below the
+ * total): its partition found by a binary search once (ix_todo_part), then x
+ * and the partition stepped together (ix_todo_block, x never decreasing) */
+inline uint ix_todo_part(__global const uint *todo, uint x)
+{
+    uint lo = 0, hi = todo[0]; /* todo[1 + lo] <= x < todo[1 + hi] */
+    while (hi - lo > 1) {
+        const uint mid = (lo + hi) >> 1;
+        if (todo[1 + mid] <= x)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+inline uint ix_todo_block(__global const uint *todo, uint *i, uint x)
+{
+    while (todo[2 + *i] <= x)
+        (*i)++;
+    return todo[todo[0] + 2 + *i] + (x - todo[1 + *i]);
+}
+
 /* index_decide: one work-group after each round, while the phase is 0: every
  * partition finished (stopped or read to its end): phase 1; else the switch
  * rule of cpu/indexcpu.c (cltopk_ix_decide, here in float: the rule only
  * chooses the path, never the answer) with sw (CLTOPK_INDEX=switch: 0
- * never, 1 the rule, 2 always) and ratio; a switch (phase 2) lists every
- * block not read yet in todo, partition after partition, and their count in
- * ctl[1] */
+ * never, 1 the rule, 2 always) and ratio; a switch (phase 2) maps the
+ * blocks not read yet in todo (ix_todo_part), partition after partition, and
+ * puts their count in ctl[1] */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 index_decide(__global const uint *pstart, __global uint *qb, uint P, uint sw, float ratio,
              __global uint *todo)
@@ -333,14 +358,21 @@ index_decide(__global const uint *pstart, __global uint *qb, uint P, uint sw, fl
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint phase = openl[0];
     if (phase == 2) {
+        /* the map of the blocks left (ix_todo_part): P + 1 prefixes and P
+         * first blocks, not a word a block (one group writing a list of
+         * 2^18 blocks took 270 us on the H200) */
         uint at = leftl[lid];
         for (uint i = lo; i < hi; i++) {
             __global const uint *s = state + IX_ST * i;
-            const uint g0 = pstart[i], nb = pstart[i + 1] - g0;
-            if (s[2])
-                continue;
-            for (uint b = s[0]; b < nb; b++)
-                todo[at++] = g0 + b;
+            const uint g0 = pstart[i], nb = pstart[i + 1] - g0, pos = s[0];
+            todo[1 + i] = at;
+            todo[P + 2 + i] = g0 + pos;
+            if (!s[2] && pos < nb)
+                at += nb - pos;
+        }
+        if (lid == 0) {
+            todo[0] = P;
+            todo[1 + P] = ctl[1];
         }
     }
     if (lid == 0 && phase != 0)
@@ -349,7 +381,8 @@ index_decide(__global const uint *pstart, __global uint *qb, uint P, uint sw, fl
 
 /* index_full: group q reads its share of ntodo blocks (ntodo_arg, or where
  * that is 0xFFFFFFFF the blocks a switch left: ctl[1] in phase 2, else none):
- * block todo[x], or x itself where direct; it writes its K best to
+ * the x-th block of the switch's map (ix_todo_part), or x itself where
+ * direct; it writes its K best to
  * lists[(obase + q) * K ..], going on from that list where resume.  gate
  * (not 0): the fallback of index_filter, which had room for gate candidates:
  * nothing to do unless more came (ctl[3] > gate) */
@@ -383,9 +416,10 @@ index_full(__global const float *data, __global const uint *ids, __global const 
     }
     ulong kth = meta[0] == K ? S[K - 1] : 0;
     const uint lo = min(q * per, ntodo), hi = min(lo + per, ntodo);
+    uint wi = !direct && lo < hi ? ix_todo_part(todo, lo) : 0u;
     for (uint x = lo; x < hi; x++)
-        kth = ix_block(data, ids, direct ? x : todo[x], d, B, attr, w, m, K, S, meta, kth,
-                       bfloor, lid);
+        kth = ix_block(data, ids, direct ? x : ix_todo_block(todo, &wi, x), d, B, attr, w, m, K,
+                       S, meta, kth, bfloor, lid);
     for (uint x = lid; x < K; x += WG)
         lists[(ulong)(obase + q) * K + x] = S[x];
 }
@@ -490,13 +524,14 @@ index_filter(__global const float *data, __global const uint *ids, __global cons
          * the same for the whole group (stepped without a division), the
          * loads at consecutive addresses */
         uint x = (uint)(lo / B), s0 = (uint)(lo - (ulong)x * B);
+        uint wi = !direct && lo < hi ? ix_todo_part(todo, x) : 0u;
         for (ulong base = lo; base < hi; base += tile) {
             uint live = 0;
 #pragma unroll
             for (uint t = 0; t < TPI; t++) {
                 uint g = 0;
                 if (base + t * WG < hi) {
-                    g = direct ? x : todo[x];
+                    g = direct ? x : ix_todo_block(todo, &wi, x);
                     live |= (uint)(base + t * WG + lid < hi) << t;
                 }
                 p[t] = data + (ulong)g * d * B + s0 + lid;
@@ -514,13 +549,14 @@ index_filter(__global const float *data, __global const uint *ids, __global cons
         /* a work-item's (x, s) stepped by WG, with no division where B >=
          * WG */
         uint x = (uint)((lo + lid) / B), s = (uint)(lo + lid - (ulong)x * B);
+        uint wi = !direct && lo + lid < hi ? ix_todo_part(todo, x) : 0u;
         for (ulong base = lo; base < hi; base += tile) {
             uint live = 0;
 #pragma unroll
             for (uint t = 0; t < TPI; t++) {
                 uint g = 0;
                 if (base + t * WG + lid < hi) {
-                    g = direct ? x : todo[x];
+                    g = direct ? x : ix_todo_block(todo, &wi, x);
                     live |= 1u << t;
                 }
                 p[t] = data + (ulong)g * d * B + (live >> t & 1 ? s : 0);

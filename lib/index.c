@@ -53,7 +53,7 @@ struct cltopk_index {
  * switch (cltopk_ix_decide): 0 never switch to full evaluation, 1 by the
  * rounds' progress, 2 always after the first round (testing); ratio: the
  * cost of a full-evaluation block over an index block, for that rule; grow,
- * fan and sync: the device's rounds and merge (below) */
+ * fan, sync and first: the device's rounds and merge (below) */
 enum {
     IXP_PROBE,
     IXP_SWITCH,
@@ -64,6 +64,7 @@ enum {
     IXP_GROW,
     IXP_FAN,
     IXP_SYNC,
+    IXP_FIRST,
     IXP_FULL,
     IXP_CANDS,
     IXP_N
@@ -103,6 +104,12 @@ static const cltopk_param ix_params[] = {
      * stop enqueuing once the reading ended (0: never; every round enqueued
      * at once, those after the end doing nothing) */
     [IXP_SYNC] = {.name = "sync", .gpu = 0, .cpu = 0, .min = 0, .max = 1 << 20, .integer = 1},
+    /* on OpenCL devices, with sync=0: 1 reads the phase back after the first
+     * round, and where the reading ended (finished or switched) enqueues
+     * none of the launches that would then do nothing (a launch costs the
+     * host some 5 us on the H200, a 4-byte read about 10 us: the correlated
+     * query that ends in its first round made 16 launches); 0: never */
+    [IXP_FIRST] = {.name = "first", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
     /* on OpenCL devices, the full evaluation (cltopk_index_full_topk, and the
      * blocks a switch left): filter (index_filter: one read keeping the
      * tuples at or above the bound, with index_full as its fallback), old
@@ -677,6 +684,7 @@ static int ix_query(cltopk_index *idx, const char *fn, int full, const unsigned 
                          .grow = (unsigned)p.v[IXP_GROW],
                          .fan = (size_t)p.v[IXP_FAN],
                          .sync = (size_t)p.v[IXP_SYNC],
+                         .first = (int)p.v[IXP_FIRST],
                          .sw = (int)p.v[IXP_SWITCH],
                          .ratio = p.v[IXP_RATIO],
                          .stage = (size_t)p.v[IXP_STAGE],

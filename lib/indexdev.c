@@ -3,7 +3,7 @@
  * The layout's four arrays live in device buffers for the index's life.  The
  * query's buffers (cl/index.cl's qb: the attributes, weights, control word
  * and partitions' state; the partitions' and groups' lists; the merge's
- * lists; the k best keys; the block list) are kept in cltopk_ix_dev from the
+ * lists; the k best keys; the map of the blocks left) are kept in cltopk_ix_dev from the
  * first query to cltopk_index_dev_release, made anew only when a query needs
  * more (a larger k), so that a query makes no buffer.  A query:
  *   1. writes qb (one copy, not waited for);
@@ -12,10 +12,12 @@
  *      by atomic_max: the best k-th score of any partition so far), then
  *      index_decide, one work-group, which ends the reading (every partition
  *      finished), lets it go on, or switches to full evaluation (the switch
- *      rule of cpu/indexcpu.c) and lists the blocks not read; rounds after
+ *      rule of cpu/indexcpu.c) and maps the blocks not read; rounds after
  *      the end do nothing; as many rounds as read the longest partition
  *      (CLTOPK_INDEX=sync: the phase read back every sync rounds, and no
- *      more rounds once it is not 0);
+ *      more rounds once it is not 0; first, the default: read back after the
+ *      first round, and where that round finished the reading, none of step
+ *      3's launches either: a correlated query's 16 launches became 4);
  *   3. the full evaluation of the blocks a switch left (none without one):
  *      CLTOPK_INDEX=full=filter (the default): index_merge of the
  *      partitions' lists, groups of q->fan lists, each group's k-th raising
@@ -392,10 +394,10 @@ static int ixd_prepare(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix
     if (st == CLTOPK_OK)
         st = ixd_keep(ctx, &dev->lists, &dev->lists_n, nlists * K * 8, "the partitions' lists");
     if (st == CLTOPK_OK)
-        st = ixd_keep(ctx, &dev->part, &dev->part_n, (ng > 1 ? ng : 1) * K * 8,
+        st = ixd_keep(ctx, &dev->part, &dev->part_n, (ng > 1 ? ng + (ng + 1) / 2 : 1) * K * 8,
                       "the merge's lists");
     if (st == CLTOPK_OK)
-        st = ixd_keep(ctx, &dev->todo, &dev->todo_n, L->nblocks * 4, "the block list");
+        st = ixd_keep(ctx, &dev->todo, &dev->todo_n, (2 * P + 2) * 4, "the block map");
     if (st == CLTOPK_OK && !dev->pstart)
         dev->pstart = ixd_buffer(ctx, CL_MEM_READ_ONLY, (P + 1) * 4, L->pstart,
                                  "the partitions", &st);
@@ -529,6 +531,34 @@ static int ixd_merge(cltopk_context *ctx, cl_kernel km, unsigned wg, cl_mem cand
                              sizeof(cl_mem), &qb, sizeof(cl_mem), &out, sizeof obase, &obase,
                              sizeof fromcap, &fromcap, sizeof raise, &raise);
     return st == CLTOPK_OK ? cltopk_launch(ctx, km, ng * wg, wg, 0, NULL) : st;
+}
+
+/* the last levels of the merge: the nl lists of K keys at the start of
+ * dev->part to the K best, into qb after the state (ko words).  While one
+ * group would take more than `big` keys, a level of groups of fan lists
+ * (fan >= 2) writes their lists after the first ngmax lists of part, the
+ * next level back at its start, and so on (the queue keeps them in order);
+ * then one group.  (The H200, 2^26 x 8, k = 256: one group took 105-116 us
+ * over 61-94 lists of 256 keys.) */
+static int ixd_merge_last(cltopk_context *ctx, cl_kernel km, unsigned wg, cltopk_ix_dev *dev,
+                          size_t nl, size_t K, size_t fan, size_t big, size_t ngmax, size_t ko)
+{
+    size_t at = 0, other = ngmax;
+    int st = CLTOPK_OK;
+    while (st == CLTOPK_OK && fan >= 2 && nl > fan && nl * K > big) {
+        const size_t ngl = (nl + fan - 1) / fan;
+        st = ixd_merge(ctx, km, wg, dev->part, (cl_ulong)(at * K), (cl_ulong)((at + nl) * K),
+                       (cl_ulong)(fan * K), ngl, (cl_uint)K, dev->qb, dev->part,
+                       (cl_ulong)(other * K), 0, 0);
+        const size_t t = at;
+        at = other;
+        other = t;
+        nl = ngl;
+    }
+    if (st == CLTOPK_OK)
+        st = ixd_merge(ctx, km, wg, dev->part, (cl_ulong)(at * K), (cl_ulong)((at + nl) * K),
+                       (cl_ulong)(nl * K), 1, (cl_uint)K, dev->qb, dev->qb, ko / 2, 0, 0);
+    return st;
 }
 
 /* The streamed rounds: before each, the blocks it reads (q->probe * grow^r of
@@ -714,8 +744,9 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
         bpp = q->piece ? q->piece : (ctx->stage_size > pin ? ctx->stage_size : pin) / pb;
         bpp = bpp < 1 ? 1 : bpp > cap ? cap : bpp;
     }
+    const size_t ngmax = ng > ngAB ? ng : ngAB;
     if (st == CLTOPK_OK)
-        st = ixd_prepare(ctx, L, dev, K, P + G, ng > ngAB ? ng : ngAB, cap, bpp, ncand);
+        st = ixd_prepare(ctx, L, dev, K, P + G, ngmax, cap, bpp, ncand);
     ixd_stream sps = {.bpp = bpp, .nbuf = L->nblocks > cap ? 2 : 1};
     ixd_stream *sp = streamed ? &sps : NULL;
     if (st == CLTOPK_OK) {
@@ -745,6 +776,10 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
         qr.sw = 2;
     }
     const cl_uint nostop = q->full != 0;
+    /* the phase where a read after a round found the reading ended: 1
+     * (finished: the partitions' lists hold the answer, so the full
+     * evaluation's launches are not enqueued) or 2 (switched); 0 unknown */
+    cl_uint known = 0;
     if (st == CLTOPK_OK && !plainold && !streamed) {
         size_t limit = qr.probe;
         for (size_t done = 0, r = 1; st == CLTOPK_OK && done < maxnb; r++) {
@@ -754,14 +789,17 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
             limit = limit * q->grow > maxnb ? maxnb : limit * q->grow;
             if (q->full) /* the switch follows the first round */
                 break;
-            /* CLTOPK_INDEX=sync: the phase back every q->sync rounds */
-            if (st == CLTOPK_OK && q->sync && r % q->sync == 0 && done < maxnb) {
+            /* CLTOPK_INDEX=sync: the phase back every q->sync rounds; first:
+             * after the first round */
+            const int rd = q->sync ? r % q->sync == 0 : q->first && r == 1;
+            if (st == CLTOPK_OK && rd && done < maxnb) {
                 st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, 4, dev->hq + IXQ_CTL, "the phase");
-                if (st == CLTOPK_OK && dev->hq[IXQ_CTL] != 0)
+                known = st == CLTOPK_OK ? dev->hq[IXQ_CTL] : 0;
+                if (known != 0)
                     break;
             }
         }
-        if (st == CLTOPK_OK && !filt)
+        if (st == CLTOPK_OK && !filt && known != 1)
             st = ixd_full(ctx, L, dev, q, NULL, kf, wg, G, 0xFFFFFFFFu, 0, 0, 0);
     } else if (st == CLTOPK_OK && !streamed) {
         st = ixd_full(ctx, L, dev, q, NULL, kf, wg, G, (cl_uint)L->nblocks, 1, 0, 0);
@@ -776,10 +814,11 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
      * (resident; streamed, a chunk at a time), the groups' lists merged by
      * ngB groups after part's first ngA lists, and one group all of part */
     const size_t ngA = (P + fan - 1) / fan, ngB = (G + fan - 1) / fan;
-    if (st == CLTOPK_OK && filt)
+    const int fin = known == 1;
+    if (st == CLTOPK_OK && filt && !fin)
         st = ixd_merge(ctx, km, wg, dev->lists, 0, (cl_ulong)P * K, (cl_ulong)fan * K, ngA,
                        (cl_uint)K, dev->qb, dev->part, 0, 0, 1);
-    if (st == CLTOPK_OK && filt && !streamed) {
+    if (st == CLTOPK_OK && filt && !streamed && !fin) {
         st = ixd_filter(ctx, L, dev, q, NULL, kfl, wg, Gf, 0xFFFFFFFFu, 0, (cl_uint)ncand);
         if (st == CLTOPK_OK)
             st = ixd_full(ctx, L, dev, q, NULL, kf, wg, G, 0xFFFFFFFFu, 0, 0, (cl_uint)ncand);
@@ -797,23 +836,29 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
      * only where the rounds ran) */
     const cl_ulong first = plainold ? (cl_ulong)P * K : 0, nkeys = (cl_ulong)(P + G) * K;
     const size_t ko = ixd_keyoff(P);
-    if (st == CLTOPK_OK && filt) {
+    size_t nl = 0; /* lists at the start of part for the last levels (0: merged) */
+    if (st == CLTOPK_OK && fin && ngA > 1) {
+        /* finished: the partitions' lists alone */
+        st = ixd_merge(ctx, km, wg, dev->lists, 0, (cl_ulong)P * K, (cl_ulong)fan * K, ngA,
+                       (cl_uint)K, dev->qb, dev->part, 0, 0, 0);
+        nl = ngA;
+    } else if (st == CLTOPK_OK && fin) {
+        st = ixd_merge(ctx, km, wg, dev->lists, 0, (cl_ulong)P * K, (cl_ulong)P * K, 1,
+                       (cl_uint)K, dev->qb, dev->qb, ko / 2, 0, 0);
+    } else if (st == CLTOPK_OK && filt) {
         st = ixd_merge(ctx, km, wg, dev->lists, (cl_ulong)P * K, nkeys, (cl_ulong)fan * K, ngB,
                        (cl_uint)K, dev->qb, dev->part, (cl_ulong)ngA * K, 0, 0);
-        if (st == CLTOPK_OK)
-            st = ixd_merge(ctx, km, wg, dev->part, 0, (cl_ulong)(ngA + ngB) * K,
-                           (cl_ulong)(ngA + ngB) * K, 1, (cl_uint)K, dev->qb, dev->qb, ko / 2, 0,
-                           0);
+        nl = ngA + ngB;
     } else if (st == CLTOPK_OK && ng > 1) {
         st = ixd_merge(ctx, km, wg, dev->lists, first, nkeys, (cl_ulong)fan * K, ng,
                        (cl_uint)K, dev->qb, dev->part, 0, 0, 0);
-        if (st == CLTOPK_OK)
-            st = ixd_merge(ctx, km, wg, dev->part, 0, (cl_ulong)ng * K, (cl_ulong)ng * K, 1,
-                           (cl_uint)K, dev->qb, dev->qb, ko / 2, 0, 0);
+        nl = ng;
     } else if (st == CLTOPK_OK) {
         st = ixd_merge(ctx, km, wg, dev->lists, first, nkeys, nkeys - first, 1, (cl_uint)K,
                        dev->qb, dev->qb, ko / 2, 0, 0);
     }
+    if (st == CLTOPK_OK && nl)
+        st = ixd_merge_last(ctx, km, wg, dev, nl, K, fan, 2 * snbig, ngmax, ko);
     const size_t from = q->full ? ko : IXQ_CTL;
     if (st == CLTOPK_OK)
         st = ixd_read(ctx, dev->qb, from * 4, (ko + 2 * K - from) * 4, dev->hq + from,

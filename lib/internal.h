@@ -846,6 +846,7 @@ typedef struct {
     size_t fan;    /* on the device, the lists a merge work-group takes */
     size_t sync;   /* on the device, read the phase back every sync rounds (0:
                       never: every round enqueued at once) */
+    int first;     /* ... and (sync 0) after the first round */
     int sw;
     double ratio;
     size_t stage; /* an index in host memory queried on the device: blocks

@@ -849,16 +849,25 @@ static void distributions(cltopk_context *ctx, const char *cname, size_t kdev)
         /* the device's rounds and merge forced: rounds growing by 2 and 3
          * (GPUs' default is 2), a one-round probe, merge groups of 1, 2 and
          * 3 lists (two levels) and of more lists than there are (one level),
-         * the phase read back every round or two (sync), with either
-         * decision; then an index's kept buffers grown and reused: k up and
+         * the phase read back every round or two (sync), or never (first=0:
+         * every round and the full evaluation's launches enqueued), with
+         * either decision; then an index's kept buffers grown and reused: k up and
          * down on one index */
         const char *dmodes[] = {"grow=2",
                                 "grow=3,probe=64,fan=1",
                                 "grow=2,switch=2,fan=2,sync=1",
                                 "probe=1,fan=3",
                                 "grow=2,switch=0,fan=100000,sync=2",
-                                "probe=64,sync=1"};
-        knob_sweeps(ctx, cname, cols, n, d, dmodes, 6, "device rounds", 47, 24, 0);
+                                "probe=64,sync=1",
+                                "first=0",
+                                "first=0,switch=2,fan=2"};
+        knob_sweeps(ctx, cname, cols, n, d, dmodes, 8, "device rounds", 47, 24, 0);
+        /* the merge's last levels: 128 partitions, lists merged two at a time
+         * (64 lists of k = 300 keys are more than one group takes: levels of
+         * 32 and 16 lists, written after the first lists and back at their
+         * start), the reading finished in its rounds or switched */
+        const char *lmodes[] = {"fan=2", "fan=2,switch=2"};
+        knob_sweeps(ctx, cname, cols, n, d, lmodes, 2, "merge levels", 53, 128, 0);
         /* the full evaluation's ways (after a switch and in
          * cltopk_index_full_topk): index_full alone (full=old), index_filter
          * with its fallback forced (full=fallback) or with room for 2 or 3
@@ -922,6 +931,21 @@ static void behaviour(cltopk_context *ctx, const char *cname)
        "tuples, %llu blocks, %zu of %zu partitions stopped)", cname,
        (unsigned long long)st.tuples_evaluated, n, (unsigned long long)st.blocks_read,
        st.partitions_stopped, st.partitions);
+    /* the same data in 128 partitions, queries that end in their first
+     * round (half of each partition), lists merged two at a time: on a device the partitions' 64
+     * lists of k = 20 and 64 keys take levels of groups before the last
+     * group */
+    cltopk_index *many = build(ctx, cols, n, d, CLTOPK_PARTITION_ANGLE, 128, 16, 1);
+    setenv("CLTOPK_INDEX", "fan=2,probe=2", 1);
+    good = many != NULL;
+    msg[0] = 0;
+    for (size_t k = 20; good && k <= 64; k += 44)
+        for (size_t m = 1; good && m <= 4; m++)
+            good = check_query(many, 0, cols, n, attr, w, m, k, &st, msg, sizeof msg);
+    unsetenv("CLTOPK_INDEX");
+    ok(good, "%s: correlated data, 128 angle partitions, lists merged two at a time (fan=2,probe=2): "
+       "k = 20 and 64, m = 1 .. 4 exact%s%s", cname, good ? "" : ": ", msg);
+    cltopk_index_free(many);
     /* m = 0: every score 0, thresholds that never fall: the rule switches */
     st.full_evaluation = 0;
     good = idx && check_query(idx, 0, cols, n, attr, w, 0, 16, &st, msg, sizeof msg);
