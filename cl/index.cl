@@ -94,15 +94,66 @@ inline void ix_sort(__local ulong *S, uint lid)
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
+/* the place of item j of the merge (below): the list's keys S[0 .. c0)
+ * first (sorted, descending), then the candidates S[K .. K + nc); its key in
+ * *v, and the items that go before it: the list's and the candidates' keys
+ * above it, and those equal to it that come first (the list's, then the
+ * candidates' in their order), so that the places are a permutation */
+inline uint ix_place(__local const ulong *S, uint K, uint c0, uint nc, uint j, ulong *v)
+{
+    const int old = j < c0;
+    const ulong u = S[old ? j : K + j - c0];
+    uint above = 0;
+    const uint jc = old ? nc : j - c0;
+    for (uint c = 0; c < nc; c++) {
+        const ulong x = S[K + c];
+        above += x > u || (x == u && c < jc);
+    }
+    if (old) {
+        above += j;
+    } else {
+        uint lo = 0, hi = c0; /* the list's keys at or above u */
+        while (lo < hi) {
+            const uint mid = (lo + hi) >> 1;
+            if (S[mid] >= u)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        above += lo;
+    }
+    *v = u;
+    return above;
+}
+
 /* the candidates join the list: meta[0] keys in the list, meta[1] candidates
  * at S[K ..]; the best K first, the rest emptied; returns the new K-th (0
- * while fewer than K) */
+ * while fewer than K).  Called right after a barrier.  Where list and
+ * candidates are at most 2 WG keys, each key is written at its place
+ * (ix_place: a scan of the candidates, a binary search of the list) with 3
+ * barriers; else a sort of all SN slots (45 barriers for 512) */
 inline ulong ix_merge(__local ulong *S, __local uint *meta, uint K, uint lid)
 {
-    ix_sort(S, lid);
-    uint cnt = meta[0] + meta[1];
-    for (uint x = K + lid; x < SN; x += WG)
-        S[x] = 0;
+    const uint c0 = meta[0], nc = meta[1];
+    uint cnt = c0 + nc;
+    if (cnt <= 2 * WG) {
+        ulong v0 = 0, v1 = 0;
+        const uint p0 = lid < cnt ? ix_place(S, K, c0, nc, lid, &v0) : SN;
+        const uint p1 = lid + WG < cnt ? ix_place(S, K, c0, nc, lid + WG, &v1) : SN;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (p0 < K)
+            S[p0] = v0;
+        if (p1 < K)
+            S[p1] = v1;
+        /* the candidates' slots emptied (the list's slots from min(cnt, K)
+         * to K held no key, and none was written there) */
+        for (uint x = K + lid; x < K + nc; x += WG)
+            S[x] = 0;
+    } else {
+        ix_sort(S, lid);
+        for (uint x = K + lid; x < SN; x += WG)
+            S[x] = 0;
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) {
         meta[0] = min(cnt, K);
