@@ -45,7 +45,8 @@
  *
  * Options (defaults let the file compile alone): WG work-items a group, SN
  * local slots (a power of two >= K + WG, and >= 2 K), TPI slots a work-item
- * of index_filter scores at once (at most 32).  Needs 64-bit integers. */
+ * of index_filter scores at once (at most 32), IUA attributes whose loads it
+ * issues together (1 .. 8, default 2).  Needs 64-bit integers. */
 #ifndef CLTOPK_COMMON_CL
 #include "common.cl"
 #endif
@@ -537,6 +538,12 @@ index_full(__global const float *data, __global const uint *ids, __global const 
 #ifndef TPI
 #define TPI 8
 #endif
+#ifndef IUA
+#define IUA 2 /* attributes a work-item of index_filter loads at once */
+#endif
+#if IUA < 1 || IUA > 8
+#error "IUA must be 1 .. 8"
+#endif
 
 /* index_filter's tile: the slots whose attributes start at p[t] (attribute a
  * at p[t][a B], the tuple number at ids[slot[t]]; bit t of live: a slot to
@@ -552,7 +559,27 @@ inline void ix_filter_tile(__global const float **p, const uint *slot, uint live
 #pragma unroll
     for (uint t = 0; t < TPI; t++)
         acc[t] = 0.0f;
-    for (uint j = 0; j < m; j++) {
+    /* IUA attributes' loads issued together (IUA TPI in flight), then their
+     * fma in the attributes' order */
+    uint j = 0;
+    for (; j + IUA <= m; j += IUA) {
+        float x[IUA][TPI];
+#pragma unroll
+        for (uint u = 0; u < IUA; u++) {
+            const uint a = la[j + u];
+#pragma unroll
+            for (uint t = 0; t < TPI; t++)
+                x[u][t] = p[t][a];
+        }
+#pragma unroll
+        for (uint u = 0; u < IUA; u++) {
+            const float wj = lw[j + u];
+#pragma unroll
+            for (uint t = 0; t < TPI; t++)
+                acc[t] = fma(wj, x[u][t], acc[t]);
+        }
+    }
+    for (; j < m; j++) {
         const uint a = la[j];
         const float wj = lw[j];
 #pragma unroll
