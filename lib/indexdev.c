@@ -89,6 +89,12 @@ static size_t ixd_sn(size_t k, unsigned wg)
  * attribute in flight */
 #define IXD_TPI 8
 
+/* the most keys of the partitions' lists (P k) that a query merges
+ * speculatively after its first round (CLTOPK_INDEX=first): on the H200 a
+ * merge of 972 lists of 4 keys took 16-20 us, a launch some 5 us of the
+ * host's time, and the read after the merges 10 us */
+#define IXD_SPEC 16384
+
 /* the build options of cl/index.cl for work-groups of wg and sn local slots */
 static void ixd_options(char *buf, size_t len, unsigned wg, size_t sn)
 {
@@ -561,6 +567,21 @@ static int ixd_merge_last(cltopk_context *ctx, cl_kernel km, unsigned wg, cltopk
     return st;
 }
 
+/* the partitions' lists alone (a query whose rounds finished the reading)
+ * merged into qb after the state: ngA groups of fan lists, then the last
+ * levels, or one group where ngA <= 1 */
+static int ixd_merge_parts(cltopk_context *ctx, cl_kernel km, unsigned wg, cltopk_ix_dev *dev,
+                           size_t P, size_t K, size_t fan, size_t big, size_t ngmax, size_t ko)
+{
+    const size_t ngA = (P + fan - 1) / fan;
+    if (ngA <= 1)
+        return ixd_merge(ctx, km, wg, dev->lists, 0, (cl_ulong)P * K, (cl_ulong)P * K, 1,
+                         (cl_uint)K, dev->qb, dev->qb, ko / 2, 0, 0);
+    int st = ixd_merge(ctx, km, wg, dev->lists, 0, (cl_ulong)P * K, (cl_ulong)fan * K, ngA,
+                       (cl_uint)K, dev->qb, dev->part, 0, 0, 0);
+    return st == CLTOPK_OK ? ixd_merge_last(ctx, km, wg, dev, ngA, K, fan, big, ngmax, ko) : st;
+}
+
 /* The streamed rounds: before each, the blocks it reads (q->probe * grow^r of
  * every partition still reading, as many as a staging buffer holds: fewer
  * a partition if need be; with more partitions open than the buffer has room
@@ -744,7 +765,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
         bpp = q->piece ? q->piece : (ctx->stage_size > pin ? ctx->stage_size : pin) / pb;
         bpp = bpp < 1 ? 1 : bpp > cap ? cap : bpp;
     }
-    const size_t ngmax = ng > ngAB ? ng : ngAB;
+    const size_t ngmax = ng > ngAB ? ng : ngAB, ko = ixd_keyoff(P);
     if (st == CLTOPK_OK)
         st = ixd_prepare(ctx, L, dev, K, P + G, ngmax, cap, bpp, ncand);
     ixd_stream sps = {.bpp = bpp, .nbuf = L->nblocks > cap ? 2 : 1};
@@ -780,6 +801,12 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
      * (finished: the partitions' lists hold the answer, so the full
      * evaluation's launches are not enqueued) or 2 (switched); 0 unknown */
     cl_uint known = 0;
+    /* spec: where the partitions' lists are few keys (P k <= IXD_SPEC), their
+     * merge is enqueued after the first round, before its read, which then
+     * takes the state and the keys: a query that finished in that round
+     * (answered) makes no other launch or read */
+    const int spec = q->first && !q->sync && !q->full && P * K <= IXD_SPEC;
+    int answered = 0;
     if (st == CLTOPK_OK && !plainold && !streamed) {
         size_t limit = qr.probe;
         for (size_t done = 0, r = 1; st == CLTOPK_OK && done < maxnb; r++) {
@@ -792,7 +819,16 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
             /* CLTOPK_INDEX=sync: the phase back every q->sync rounds; first:
              * after the first round */
             const int rd = q->sync ? r % q->sync == 0 : q->first && r == 1;
-            if (st == CLTOPK_OK && rd && done < maxnb) {
+            if (st == CLTOPK_OK && rd && done < maxnb && spec) {
+                st = ixd_merge_parts(ctx, km, wg, dev, P, K, fan, 2 * snbig, ngmax, ko);
+                if (st == CLTOPK_OK)
+                    st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, (ko + 2 * K - IXQ_CTL) * 4,
+                                  dev->hq + IXQ_CTL, "the state and the k best keys");
+                known = st == CLTOPK_OK ? dev->hq[IXQ_CTL] : 0;
+                answered = known == 1;
+                if (known != 0)
+                    break;
+            } else if (st == CLTOPK_OK && rd && done < maxnb) {
                 st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, 4, dev->hq + IXQ_CTL, "the phase");
                 known = st == CLTOPK_OK ? dev->hq[IXQ_CTL] : 0;
                 if (known != 0)
@@ -835,16 +871,11 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
     /* the merge into qb after the state, then one read of both (the state
      * only where the rounds ran) */
     const cl_ulong first = plainold ? (cl_ulong)P * K : 0, nkeys = (cl_ulong)(P + G) * K;
-    const size_t ko = ixd_keyoff(P);
     size_t nl = 0; /* lists at the start of part for the last levels (0: merged) */
-    if (st == CLTOPK_OK && fin && ngA > 1) {
-        /* finished: the partitions' lists alone */
-        st = ixd_merge(ctx, km, wg, dev->lists, 0, (cl_ulong)P * K, (cl_ulong)fan * K, ngA,
-                       (cl_uint)K, dev->qb, dev->part, 0, 0, 0);
-        nl = ngA;
+    if (st == CLTOPK_OK && fin && !answered) {
+        st = ixd_merge_parts(ctx, km, wg, dev, P, K, fan, 2 * snbig, ngmax, ko);
     } else if (st == CLTOPK_OK && fin) {
-        st = ixd_merge(ctx, km, wg, dev->lists, 0, (cl_ulong)P * K, (cl_ulong)P * K, 1,
-                       (cl_uint)K, dev->qb, dev->qb, ko / 2, 0, 0);
+        /* the answer came with the first round's read */
     } else if (st == CLTOPK_OK && filt) {
         st = ixd_merge(ctx, km, wg, dev->lists, (cl_ulong)P * K, nkeys, (cl_ulong)fan * K, ngB,
                        (cl_uint)K, dev->qb, dev->part, (cl_ulong)ngA * K, 0, 0);
@@ -860,7 +891,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
     if (st == CLTOPK_OK && nl)
         st = ixd_merge_last(ctx, km, wg, dev, nl, K, fan, 2 * snbig, ngmax, ko);
     const size_t from = q->full ? ko : IXQ_CTL;
-    if (st == CLTOPK_OK)
+    if (st == CLTOPK_OK && !answered)
         st = ixd_read(ctx, dev->qb, from * 4, (ko + 2 * K - from) * 4, dev->hq + from,
                       q->full ? "the k best keys" : "the state and the k best keys");
     if (sp)
