@@ -531,9 +531,7 @@ index_full(__global const float *data, __global const uint *ids, __global const 
  * and weights in local memory, the TPI loads of an attribute issued before
  * their use), reads the tuple number only of a score at or above the bound
  * ctl[2] (keys above bound << 32: the rule of the lists), and the group
- * appends those keys to its local segment, written to cand with one global
- * atomic at its end (past the segment's room, a global atomic a key: no
- * barrier a tile; ctl[3] counts them; at
+ * appends those keys to cand with one atomic a tile (ctl[3] counts them; at
  * most cap are written: more is an overflow, served by index_full's gated
  * launch; else index_merge's fromcap launch takes their K best).  Exact:
  * below the bound k tuples of one partition already lie (index_scan). */
@@ -542,9 +540,6 @@ index_full(__global const float *data, __global const uint *ids, __global const 
 #endif
 #ifndef IUA
 #define IUA 2 /* attributes a work-item of index_filter loads at once */
-#endif
-#ifndef IXF_LSEG
-#define IXF_LSEG 1024 /* keys of index_filter's local segment a group */
 #endif
 #if IUA < 1 || IUA > 8
 #error "IUA must be 1 .. 8"
@@ -558,7 +553,7 @@ inline void ix_filter_tile(__global const float **p, const uint *slot, uint live
                            __global const uint *ids, __local const uint *la,
                            __local const float *lw, uint m, uint bound, __global ulong *cand,
                            uint cap, __global uint *count, __local uint *lcnt,
-                           __local ulong *lseg)
+                           __local uint *lbase, uint lid)
 {
     float acc[TPI];
 #pragma unroll
@@ -604,23 +599,22 @@ inline void ix_filter_tile(__global const float **p, const uint *slot, uint live
             }
         }
     }
-    /* to the group's segment (no barrier: index_filter writes it out at
-     * its end); past its room, straight to cand by a global atomic */
-    if (mine) {
-        uint q = atomic_add(lcnt, mine);
-#pragma unroll
-        for (uint t = 0; t < TPI; t++)
-            if (key[t]) {
-                if (q < IXF_LSEG) {
-                    lseg[q] = key[t];
-                } else {
-                    const uint o = atomic_inc(count);
-                    if (o < cap)
-                        cand[o] = key[t];
-                }
-                q++;
-            }
+    const uint at = mine ? atomic_add(lcnt, mine) : 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        const uint c = *lcnt;
+        *lbase = c ? atomic_add(count, c) : 0;
+        *lcnt = 0;
     }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint o = *lbase + at;
+#pragma unroll
+    for (uint t = 0; t < TPI; t++)
+        if (key[t]) {
+            if (o < cap)
+                cand[o] = key[t];
+            o++;
+        }
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
@@ -631,7 +625,6 @@ index_filter(__global const float *data, __global const uint *ids, __global cons
     __local uint la[IXQ_W];
     __local float lw[IXQ_W];
     __local uint lcnt, lbase;
-    __local ulong lseg[IXF_LSEG];
     __global uint *ctl = qb + IXQ_CTL;
     const uint lid = get_local_id(0);
     const uint ntodo = ntodo_arg != 0xFFFFFFFFu ? ntodo_arg : ctl[0] == 2 ? ctl[1] : 0;
@@ -676,7 +669,7 @@ index_filter(__global const float *data, __global const uint *ids, __global cons
                 }
             }
             ix_filter_tile(p, slot, live, ids, la, lw, m, bound, cand, cap, &ctl[3], &lcnt,
-                           lseg);
+                           &lbase, lid);
         }
     } else {
         /* a work-item's (x, s) stepped by WG, with no division where B >=
@@ -706,18 +699,9 @@ index_filter(__global const float *data, __global const uint *ids, __global cons
                 }
             }
             ix_filter_tile(p, slot, live, ids, la, lw, m, bound, cand, cap, &ctl[3], &lcnt,
-                           lseg);
+                           &lbase, lid);
         }
     }
-    /* the segment out: one global atomic a group */
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const uint c = min(lcnt, (uint)IXF_LSEG);
-    if (lid == 0)
-        lbase = c ? atomic_add(&ctl[3], c) : 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint j = lid; j < c; j += WG)
-        if (lbase + j < cap)
-            cand[lbase + j] = lseg[j];
 }
 
 /* index_merge: group q, the K best keys of cand[first + q per .. + per) (at

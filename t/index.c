@@ -877,12 +877,6 @@ static void distributions(cltopk_context *ctx, const char *cname, size_t kdev)
         const char *fmodes[] = {"full=old", "full=fallback,switch=2", "cands=2,switch=2,fan=3",
                                 "full=fallback"};
         knob_sweeps(ctx, cname, cols, n, d, fmodes, 4, "full evaluation", 67, 12, 0);
-        /* index_filter's local segment of 3 keys (a build option): the keys
-         * past it go to the candidates one global atomic each */
-        setenv("CLTOPK_BUILD_OPTIONS", "-D IXF_LSEG=3", 1);
-        const char *gmodes[] = {"switch=2", "cands=40,switch=2"};
-        knob_sweeps(ctx, cname, cols, n, d, gmodes, 2, "filter segment of 3", 71, 12, 0);
-        unsetenv("CLTOPK_BUILD_OPTIONS");
         const char *smodes[] = {"resident=0,stage=5,full=old,switch=2",
                                 "resident=0,stage=6,full=fallback",
                                 "resident=0,stage=5,cands=3,switch=2",
