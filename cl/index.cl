@@ -392,19 +392,24 @@ inline uint ix_todo_block(__global const uint *todo, uint *i, uint x)
     return todo[todo[0] + 2 + *i] + (x - todo[1 + *i]);
 }
 
+#define IXD_UF 8 /* keys a work-item of index_decide's merge loads at once */
+
 /* index_decide: one work-group after each round, while the phase is 0: every
  * partition finished (stopped or read to its end): phase 1; else the switch
  * rule of cpu/indexcpu.c (cltopk_ix_decide, here in float: the rule only
  * chooses the path, never the answer) with sw (CLTOPK_INDEX=switch: 0
  * never, 1 the rule, 2 always) and ratio; a switch (phase 2) maps the
  * blocks not read yet in todo (ix_todo_part), partition after partition, and
- * puts their count in ctl[1] */
+ * puts their count in ctl[1].  merge (not 0): where every partition finished,
+ * the partitions' lists (P of K keys) merged into the answer */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 index_decide(__global const uint *pstart, __global uint *qb, uint P, uint sw, float ratio,
-             __global uint *todo)
+             __global uint *todo, __global const ulong *lists, uint K, uint merge, uint ko2)
 {
     __local float needl[WG];
     __local uint leftl[WG], openl[WG];
+    __local ulong S[SN];
+    __local uint meta[2];
     __global uint *ctl = qb + IXQ_CTL, *state = qb + IXQ_STATE;
     const uint lid = get_local_id(0);
     if (ctl[0] != 0)
@@ -477,6 +482,30 @@ index_decide(__global const uint *pstart, __global uint *qb, uint P, uint sw, fl
     }
     if (lid == 0 && phase != 0)
         ctl[0] = phase;
+    if (phase == 1 && merge) {
+        /* finished, and the partitions' lists are few keys (the host's
+         * choice): their K best (above the final bound) into qb after the
+         * state, at ulong ko2, where index_merge's last group puts them, so
+         * that the query needs no merge launch.  Loads IXD_UF keys a
+         * work-item at a time */
+        ix_list_empty(S, meta, lid);
+        const ulong floor = (ulong)bound << 32, tot = (ulong)P * K;
+        ulong kth = 0;
+        for (ulong base = 0; base < tot; base += (ulong)WG * IXD_UF) {
+            ulong v[IXD_UF];
+#pragma unroll
+            for (uint u = 0; u < IXD_UF; u++) {
+                const ulong x = base + u * WG + lid;
+                v[u] = x < tot ? lists[x] : 0;
+            }
+            for (uint u = 0; u < IXD_UF; u++)
+                kth = ix_offer(S, meta, K, lid, kth, v[u], floor);
+        }
+        kth = ix_flush(S, meta, K, lid, kth);
+        __global ulong *out = (__global ulong *)qb + ko2;
+        for (uint x = lid; x < K; x += WG)
+            out[x] = S[x];
+    }
 }
 
 /* index_full: group q reads its share of ntodo blocks (ntodo_arg, or where

@@ -89,10 +89,11 @@ static size_t ixd_sn(size_t k, unsigned wg)
  * attribute in flight */
 #define IXD_TPI 8
 
-/* the most keys of the partitions' lists (P k) that a query merges
- * speculatively after its first round (CLTOPK_INDEX=first): on the H200 a
- * merge of 972 lists of 4 keys took 16-20 us, a launch some 5 us of the
- * host's time, and the read after the merges 10 us */
+/* the most keys of the partitions' lists (P k) that index_decide merges
+ * itself once every partition finished, one group loading IXD_UF keys a
+ * work-item at a time (CLTOPK_INDEX=first then reads the answer with the
+ * state after the first round): on the H200 two merge launches of 972 lists
+ * of 4 keys took 16-20 us of the device and some 10 us of the host */
 #define IXD_SPEC 16384
 
 /* the build options of cl/index.cl for work-groups of wg and sn local slots */
@@ -475,10 +476,15 @@ static int ixd_round(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_d
     cl_uint nw = ixd_wait(sp, &w);
     if (st == CLTOPK_OK)
         st = cltopk_launch(ctx, ks, L->P * wg, wg, nw, w);
+    /* where every partition finished and their lists are few keys,
+     * index_decide merges them into the answer (no merge launch) */
+    cl_uint merge = !nostop && (size_t)L->P * q->k <= IXD_SPEC,
+            ko2 = (cl_uint)(ixd_keyoff(L->P) / 2);
     if (st == CLTOPK_OK)
-        st = cltopk_set_args(ctx, kd, 6, sizeof(cl_mem), &dev->pstart, sizeof(cl_mem), &dev->qb,
+        st = cltopk_set_args(ctx, kd, 10, sizeof(cl_mem), &dev->pstart, sizeof(cl_mem), &dev->qb,
                              sizeof P, &P, sizeof sw, &sw, sizeof ratio, &ratio, sizeof(cl_mem),
-                             &dev->todo);
+                             &dev->todo, sizeof(cl_mem), &dev->lists, sizeof k, &k,
+                             sizeof merge, &merge, sizeof ko2, &ko2);
     if (st == CLTOPK_OK)
         st = cltopk_launch(ctx, kd, wg, wg, 0, NULL);
     return st;
@@ -801,10 +807,10 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
      * (finished: the partitions' lists hold the answer, so the full
      * evaluation's launches are not enqueued) or 2 (switched); 0 unknown */
     cl_uint known = 0;
-    /* spec: where the partitions' lists are few keys (P k <= IXD_SPEC), their
-     * merge is enqueued after the first round, before its read, which then
-     * takes the state and the keys: a query that finished in that round
-     * (answered) makes no other launch or read */
+    /* spec: where the partitions' lists are few keys (P k <= IXD_SPEC),
+     * index_decide merges them when every partition finished, and the read
+     * after the first round takes the state and the keys: a query that
+     * finished in that round (answered) makes no other launch or read */
     const int spec = q->first && !q->sync && !q->full && P * K <= IXD_SPEC;
     int answered = 0;
     if (st == CLTOPK_OK && !plainold && !streamed) {
@@ -820,9 +826,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
              * after the first round */
             const int rd = q->sync ? r % q->sync == 0 : q->first && r == 1;
             if (st == CLTOPK_OK && rd && done < maxnb && spec) {
-                st = ixd_merge_parts(ctx, km, wg, dev, P, K, fan, 2 * snbig, ngmax, ko);
-                if (st == CLTOPK_OK)
-                    st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, (ko + 2 * K - IXQ_CTL) * 4,
+                st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, (ko + 2 * K - IXQ_CTL) * 4,
                                   dev->hq + IXQ_CTL, "the state and the k best keys");
                 known = st == CLTOPK_OK ? dev->hq[IXQ_CTL] : 0;
                 answered = known == 1;
