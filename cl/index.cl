@@ -99,15 +99,19 @@ inline void ix_sort(__local ulong *S, uint lid)
  * first (sorted, descending), then the candidates S[K .. K + nc); its key in
  * *v, and the items that go before it: the list's and the candidates' keys
  * above it, and those equal to it that come first (the list's, then the
- * candidates' in their order), so that the places are a permutation (a
- * place of K or more is only counted up to K: that key is dropped) */
+ * candidates' in their order), so that the places are a permutation */
 inline uint ix_place(__local const ulong *S, uint K, uint c0, uint nc, uint j, ulong *v)
 {
     const int old = j < c0;
     const ulong u = S[old ? j : K + j - c0];
     uint above = 0;
+    const uint jc = old ? nc : j - c0;
+    for (uint c = 0; c < nc; c++) {
+        const ulong x = S[K + c];
+        above += x > u || (x == u && c < jc);
+    }
     if (old) {
-        above = j;
+        above += j;
     } else {
         uint lo = 0, hi = c0; /* the list's keys at or above u */
         while (lo < hi) {
@@ -117,13 +121,7 @@ inline uint ix_place(__local const ulong *S, uint K, uint c0, uint nc, uint j, u
             else
                 hi = mid;
         }
-        above = lo;
-    }
-    /* a key with K before it is dropped: its place need not be exact */
-    const uint jc = old ? nc : j - c0;
-    for (uint c = 0; c < nc && above < K; c++) {
-        const ulong x = S[K + c];
-        above += x > u || (x == u && c < jc);
+        above += lo;
     }
     *v = u;
     return above;
