@@ -109,8 +109,9 @@ static const cltopk_param ix_params[] = {
      * none of the launches that would then do nothing (a launch costs the
      * host some 5 us on the H200, a 4-byte read about 10 us: the correlated
      * query that ends in its first round made 16 launches); where the
-     * partitions' lists are few keys, their merge is enqueued before that
-     * read, which then brings the answer (lib/indexdev.c); 0: never */
+     * partitions' lists are few keys, index_decide merges them when every
+     * partition finished, and that read brings the answer (lib/indexdev.c);
+     * 0: never */
     [IXP_FIRST] = {.name = "first", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
     /* on OpenCL devices, the full evaluation (cltopk_index_full_topk, and the
      * blocks a switch left): filter (index_filter: one read keeping the
