@@ -17,7 +17,9 @@
  *      (CLTOPK_INDEX=sync: the phase read back every sync rounds, and no
  *      more rounds once it is not 0; first, the default: read back after the
  *      first round, and where that round finished the reading, none of step
- *      3's launches either: a correlated query's 16 launches became 4);
+ *      3's launches either, and where the partitions' lists are few keys
+ *      index_decide has merged them, so that the read brings the answer: a
+ *      correlated query's 16 launches and a read became 2 and a read);
  *   3. the full evaluation of the blocks a switch left (none without one):
  *      CLTOPK_INDEX=full=filter (the default): index_merge of the
  *      partitions' lists, groups of q->fan lists, each group's k-th raising
