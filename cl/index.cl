@@ -393,6 +393,9 @@ inline uint ix_todo_block(__global const uint *todo, uint *i, uint x)
 }
 
 #define IXD_UF 8 /* keys a work-item of index_decide's merge loads at once */
+#ifndef IXD_ROOM
+#define IXD_ROOM(R) (R) /* the candidates' room of that merge's batches (tests: less) */
+#endif
 
 /* index_decide: one work-group after each round, while the phase is 0: every
  * partition finished (stopped or read to its end): phase 1; else the switch
@@ -498,8 +501,30 @@ index_decide(__global const uint *pstart, __global uint *qb, uint P, uint sw, fl
                 const ulong x = base + u * WG + lid;
                 v[u] = x < tot ? lists[x] : 0;
             }
+            /* the batch's keys above the floor and the K-th appended at
+             * once (few are: only scores at or above the bound); where they
+             * do not fit the room, that append undone and the keys offered a
+             * round at a time */
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const uint n0 = meta[1];
+            barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
             for (uint u = 0; u < IXD_UF; u++)
-                kth = ix_offer(S, meta, K, lid, kth, v[u], floor);
+                if (v[u] > floor && v[u] > kth) {
+                    const uint q = atomic_inc(&meta[1]);
+                    if (q < IXD_ROOM(SN - K))
+                        S[K + q] = v[u];
+                }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (meta[1] > IXD_ROOM(SN - K)) {
+                for (uint x = K + n0 + lid; x < SN; x += WG)
+                    S[x] = 0;
+                barrier(CLK_LOCAL_MEM_FENCE);
+                if (lid == 0)
+                    meta[1] = n0;
+                for (uint u = 0; u < IXD_UF; u++)
+                    kth = ix_offer(S, meta, K, lid, kth, v[u], floor);
+            }
         }
         kth = ix_flush(S, meta, K, lid, kth);
         __global ulong *out = (__global ulong *)qb + ko2;
