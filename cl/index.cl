@@ -129,15 +129,17 @@ inline uint ix_place(__local const ulong *S, uint K, uint c0, uint nc, uint j, u
 
 /* the candidates join the list: meta[0] keys in the list, meta[1] candidates
  * at S[K ..]; the best K first, the rest emptied; returns the new K-th (0
- * while fewer than K).  Called right after a barrier.  Where list and
- * candidates are at most 2 WG keys, each key is written at its place
- * (ix_place: a scan of the candidates, a binary search of the list) with 3
- * barriers; else a sort of all SN slots (45 barriers for 512) */
-inline ulong ix_merge(__local ulong *S, __local uint *meta, uint K, uint lid)
+ * while fewer than K).  Called right after a barrier.  ranks (a constant at
+ * each call): where list and candidates are at most 2 WG keys, each key is
+ * written at its place (ix_place: a scan of the candidates, a binary search
+ * of the list) with 3 barriers; else, and without ranks, a sort of all SN
+ * slots (45 barriers for 512).  (Each inlined copy of the ranks' way cost
+ * POCL some 10-20 s of compiling: index_scan alone has it, at one call.) */
+inline ulong ix_merge(__local ulong *S, __local uint *meta, uint K, uint lid, const int ranks)
 {
     const uint c0 = meta[0], nc = meta[1];
     uint cnt = c0 + nc;
-    if (cnt <= 2 * WG) {
+    if (ranks && cnt <= 2 * WG) {
         ulong v0 = 0, v1 = 0;
         const uint p0 = lid < cnt ? ix_place(S, K, c0, nc, lid, &v0) : SN;
         const uint p1 = lid + WG < cnt ? ix_place(S, K, c0, nc, lid + WG, &v1) : SN;
@@ -235,36 +237,47 @@ inline ulong ix_offer(__local ulong *S, __local uint *meta, uint K, uint lid, ul
     uint nc = meta[1];
     barrier(CLK_LOCAL_MEM_FENCE);
     if (nc + WG > SN - K)
-        kth = ix_merge(S, meta, K, lid);
+        kth = ix_merge(S, meta, K, lid, 0);
     if (key > kth && key > floor)
         S[K + atomic_inc(&meta[1])] = key;
     return kth;
 }
 
-inline ulong ix_flush(__local ulong *S, __local uint *meta, uint K, uint lid, ulong kth)
+inline ulong ix_flush(__local ulong *S, __local uint *meta, uint K, uint lid, ulong kth,
+                      const int ranks)
 {
     barrier(CLK_LOCAL_MEM_FENCE);
     if (meta[1] > 0)
-        kth = ix_merge(S, meta, K, lid);
+        kth = ix_merge(S, meta, K, lid, ranks);
     return kth;
 }
 
 /* read block g into the list (keys above bfloor only); returns the K-th
- * after it */
+ * after it.  ix_offer's rounds and ix_flush in one loop with one call of
+ * ix_merge (ranks: as there, a constant) */
 inline ulong ix_block(__global const float *data, __global const uint *ids, ulong g, uint d,
                       uint B, __global const uint *attr, __global const float *w, uint m,
                       uint K, __local ulong *S, __local uint *meta, ulong kth, ulong bfloor,
-                      uint lid)
+                      uint lid, const int ranks)
 {
-    for (uint base = 0; base < B; base += WG) {
+    for (uint base = 0;; base += WG) {
+        const int end = base >= B;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const uint nc = meta[1];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (end ? nc > 0 : nc + WG > SN - K)
+            kth = ix_merge(S, meta, K, lid, ranks);
+        if (end)
+            break;
         uint s = base + lid;
         uint id = s < B ? ids[g * B + s] : IX_PAD;
         ulong key = id != IX_PAD
                         ? ix_key(ix_score(data + g * d * B + s, (ulong)B, attr, w, m), id)
                         : 0;
-        kth = ix_offer(S, meta, K, lid, kth, key, bfloor);
+        if (key > kth && key > bfloor)
+            S[K + atomic_inc(&meta[1])] = key;
     }
-    return ix_flush(S, meta, K, lid, kth);
+    return kth;
 }
 
 /* The query's buffer qb (uints; lib/indexdev.c fills and reads it):
@@ -335,7 +348,7 @@ index_scan(__global const float *data, __global const uint *ids, __global const 
     for (uint left = streamed ? min(limit, wmap[3 * i + 2]) : limit; pos < nb && left > 0;
          left--) {
         const ulong g = streamed ? (ulong)wmap[3 * i] + (pos - wmap[3 * i + 1]) : (ulong)g0 + pos;
-        kth = ix_block(data, ids, g, d, B, attr, w, m, K, S, meta, kth, (ulong)b << 32, lid);
+        kth = ix_block(data, ids, g, d, B, attr, w, m, K, S, meta, kth, (ulong)b << 32, lid, 1);
         pos++;
         /* publish this partition's K-th, read the bound: one value for all */
         if (lid == 0) {
@@ -526,7 +539,7 @@ index_decide(__global const uint *pstart, __global uint *qb, uint P, uint sw, fl
                     kth = ix_offer(S, meta, K, lid, kth, v[u], floor);
             }
         }
-        kth = ix_flush(S, meta, K, lid, kth);
+        kth = ix_flush(S, meta, K, lid, kth, 1);
         __global ulong *out = (__global ulong *)qb + ko2;
         for (uint x = lid; x < K; x += WG)
             out[x] = S[x];
@@ -573,7 +586,7 @@ index_full(__global const float *data, __global const uint *ids, __global const 
     uint wi = !direct && lo < hi ? ix_todo_part(todo, lo) : 0u;
     for (uint x = lo; x < hi; x++)
         kth = ix_block(data, ids, direct ? x : ix_todo_block(todo, &wi, x), d, B, attr, w, m, K,
-                       S, meta, kth, bfloor, lid);
+                       S, meta, kth, bfloor, lid, 0);
     for (uint x = lid; x < K; x += WG)
         lists[(ulong)(obase + q) * K + x] = S[x];
 }
@@ -807,7 +820,7 @@ index_merge(__global const ulong *cand, ulong first, ulong ncand, ulong per, uin
             ulong x = base + lid;
             kth = ix_offer(S, meta, K, lid, kth, x < hi ? cand[x] : 0, floor);
         }
-        kth = ix_flush(S, meta, K, lid, kth);
+        kth = ix_flush(S, meta, K, lid, kth, 0);
     }
     if (raise && lid == 0 && kth != 0)
         atomic_max(&qb[IXQ_CTL + 2], (uint)(kth >> 32));
