@@ -3,9 +3,10 @@
  * The layout's four arrays live in device buffers for the index's life.  The
  * query's buffers (cl/index.cl's qb: the attributes, weights, control word
  * and partitions' state; the partitions' and groups' lists; the merge's
- * lists; the k best keys; the map of the blocks left) are kept in cltopk_ix_dev from the
- * first query to cltopk_index_dev_release, made anew only when a query needs
- * more (a larger k), so that a query makes no buffer.  A query:
+ * lists; the k best keys; the map of the blocks left) are kept in
+ * cltopk_ix_dev from the first query to cltopk_index_dev_release, made anew
+ * only when a query needs more (a larger k), so that a query makes no
+ * buffer.  A query:
  *   1. writes qb (one copy, not waited for);
  *   2. enqueues every round at once: index_scan, a work-group a partition,
  *      probe * grow^r blocks each in round r, all sharing one bound (raised
@@ -829,7 +830,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
             const int rd = q->sync ? r % q->sync == 0 : q->first && r == 1;
             if (st == CLTOPK_OK && rd && done < maxnb && spec) {
                 st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, (ko + 2 * K - IXQ_CTL) * 4,
-                                  dev->hq + IXQ_CTL, "the state and the k best keys");
+                              dev->hq + IXQ_CTL, "the state and the k best keys");
                 known = st == CLTOPK_OK ? dev->hq[IXQ_CTL] : 0;
                 answered = known == 1;
                 if (known != 0)
