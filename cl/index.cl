@@ -15,8 +15,11 @@
  * A work-group keeps its best K keys in local memory, S[0 .. K) sorted
  * descending, and appends the keys of a block that beat its K-th (all of them
  * while it holds fewer than K) after them; when the room (SN - K) could
- * overflow, and after each block, a bitonic sort of all SN slots (empty slots
- * 0) puts the best K first.
+ * overflow, and after each block, a merge puts the best K first: a bitonic
+ * sort of all SN slots (empty slots 0), or in index_scan and the decision's
+ * last merge, where list and candidates are at most 2 WG keys, each key
+ * written at its place (ix_merge's ranks).  index_merge takes sorted lists of
+ * K keys (32 <= K <= WG) one at a time by binary searches (ix_merge_sorted).
  *   index_scan   a work-group a partition, from its saved position for at most
  *                `limit` blocks, stopping when the bound (the best K-th score
  *                of any partition so far, its own included) is strictly above
