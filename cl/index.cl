@@ -106,7 +106,7 @@ inline void ix_sort(__local ulong *S, uint lid)
 inline uint ix_place(__local const ulong *S, uint K, uint c0, uint nc, uint j, ulong *v)
 {
     const int old = j < c0;
-    const ulong u = S[old ? j : K + j - c0];
+    const ulong u = S[min(old ? j : K + j - c0, (uint)SN - 1)];
     uint above = 0;
     const uint jc = old ? nc : j - c0;
     for (uint c = 0; c < nc; c++) {
@@ -142,24 +142,30 @@ inline ulong ix_merge(__local ulong *S, __local uint *meta, uint K, uint lid, co
 {
     const uint c0 = meta[0], nc = meta[1];
     uint cnt = c0 + nc;
-    if (ranks && cnt <= 2 * WG) {
-        ulong v0 = 0, v1 = 0;
-        const uint p0 = lid < cnt ? ix_place(S, K, c0, nc, lid, &v0) : SN;
-        const uint p1 = lid + WG < cnt ? ix_place(S, K, c0, nc, lid + WG, &v1) : SN;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (p0 < K)
-            S[p0] = v0;
-        if (p1 < K)
-            S[p1] = v1;
-        /* the candidates' slots emptied (the list's slots from min(cnt, K)
-         * to K held no key, and none was written there) */
-        for (uint x = K + lid; x < K + nc; x += WG)
-            S[x] = 0;
-    } else {
+    /* (no barrier in the ranks' way but the one both ways share, and no
+     * if-else with barriers in both arms: POCL 5.0's compiler failed an
+     * assertion on that) */
+    const int rk = ranks && cnt <= 2 * WG;
+    /* every work-item places two items, with no branch (a place chosen by a
+     * branch and live across the barrier is what POCL 5.0 and 6.0 can take
+     * for uniform: README, troubleshooting); without ranks the places cost
+     * nothing (no key to scan) and are not used */
+    const uint last = cnt ? cnt - 1 : 0, rc0 = rk ? c0 : 0, rnc = rk ? nc : 0;
+    ulong v0, v1;
+    const uint q0 = ix_place(S, K, rc0, rnc, min(lid, last), &v0);
+    const uint q1 = ix_place(S, K, rc0, rnc, min(lid + WG, last), &v1);
+    const uint p0 = rk && lid < cnt ? q0 : SN, p1 = rk && lid + WG < cnt ? q1 : SN;
+    if (!rk)
         ix_sort(S, lid);
-        for (uint x = K + lid; x < SN; x += WG)
-            S[x] = 0;
-    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (p0 < K)
+        S[p0] = v0;
+    if (p1 < K)
+        S[p1] = v1;
+    /* the candidates' slots emptied (after the ranks, the list's slots from
+     * min(cnt, K) to K held no key, and none was written there) */
+    for (uint x = K + lid; x < (rk ? K + nc : SN); x += WG)
+        S[x] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) {
         meta[0] = min(cnt, K);
@@ -263,20 +269,20 @@ inline ulong ix_block(__global const float *data, __global const uint *ids, ulon
                       uint K, __local ulong *S, __local uint *meta, ulong kth, ulong bfloor,
                       uint lid, const int ranks)
 {
-    for (uint base = 0;; base += WG) {
-        const int end = base >= B;
+    /* (a counted loop with no exit in its middle: POCL 5.0's compiler
+     * failed an assertion on a loop of barriers left by a break) */
+    const uint rounds = (B + WG - 1) / WG;
+    for (uint r = 0; r <= rounds; r++) {
+        const int end = r == rounds;
         barrier(CLK_LOCAL_MEM_FENCE);
         const uint nc = meta[1];
         barrier(CLK_LOCAL_MEM_FENCE);
         if (end ? nc > 0 : nc + WG > SN - K)
             kth = ix_merge(S, meta, K, lid, ranks);
-        if (end)
-            break;
-        uint s = base + lid;
-        uint id = s < B ? ids[g * B + s] : IX_PAD;
-        ulong key = id != IX_PAD
-                        ? ix_key(ix_score(data + g * d * B + s, (ulong)B, attr, w, m), id)
-                        : 0;
+        const uint s = r * WG + lid;
+        const uint id = !end && s < B ? ids[g * B + s] : IX_PAD;
+        const ulong key =
+            id != IX_PAD ? ix_key(ix_score(data + g * d * B + s, (ulong)B, attr, w, m), id) : 0;
         if (key > kth && key > bfloor)
             S[K + atomic_inc(&meta[1])] = key;
     }
