@@ -98,6 +98,20 @@ inline void ix_sort(__local ulong *S, uint lid)
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
+/* the keys of A[0 .. n) (descending) above u (ge: at or above) */
+inline uint ix_count_above(__local const ulong *A, uint n, ulong u, int ge)
+{
+    uint lo = 0, hi = n;
+    while (lo < hi) {
+        const uint mid = (lo + hi) >> 1;
+        if (A[mid] > u || (ge && A[mid] == u))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* the place of item j of the merge (below): the list's keys S[0 .. c0)
  * first (sorted, descending), then the candidates S[K .. K + nc); its key in
  * *v, and the items that go before it: the list's and the candidates' keys
@@ -113,19 +127,7 @@ inline uint ix_place(__local const ulong *S, uint K, uint c0, uint nc, uint j, u
         const ulong x = S[K + c];
         above += x > u || (x == u && c < jc);
     }
-    if (old) {
-        above += j;
-    } else {
-        uint lo = 0, hi = c0; /* the list's keys at or above u */
-        while (lo < hi) {
-            const uint mid = (lo + hi) >> 1;
-            if (S[mid] >= u)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        above += lo;
-    }
+    above += old ? j : ix_count_above(S, c0, u, 1);
     *v = u;
     return above;
 }
@@ -175,20 +177,6 @@ inline ulong ix_merge(__local ulong *S, __local uint *meta, uint K, uint lid, co
     return meta[0] == K ? S[K - 1] : 0;
 }
 
-/* the keys of A[0 .. n) (descending) above u (ge: at or above) */
-inline uint ix_count_above(__local const ulong *A, uint n, ulong u, int ge)
-{
-    uint lo = 0, hi = n;
-    while (lo < hi) {
-        const uint mid = (lo + hi) >> 1;
-        if (A[mid] > u || (ge && A[mid] == u))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* a sorted list of meta[1] keys at S[K .. 2K) (descending, empty slots 0
  * after them; K <= WG) joins the list S[0 .. K): each key's place by a
  * binary search of the other list (the list's keys before equal ones), 3
@@ -197,16 +185,12 @@ inline uint ix_count_above(__local const ulong *A, uint n, ulong u, int ge)
 inline ulong ix_merge_sorted(__local ulong *S, __local uint *meta, uint K, uint lid)
 {
     const uint c0 = meta[0], nz = meta[1];
-    ulong u0 = 0, u1 = 0;
-    uint p0 = SN, p1 = SN;
-    if (lid < c0) {
-        u0 = S[lid];
-        p0 = lid + ix_count_above(S + K, nz, u0, 0);
-    }
-    if (lid < nz) {
-        u1 = S[K + lid];
-        p1 = lid + ix_count_above(S, c0, u1, 1);
-    }
+    /* places chosen by selects, not branches, as in ix_merge (S[K + lid]
+     * lies inside the slots: SN >= K + WG) */
+    const ulong u0 = S[lid], u1 = S[K + lid];
+    const uint q0 = lid + ix_count_above(S + K, nz, u0, 0);
+    const uint q1 = lid + ix_count_above(S, c0, u1, 1);
+    const uint p0 = lid < c0 ? q0 : SN, p1 = lid < nz ? q1 : SN;
     barrier(CLK_LOCAL_MEM_FENCE);
     if (p0 < K)
         S[p0] = u0;

@@ -99,6 +99,13 @@ static size_t ixd_sn(size_t k, unsigned wg)
  * of 4 keys took 16-20 us of the device and some 10 us of the host */
 #define IXD_SPEC 16384
 
+/* whether index_decide merges the partitions' lists of a query that is not
+ * a plain full evaluation (the rounds of one never finish) */
+static int ixd_decide_merges(const cltopk_ix_layout *L, size_t k, int full)
+{
+    return !full && L->P * k <= IXD_SPEC;
+}
+
 /* the build options of cl/index.cl for work-groups of wg and sn local slots */
 static void ixd_options(char *buf, size_t len, unsigned wg, size_t sn)
 {
@@ -481,7 +488,7 @@ static int ixd_round(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_d
         st = cltopk_launch(ctx, ks, L->P * wg, wg, nw, w);
     /* where every partition finished and their lists are few keys,
      * index_decide merges them into the answer (no merge launch) */
-    cl_uint merge = !nostop && (size_t)L->P * q->k <= IXD_SPEC,
+    cl_uint merge = (cl_uint)ixd_decide_merges(L, q->k, nostop != 0),
             ko2 = (cl_uint)(ixd_keyoff(L->P) / 2);
     if (st == CLTOPK_OK)
         st = cltopk_set_args(ctx, kd, 10, sizeof(cl_mem), &dev->pstart, sizeof(cl_mem), &dev->qb,
@@ -814,7 +821,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
      * index_decide merges them when every partition finished, and the read
      * after the first round takes the state and the keys: a query that
      * finished in that round (answered) makes no other launch or read */
-    const int spec = q->first && !q->sync && !q->full && P * K <= IXD_SPEC;
+    const int spec = q->first && !q->sync && ixd_decide_merges(L, K, q->full);
     int answered = 0;
     if (st == CLTOPK_OK && !plainold && !streamed) {
         size_t limit = qr.probe;

@@ -913,6 +913,20 @@ static void distributions(cltopk_context *ctx, const char *cname, size_t kdev)
     free(cols);
 }
 
+/* idx (NULL: fails) at k = 20 and 64, m = 1 .. 4 of attr / w: every answer
+ * the reference's (msg says the first that is not) */
+static int queries_k20_k64(cltopk_index *idx, const float *cols, size_t n, const unsigned *attr,
+                           const float *w, char *msg, size_t msglen)
+{
+    cltopk_index_stats st;
+    int good = idx != NULL;
+    msg[0] = 0;
+    for (size_t k = 20; good && k <= 64; k += 44)
+        for (size_t m = 1; good && m <= 4; m++)
+            good = check_query(idx, 0, cols, n, attr, w, m, k, &st, msg, msglen);
+    return good;
+}
+
 /* correlated data stops early and says so; anti-correlated switches */
 static void behaviour(cltopk_context *ctx, const char *cname)
 {
@@ -937,11 +951,7 @@ static void behaviour(cltopk_context *ctx, const char *cname)
      * group */
     cltopk_index *many = build(ctx, cols, n, d, CLTOPK_PARTITION_ANGLE, 128, 16, 1);
     setenv("CLTOPK_INDEX", "fan=2,probe=2", 1);
-    good = many != NULL;
-    msg[0] = 0;
-    for (size_t k = 20; good && k <= 64; k += 44)
-        for (size_t m = 1; good && m <= 4; m++)
-            good = check_query(many, 0, cols, n, attr, w, m, k, &st, msg, sizeof msg);
+    good = queries_k20_k64(many, cols, n, attr, w, msg, sizeof msg);
     unsetenv("CLTOPK_INDEX");
     ok(good, "%s: correlated data, 128 angle partitions, lists merged two at a time (fan=2,probe=2): "
        "k = 20 and 64, m = 1 .. 4 exact%s%s", cname, good ? "" : ": ", msg);
@@ -953,11 +963,7 @@ static void behaviour(cltopk_context *ctx, const char *cname)
     if (test_full()) {
         setenv("CLTOPK_INDEX", "probe=2", 1);
         setenv("CLTOPK_BUILD_OPTIONS", "-DIXD_ROOM(R)=2", 1);
-        good = many != NULL;
-        msg[0] = 0;
-        for (size_t k = 20; good && k <= 64; k += 44)
-            for (size_t m = 1; good && m <= 4; m++)
-                good = check_query(many, 0, cols, n, attr, w, m, k, &st, msg, sizeof msg);
+        good = queries_k20_k64(many, cols, n, attr, w, msg, sizeof msg);
         unsetenv("CLTOPK_BUILD_OPTIONS");
         unsetenv("CLTOPK_INDEX");
         ok(good, "%s: the same, the decision's merge with room for 2 candidates a batch "
