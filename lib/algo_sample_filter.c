@@ -132,7 +132,9 @@
  *              fallback over the input at or above T), spill (survivors
  *              spilled past a full segment), bracket (a selection's band
  *              served, its bounds selected through the bracket, bm=, which
- *              held both and fitted its buffer)
+ *              held both and fitted its buffer), sample (a top-k: right after
+ *              sf_sample, the host reads the kept samples and the threshold
+ *              and checks that it is their r-th best)
  * (k = 1 is the reduction, which has no sample, paths or segments: rank, cap,
  * lseg, force, s, sort, digit, reduce and check do not apply to it.)
  *
@@ -183,7 +185,7 @@
 
 enum { SF_FORCE_NONE = 0, SF_FORCE_ALL = 1, SF_FORCE_FEW = 2 };
 enum { SF_CHECK_NONE = 0, SF_CHECK_NORMAL, SF_CHECK_FEW, SF_CHECK_OVERFLOW, SF_CHECK_SPILL,
-       SF_CHECK_BRACKET };
+       SF_CHECK_BRACKET, SF_CHECK_SAMPLE };
 
 typedef struct {
     /* compile time */
@@ -197,6 +199,7 @@ typedef struct {
     int seltop; /* a selection at a rank below sortcap: the last of the top rank + 1 */
     int ofs;    /* the band's members keyed by (u - L) << z */
     size_t skip; /* (per call) sf_final writes the winners from this one on */
+    int sampled; /* (per call) check=sample: the threshold was checked */
     size_t bcap; /* (per call) the bracket's buffer (0: no bracket), for check=bracket */
     size_t small; /* a selection's band buffer up to this: one group picks the rank */
     size_t part;  /* a top-k above the final sort with k >= part (0: n / 16) selects the
@@ -219,8 +222,8 @@ static unsigned max_sortcap(const cltopk_context *ctx, int bytes)
 /* CLTOPK_SAMPLE_FILTER (parsed strictly, lib/tune.h; see the top of the file).
  * A default of 0 is derived from the device and the key width. */
 static const char *const sf_force_words[] = {"none", "all", "few", NULL};
-static const char *const sf_check_words[] = {"none",  "normal",  "few", "overflow",
-                                             "spill", "bracket", NULL};
+static const char *const sf_check_words[] = {"none",  "normal",  "few",    "overflow",
+                                             "spill", "bracket", "sample", NULL};
 static const char *const sf_dense_words[] = {"0", "1", "auto", NULL};
 enum { SP_SEED, SP_S, SP_RANK, SP_CAP, SP_LSEG, SP_FORCE, SP_WG, SP_UNR, SP_FWG, SP_GROUPS,
        SP_SORT, SP_DIGIT, SP_REDUCE, SP_PROFILE, SP_CHECK, SP_BS, SP_DENSE, SP_SMALL, SP_PART,
@@ -241,7 +244,7 @@ static const cltopk_param sf_params[] = {
     [SP_DIGIT] = {.name = "digit", .min = 8, .max = 11, .integer = 1},
     [SP_REDUCE] = {.name = "reduce", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
     [SP_PROFILE] = {.name = "profile", .min = 0, .max = 1, .integer = 1},
-    [SP_CHECK] = {.name = "check", .min = 0, .max = 5, .integer = 1, .words = sf_check_words},
+    [SP_CHECK] = {.name = "check", .min = 0, .max = 6, .integer = 1, .words = sf_check_words},
     [SP_BS] = {.name = "bs", .gpu = 65536, .cpu = 4096, .min = 64, .max = SF_BS_MAX,
                .integer = 1},
     [SP_DENSE] = {.name = "dense", .gpu = 2, .cpu = 2, .min = 0, .max = 2, .integer = 1,
@@ -593,7 +596,8 @@ static int check_path(cltopk_context *ctx, const sf_cfg *c, cl_mem state)
     unsigned path = w[SF_ST_PATH], spill = w[SF_ST_SPILL], bcnt = w[SF_ST_BCNT];
     /* bracket: the band served, its bounds selected through a bracket that
      * held samples, fitted its buffer and held both bounds */
-    int good = c->check == SF_CHECK_SPILL     ? spill > 0
+    int good = c->check == SF_CHECK_SAMPLE   ? c->sampled
+               : c->check == SF_CHECK_SPILL   ? spill > 0
                : c->check == SF_CHECK_BRACKET ? path == SF_CHECK_NORMAL && c->bcap &&
                                                     bcnt > 0 && bcnt <= c->bcap &&
                                                     !w[SF_ST_BBAD]
@@ -606,10 +610,74 @@ static int check_path(cltopk_context *ctx, const sf_cfg *c, cl_mem state)
                            : c->check == SF_CHECK_FEW      ? "few"
                            : c->check == SF_CHECK_OVERFLOW ? "overflow"
                            : c->check == SF_CHECK_BRACKET  ? "bracket"
+                           : c->check == SF_CHECK_SAMPLE   ? "sample (no sample taken?)"
                                                            : "spill",
                            path, w[SF_ST_TOTAL], spill, bcnt, c->bcap,
                            w[SF_ST_BBAD] ? " (missed a bound)" : "");
     return CLTOPK_OK;
+}
+
+/* check=sample: right after sf_sample, the threshold against the host's r-th
+ * best of the kept samples (composite order: larger order key, then smaller
+ * position), an independent check of the one-group selection */
+static int check_sample(cltopk_context *ctx, size_t kb, cl_mem sk, cl_mem ski, size_t kept,
+                        unsigned r, cl_mem state)
+{
+    cl_uint w[SF_ST_WORDS];
+    size_t m = kept ? kept : 1;
+    uint64_t *u = malloc(m * sizeof *u);
+    cl_uint *ix = malloc(m * sizeof *ix);
+    unsigned char *raw = malloc(m * kb);
+    int st = CLTOPK_OK;
+    if (!u || !ix || !raw) {
+        st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "check=sample: out of host memory");
+        goto out;
+    }
+    cl_event *own;
+    cl_uint nown = cltopk_after_own(ctx, &own);
+    cl_int err = clEnqueueReadBuffer(ctx->queue, state, CL_TRUE, 0, sizeof w, w, nown, own, NULL);
+    if (err == CL_SUCCESS && kept)
+        err = clEnqueueReadBuffer(ctx->queue, sk, CL_TRUE, 0, kept * kb, raw, 0, NULL, NULL);
+    if (err == CL_SUCCESS && kept)
+        err = clEnqueueReadBuffer(ctx->queue, ski, CL_TRUE, 0, kept * 4, ix, 0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        st = cltopk_clfail(ctx, err, "reading the samples (check=sample)");
+        goto out;
+    }
+    for (size_t j = 0; j < kept; j++) {
+        uint32_t lo, hi = 0;
+        memcpy(&lo, raw + j * kb, 4);
+        if (kb == 8)
+            memcpy(&hi, raw + j * kb + 4, 4);
+        u[j] = (uint64_t)hi << 32 | lo;
+    }
+    /* the r-th best by r rounds of a scan (r and kept are small here) */
+    uint64_t bu = 0;
+    cl_uint bi = 0;
+    int have = 0;
+    for (unsigned q = 0; q < r && q < kept; q++) {
+        size_t best = kept;
+        for (size_t j = 0; j < kept; j++) {
+            int after = !have || u[j] < bu || (u[j] == bu && ix[j] > bi);
+            if (after && (best == kept || u[j] > u[best] || (u[j] == u[best] && ix[j] < ix[best])))
+                best = j;
+        }
+        if (best == kept)
+            break;
+        bu = u[best], bi = ix[best], have = 1;
+    }
+    uint64_t tu = w[2] | (kb == 8 ? (uint64_t)w[3] << 32 : 0);
+    cl_uint ti = ~w[4];
+    if (!have || tu != bu || ti != bi)
+        st = cltopk_fail(ctx, CLTOPK_ERR_INTERNAL,
+                         "sample-filter check=sample failed: threshold (%llu, %u) against the "
+                         "host's rank %u of %zu kept samples (%llu, %u)",
+                         (unsigned long long)tu, ti, r, kept, (unsigned long long)bu, bi);
+out:
+    free(u);
+    free(ix);
+    free(raw);
+    return st;
 }
 
 /* how the filtering read covers keys[off .. off+n): an unaligned head, nvec
@@ -825,6 +893,9 @@ static int sf_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg
             if (st == CLTOPK_OK)
                 st = cltopk_launch(ctx, kk[K_SAMPLE], c.fwg, c.fwg, 0, NULL);
             prof_add(ctx, pr, "sample");
+            if (st == CLTOPK_OK && c.check == SF_CHECK_SAMPLE)
+                st = check_sample(ctx, kb, sk, ski, kept, p.r, state),
+                c.sampled = st == CLTOPK_OK;
         } else {
             st = launch_init(ctx, kk[K_INIT], force, state, num_wait, wait);
             prof_add(ctx, pr, "init");

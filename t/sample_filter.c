@@ -270,6 +270,17 @@ int main(void)
         with_knobs(ctx, "s=65536,unr=1", CLTOPK_FLOAT32, 0, "uniform", 300000, ks);
         /* a sample above 65536 (GPUs take n / 2048 up to 262144 of a large n) */
         with_knobs(ctx, "s=262144,unr=8", CLTOPK_FLOAT32, 1, "few", 1 << 20, ks);
+        /* the threshold against the host's r-th best of the kept samples
+         * (every distribution, 64-bit keys; r above the gather group's size
+         * at k = 4000; a survivor buffer of 3; one gather group at s=64) */
+        for (int d = 0; d < 6; d++)
+            with_knobs(ctx, "s=4096,check=sample", all_types[d], d & 1, sdists[d],
+                       100000 + (size_t)d * 4099, (const size_t[]){2, 30, 60, 0});
+        with_knobs(ctx, "check=sample", CLTOPK_FLOAT32, 1, "bucket", 200000,
+                   (const size_t[]){4000, 0});
+        with_knobs(ctx, "cap=3,check=sample", CLTOPK_INT32, 0, "uniform", 100000,
+                   (const size_t[]){2, 0});
+        with_knobs(ctx, "s=64,check=sample", CLTOPK_UINT32, 0, "five", 100000, ks);
         /* a smaller final sort: k above it by the band, each path forced */
         size_t kb[] = {63, 64, 65, 1000, 5000, 0};
         with_knobs(ctx, "sort=64", CLTOPK_FLOAT32, 0, "uniform", 100000, kb);
