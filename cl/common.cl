@@ -53,6 +53,33 @@ inline okey_t order_key(okey_t x, uint smallest)
     return u ^ (smallest ? OKEY_ONES : (okey_t)0);
 }
 
+/* whether order key u determines its element's bits: always but for a float's
+ * zero (order_key drops the sign of -0) and NaN (one key for every payload) */
+inline int okey_exact(okey_t u, uint smallest)
+{
+#if KEY_KIND == 2
+    okey_t t = u ^ (smallest ? OKEY_ONES : (okey_t)0);
+    return t != OKEY_SIGN && t != OKEY_ONES;
+#else
+    (void)u;
+    (void)smallest;
+    return 1;
+#endif
+}
+
+/* the element's bits of order key u where okey_exact(u, smallest) */
+inline okey_t okey_bits(okey_t u, uint smallest)
+{
+    okey_t t = u ^ (smallest ? OKEY_ONES : (okey_t)0);
+#if KEY_KIND == 0
+    return t;
+#elif KEY_KIND == 1
+    return t ^ OKEY_SIGN;
+#else
+    return t ^ ((t & OKEY_SIGN) ? OKEY_SIGN : OKEY_ONES);
+#endif
+}
+
 /* all ones where j < n, else 0: a slot's order key masked to 0 past the end
  * of its data with no branch (written as `j < n ? order_key(x) : 0`, the
  * compiler put each slot's key, and on NVIDIA each slot's load, behind a

@@ -19,10 +19,13 @@
  *      or last columns); where more than WCAP, an exact bisection over the 64
  *      bits of c finds the k-th best instead (then exactly k are at or above
  *      it): rows built so that one work-item holds the best values take it;
- *   3. those candidates written to local memory in column order (each
- *      work-item at its prefix of the counts), and each one's rank among them
- *      counted; the ranks below k are the outputs: the input's bits
- *      (want & 1) and column + ibase (want & 2) at row * k + rank.
+ *   3. those candidates written to local memory (WONE, the default: in the
+ *      same pass as the count, each by a local atomic, in no particular
+ *      order; else in column order, each work-item at its prefix of the
+ *      counts), and each one's rank among them counted; the ranks below k
+ *      are the outputs: the input's bits (want & 1; WINV: from the
+ *      composite where it determines them) and column + ibase (want & 2)
+ *      at row * k + rank.
  *
  * The group exchanges values through local memory behind barriers (32 WN
  * work-items: on NVIDIA's GPUs WN warps, whose barrier is cheap), so that the
@@ -34,7 +37,8 @@
  * (each work-item's best kept for the threshold: ceil(k / WN) <= 32 WQ;
  * more makes T tighter), WCAP (candidates ranked in local memory, at least G
  * WQ), WFULL (1: the row has exactly G WR columns: its loads need no test),
- * WWIN (1: a group whose G WR slots all lie inside the buffer, in_len
+ * WINV, WONE, WB32 (below), WWIN
+ * (1: a group whose G WR slots all lie inside the buffer, in_len
  * elements from its start, loads them all with no test, the slots past the
  * row's end reading the next row's elements, which are then dropped; 0:
  * every load clamped to the row's last column; the host sets it on GPUs
@@ -65,6 +69,22 @@
 
 #ifndef WWIN
 #define WWIN 1
+#endif
+#ifndef WINV
+#define WINV 1 /* 1: an output key from its order key where that determines it
+                  (okey_exact), not read from the input again (the host: one
+                  warp a row only, where the H200 measured it faster) */
+#endif
+#ifndef WONE
+#define WONE 1 /* 1: the candidates at or above T appended to local memory by a
+                  local atomic in one pass (their order does not matter to the
+                  ranks), 0: counted, summed over the group, then written at
+                  each work-item's prefix (two passes and a group sum) */
+#endif
+#ifndef WB32
+#define WB32 1 /* 1 (WQ = 1): a work-item's best by its 32-bit keys, the first
+                  of equal keys (the smallest column) kept, which is the best
+                  composite; 0: by 64-bit composites */
 #endif
 #ifndef WFULL
 #define WFULL 0 /* 1: the row has exactly 32 WN WR columns (no slot past its end) */
@@ -125,6 +145,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
     __local ulong cand[WCAP];
     __local ulong xw[WW * WQ];
     __local ulong xt[WN];
+    __local uint ncand; /* (WONE) the candidates appended */
     /* the group's counts (WW words), then the warps' totals (WN words) */
     __local uint4 xc4[(WW + WN + 3) / 4];
     __local uint *xc = (__local uint *)xc4, *xs = xc + WW;
@@ -170,6 +191,19 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
 
     /* 1. this work-item's WQ best (descending), then T */
     ulong b[WQ];
+#if WQ == 1 && WB32
+    {
+        okey_t bu = u[0];
+        uint br = 0;
+#pragma unroll
+        for (uint r = 1; r < WR; r++) {
+            int gt = u[r] > bu;
+            bu = gt ? u[r] : bu;
+            br = gt ? r : br;
+        }
+        b[0] = ((ulong)bu << 32) | (ulong)~(br * WW + lid);
+    }
+#else
 #pragma unroll
     for (uint q = 0; q < WQ; q++)
         b[q] = 0UL;
@@ -183,6 +217,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
             b[q] = hi;
         }
     }
+#endif
     /* T: each warp's T_w, the one of its 32 WQ ranked kw - 1 (kw = ceil(k /
      * WN), 32 WQ >= kw), then T the least of the T_w and at least the least
      * composite of an element.  Where every T_w is an element's, each warp
@@ -196,6 +231,8 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
         xv[q * 32u + lane] = b[q];
     if (lane == 0u)
         xt[wv] = 0UL;
+    if (lid == 0u)
+        ncand = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
     uint rb[WQ];
 #pragma unroll
@@ -221,6 +258,43 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
     t = t > least ? t : least;
 
     /* 2. the candidates at or above T, or the exact k-th by bisection */
+#if WONE
+    /* 2-3. appended in one pass; where more than WCAP (the same in every
+     * work-item), the exact k-th by bisection and the k at or above it */
+#define WAPPEND                                                                               \
+    _Pragma("unroll") for (uint r = 0; r < WR; r++)                                           \
+    {                                                                                         \
+        ulong c = WCV(r);                                                                     \
+        if (c >= t) {                                                                         \
+            uint q = atomic_inc(&ncand);                                                      \
+            if (q < WCAP)                                                                     \
+                cand[q] = c;                                                                  \
+        }                                                                                     \
+    }
+    WAPPEND
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint total = ncand;
+    if (total > WCAP) {
+        ulong x = 0UL;
+        for (int bit = 63; bit >= 0; bit--) {
+            ulong y = x | ((ulong)1 << bit);
+            uint m = 0;
+#pragma unroll
+            for (uint r = 0; r < WR; r++)
+                m += WCV(r) >= y;
+            if (warp_sum(m, NULL, xc, xs) >= k)
+                x = y;
+        }
+        t = x; /* exactly k at or above it: composites are distinct */
+        if (lid == 0u)
+            ncand = 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        WAPPEND
+        barrier(CLK_LOCAL_MEM_FENCE);
+        total = ncand;
+    }
+#undef WAPPEND
+#else
     uint mine = 0;
 #pragma unroll
     for (uint r = 0; r < WR; r++)
@@ -254,6 +328,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
             cand[w++] = c;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+#endif
     /* each work-item's candidates e = lid, lid + WW, ...: WH at a time (1
      * where they are at most WW, else 4) against every candidate, read 4 at
      * a time (independent loads) */
@@ -286,8 +361,11 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
             if (e < total && rk[h] < k) {                                                     \
                 uint j = ~(uint)c[h];                                                         \
                 ulong o = row * (ulong)k + rk[h];                                             \
-                if (want & 1u)                                                                \
-                    out_keys[o] = in[start + j];                                              \
+                if (want & 1u) {                                                              \
+                    okey_t ku = (okey_t)(c[h] >> 32);                                         \
+                    out_keys[o] = WINV && okey_exact(ku, smallest) ? okey_bits(ku, smallest)  \
+                                                                   : in[start + j];           \
+                }                                                                             \
                 if (want & 2u)                                                                \
                     out_index[o] = (long)(j + ibase);                                         \
             }                                                                                 \

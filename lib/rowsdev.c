@@ -481,10 +481,16 @@ static int warp_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
 {
     char opts[192];
     size_t g = 32 * (size_t)w->wn;
+    /* WINV (output keys from their composites): on for one warp a row only.
+     * The H200, three interleaved runs (ms, WINV 0 / 1): 16384 x 4096 k = 32
+     * (4 warps) 0.129-0.133 / 0.145-0.148, 16384 x 2048 0.087-0.091 /
+     * 0.093-0.096, 65536 x 1024 k = 16 (one warp) 0.167-0.171 / 0.149-0.155:
+     * there WINV=0 took 127 registers, WINV=1 96 (bench/RESULTS.md) */
     snprintf(opts, sizeof opts,
              "-D KEY_BITS=32 -D KEY_KIND=%d -D WN=%u -D WR=%u -D WQ=%u -D WCAP=%u -D WFULL=%d "
-             "-D WWIN=%u",
-             rq->kind, w->wn, w->wr, w->wq, w->wcap, job->cols == (size_t)w->wr * g, w->wwin);
+             "-D WWIN=%u -D WINV=%d",
+             rq->kind, w->wn, w->wr, w->wq, w->wcap, job->cols == (size_t)w->wr * g, w->wwin,
+             w->wn == 1);
     /* the input buffer's length in elements: the window's bound */
     size_t mem = 0;
     cl_int err = w->wwin ? clGetMemObjectInfo(a->in, CL_MEM_SIZE, sizeof mem, &mem, NULL)

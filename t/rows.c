@@ -713,8 +713,29 @@ static void warp_cases(cltopk_context *cl, const char *dev)
                    cols, cols, NULL, 7, 1, WANT_BOTH);
         free(f);
     }
-    char buf[1024];
+    /* the output keys taken from their composites (WINV): +0 and -0, NaNs of
+     * random payloads and signs, +inf among values in [1, 2); the largest are
+     * NaNs, the smallest zeros of both signs (keys that the composite does
+     * not determine: read from the input): each key's bits exactly */
     setenv("CLTOPK_BITS", "warp=1,wcols=4096", 1);
+    for (int v = 0; v < 4; v++) {
+        size_t rows = 3, cols = v < 2 ? 1000 : 4096;
+        uint32_t *f = bmalloc(rows * cols * sizeof *f);
+        for (size_t i = 0; i < rows * cols; i++) {
+            uint32_t c = rng_below(&rng, 16), sign = (uint32_t)rng_below(&rng, 2) << 31;
+            f[i] = c < 3    ? sign                                               /* +-0 */
+                   : c < 5  ? sign | 0x7F800001u | (uint32_t)rng_below(&rng, 1u << 22) /* NaN */
+                   : c == 5 ? 0x7F800000u                                        /* +inf */
+                            : 0x3F800000u | (uint32_t)rng_below(&rng, 1u << 20); /* [1, 2) */
+        }
+        snprintf(where, sizeof where, "%s warp=1 (zeros, NaN payloads, infinities)", dev);
+        check_case(cl, where, CLTOPK_ALGO_BITS, v & 1, CLTOPK_FLOAT32, "signed zeros and NaNs", f,
+                   rows * cols, rows, cols, cols, NULL, 32, v >> 1, WANT_KEYS);
+        check_case(cl, where, CLTOPK_ALGO_BITS, 0, CLTOPK_FLOAT32, "signed zeros and NaNs", f,
+                   rows * cols, rows, cols, cols, NULL, 9, !(v >> 1), WANT_BOTH);
+        free(f);
+    }
+    char buf[1024];
     int st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 4, 1000, NULL, 10, 0, 1, buf, sizeof buf);
     ok(st == CLTOPK_OK && strstr(buf, "a warp a row") && strstr(buf, "32 columns each"),
        "%s: explain_rows with CLTOPK_BITS=warp=1 names the warp kernel", dev);
