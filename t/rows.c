@@ -735,7 +735,30 @@ static void warp_cases(cltopk_context *cl, const char *dev)
                    rows * cols, rows, cols, cols, NULL, 9, !(v >> 1), WANT_BOTH);
         free(f);
     }
+    /* the kernel's earlier ways, kept as -D options for measuring: the
+     * candidates counted, summed and written at prefixes (WONE=0) and the
+     * best by 64-bit composites (WB32=0); a small wcap sends rows to the
+     * bisection (make check: 1000 columns; check-full: 4096 too) */
+    setenv("CLTOPK_BUILD_OPTIONS", "-D WONE=0 -D WB32=0", 1);
+    for (int v = 0; v < (test_full() ? 4 : 2); v++) {
+        size_t rows = 3, cols = v < 2 ? 1000 : 4096;
+        setenv("CLTOPK_BITS", v & 1 ? "warp=1,wcols=4096,wcap=32" : "warp=1,wcols=4096", 1);
+        float *f = bmalloc(rows * cols * sizeof *f);
+        gen_data(CLTOPK_FLOAT32, "uniform", rows * cols, 0, &rng, f);
+        if (v & 1) /* work-item 0's columns the best (32 a warp at 1000 columns, 128 four
+                      warps at 4096): the candidates overflow wcap */
+            for (size_t i = 0; i < rows * cols; i++)
+                if ((i % cols) % (cols == 1000 ? 32 : 128) == 0)
+                    f[i] = 2.0f + (float)(i % 977);
+        snprintf(where, sizeof where, "%s warp=1%s, -D WONE=0 -D WB32=0", dev,
+                 v & 1 ? ",wcap=32" : "");
+        check_case(cl, where, CLTOPK_ALGO_BITS, v & 1, CLTOPK_FLOAT32, "uniform", f, rows * cols,
+                   rows, cols, cols, NULL, 32, v >> 1, WANT_BOTH);
+        free(f);
+    }
+    unsetenv("CLTOPK_BUILD_OPTIONS");
     char buf[1024];
+    setenv("CLTOPK_BITS", "warp=1,wcols=4096", 1);
     int st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 4, 1000, NULL, 10, 0, 1, buf, sizeof buf);
     ok(st == CLTOPK_OK && strstr(buf, "a warp a row") && strstr(buf, "32 columns each"),
        "%s: explain_rows with CLTOPK_BITS=warp=1 names the warp kernel", dev);
