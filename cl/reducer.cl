@@ -387,19 +387,6 @@ inline void flat_phases(LPARAM, uint n, uint len, uint stop, uint t)
 
 /* ------------------------------------------------------------------ output */
 
-/* inverse of order_key (keys-only output) */
-inline okey_t raw_key(okey_t u, uint smallest)
-{
-    okey_t t = smallest ? ~u : u;
-#if KEY_KIND == 0
-    return t;
-#elif KEY_KIND == 1
-    return t ^ OKEY_SIGN;
-#else
-    return t ^ ((t & OKEY_SIGN) ? OKEY_SIGN : OKEY_ONES);
-#endif
-}
-
 /* the group's n sorted-run items -> its OUT items, or the final answer */
 inline void finish(LPARAM, uint n, uint t, size_t g, __global okey_t *ck, __global uint *ci,
                    uint final_k, uint smallest, uint want, __global const okey_t *orig,
@@ -449,7 +436,7 @@ inline void finish(LPARAM, uint n, uint t, size_t g, __global okey_t *ck, __glob
                 uint idx = li[p];
 #ifdef PACKED_FOR /* bit-packed source: the keys come back from their order keys */
                 if (want & 1u)
-                    out_keys[j] = raw_key(u, smallest);
+                    out_keys[j] = okey_bits(u, smallest);
 #else
                 if (want & 1u)
                     out_keys[j] = orig[orig_off + idx];
@@ -459,7 +446,7 @@ inline void finish(LPARAM, uint n, uint t, size_t g, __global okey_t *ck, __glob
                 (void)u;
 #else
                 if (want & 1u)
-                    out_keys[j] = raw_key(u, smallest);
+                    out_keys[j] = okey_bits(u, smallest);
 #endif
             }
         }
@@ -509,7 +496,7 @@ void sort_reducer(__global const okey_t *in, ulong off, uint n, uint smallest,
      * E / 512 packed tiles, decoded on load by LoadBitPack (cl/bitpack.h) in
      * its striped order; the index travels with each key, so which work-item
      * holds which value does not change the answer.  Keys come back through
-     * raw_key (finish), never from `in`. */
+     * okey_bits (finish), never from `in`. */
 #if WG != BP_NT || (B % BP_D) || KEY_BITS != 32 || !INDEX
 #error "PACKED_FOR needs WG == 128, B a multiple of BP_D, 32-bit keys and INDEX"
 #endif

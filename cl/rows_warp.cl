@@ -258,6 +258,20 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
     t = t > least ? t : least;
 
     /* 2. the candidates at or above T, or the exact k-th by bisection */
+    /* t := the k-th best composite, bit by bit over the group (then exactly k
+     * are at or above it: composites are distinct) */
+#define WBISECT                                                                               \
+    {                                                                                         \
+        ulong x = 0UL;                                                                        \
+        for (int bit = 63; bit >= 0; bit--) {                                                 \
+            ulong y = x | ((ulong)1 << bit);                                                  \
+            uint m = 0;                                                                       \
+            _Pragma("unroll") for (uint r = 0; r < WR; r++) m += WCV(r) >= y;                 \
+            if (warp_sum(m, NULL, xc, xs) >= k)                                               \
+                x = y;                                                                        \
+        }                                                                                     \
+        t = x;                                                                                \
+    }
 #if WONE
     /* 2-3. appended in one pass; where more than WCAP (the same in every
      * work-item), the exact k-th by bisection and the k at or above it */
@@ -275,17 +289,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
     barrier(CLK_LOCAL_MEM_FENCE);
     uint total = ncand;
     if (total > WCAP) {
-        ulong x = 0UL;
-        for (int bit = 63; bit >= 0; bit--) {
-            ulong y = x | ((ulong)1 << bit);
-            uint m = 0;
-#pragma unroll
-            for (uint r = 0; r < WR; r++)
-                m += WCV(r) >= y;
-            if (warp_sum(m, NULL, xc, xs) >= k)
-                x = y;
-        }
-        t = x; /* exactly k at or above it: composites are distinct */
+        WBISECT
         if (lid == 0u)
             ncand = 0u;
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -301,17 +305,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
         mine += WCV(r) >= t;
     uint before, total = warp_sum(mine, &before, xc, xs);
     if (total > WCAP) { /* (the same in every work-item) */
-        ulong x = 0UL;
-        for (int bit = 63; bit >= 0; bit--) {
-            ulong y = x | ((ulong)1 << bit);
-            uint m = 0;
-#pragma unroll
-            for (uint r = 0; r < WR; r++)
-                m += WCV(r) >= y;
-            if (warp_sum(m, NULL, xc, xs) >= k)
-                x = y;
-        }
-        t = x; /* exactly k at or above it: composites are distinct */
+        WBISECT
         mine = 0;
 #pragma unroll
         for (uint r = 0; r < WR; r++)
@@ -329,6 +323,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
+#undef WBISECT
     /* each work-item's candidates e = lid, lid + WW, ...: WH at a time (1
      * where they are at most WW, else 4) against every candidate, read 4 at
      * a time (independent loads) */

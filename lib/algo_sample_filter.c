@@ -159,6 +159,9 @@
 #define SF_ST_WORDS 15  /* cl: ST_WORDS */
 #define SF_ST_TOTAL 0
 #define SF_ST_ABOVE 1
+#define SF_ST_TLO 2 /* cl: ST_TLO, ST_THI, ST_TNI: the threshold */
+#define SF_ST_THI 3
+#define SF_ST_TNI 4
 #define SF_ST_PATH 5
 #define SF_ST_SPILL 6
 #define SF_ST_BCNT 13 /* cl: ST_BCNT, the bracket's samples */
@@ -666,8 +669,8 @@ static int check_sample(cltopk_context *ctx, size_t kb, cl_mem sk, cl_mem ski, s
             break;
         bu = u[best], bi = ix[best], have = 1;
     }
-    uint64_t tu = w[2] | (kb == 8 ? (uint64_t)w[3] << 32 : 0);
-    cl_uint ti = ~w[4];
+    uint64_t tu = w[SF_ST_TLO] | (kb == 8 ? (uint64_t)w[SF_ST_THI] << 32 : 0);
+    cl_uint ti = ~w[SF_ST_TNI];
     if (!have || tu != bu || ti != bi)
         st = cltopk_fail(ctx, CLTOPK_ERR_INTERNAL,
                          "sample-filter check=sample failed: threshold (%llu, %u) against the "
