@@ -920,6 +920,31 @@ static void sf_paths(cltopk_context *ctx, const char *dev, const table *tb, enod
                     cs[c].sel == -1 ? "retweet_count + 0.5 * likes_count" : "retweet_count",
                     w ? where : NULL, 50, cs[c].sel == -1 && c % 2, 0, cs[c].what);
     }
+    /* the one read's last tile, partial (its rows clamped and tested; the
+     * table above is whole tiles): views of the first 20000 rows and of the
+     * first 200 (shorter than one tile), each query shape, eagerly and lazily;
+     * served or fallen back, the answer is exact */
+    static const struct {
+        const char *env;
+        int sel;
+    } zs[] = {{"spec=1,path=sf", 5}, {"spec=1,path=sf", -1}, {"spec=1,path=sf", -2},
+              {"spec=1,path=sf,lazy=1", -2}, {"spec=1,path=sf,lazy=1", 3}, {"path=sf", -2}};
+    static const size_t zn[2] = {20000, 200};
+    for (size_t z = 0; z < 2; z++) {
+        table tz = *tb;
+        tz.n = zn[z] < tb->n ? zn[z] : tb->n;
+        for (size_t c = 0; c < sizeof zs / sizeof zs[0]; c++) {
+            char where[128] = "lang == 1 or lang == 2", what[96];
+            enode *w = zs[c].sel >= 0 ? q1_filter(tc, zs[c].sel, where, sizeof where)
+                       : zs[c].sel == -2 ? orr : NULL;
+            snprintf(what, sizeof what, "%s, a last tile of the read partial",
+                     zs[c].sel == -1 ? "Q2" : zs[c].sel == -2 ? "Q3" : "Q1");
+            sf_env = zs[c].env;
+            check_query(ctx, dev, VIA_BUFFER, &tz, zs[c].sel == -1 ? sum : rc, w,
+                        zs[c].sel == -1 ? "retweet_count + 0.5 * likes_count" : "retweet_count",
+                        w ? where : NULL, 50, 0, 0, what);
+        }
+    }
     /* --explain names the lazy read where it may be taken */
     static const struct {
         const char *env, *says;
@@ -979,7 +1004,10 @@ static void sf_paths(cltopk_context *ctx, const char *dev, const table *tb, enod
 /* the paper's three queries on a tweet-like table */
 static void tweets(cltopk_context *const *ctxs, const char *const *devs, int nctx)
 {
-    size_t n = 20000;
+    /* 20480 = 2^12 x 5 rows: whole tiles of the sample-filter query's one
+     * read for every batch of rows on every device (sf_paths takes shorter
+     * views of it for a last, partial tile) */
+    size_t n = 20480;
     int32_t *retweets = bmalloc(n * 4), *likes = bmalloc(n * 4);
     int64_t *ts = bmalloc(n * 8);
     uint32_t *lang = bmalloc(n * 4);
@@ -1054,7 +1082,7 @@ static void tweets(cltopk_context *const *ctxs, const char *const *devs, int nct
         unsetenv("CLTOPK_QUERY");
     }
     /* filters passing no row, one row (the row `first`), fewer than k (the
-     * 19999 other rows spread over 2678399 s: some 30 within the first 4000
+     * 20479 other rows spread over 2678399 s: some 30 within the first 4000
      * s, fewer than 2 or more than 99 with a chance below 1e-11), every row;
      * the rows passing by the reference asserted first, then each device's
      * outputs against the reference's */
