@@ -796,6 +796,32 @@ inline uint sf_tile(uint t, uint ntiles, ulong pa, ulong pb)
     return (uint)((pa * (ulong)t + pb) % (ulong)ntiles);
 }
 
+/* the step from a group's tile to its next: (pa groups) mod ntiles, so that
+ * a loop takes one 64-bit remainder, not one a tile (a 64-bit remainder is
+ * some 70 instructions on NVIDIA's GPUs, a tile's loads and tests some 300);
+ * TSTEP 0: sf_tile at every turn, as before */
+#ifndef TSTEP
+#define TSTEP 1
+#endif
+inline uint sf_tile_step(uint groups, uint ntiles, ulong pa)
+{
+    return (uint)((pa * (ulong)groups) % (ulong)ntiles);
+}
+/* the next turn's tile: (tile + step) mod ntiles, both below ntiles (below
+ * 2^31: a tile is at least WG UNR vectors of a 32-bit count) */
+#if TSTEP
+#define SF_TILE_NEXT(tile, step, ntiles)                                           \
+    ((tile) + (step) >= (ntiles) ? (tile) + (step) - (ntiles) : (tile) + (step))
+#else
+#define SF_TILE_NEXT(tile, step, ntiles) sf_tile(t, ntiles, pa, pb)
+#endif
+/* one statement: for t = group, group + groups, ... below ntiles, tile the
+ * t-th turn's */
+#define SF_TILE_LOOP(t, tile, ntiles, pa, pb, groups)                              \
+    for (uint t = get_group_id(0), tile = sf_tile(t, ntiles, pa, pb),              \
+              tile##_step = sf_tile_step(groups, ntiles, pa);                      \
+         t < ntiles; t += groups, tile = SF_TILE_NEXT(tile, tile##_step, ntiles))
+
 /* P1: the filtering read.  Vector v of the aligned body is element
  * head + v * VEC; elements before head and after the body are read one by
  * one by the last group.  Tile t (WG * UNR vectors) is the (pa * t + pb) %
@@ -897,8 +923,7 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
     if (dense) {
         /* fill: the segment's pairs (the same in every work-item) */
         uint fill = 0u;
-        for (uint t = get_group_id(0); t < ntiles; t += groups) {
-            uint tile = sf_tile(t, ntiles, pa, pb);
+        SF_TILE_LOOP(t, tile, ntiles, pa, pb, groups) {
             uint v0 = tile * (uint)(WG * UNR) + lid;
             vec_t x[UNR];
 #pragma unroll
@@ -990,8 +1015,7 @@ void sf_filter(__global const okey_t *in, ulong off, uint n, uint smallest, uint
     } else
 #undef BAND_CLASS
 #endif
-    for (uint t = get_group_id(0); t < ntiles; t += groups) {
-        uint tile = sf_tile(t, ntiles, pa, pb);
+    SF_TILE_LOOP(t, tile, ntiles, pa, pb, groups) {
         uint v0 = tile * (uint)(WG * UNR) + lid;
         vec_t x[UNR];
 #pragma unroll
@@ -1250,8 +1274,8 @@ void sf_best_part(__global const okey_t *in, ulong off, uint n, uint smallest, u
         }
     }
     __global const vec_t *vp = (__global const vec_t *)(in + off + head);
-    for (uint t = get_group_id(0); t < ntiles; t += groups) {
-        uint v0 = sf_tile(t, ntiles, pa, pb) * (uint)(WG * UNR) + lid;
+    SF_TILE_LOOP(t, tile, ntiles, pa, pb, groups) {
+        uint v0 = tile * (uint)(WG * UNR) + lid;
         vec_t x[UNR];
 #pragma unroll
         for (uint q = 0; q < UNR; q++) {
