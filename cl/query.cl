@@ -47,6 +47,9 @@
 #ifndef QTHR
 #define QTHR 1
 #endif
+#ifndef QFULL
+#define QFULL 1 /* qsf_filter and query_score: whole tiles' rows unclamped */
+#endif
 
 #ifndef F64
 #define F64 0
@@ -752,20 +755,33 @@ query_score(KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, __global okey_t *scor
     KCOLS_START;
     QSPEC_START;
     const uint lid = get_local_id(0);
-    const ulong base = get_group_id(0) * (ulong)(WG * RT);
-#define QR_ROW(j) TILE_ROWNUM(j)
+    const ulong base = get_group_id(0) * (ulong)(WG * RT), blid = base + lid;
     /* the key's inverse (order_key): the score's bits, or the worst key's */
-#define QR_SET(r, j, pass_, key_)                                                             \
+#define QSCORE_PUT(in_, j, pass_, key_)                                                       \
     do {                                                                                      \
         const okey_t w_ = (pass_) ? (key_) ^ (smallest ? OKEY_ONES : (okey_t)0)               \
                                   : (smallest ? (okey_t)QNAN_BITS : (okey_t)(OKEY_SIGN | OKEY_INF));      \
         const okey_t b_ = !(pass_) ? w_ : (w_ & OKEY_SIGN) ? w_ ^ OKEY_SIGN : ~w_;           \
-        if (base + (j) < n)                                                                   \
+        if (in_)                                                                              \
             scores[base + (j)] = b_;                                                          \
     } while (0)
+#if QFULL
+    /* a whole tile: its rows unclamped (as qsf_filter's whole tiles) */
+    if (base + (ulong)(WG * RT) <= n) {
+#define QR_ROW(j) (blid + (ulong)((j) - lid))
+#define QR_SET(r, j, pass_, key_) QSCORE_PUT(1, j, pass_, key_)
 #include "query_rows.h"
 #undef QR_SET
 #undef QR_ROW
+        return;
+    }
+#endif
+#define QR_ROW(j) TILE_ROWNUM(j)
+#define QR_SET(r, j, pass_, key_) QSCORE_PUT(base + (j) < n, j, pass_, key_)
+#include "query_rows.h"
+#undef QR_SET
+#undef QR_ROW
+#undef QSCORE_PUT
 }
 
 #endif
@@ -858,9 +874,6 @@ qsf_sample(KCOLS_ARGS, PROG_ARGS, ulong n, uint smallest, uint s, uint rank, ulo
  *             partial tile, clamped. */
 #ifndef QSF_LSEG
 #define QSF_LSEG 1024
-#endif
-#ifndef QFULL
-#define QFULL 1
 #endif
 #ifndef QSF_N
 #if QSPEC

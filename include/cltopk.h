@@ -763,8 +763,12 @@ CLTOPK_API int cltopk_benchmark_query(cltopk_context *ctx, const cltopk_column *
  * to completion); *score_s (may be NULL): the median of the score kernel
  * alone.  Its rows equal the query's where at least k rows pass the filter
  * and the k-th best score is above the worst score (it does not compact the
- * passing rows).  n >= k >= 1, n below 2^31 - 1; the score column needs n
- * scores of device memory beside the columns.  Returns as
+ * passing rows).  After the runs its answer is checked once against
+ * cltopk_query_topk's (the first min(k, rows passing) scores bit for bit, and
+ * their rows wherever the score is not the worst one, which a passing row
+ * may tie): a difference is CLTOPK_ERR_INTERNAL.  n >= k >= 1, n below
+ * 2^31 - 1; the score column needs n scores of device memory beside the
+ * columns.  Returns as
  * cltopk_benchmark_query, plus CLTOPK_ERR_NO_OPENCL on the "cpu" context and
  * CLTOPK_ERR_UNSUPPORTED where the device query cannot run (k too large,
  * no fp64 where it is needed, arithmetic that does not round as the CPU's:

@@ -546,6 +546,53 @@ int cltopk_benchmark_query(cltopk_context *ctx, const cltopk_column *cols, size_
     return st;
 }
 
+#if HAVE_OPENCL
+/* the peer's answer (ok: k scores of sw bytes, oi: k rows, on the device)
+ * against the fused query's: the same scores in the same order, and the same
+ * rows except where the score is the one the peer gives a failing row (-inf
+ * for the largest, the quiet NaN for the smallest), which a passing row of
+ * that score ties; only the first min(k, rows passing) are compared */
+static int peer_check(cltopk_context *ctx, const char *fn, const cltopk_column *cols,
+                      size_t ncols, size_t n, const char *order_by, const char *where, size_t k,
+                      unsigned flags, cltopk_dtype score_type, cl_mem ok, cl_mem oi, size_t sw)
+{
+    unsigned char *pk = malloc(k * sw), *fk = malloc(k * sw);
+    int64_t *pi = malloc(k * 8), *fi = malloc(k * 8);
+    int st = CLTOPK_OK;
+    if (!pk || !fk || !pi || !fi) {
+        st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "%s: out of host memory checking the peer",
+                         fn);
+        goto out;
+    }
+    pthread_mutex_lock(&ctx->lock);
+    cl_int err = clEnqueueReadBuffer(ctx->queue, ok, CL_TRUE, 0, k * sw, pk, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(ctx->queue, oi, CL_TRUE, 0, k * 8, pi, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        st = cltopk_clfail(ctx, err, "benchmark: reading the peer's answer");
+    pthread_mutex_unlock(&ctx->lock);
+    size_t cnt = 0;
+    if (st == CLTOPK_OK)
+        st = cltopk_query_topk(ctx, cols, ncols, n, order_by, where, k, flags, score_type, fk, fi,
+                               &cnt);
+    const int smallest = (flags & CLTOPK_SMALLEST) != 0;
+    const uint64_t fill = sw == 8 ? (smallest ? 0x7FF8000000000000ull : 0xFFF0000000000000ull)
+                                  : (smallest ? 0x7FC00000ull : 0xFF800000ull);
+    for (size_t i = 0; st == CLTOPK_OK && i < cnt; i++) {
+        uint64_t bits = 0;
+        memcpy(&bits, fk + i * sw, sw);
+        if (memcmp(pk + i * sw, fk + i * sw, sw) || (bits != fill && pi[i] != fi[i]))
+            st = cltopk_fail(ctx, CLTOPK_ERR_INTERNAL,
+                             "%s: the peer's answer differs from the fused query's at rank %zu "
+                             "(row %lld, fused row %lld): a bug, please report it",
+                             fn, i, (long long)pi[i], (long long)fi[i]);
+    }
+out:
+    free(pk), free(fk), free(pi), free(fi);
+    return st;
+}
+#endif
+
 int cltopk_benchmark_query_peer(cltopk_context *ctx, const cltopk_column *cols, size_t ncols,
                                 size_t n, const char *order_by, const char *where, size_t k,
                                 unsigned flags, cltopk_dtype score_type, int reps,
@@ -627,6 +674,17 @@ int cltopk_benchmark_query_peer(cltopk_context *ctx, const cltopk_column *cols, 
         if (score_s)
             *score_s = cltopk_median(ts, reps);
     }
+    /* the last pass left the score column; its top-k once more, checked */
+    if (st == CLTOPK_OK) {
+        cl_event done = NULL;
+        st = cltopk_topk_buffer(ctx, score_type, score, 0, n, k, flags, CLTOPK_ALGO_AUTO, ok, oi,
+                                0, NULL, &done);
+        if (st == CLTOPK_OK)
+            st = cltopk_wait_done(ctx, done, "benchmark: waiting for the peer's top-k");
+    }
+    if (st == CLTOPK_OK)
+        st = peer_check(ctx, fn, cols, ncols, n, order_by, where, k, flags, score_type, ok, oi,
+                        sw);
     for (int r = 0; r < EXPR_MAX_REFS; r++)
         if (dcols[r])
             clReleaseMemObject(dcols[r]);
