@@ -33,7 +33,9 @@
  * square root computed in float64 and rounded once, which is the correctly
  * rounded result, where the device does not round them correctly), QTHR (1:
  * query_tile keeps the threshold below), QSPEC (1: the programs come as -D
- * options, below; 0: they are interpreted from ops / consts). */
+ * options, below; 0: they are interpreted from ops / consts), QFULL (1:
+ * qsf_filter and query_score read a whole tile's rows unclamped; 0: every
+ * row clamped and tested, for measuring). */
 #pragma OPENCL FP_CONTRACT OFF
 
 #ifndef KEY_BITS

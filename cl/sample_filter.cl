@@ -70,7 +70,9 @@
  * selection's filter, above), RANGE and OFS (the band filter's test and its
  * members' keys, at sf_filter), CHUNKED (1: a
  * work-item of the one-group selection takes a contiguous run of candidates
- * instead of every FWG-th; measured slower on the H200, kept for tuning). */
+ * instead of every FWG-th; measured slower on the H200, kept for tuning),
+ * TSTEP (1: a group steps from tile to tile; 0: a 64-bit remainder a tile, for
+ * measuring). */
 #ifndef CLTOPK_COMMON_CL
 #include "common.cl"
 #endif
