@@ -795,7 +795,7 @@ void sf_band_bracket(uint cnt, uint cap, __global const okey_t *sk, __global con
  * within each round of `groups` consecutive tiles at 1.26x: bench/RESULTS.md) */
 inline uint sf_tile(uint t, uint ntiles, ulong pa, ulong pb)
 {
-    return (uint)((pa * (ulong)t + pb) % (ulong)ntiles);
+    return ntiles ? (uint)((pa * (ulong)t + pb) % (ulong)ntiles) : 0u;
 }
 
 /* the step from a group's tile to its next: (pa groups) mod ntiles, so that
@@ -807,7 +807,7 @@ inline uint sf_tile(uint t, uint ntiles, ulong pa, ulong pb)
 #endif
 inline uint sf_tile_step(uint groups, uint ntiles, ulong pa)
 {
-    return (uint)((pa * (ulong)groups) % (ulong)ntiles);
+    return ntiles ? (uint)((pa * (ulong)groups) % (ulong)ntiles) : 0u;
 }
 /* the next turn's tile: (tile + step) mod ntiles, both below ntiles (below
  * 2^31: a tile is at least WG UNR vectors of a 32-bit count) */
@@ -818,7 +818,9 @@ inline uint sf_tile_step(uint groups, uint ntiles, ulong pa)
 #define SF_TILE_NEXT(tile, step, ntiles) sf_tile(t, ntiles, pa, pb)
 #endif
 /* one statement: for t = group, group + groups, ... below ntiles, tile the
- * t-th turn's */
+ * t-th turn's (its first tile and step computed before the loop, where
+ * ntiles may be 0: sf_tile and sf_tile_step divide by it only when it is
+ * not) */
 #define SF_TILE_LOOP(t, tile, ntiles, pa, pb, groups)                              \
     for (uint t = get_group_id(0), tile = sf_tile(t, ntiles, pa, pb),              \
               tile##_step = sf_tile_step(groups, ntiles, pa);                      \
