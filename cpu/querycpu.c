@@ -303,8 +303,7 @@ static void query_range(const cltopk_query_job *job, const cpu_isa_ops *ops, siz
 {
     const int f64 = job->q->score64, sm = job->smallest, wh = job->q->has_where;
     const size_t k = job->k;
-    const uint64_t worst = f64 ? (sm ? 0x7FF8000000000000ull : 0xFFF0000000000000ull)
-                               : (sm ? 0x7FC00000u : 0xFF800000u);
+    const uint64_t worst = cltopk_query_worst(f64, sm);
     uint32_t w[QB];
     *have = 0;
     *passing = 0;

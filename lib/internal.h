@@ -785,6 +785,15 @@ typedef struct {
 #endif
 } cltopk_query_job;
 
+/* The bits of the worst score, which a row failing the filter takes where a
+ * score column is written whole: -inf (largest first) or the quiet NaN
+ * (smallest first), float64 or float32 */
+static inline uint64_t cltopk_query_worst(int f64, int smallest)
+{
+    return f64 ? (smallest ? 0x7FF8000000000000ull : 0xFFF0000000000000ull)
+               : (smallest ? 0x7FC00000ull : 0xFF800000ull);
+}
+
 /* querycpu.c: the query on host columns, OpenMP over row ranges; CLTOPK_OK
  * or CLTOPK_ERR_NO_MEMORY (nothing written then) */
 CLTOPK_INTERNAL int cltopk_cpu_query(const cltopk_query_job *job);
