@@ -70,9 +70,7 @@
  * selection's filter, above), RANGE and OFS (the band filter's test and its
  * members' keys, at sf_filter), CHUNKED (1: a
  * work-item of the one-group selection takes a contiguous run of candidates
- * instead of every FWG-th; measured slower on the H200, kept for tuning),
- * TSTEP (1: a group steps from tile to tile; 0: a 64-bit remainder a tile, for
- * measuring). */
+ * instead of every FWG-th; measured slower on the H200, kept for tuning). */
 #ifndef CLTOPK_COMMON_CL
 #include "common.cl"
 #endif
@@ -799,32 +797,25 @@ inline uint sf_tile(uint t, uint ntiles, ulong pa, ulong pb)
 }
 
 /* the step from a group's tile to its next: (pa groups) mod ntiles, so that
- * a loop takes one 64-bit remainder, not one a tile (a 64-bit remainder is
- * some 70 instructions on NVIDIA's GPUs, a tile's loads and tests some 300);
- * TSTEP 0: sf_tile at every turn, as before */
-#ifndef TSTEP
-#define TSTEP 1
-#endif
+ * a loop takes one 64-bit remainder, not one a tile (some 70 instructions on
+ * NVIDIA's GPUs beside a tile's 300; measured no faster, bench/RESULTS.md,
+ * but no slower) */
 inline uint sf_tile_step(uint groups, uint ntiles, ulong pa)
 {
     return ntiles ? (uint)((pa * (ulong)groups) % (ulong)ntiles) : 0u;
 }
-/* the next turn's tile: (tile + step) mod ntiles, both below ntiles (below
- * 2^31: a tile is at least WG UNR vectors of a 32-bit count) */
-#if TSTEP
-#define SF_TILE_NEXT(tile, step, ntiles)                                           \
-    ((tile) + (step) >= (ntiles) ? (tile) + (step) - (ntiles) : (tile) + (step))
-#else
-#define SF_TILE_NEXT(tile, step, ntiles) sf_tile(t, ntiles, pa, pb)
-#endif
 /* one statement: for t = group, group + groups, ... below ntiles, tile the
- * t-th turn's (its first tile and step computed before the loop, where
- * ntiles may be 0: sf_tile and sf_tile_step divide by it only when it is
- * not) */
+ * t-th turn's: the last tile plus the step, less ntiles where it passes
+ * (both below ntiles, itself below 2^31: a tile is at least WG UNR vectors
+ * of a 32-bit count).  The first tile and the step are computed before the
+ * loop, where ntiles may be 0: sf_tile and sf_tile_step divide by it only
+ * when it is not. */
 #define SF_TILE_LOOP(t, tile, ntiles, pa, pb, groups)                              \
     for (uint t = get_group_id(0), tile = sf_tile(t, ntiles, pa, pb),              \
               tile##_step = sf_tile_step(groups, ntiles, pa);                      \
-         t < ntiles; t += groups, tile = SF_TILE_NEXT(tile, tile##_step, ntiles))
+         t < ntiles; t += groups,                                                  \
+              tile = tile + tile##_step >= ntiles ? tile + tile##_step - ntiles    \
+                                                  : tile + tile##_step)
 
 /* P1: the filtering read.  Vector v of the aligned body is element
  * head + v * VEC; elements before head and after the body are read one by
