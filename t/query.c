@@ -867,6 +867,21 @@ static enode *q1_filter(enode *tc, int sel, char *where, size_t len)
     return cmp;
 }
 
+/* one of the paper's shapes on tb under CLTOPK_QUERY=env (sf_env), k = 50:
+ * sel >= 0 Q1 at selectivity sel / 10, -1 Q2, -2 Q3 (rc, sum, orr, tc as in
+ * sf_paths) */
+static void sf_shape(cltopk_context *ctx, const char *dev, const table *tb, const char *env,
+                     int sel, int f64, const char *what, enode *rc, enode *sum, enode *orr,
+                     enode *tc)
+{
+    char where[128] = "lang == 1 or lang == 2";
+    enode *w = sel >= 0 ? q1_filter(tc, sel, where, sizeof where) : sel == -2 ? orr : NULL;
+    sf_env = env;
+    check_query(ctx, dev, VIA_BUFFER, tb, sel == -1 ? sum : rc, w,
+                sel == -1 ? "retweet_count + 0.5 * likes_count" : "retweet_count",
+                w ? where : NULL, 50, f64, 0, what);
+}
+
 /* QUERY_SF: the sample-filter query's paths, each forced and checked, on the
  * tweet-like table (rc retweets, sum Q2's score, orr Q3's filter, tc the
  * time column, lc likes), NaN and division by zero, the specialised kernel;
@@ -918,13 +933,8 @@ static void sf_paths(cltopk_context *ctx, const char *dev, const table *tb, enod
         if (!test_full() && (strstr(cs[c].env, "srt=3") || strstr(cs[c].env, "srt=5") ||
                              !strcmp(cs[c].env, "path=sf,srt=1,check=served")))
             continue;
-        char where[128] = "lang == 1 or lang == 2";
-        enode *w = cs[c].sel >= 0 ? q1_filter(tc, cs[c].sel, where, sizeof where)
-                   : cs[c].sel == -2 ? orr : NULL;
-        sf_env = cs[c].env;
-        check_query(ctx, dev, VIA_BUFFER, tb, cs[c].sel == -1 ? sum : rc, w,
-                    cs[c].sel == -1 ? "retweet_count + 0.5 * likes_count" : "retweet_count",
-                    w ? where : NULL, 50, cs[c].sel == -1 && c % 2, 0, cs[c].what);
+        sf_shape(ctx, dev, tb, cs[c].env, cs[c].sel, cs[c].sel == -1 && c % 2, cs[c].what, rc,
+                 sum, orr, tc);
     }
     /* the one read's last tile, partial (its rows clamped and tested; the
      * table above is whole tiles): views of the first 20000 rows and of the
@@ -939,17 +949,12 @@ static void sf_paths(cltopk_context *ctx, const char *dev, const table *tb, enod
     for (size_t z = 0; z < 2; z++) {
         table tz = *tb;
         tz.n = zn[z] < tb->n ? zn[z] : tb->n;
-        for (size_t c = 0; c < sizeof zs / sizeof zs[0]; c++) {
-            char where[128] = "lang == 1 or lang == 2", what[96];
-            enode *w = zs[c].sel >= 0 ? q1_filter(tc, zs[c].sel, where, sizeof where)
-                       : zs[c].sel == -2 ? orr : NULL;
-            snprintf(what, sizeof what, "%s, a last tile of the read partial",
-                     zs[c].sel == -1 ? "Q2" : zs[c].sel == -2 ? "Q3" : "Q1");
-            sf_env = zs[c].env;
-            check_query(ctx, dev, VIA_BUFFER, &tz, zs[c].sel == -1 ? sum : rc, w,
-                        zs[c].sel == -1 ? "retweet_count + 0.5 * likes_count" : "retweet_count",
-                        w ? where : NULL, 50, 0, 0, what);
-        }
+        for (size_t c = 0; c < sizeof zs / sizeof zs[0]; c++)
+            sf_shape(ctx, dev, &tz, zs[c].env, zs[c].sel, 0,
+                     zs[c].sel == -1   ? "Q2, a last tile of the read partial"
+                     : zs[c].sel == -2 ? "Q3, a last tile of the read partial"
+                                       : "Q1, a last tile of the read partial",
+                     rc, sum, orr, tc);
     }
     /* --explain names the lazy read where it may be taken */
     static const struct {
