@@ -217,9 +217,10 @@ rows_tile_segmerge(__global const key_t *in, long in_off, __global const long *o
  * positions, not on ties or repeated keys, and ties at the threshold are cut
  * by position.
  *
- *   rows_sf_sample  group r: s samples of row r, one in each of s equal
- *                   strata at a hashed offset (the seed changes per call; the
- *                   answer never depends on it); the rank-th best of them is
+ *   rows_sf_sample  group r: s samples of row r, a run of SF_SRUN
+ *                   neighbours in each of s / SF_SRUN equal strata at a
+ *                   hashed offset (the seed changes per call; the answer
+ *                   never depends on it); the rank-th best of them is
  *                   the row's threshold T (or, forced: below everything, or
  *                   above everything but the best possible pair); clears the
  *                   row's count and ticket
@@ -258,6 +259,10 @@ inline uint sf_row_hash(ulong seed, ulong j)
     return (uint)((z ^ (z >> 31)) >> 32);
 }
 
+#ifndef SF_SRUN
+#define SF_SRUN 1 /* neighbours a sampled run (a power of two) */
+#endif
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 rows_sf_sample(__global const key_t *in, ulong in_off, ulong ld, ulong cols, uint smallest,
                uint s, uint rank, ulong seed, uint force, __global uint *state)
@@ -265,16 +270,21 @@ rows_sf_sample(__global const key_t *in, ulong in_off, ulong ld, ulong cols, uin
     __local tile_locals L;
     const uint lid = get_local_id(0);
     const ulong row = get_group_id(0), start = in_off + row * ld;
-    /* s strata of w elements (the last takes the rest) */
-    const ulong w = s ? cols / s : 0;
+    /* s / SF_SRUN strata of w elements (the last takes the rest), a run of
+     * SF_SRUN neighbours in each at a hashed offset (the host makes s a
+     * multiple of SF_SRUN and w at least SF_SRUN); the offset by a multiply
+     * and a shift, not a 64-bit remainder (cols < 2^31) */
+    const uint nrun = s / SF_SRUN;
+    const uint w = nrun ? (uint)(cols / nrun) : 0u;
     okey_t u[RT];
     uint lo[RT];
-    const int sampled = force == 0u && s > 0u && w > 0 && rank > 0u && rank <= s;
+    const int sampled = force == 0u && s > 0u && w >= SF_SRUN && rank > 0u && rank <= s;
 #pragma unroll
     for (uint r = 0; r < RT; r++) {
-        uint j = r * WG + lid;
-        int real = sampled && j < s;
-        ulong pos = real ? j * w + sf_row_hash(seed, row * (ulong)s + j) % w : 0;
+        const uint j = r * WG + lid, run = j / SF_SRUN;
+        const int real = sampled && j < s;
+        const uint h = sf_row_hash(seed, row * (ulong)nrun + run);
+        const uint pos = run * w + (uint)(((ulong)h * (w - SF_SRUN + 1u)) >> 32) + j % SF_SRUN;
         u[r] = real ? order_key(in[start + pos], smallest) : (okey_t)0;
         lo[r] = real ? LO_OF(pos) : 0u;
     }
@@ -337,6 +347,12 @@ typedef uint4 sf_vec_t;
         }                                                                                     \
     } while (0)
 
+#ifndef SF_FULL
+/* 1: the filter's whole rounds without tests (the host's choice on GPUs,
+ * sfull); 0: every load tested (elsewhere: a smaller kernel, and the same
+ * program as the tile's other kernels) */
+#define SF_FULL 0
+#endif
 #ifndef SF_APART
 #define SF_APART 0 /* 1: rows_sf_finish finishes the rows, not the filter's last group */
 #endif
@@ -433,7 +449,31 @@ rows_sf_filter(__global const key_t *in, ulong in_off, ulong ld, ulong cols, uin
     /* vectors where the part starts aligned, then the rest element by element */
     const ulong nv = start % SF_V == 0 ? len / SF_V : 0;
     __global const sf_vec_t *pv = (__global const sf_vec_t *)(in + start);
-    for (ulong b = 0; b < nv; b += (ulong)WG * SF_UNR) {
+    ulong b0 = 0;
+#if SF_FULL
+    /* whole rounds first: no test, 32-bit offsets and positions (a row has
+     * fewer than 2^31 elements), so that a work-item's loads are one address
+     * and constant offsets */
+    {
+        const uint nfull = (uint)(nv / (WG * SF_UNR)) * (WG * SF_UNR), pf = (uint)first;
+        __global const sf_vec_t *pl = pv + lid;
+        for (uint b = 0; b < nfull; b += WG * SF_UNR) {
+            sf_vec_t x[SF_UNR];
+#pragma unroll
+            for (uint q = 0; q < SF_UNR; q++)
+                x[q] = pl[b + q * WG];
+#pragma unroll
+            for (uint q = 0; q < SF_UNR; q++) {
+                const uint p0 = pf + (b + q * WG + lid) * SF_V;
+#define SF_LANE(c, i) SF_KEEP(x[q].c, p0 + (i));
+                SF_LANES(SF_LANE)
+#undef SF_LANE
+            }
+        }
+        b0 = nfull;
+    }
+#endif
+    for (ulong b = b0; b < nv; b += (ulong)WG * SF_UNR) {
         sf_vec_t x[SF_UNR];
 #pragma unroll
         for (uint q = 0; q < SF_UNR; q++) {

@@ -127,7 +127,15 @@
  *                          chosen), sfpart (elements a filtering work-group
  *                          reads; 0 = chosen), fuse (0: the rows finished by a launch
  *                          of their own, not by each row's last filtering
- *                          work-group), force (all: the threshold below every
+ *                          work-group), srun (the sample in runs of srun
+ *                          neighbours, a power of two: 8 on GPUs, 1
+ *                          elsewhere), sfull (0: every load of the filter
+ *                          tested, not its whole rounds without tests), fwg
+ *                          and frt (with fuse=0, the finish's own tile; 0 =
+ *                          the filter's), fmax (the finish's tile also by
+ *                          the threshold of the maxima: 1 always, 0 never,
+ *                          2 = where k is at most a quarter of its
+ *                          work-items, the GPU default; 1 elsewhere), force (all: the threshold below every
  *                          element; few: above all but the best possible
  *                          one) and check (served or fallback: the call
  *                          fails with CLTOPK_ERR_INTERNAL unless every row

@@ -58,7 +58,7 @@ typedef struct {
     size_t tkmax;      /* dense rows take the tile up to this k */
     unsigned path, s, sfcap, force, check; /* the sample filter (sf_plan) */
     size_t sfpart;
-    unsigned fuse;
+    unsigned fuse, srun, sfull, fwg, frt, fmax;
     unsigned warp;              /* the warp kernel (cl/rows_warp.cl): on */
     size_t wcols, wkmax, wcap;  /* its largest row and k, its candidates (0: 8 k, >= 512) */
     size_t wn, wrmax;           /* its warps a row (0: the fewest), most columns a work-item */
@@ -84,7 +84,7 @@ static const unsigned ktops[] = {32, 256, 1024, 2048};
  * device's compute units) */
 enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT, BP_MAXIMA, BP_TKMAX, BP_PATH, BP_S, BP_CAP,
        BP_FORCE, BP_CHECK, BP_SFPART, BP_FUSE, BP_WARP, BP_WCOLS, BP_WKMAX, BP_WCAP,
-       BP_WWIN, BP_TMLOAD, BP_WN, BP_WRMAX, BP_N };
+       BP_WWIN, BP_TMLOAD, BP_WN, BP_WRMAX, BP_SRUN, BP_SFULL, BP_FWG, BP_FRT, BP_FMAX, BP_N };
 enum { BPATH_AUTO = 0, BPATH_SF, BPATH_NOSF };
 #define WARP_COLS 4096 /* the warp kernel's longest row: 32 x 128 registers a work-item */
 #define WARP_KMAX 128  /* its largest k: each work-item's 4 best hold T (cl/rows_warp.cl) */
@@ -170,6 +170,20 @@ static const cltopk_param bits_params[] = {
     [BP_WN] = {.name = "wn", .min = 0, .max = WARP_WN, .integer = 1},
     [BP_WRMAX] = {.name = "wrmax", .gpu = 32, .cpu = WARP_WR, .min = 1, .max = WARP_WR,
                   .integer = 1},
+    /* the long rows' sample filter, continued: its sample in runs of srun
+     * neighbours (a power of two; 1: one element a stratum; 8 on GPUs, a
+     * 32-byte sector of f32 a run: the H200's sample of 1024 x 65536 took
+     * 14.5 us against 35 with 1), its filter's whole rounds without tests
+     * (sfull 1, GPUs: 0.203 against 0.209 ms at 1024 x 65536, k = 256) or
+     * every load tested (0), and, with fuse=0, the finish's own tile (fwg
+     * work-items of frt slots; 0: the filter's; fwg=128,frt=32 measured
+     * slower but at 4096 x 16384) and its threshold of the maxima (fmax, see
+     * sf_plan) */
+    [BP_SRUN] = {.name = "srun", .gpu = 8, .cpu = 1, .min = 1, .max = 64, .integer = 1},
+    [BP_SFULL] = {.name = "sfull", .gpu = 1, .cpu = 0, .min = 0, .max = 1, .integer = 1},
+    [BP_FWG] = {.name = "fwg", .min = 0, .max = 1024, .integer = 1},
+    [BP_FRT] = {.name = "frt", .min = 0, .max = 32, .integer = 1},
+    [BP_FMAX] = {.name = "fmax", .gpu = 2, .cpu = 1, .min = 0, .max = 2, .integer = 1},
 };
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
 
@@ -203,6 +217,11 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     c->check = (unsigned)p.v[BP_CHECK];
     c->sfpart = (size_t)p.v[BP_SFPART];
     c->fuse = (unsigned)p.v[BP_FUSE];
+    c->srun = (unsigned)p.v[BP_SRUN];
+    c->sfull = (unsigned)p.v[BP_SFULL];
+    c->fwg = (unsigned)p.v[BP_FWG];
+    c->frt = (unsigned)p.v[BP_FRT];
+    c->fmax = (unsigned)p.v[BP_FMAX];
     c->warp = (unsigned)p.v[BP_WARP];
     c->wcols = (size_t)p.v[BP_WCOLS];
     c->wkmax = (size_t)p.v[BP_WKMAX];
@@ -211,9 +230,12 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     c->tmload = (unsigned)p.v[BP_TMLOAD];
     c->wn = (size_t)p.v[BP_WN];
     c->wrmax = (size_t)p.v[BP_WRMAX];
-    if (!cltopk_is_pow2(c->wg) || !cltopk_is_pow2(c->r) || !cltopk_is_pow2(c->rt)) {
-        snprintf(why, whylen, "CLTOPK_BITS: wg = %u, r = %u and rt = %u must be powers of two",
-                 c->wg, c->r, c->rt);
+    if (!cltopk_is_pow2(c->wg) || !cltopk_is_pow2(c->r) || !cltopk_is_pow2(c->rt) ||
+        !cltopk_is_pow2(c->srun) || (c->fwg && (!cltopk_is_pow2(c->fwg) || c->fwg < 16)) ||
+        (c->frt && !cltopk_is_pow2(c->frt))) {
+        snprintf(why, whylen, "CLTOPK_BITS: wg = %u, r = %u, rt = %u, srun = %u, fwg = %u and "
+                 "frt = %u must be powers of two (fwg 0 or at least 16, fwg and frt 0: the "
+                 "filter's)", c->wg, c->r, c->rt, c->srun, c->fwg, c->frt);
         return 0;
     }
     if (c->wn && !cltopk_is_pow2(c->wn)) {
@@ -224,6 +246,8 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     size_t maxwg = cltopk_pow2_le(ctx->caps.max_wg ? ctx->caps.max_wg : 1);
     while (c->wg > maxwg)
         c->wg >>= 1;
+    while (c->fwg > maxwg)
+        c->fwg >>= 1;
     c->ktop = 0;
     for (size_t i = 0; i < sizeof ktops / sizeof ktops[0]; i++)
         if (ktops[i] >= k) {
@@ -580,21 +604,28 @@ static int tile_dense_launch(cltopk_context *ctx, const cltopk_request *rq,
  * rank samples among the k - 1 best of the row (a Poisson(l) tail past 5
  * sigma); about rank cols / s candidates are expected, and the buffer holds
  * (rank + 6 sqrt(rank) + 16) cols / s, at most a tile (wg x rt).  s doubles
- * (up to cols / 2 and a tile) while that bound exceeds a tile.
+ * (up to cols / 2 and a tile) while that bound exceeds a tile.  Taken in runs
+ * of srun neighbours (8 on GPUs: a 32-byte sector of f32 a run), the samples
+ * are as independent as the row's elements are (any order of independent
+ * values); where neighbours are alike (sorted or clustered rows) the s /
+ * srun strata still spread them over the row, and a row outside the bounds
+ * is done exactly over all of it anyway: the answer never depends on them.
  *
  * The model of path=auto (GPUs only, and only where the register tile does
  * not take the call, i.e. where the streaming kernel ran before): the sample
  * filter costs one read R of the rows at about 1.15 R (the sample-filter
  * measurement of one array on the H200: 1.04-1.13x the floor for the filter
- * read), plus its sample, s scattered 32-byte sectors a row, plus its
+ * read), plus its sample, s / srun scattered 32-byte sectors a row, plus its
  * candidates written and read again (16 bytes each), plus two launches;
  * the streaming kernel measured 7.0 R on the H200 at 1024 x 65536, k = 256.
  * It is taken where the sample and the candidates add at most one read:
- * (32 s + 16 rank cols / s) <= cols x key bytes (SF_EXTRA).  At 1024 x 65536
+ * (32 s / srun + 16 rank cols / s) <= cols x key bytes (SF_EXTRA).  At 1024 x 65536
  * f32, k = 256: s = 1024, rank = 19, 1216 candidates a row: 0.20 R, predicted
  * 1.4-1.8 R in all (0.11-0.14 ms against 0.544).  Measured on the H200: 0.218
  * ms = 2.8 R (later, with fuse=0: the sample 33 us, the filter 98 us = 1.27
- * R, the finish 65 us); rows of SF_LONG columns and more take it before the
+ * R, the finish 65 us; then, with the sample in runs of 8 and the finish by
+ * radix passes (fmax): 14.5 / 97 / 45 us, 0.160-0.165 ms = 2.1 R); rows of
+ * SF_LONG columns and more take it before the
  * register tile too.  The bound was half a read until the H200 measured the
  * sample filter 2.6-2.7x faster than the streaming kernel at 0.61-0.66 R of
  * extra (1024 x 65536 k = 1024: 0.33-0.35 ms against 0.91; 4096 x 16384 k =
@@ -608,7 +639,8 @@ static int tile_dense_launch(cltopk_context *ctx, const cltopk_request *rq,
 
 typedef struct {
     tile_cfg t;
-    unsigned s, rank, force, check, fuse;
+    tile_cfg tf; /* the finish's tile (fuse=0; else t) */
+    unsigned s, rank, force, check, fuse, srun, sfull;
     int doubled; /* auto chose twice the configured work-items (sf_plan) */
     size_t cap, parts, plen;
     double extra; /* the sample's and the candidates' bytes over a read (the model) */
@@ -623,6 +655,9 @@ static int sf_plan(const cltopk_context *ctx, const cltopk_request *rq,
     int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
     size_t k = rq->k, cols = job->cols, tl = (size_t)c->wg * c->rt;
     memset(f, 0, sizeof *f);
+    /* the finish's tile: the filter's where it finishes the rows (fuse=1) */
+    unsigned fwg = !c->fuse && c->fwg ? c->fwg : c->wg, frt = !c->fuse && c->frt ? c->frt : c->rt;
+    size_t tlf = (size_t)fwg * frt;
     if (job->mode != ROWS_DENSE || c->path == BPATH_NOSF) {
         snprintf(why, whylen, "%s", job->mode != ROWS_DENSE ? "dense rows only"
                                                              : "CLTOPK_BITS=path=nosf");
@@ -638,9 +673,10 @@ static int sf_plan(const cltopk_context *ctx, const cltopk_request *rq,
                  SF_LONG);
         return 0;
     }
-    if (k == 0 || k > TILE_KMAX || 2 * k > tl || c->wg < 16) {
+    if (k == 0 || k > TILE_KMAX || 2 * k > tl || 2 * k > tlf || c->wg < 16) {
+        size_t h = (tl < tlf ? tl : tlf) / 2;
         snprintf(why, whylen, "k = %zu above %zu (half the tile, at most %d)", k,
-                 tl / 2 < TILE_KMAX ? tl / 2 : (size_t)TILE_KMAX, TILE_KMAX);
+                 h < TILE_KMAX ? h : (size_t)TILE_KMAX, TILE_KMAX);
         return 0;
     }
     if (cols > 0x7FFFFFFEu) {
@@ -654,6 +690,19 @@ static int sf_plan(const cltopk_context *ctx, const cltopk_request *rq,
     }
     f->t = (tile_cfg){.wg = c->wg, .rt = c->rt, .mcap = mcap, .pb = pb, .nomax = !c->maxima,
                       .mload = c->tmload, .parts = 1, .plen = tl};
+    f->tf = f->t;
+    f->tf.wg = fwg;
+    f->tf.rt = frt;
+    f->tf.plen = tlf;
+    /* the finish's threshold of the maxima: fmax 1 always (the default on
+     * CPU devices, where fuse=1 anyway), 0 never, 2 (the GPU default) where
+     * k is at most a quarter of its work-items.  Its
+     * candidates lie in the first slots, a few a work-item, so that the k-th
+     * of the work-items' maxima gathers most of them at larger k (H200, 1024
+     * x 65536: at k = 256 45 us without it against 68 with it; at k = 32
+     * 0.125-0.129 ms with it against 0.129-0.134 without) */
+    if (!c->fuse && (c->fmax == 0 || (c->fmax == 2 && 4 * k > fwg)))
+        f->tf.nomax = 1;
     /* the sample */
     size_t smax = cols / 2 < tl ? cols / 2 : tl;
     size_t s = c->s ? c->s : gpu ? 1024 : 256;
@@ -664,7 +713,7 @@ static int sf_plan(const cltopk_context *ctx, const cltopk_request *rq,
         double l = (double)k * (double)s / (double)cols;
         r = ceil(l + 5.0 * sqrt(l) + 5.0);
         bound = s ? (r + 6.0 * sqrt(r) + 16.0) * (double)cols / (double)s : (double)cols;
-        if (c->s || s == 0 || bound <= (double)tl || 2 * s > smax)
+        if (c->s || s == 0 || bound <= (double)tlf || 2 * s > smax)
             break;
         s *= 2;
     }
@@ -676,15 +725,20 @@ static int sf_plan(const cltopk_context *ctx, const cltopk_request *rq,
     f->force = c->force;
     f->fuse = c->fuse;
     f->check = c->check;
+    /* runs of srun neighbours: s a multiple of srun, strata of at least srun */
+    f->srun = c->srun;
+    while (f->srun > 1 && (f->s == 0 || f->s % f->srun || cols / (f->s / f->srun) < f->srun))
+        f->srun >>= 1;
+    f->sfull = c->sfull;
     f->cap = c->sfcap ? c->sfcap : bound < (double)cols ? (size_t)ceil(bound) : cols;
     /* a multiple of 32, so that no two rows' candidates share a 128-byte
      * line: the last group of a row reads what other groups wrote, and a
      * line cached by its multiprocessor for the row before could be stale */
     f->cap = (f->cap + 31) / 32 * 32;
-    if (f->cap > tl)
-        f->cap = tl;
+    if (f->cap > tlf)
+        f->cap = tlf;
     double cand = f->s ? (double)f->rank * (double)cols / (double)f->s : (double)cols;
-    f->extra = (32.0 * (double)f->s + 16.0 * cand) / ((double)cols * (double)rq->bytes);
+    f->extra = (32.0 * (double)f->s / f->srun + 16.0 * cand) / ((double)cols * (double)rq->bytes);
     /* a group's part: on GPUs 64 KiB of f32, so that its tail (two global
      * atomics and a fence, 2-3 us) is short beside its read */
     size_t plen = c->sfpart ? c->sfpart : gpu ? 16384 : 2048;
@@ -695,7 +749,7 @@ static int sf_plan(const cltopk_context *ctx, const cltopk_request *rq,
         snprintf(why, whylen, "the candidates of %zu rows exceed one allocation", job->nrows);
         return 0;
     }
-    if (c->path == BPATH_AUTO && sampled && bound > (double)tl && !c->wg_set &&
+    if (c->path == BPATH_AUTO && sampled && bound > (double)tlf && !c->wg_set &&
         2u * c->wg <= 1024u && 2u * c->wg <= ctx->caps.max_wg) {
         /* the candidates' bound past the tile: a tile of twice the
          * work-items (H200, 256 x 262144 at k = 1024: 0.190-0.196 ms with
@@ -708,10 +762,10 @@ static int sf_plan(const cltopk_context *ctx, const cltopk_request *rq,
         f->doubled = 1;
         return r2;
     }
-    if (c->path == BPATH_AUTO && (!sampled || bound > (double)tl || f->extra > SF_EXTRA)) {
+    if (c->path == BPATH_AUTO && (!sampled || bound > (double)tlf || f->extra > SF_EXTRA)) {
         snprintf(why, whylen, "the model: the sample and candidates would add %.2f of a read "
                  "(at most %.1f), or the candidates (%.0f) exceed a tile (%zu)", f->extra,
-                 SF_EXTRA, bound, tl);
+                 SF_EXTRA, bound, tlf);
         return 0;
     }
     return 1;
@@ -754,7 +808,7 @@ static int sf_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk
                      const cl_event *wait, int *cannot)
 {
     *cannot = 0;
-    char opts[256], sopts[256];
+    char opts[256], sopts[256], fopts[256];
     int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
     tile_opts(rq, &f->t, opts, sizeof opts);
     /* the sample's own tile on GPUs: the fewest slots a work-item that hold
@@ -768,13 +822,23 @@ static int sf_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk
             ts.rt <<= 1;
     }
     tile_opts(rq, &ts, sopts, sizeof sopts);
+    if (f->srun > 1)
+        snprintf(sopts + strlen(sopts), sizeof sopts - strlen(sopts), " -D SF_SRUN=%u", f->srun);
+    /* the finish's program (fuse=0): the filter's unless its tile differs */
+    tile_opts(rq, &f->tf, fopts, sizeof fopts);
     /* vectors a filtering work-item loads a round: 8 on GPUs (32 KiB a
      * group in flight), 4 elsewhere (the kernel's default: the tile's
      * program serves) */
-    if (gpu)
-        snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -D SF_UNR=8");
-    if (!f->fuse)
-        snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -D SF_APART=1");
+    for (int i = 0; i < 2; i++) {
+        char *o = i ? fopts : opts;
+        size_t ol = i ? sizeof fopts : sizeof opts;
+        if (gpu)
+            snprintf(o + strlen(o), ol - strlen(o), " -D SF_UNR=8");
+        if (!f->fuse)
+            snprintf(o + strlen(o), ol - strlen(o), " -D SF_APART=1");
+        if (f->sfull)
+            snprintf(o + strlen(o), ol - strlen(o), " -D SF_FULL=1");
+    }
     cl_kernel ks = NULL, kf = NULL, kd = NULL;
     cl_mem state, cu, ci;
     size_t n = a->nrows;
@@ -782,7 +846,7 @@ static int sf_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk
     if (st == CLTOPK_OK)
         st = cltopk_kernel_get(ctx, "rows_tile.cl", opts, "rows_sf_filter", &kf);
     if (st == CLTOPK_OK && !f->fuse)
-        st = cltopk_kernel_get(ctx, "rows_tile.cl", opts, "rows_sf_finish", &kd);
+        st = cltopk_kernel_get(ctx, "rows_tile.cl", fopts, "rows_sf_finish", &kd);
     if (st == CLTOPK_OK)
         st = cltopk_scratch(ctx, SCR_ROWS_SF, n * SF_WORDS * 4, &state);
     if (st == CLTOPK_OK)
@@ -815,7 +879,7 @@ static int sf_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk
                               sizeof cap, &cap, sizeof(cl_mem), &state, sizeof(cl_mem), &cu,
                               sizeof(cl_mem), &ci, sizeof(cl_mem), &ok, sizeof(cl_mem), &oi,
                               sizeof want, &want, sizeof ibase, &ibase)) == CLTOPK_OK)
-        st = cltopk_launch(ctx, kd, n * f->t.wg, f->t.wg, 0, NULL);
+        st = cltopk_launch(ctx, kd, n * f->tf.wg, f->tf.wg, 0, NULL);
     /* auto's doubled work-groups that the device did not build or launch
      * (some report a smaller CL_KERNEL_WORK_GROUP_SIZE than they run: the
      * H200 says 256 of kernels it runs at 512): no output written yet (the

@@ -18,7 +18,7 @@
 
 #include <stddef.h>
 
-#define CLTOPK_MAX_PARAMS 24 /* at most 32: the bit sets below */
+#define CLTOPK_MAX_PARAMS 32 /* at most 32: the bit sets below */
 
 typedef struct {
     const char *name;

@@ -884,6 +884,33 @@ static void sf_cases(cltopk_context *cl, const char *dev)
                    (int)(e & 1), WANT_BOTH);
         free(keys);
     }
+    /* the sample in runs of 8 neighbours, the finish by a tile of its own
+     * (64 x 16 slots, radix passes only), the filter's whole rounds (parts
+     * of 8192 elements: two whole rounds of 256 x 4 vectors on a CPU device,
+     * 4 x 8 on a GPU, then the last part's rest): uniform rows served,
+     * mixed rows either way; then the filter's every load tested (sfull=0).
+     * In make check-full only: three programs of their own, each a long
+     * build on POCL (on GPUs make check reaches srun=8, sfull=1 and the
+     * finish without the maxima through the defaults: the long rows below) */
+    for (int e = 0; e < (test_full() ? 2 : 0); e++) {
+        const char *env = e ? "path=sf,wg=256,rt=4,fuse=0,sfpart=8192,sfull=0"
+                            : "path=sf,wg=256,rt=4,fuse=0,sfpart=8192,sfull=1,srun=8,fwg=64,"
+                              "frt=16,fmax=0";
+        size_t rows = 4, cols = 20000;
+        char *keys = bmalloc(rows * cols * 4), env2[100];
+        snprintf(env2, sizeof env2, "%s,check=served", env);
+        setenv("CLTOPK_BITS", env2, 1);
+        snprintf(where, sizeof where, "%s %s", dev, env2);
+        gen_data(CLTOPK_FLOAT32, "uniform", rows * cols, e, &rng, keys);
+        check_case(cl, where, CLTOPK_ALGO_BITS, e, CLTOPK_FLOAT32, "uniform", keys, rows * cols,
+                   rows, cols, cols, NULL, 100 + rng_below(&rng, 100), e, WANT_BOTH);
+        setenv("CLTOPK_BITS", env, 1);
+        snprintf(where, sizeof where, "%s %s", dev, env);
+        mixed_rows(CLTOPK_FLOAT32, rows, cols, cols, !e, 7 + e, keys);
+        check_case(cl, where, CLTOPK_ALGO_BITS, !e, CLTOPK_FLOAT32, "mixed", keys, rows * cols,
+                   rows, cols, cols, NULL, 1 + rng_below(&rng, 250), !e, WANT_BOTH);
+        free(keys);
+    }
     /* AUTO at a large k of long rows: on GPUs the sample filter with a tile
      * of twice the work-items where the candidates' bound exceeds the
      * default's (elsewhere another way); exact either way */
@@ -1079,7 +1106,8 @@ int main(void)
                                           "path=fast", "force=some", "check=1.5", "fuse=2",
                                           "warp=2", "wcols=4097", "wkmax=0", "wkmax=129",
                                           "wcap=5000", "wn=3", "wn=16", "wrmax=0",
-                                          "wrmax=129"};
+                                          "wrmax=129", "srun=3", "srun=128", "sfull=2",
+                                          "fwg=100", "fwg=8", "frt=3", "frt=64", "fmax=3"};
     for (size_t i = 0; i < sizeof bad_env / sizeof bad_env[0]; i++) {
         setenv("CLTOPK_BITS", bad_env[i], 1);
         char ok_[4 * 4];
