@@ -185,6 +185,7 @@ static const cltopk_param bits_params[] = {
     [BP_FRT] = {.name = "frt", .min = 0, .max = 32, .integer = 1},
     [BP_FMAX] = {.name = "fmax", .gpu = 2, .cpu = 1, .min = 0, .max = 2, .integer = 1},
 };
+_Static_assert(BP_N <= CLTOPK_MAX_PARAMS, "CLTOPK_BITS has more parameters than lib/tune.h holds");
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
 
 static size_t local_bytes(const rows_cfg *c, int bytes)

@@ -53,6 +53,11 @@ CLTOPK_INTERNAL_TUNE int cltopk_params_apply(const cltopk_param_table *t, const 
                                              const char *origin, cltopk_params *p, char *why,
                                              size_t whylen)
 {
+    if (t->nparams > CLTOPK_MAX_PARAMS) { /* a table past the parser's arrays */
+        snprintf(why, whylen, "%s: %zu parameters, more than the %d the parser holds "
+                 "(CLTOPK_MAX_PARAMS in lib/tune.h)", t->env, t->nparams, CLTOPK_MAX_PARAMS);
+        return -1;
+    }
     const char *s = spec;
     while (s && *s) {
         const char *eq = strchr(s, '=');
