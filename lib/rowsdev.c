@@ -231,14 +231,20 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     c->tmload = (unsigned)p.v[BP_TMLOAD];
     c->wn = (size_t)p.v[BP_WN];
     c->wrmax = (size_t)p.v[BP_WRMAX];
-    if (!cltopk_is_pow2(c->wg) || !cltopk_is_pow2(c->r) || !cltopk_is_pow2(c->rt) ||
-        !cltopk_is_pow2(c->srun) || (c->fwg && (!cltopk_is_pow2(c->fwg) || c->fwg < 16)) ||
-        (c->frt && !cltopk_is_pow2(c->frt))) {
-        snprintf(why, whylen, "CLTOPK_BITS: wg = %u, r = %u, rt = %u, srun = %u, fwg = %u and "
-                 "frt = %u must be powers of two (fwg 0 or at least 16, fwg and frt 0: the "
-                 "filter's)", c->wg, c->r, c->rt, c->srun, c->fwg, c->frt);
-        return 0;
-    }
+    /* powers of two (fwg and frt: or 0, the filter's; fwg at least 16) */
+    const struct {
+        const char *name;
+        unsigned v, least;
+        int zero;
+    } p2[] = {{"wg", c->wg, 1, 0},     {"r", c->r, 1, 0},       {"rt", c->rt, 1, 0},
+              {"srun", c->srun, 1, 0}, {"fwg", c->fwg, 16, 1}, {"frt", c->frt, 1, 1}};
+    for (size_t i = 0; i < sizeof p2 / sizeof p2[0]; i++)
+        if (!(p2[i].zero && p2[i].v == 0) && (!cltopk_is_pow2(p2[i].v) || p2[i].v < p2[i].least)) {
+            snprintf(why, whylen, "CLTOPK_BITS: %s = %u must be a power of two%s%s", p2[i].name,
+                     p2[i].v, p2[i].least > 1 ? " of at least 16" : "",
+                     p2[i].zero ? ", or 0 (the filter's)" : "");
+            return 0;
+        }
     if (c->wn && !cltopk_is_pow2(c->wn)) {
         snprintf(why, whylen, "CLTOPK_BITS: wn = %zu must be 0 (the warp kernel chooses) or a "
                  "power of two", c->wn);
