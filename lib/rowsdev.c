@@ -58,7 +58,7 @@ typedef struct {
     size_t tkmax;      /* dense rows take the tile up to this k */
     unsigned path, s, sfcap, force, check; /* the sample filter (sf_plan) */
     size_t sfpart;
-    unsigned fuse, srun, sfull, fwg, frt, fmax;
+    unsigned fuse, srun, sfull, fwg, frt, fmax, sfunr;
     unsigned warp;              /* the warp kernel (cl/rows_warp.cl): on */
     size_t wcols, wkmax, wcap;  /* its largest row and k, its candidates (0: 8 k, >= 512) */
     size_t wn, wrmax;           /* its warps a row (0: the fewest), most columns a work-item */
@@ -84,7 +84,8 @@ static const unsigned ktops[] = {32, 256, 1024, 2048};
  * device's compute units) */
 enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT, BP_MAXIMA, BP_TKMAX, BP_PATH, BP_S, BP_CAP,
        BP_FORCE, BP_CHECK, BP_SFPART, BP_FUSE, BP_WARP, BP_WCOLS, BP_WKMAX, BP_WCAP,
-       BP_WWIN, BP_TMLOAD, BP_WN, BP_WRMAX, BP_SRUN, BP_SFULL, BP_FWG, BP_FRT, BP_FMAX, BP_N };
+       BP_WWIN, BP_TMLOAD, BP_WN, BP_WRMAX, BP_SRUN, BP_SFULL, BP_FWG, BP_FRT, BP_FMAX, BP_SFUNR,
+       BP_N };
 enum { BPATH_AUTO = 0, BPATH_SF, BPATH_NOSF };
 #define WARP_COLS 4096 /* the warp kernel's longest row: 32 x 128 registers a work-item */
 #define WARP_KMAX 128  /* its largest k: each work-item's 4 best hold T (cl/rows_warp.cl) */
@@ -184,6 +185,11 @@ static const cltopk_param bits_params[] = {
     [BP_FWG] = {.name = "fwg", .min = 0, .max = 1024, .integer = 1},
     [BP_FRT] = {.name = "frt", .min = 0, .max = 32, .integer = 1},
     [BP_FMAX] = {.name = "fmax", .gpu = 2, .cpu = 1, .min = 0, .max = 2, .integer = 1},
+    /* vectors a filtering work-item loads a round (SF_UNR): 8 on GPUs (32
+     * KiB a group in flight; its loaded vectors hold some 32 of the filter's
+     * 40 registers on the H200, 6 groups a multiprocessor), 4 elsewhere (the
+     * kernel's default: the tile's program serves); a power of two to 16 */
+    [BP_SFUNR] = {.name = "sfunr", .gpu = 8, .cpu = 4, .min = 1, .max = 16, .integer = 1},
 };
 _Static_assert(BP_N <= CLTOPK_MAX_PARAMS, "CLTOPK_BITS has more parameters than lib/tune.h holds");
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
@@ -223,6 +229,7 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     c->fwg = (unsigned)p.v[BP_FWG];
     c->frt = (unsigned)p.v[BP_FRT];
     c->fmax = (unsigned)p.v[BP_FMAX];
+    c->sfunr = (unsigned)p.v[BP_SFUNR];
     c->warp = (unsigned)p.v[BP_WARP];
     c->wcols = (size_t)p.v[BP_WCOLS];
     c->wkmax = (size_t)p.v[BP_WKMAX];
@@ -237,7 +244,8 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
         unsigned v, least;
         int zero;
     } p2[] = {{"wg", c->wg, 1, 0},     {"r", c->r, 1, 0},       {"rt", c->rt, 1, 0},
-              {"srun", c->srun, 1, 0}, {"fwg", c->fwg, 16, 1}, {"frt", c->frt, 1, 1}};
+              {"srun", c->srun, 1, 0}, {"fwg", c->fwg, 16, 1}, {"frt", c->frt, 1, 1},
+              {"sfunr", c->sfunr, 1, 0}};
     for (size_t i = 0; i < sizeof p2 / sizeof p2[0]; i++)
         if (!(p2[i].zero && p2[i].v == 0) && (!cltopk_is_pow2(p2[i].v) || p2[i].v < p2[i].least)) {
             snprintf(why, whylen, "CLTOPK_BITS: %s = %u must be a power of two%s%s", p2[i].name,
@@ -647,7 +655,7 @@ static int tile_dense_launch(cltopk_context *ctx, const cltopk_request *rq,
 typedef struct {
     tile_cfg t;
     tile_cfg tf; /* the finish's tile (fuse=0; else t) */
-    unsigned s, rank, force, check, fuse, srun, sfull;
+    unsigned s, rank, force, check, fuse, srun, sfull, sfunr;
     int doubled; /* auto chose twice the configured work-items (sf_plan) */
     size_t cap, parts, plen;
     double extra; /* the sample's and the candidates' bytes over a read (the model) */
@@ -737,6 +745,7 @@ static int sf_plan(const cltopk_context *ctx, const cltopk_request *rq,
     while (f->srun > 1 && (f->s == 0 || f->s % f->srun || cols / (f->s / f->srun) < f->srun))
         f->srun >>= 1;
     f->sfull = c->sfull;
+    f->sfunr = c->sfunr;
     f->cap = c->sfcap ? c->sfcap : bound < (double)cols ? (size_t)ceil(bound) : cols;
     /* a multiple of 32, so that no two rows' candidates share a 128-byte
      * line: the last group of a row reads what other groups wrote, and a
@@ -833,14 +842,13 @@ static int sf_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk
         snprintf(sopts + strlen(sopts), sizeof sopts - strlen(sopts), " -D SF_SRUN=%u", f->srun);
     /* the finish's program (fuse=0): the filter's unless its tile differs */
     tile_opts(rq, &f->tf, fopts, sizeof fopts);
-    /* vectors a filtering work-item loads a round: 8 on GPUs (32 KiB a
-     * group in flight), 4 elsewhere (the kernel's default: the tile's
-     * program serves) */
+    /* vectors a filtering work-item loads a round (sfunr; the kernel's
+     * default 4 adds no option, so that the tile's program serves) */
     for (int i = 0; i < 2; i++) {
         char *o = i ? fopts : opts;
         size_t ol = i ? sizeof fopts : sizeof opts;
-        if (gpu)
-            snprintf(o + strlen(o), ol - strlen(o), " -D SF_UNR=8");
+        if (f->sfunr != 4)
+            snprintf(o + strlen(o), ol - strlen(o), " -D SF_UNR=%u", f->sfunr);
         if (!f->fuse)
             snprintf(o + strlen(o), ol - strlen(o), " -D SF_APART=1");
         if (f->sfull)

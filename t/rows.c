@@ -888,12 +888,13 @@ static void sf_cases(cltopk_context *cl, const char *dev)
      * (64 x 16 slots, radix passes only), the filter's whole rounds (parts
      * of 8192 elements: two whole rounds of 256 x 4 vectors on a CPU device,
      * 4 x 8 on a GPU, then the last part's rest): uniform rows served,
-     * mixed rows either way; then the filter's every load tested (sfull=0).
+     * mixed rows either way; then the filter's every load tested (sfull=0),
+     * two vectors a round (sfunr=2).
      * In make check-full only: three programs of their own, each a long
      * build on POCL (on GPUs make check reaches srun=8, sfull=1 and the
      * finish without the maxima through the defaults: the long rows below) */
     for (int e = 0; e < (test_full() ? 2 : 0); e++) {
-        const char *env = e ? "path=sf,wg=256,rt=4,fuse=0,sfpart=8192,sfull=0"
+        const char *env = e ? "path=sf,wg=256,rt=4,fuse=0,sfpart=8192,sfull=0,sfunr=2"
                             : "path=sf,wg=256,rt=4,fuse=0,sfpart=8192,sfull=1,srun=8,fwg=64,"
                               "frt=16,fmax=0";
         size_t rows = 4, cols = 20000;
@@ -1107,7 +1108,8 @@ int main(void)
                                           "warp=2", "wcols=4097", "wkmax=0", "wkmax=129",
                                           "wcap=5000", "wn=3", "wn=16", "wrmax=0",
                                           "wrmax=129", "srun=3", "srun=128", "sfull=2",
-                                          "fwg=100", "fwg=8", "frt=3", "frt=64", "fmax=3"};
+                                          "fwg=100", "fwg=8", "frt=3", "frt=64", "fmax=3", "sfunr=3",
+                                          "sfunr=32"};
     for (size_t i = 0; i < sizeof bad_env / sizeof bad_env[0]; i++) {
         setenv("CLTOPK_BITS", bad_env[i], 1);
         char ok_[4 * 4];
