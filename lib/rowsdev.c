@@ -1304,11 +1304,12 @@ size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
     warp_cfg w;
     int n, sf = job->mode == ROWS_DENSE && sf_plan(ctx, rq, job, &c, &f, why, sizeof why);
     if (sf)
-        n = snprintf(buf, len, "the sample filter: a threshold a row from %u samples (rank "
-                     "%u), one read by %zu groups a row keeping up to %zu candidates a row, "
-                     "their top-k by a register tile of %u x %u (%zu work-groups), the whole "
-                     "row where they are too few or too many (decided on the device)", f.s,
-                     f.rank, f.parts, f.cap, f.t.wg, f.t.rt, job->nrows * f.parts);
+        n = snprintf(buf, len, "the sample filter: a threshold a row from %u samples in runs "
+                     "of %u (rank %u), one read by %zu groups a row (%zu work-groups) keeping "
+                     "up to %zu candidates a row, their top-k by a register tile of %u x %u %s, "
+                     "the whole row where they are too few or too many (decided on the device)",
+                     f.s, f.srun, f.rank, f.parts, job->nrows * f.parts, f.cap, f.tf.wg, f.tf.rt,
+                     f.fuse ? "in each row's last filtering group" : "in a launch of its own");
     else if (job->mode == ROWS_DENSE && warp_fit(ctx, rq, job, &c, &w))
         n = snprintf(buf, len, "%s a row: %u work-items holding %u columns each in "
                      "registers, a threshold from each one's %u best, up to %u candidates "
