@@ -842,18 +842,16 @@ static int sf_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk
         snprintf(sopts + strlen(sopts), sizeof sopts - strlen(sopts), " -D SF_SRUN=%u", f->srun);
     /* the finish's program (fuse=0): the filter's unless its tile differs */
     tile_opts(rq, &f->tf, fopts, sizeof fopts);
-    /* vectors a filtering work-item loads a round (sfunr; the kernel's
-     * default 4 adds no option, so that the tile's program serves) */
-    for (int i = 0; i < 2; i++) {
-        char *o = i ? fopts : opts;
-        size_t ol = i ? sizeof fopts : sizeof opts;
-        if (f->sfunr != 4)
-            snprintf(o + strlen(o), ol - strlen(o), " -D SF_UNR=%u", f->sfunr);
-        if (!f->fuse)
-            snprintf(o + strlen(o), ol - strlen(o), " -D SF_APART=1");
-        if (f->sfull)
-            snprintf(o + strlen(o), ol - strlen(o), " -D SF_FULL=1");
-    }
+    /* the filter's options, the finish's too: vectors a filtering work-item
+     * loads a round (sfunr; the kernel's default 4 adds no option, so that
+     * the tile's program serves), the finish apart, the whole rounds */
+    char unr[32] = "", sfx[96];
+    if (f->sfunr != 4)
+        snprintf(unr, sizeof unr, " -D SF_UNR=%u", f->sfunr);
+    snprintf(sfx, sizeof sfx, "%s%s%s", unr, f->fuse ? "" : " -D SF_APART=1",
+             f->sfull ? " -D SF_FULL=1" : "");
+    snprintf(opts + strlen(opts), sizeof opts - strlen(opts), "%s", sfx);
+    snprintf(fopts + strlen(fopts), sizeof fopts - strlen(fopts), "%s", sfx);
     cl_kernel ks = NULL, kf = NULL, kd = NULL;
     cl_mem state, cu, ci;
     size_t n = a->nrows;
