@@ -137,7 +137,7 @@
  *                          2 = where k is at most a quarter of its
  *                          work-items, the GPU default; 1 elsewhere), sfunr
  *                          (vectors a filtering work-item loads a round, a
- *                          power of two: 8 on GPUs, 4 elsewhere), force (all: the threshold below every
+ *                          power of two; 4, the default), force (all: the threshold below every
  *                          element; few: above all but the best possible
  *                          one) and check (served or fallback: the call
  *                          fails with CLTOPK_ERR_INTERNAL unless every row

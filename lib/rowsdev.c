@@ -185,11 +185,13 @@ static const cltopk_param bits_params[] = {
     [BP_FWG] = {.name = "fwg", .min = 0, .max = 1024, .integer = 1},
     [BP_FRT] = {.name = "frt", .min = 0, .max = 32, .integer = 1},
     [BP_FMAX] = {.name = "fmax", .gpu = 2, .cpu = 1, .min = 0, .max = 2, .integer = 1},
-    /* vectors a filtering work-item loads a round (SF_UNR): 8 on GPUs (32
-     * KiB a group in flight; its loaded vectors hold some 32 of the filter's
-     * 40 registers on the H200, 6 groups a multiprocessor), 4 elsewhere (the
-     * kernel's default: the tile's program serves); a power of two to 16 */
-    [BP_SFUNR] = {.name = "sfunr", .gpu = 8, .cpu = 4, .min = 1, .max = 16, .integer = 1},
+    /* vectors a filtering work-item loads a round (SF_UNR), a power of two
+     * to 16: 4 everywhere, the kernel's default, so that the tile's program
+     * serves.  The H200 at 1024 x 65536, k = 256: the filter 87.4-87.8 us
+     * with 4 against 94.8-96.0 with 8 (whose loaded vectors held some 32 of
+     * its 40 registers), the call 0.157 ms against 0.160-0.163
+     * (bench/RESULTS.md) */
+    [BP_SFUNR] = {.name = "sfunr", .gpu = 4, .cpu = 4, .min = 1, .max = 16, .integer = 1},
 };
 _Static_assert(BP_N <= CLTOPK_MAX_PARAMS, "CLTOPK_BITS has more parameters than lib/tune.h holds");
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
