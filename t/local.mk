@@ -56,13 +56,15 @@ check_PROGRAMS = $(T_PROGS)
 # Every test of this file, once, the longest first (make -j starts them in
 # this order, after the scripts of tools/ and mpi/, and one started late runs
 # alone at the end).  Seconds with a cold POCL kernel cache on 2 cores
-# (2026-11-28): t/rows.t 225, t/topk.t 114, t/sort.t 96, t/radix.t 91,
-# t/query.t 70-130, t/sample_filter.t 87, t/multi.t 73, t/query_sf.t 49,
-# t/band.t 39, t/knn.t 36, t/chunk.t 32, t/stream.t and t/index.t 24, the
-# others 16 or less (the tests of make check sum to some 1200 s).  The
-# fragments below add their programs to check_PROGRAMS only.
-TESTS = t/rows.t t/topk.t t/sort.t t/radix.t t/query.t t/sample_filter.t t/multi.t \
-	t/query_sf.t t/band.t t/knn.t t/chunk.t t/stream.t t/index.t t/sbp_tree.t t/select.t \
+# (2026-11-29, bench/RESULTS.md): t/rows.t 204, t/topk.t 124, t/sample_filter.t
+# 118, t/sort.t and t/radix.t 86, t/query_sf.t 85, t/query.t 73, t/multi.t 53,
+# t/knn.t 44, t/chunk.t 37, t/band.t 35, t/index.t 25, the others 19 or less
+# (the tests of make check sum to some 1240 s, nearly all of it POCL building
+# kernels: a test's types and configurations beyond make check's are in
+# make check-full).  The fragments below add their programs to
+# check_PROGRAMS only.
+TESTS = t/rows.t t/topk.t t/sample_filter.t t/sort.t t/radix.t t/query_sf.t t/query.t \
+	t/multi.t t/knn.t t/chunk.t t/band.t t/index.t t/stream.t t/sbp_tree.t t/select.t \
 	t/cpu_scalar.t t/codec.t t/buffer.t t/bitonic.t t/cache.t t/cpu_avx2.t t/cpu_avx512.t \
 	t/threads.t t/records.t t/knn_scalar.t t/knn_avx2.t t/fp_config.t t/args.t t/gpu.t \
 	t/banks.t t/layers.sh t/cl_locals.sh t/query_numpy.sh
