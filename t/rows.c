@@ -179,16 +179,14 @@ static const char *const mix[] = {"uniform", "special", "equal", "increasing", "
 
 /* every type and direction: dense rows (ld > cols), a segment set with empty
  * and short segments, small shapes */
-/* segments in make check on an OpenCL device: float32, int32 and int64 only
- * (all_types[ti], ti even: both key widths, float and integer keys); each
- * type is four segment kernels of seconds each to build on POCL (some 35 s
- * for the other three on 2 cores), whose type-dependent code is the order
- * key of the row kernels, tested on every type.  Every type on the cpu
+/* segments in make check on an OpenCL device: check_type's types only;
+ * each type is four segment kernels of seconds each to build on POCL (some
+ * 35 s for the other three on 2 cores), whose type-dependent code is the
+ * order key of the row kernels, tested on every type.  Every type on the cpu
  * device and in make check-full */
 static int seg_type(const char *dev, cltopk_dtype type)
 {
-    return test_full() || strncmp(dev, "cl", 2) != 0 || type == CLTOPK_FLOAT32 ||
-           type == CLTOPK_INT32 || type == CLTOPK_INT64;
+    return test_full() || strncmp(dev, "cl", 2) != 0 || check_type(type);
 }
 
 static void cases(cltopk_context *ctx, const char *dev, cltopk_algo algo, int buffer)

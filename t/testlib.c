@@ -86,6 +86,11 @@ int is_float(cltopk_dtype type)
     return type == CLTOPK_FLOAT32 || type == CLTOPK_FLOAT64;
 }
 
+int check_type(cltopk_dtype type)
+{
+    return type == CLTOPK_FLOAT32 || type == CLTOPK_INT32 || type == CLTOPK_INT64;
+}
+
 const char *const dists[] = {"uniform", "bits",       "narrow",     "equal",  "few",
                              "special", "nan",        "denorm",     "increasing",
                              "decreasing", "bucket",  "worst",      "worstall", NULL};

@@ -35,6 +35,11 @@ extern const cltopk_dtype all_types[6];
 size_t tsize(cltopk_dtype type);
 const char *tname(cltopk_dtype type);
 int is_float(cltopk_dtype type);
+/* 1 for the three types on which make check builds an OpenCL configuration's
+ * programs where it does not take all six (float32, int32, int64: both key
+ * widths, float and integer keys; each type is a set of kernels of seconds to
+ * build on POCL); make check-full takes every type */
+int check_type(cltopk_dtype type);
 
 /* Names of the distributions of gen_data, NULL-terminated:
  *   uniform     floats U(-1,1); integers uniform over the whole type

@@ -200,15 +200,16 @@ static void oracle_self_check(void)
 
 /* ------------------------------------------------------------------ parts */
 
-/* make check on an OpenCL device: bitonic's n and value sweeps on float32,
- * int32 and int64 only (all_types[t], t even: both key widths, float and
- * integer keys), as k_sweep's; every k's power of two is a kernel build per
- * type and per index output, some 40 s of POCL builds for the other three
- * types on 2 cores.  Their order keys are the other algorithms' (common.cl),
- * tested here on every type; make check-full runs bitonic on all six */
+/* make check on an OpenCL device: bitonic's n and value sweeps on
+ * check_type's types only, as k_sweep's; every k's power of two is a kernel
+ * build per type and per index output, some 40 s of POCL builds for the other
+ * three types on 2 cores.  Their order keys are the other algorithms'
+ * (common.cl), tested here on every type; make check-full runs bitonic on all
+ * six */
 static int skip_bitonic(const device *d, int t, cltopk_algo algo)
 {
-    return d->is_cl && !test_full() && t % 2 && algo == CLTOPK_ALGO_BITONIC;
+    return d->is_cl && !test_full() && !check_type(all_types[t]) &&
+           algo == CLTOPK_ALGO_BITONIC;
 }
 
 static void k_sweep(const device *d)
@@ -217,9 +218,9 @@ static void k_sweep(const device *d)
     int na = algos_of(d, algos);
     static const char *const ds[] = {"uniform", "bits", "narrow", "special"};
     for (int t = 0; t < 6; t++) {
-        /* make check on an OpenCL device: float32, int32 and int64 (each k's
-         * power of two is a kernel build per type); check-full: all six */
-        if (d->is_cl && !test_full() && t % 2)
+        /* make check on an OpenCL device: check_type's (each k's power of
+         * two is a kernel build per type); check-full: all six */
+        if (d->is_cl && !test_full() && !check_type(all_types[t]))
             continue;
         size_t lim = d->limit[t] ? d->limit[t] : 4096;
         size_t tile = 2 * lim;
