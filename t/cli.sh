@@ -71,6 +71,17 @@ cpu) cl_dev= ;;
     ;;
 *) cl_dev=$CLTOPK_TEST_DEVICE ;;
 esac
+# make check's quick builds (test_quick_builds in t/testlib.h): where make
+# check sets CLTOPK_TEST_QUICK=1 and the device is the default one and POCL's,
+# its programs are built without optimisation (the same OpenCL C, a third of
+# the time to build); make check-full and a named device build them optimised
+if [ "${CLTOPK_TEST_QUICK:-}" = 1 ] && [ -z "${CLTOPK_TEST_DEVICE:-}" ] &&
+    [ -z "${CLTOPK_BUILD_OPTIONS:-}" ] && [ "${CLTOPK_TEST_FULL:-0}" = 0 ] &&
+    [ -n "$cl_dev" ] && grep -q "^  $cl_dev  *Portable Computing Language" "$tmp/out"; then
+    CLTOPK_BUILD_OPTIONS=-cl-opt-disable
+    export CLTOPK_BUILD_OPTIONS
+    diag "POCL's builds without optimisation (CLTOPK_TEST_QUICK=0: optimised)"
+fi
 # (after the choice above, which reads the devices listing in $tmp/out)
 fails 2 "needs --split" "devices --measure without --split is refused" \
     "$CLTOPK" devices --measure 2

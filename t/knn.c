@@ -492,6 +492,7 @@ static void bad_buffers(cltopk_context *cl, const char *dev)
 int main(void)
 {
     watchdog(600);
+    test_quick_builds(); /* POCL builds dominate: see testlib.h */
 #ifdef TEST_ISA
     /* the CPU kernels of one instruction set (t/knn_scalar.t: the scalar
      * distance loop; t/knn_avx2.t: the AVX2 + FMA kernel; t/knn.t itself runs

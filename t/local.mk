@@ -16,6 +16,14 @@
 #                       what the processes built
 #   CLTOPK_TEST_TMPDIR  temporary files of the tests, in the build tree
 #   POCL_CACHE_DIR      POCL's own kernel cache, there too (unless already set)
+#   CLTOPK_TEST_QUICK   1 unless set: the tests whose time is mostly POCL building
+#                       their kernels (t/rows.t, t/sample_filter.t, t/sort.t,
+#                       t/radix.t, the query tests, t/multi.t, t/knn.t, t/band.t,
+#                       t/cli.sh) build them without optimisation where the
+#                       default device is POCL's (test_quick_builds in
+#                       t/testlib.h): make check took 529 s instead of 620-694
+#                       with all of them so; the others, make check-full and a
+#                       named CLTOPK_TEST_DEVICE build as a user's call does
 #   OMP_WAIT_POLICY     passive unless set: test programs run side by side on few
 #                       cores (make -j), where spinning OpenMP threads of one
 #                       program starve the others (minutes instead of seconds)
@@ -38,6 +46,7 @@ AM_TESTS_ENVIRONMENT = \
 	CLTOPK_CACHE_DIR='$(abs_top_builddir)/t/tmp/cache'; export CLTOPK_CACHE_DIR; \
 	CLTOPK_CACHE="$${CLTOPK_CACHE-0}"; export CLTOPK_CACHE; \
 	POCL_CACHE_DIR="$${POCL_CACHE_DIR:-$(abs_top_builddir)/t/tmp/pocl}"; export POCL_CACHE_DIR; \
+	CLTOPK_TEST_QUICK="$${CLTOPK_TEST_QUICK-1}"; export CLTOPK_TEST_QUICK; \
 	OMP_WAIT_POLICY="$${OMP_WAIT_POLICY:-passive}"; export OMP_WAIT_POLICY; \
 	$(MKDIR_P) "$$CLTOPK_TEST_TMPDIR"; \
 	LSAN_OPTIONS="suppressions=$(abs_top_srcdir)/t/lsan.supp$${LSAN_OPTIONS:+:$$LSAN_OPTIONS}"; \

@@ -374,6 +374,22 @@ int test_cl_device(char *buf, size_t len)
     return 1;
 }
 
+void test_quick_builds(void)
+{
+    const char *q = getenv("CLTOPK_TEST_QUICK"), *d = getenv("CLTOPK_TEST_DEVICE");
+    const char *o = getenv("CLTOPK_BUILD_OPTIONS");
+    if (!q || strcmp(q, "1") || test_full() || (d && *d) || (o && *o))
+        return;
+    cltopk_device_info info;
+    if (cltopk_device_count() == 0 || cltopk_device_get(0, &info) != CLTOPK_OK ||
+        !strstr(info.platform_name, "Portable Computing Language"))
+        return;
+    if (setenv("CLTOPK_BUILD_OPTIONS", "-cl-opt-disable", 1) != 0)
+        bail("setenv(CLTOPK_BUILD_OPTIONS): out of memory");
+    diag("POCL's builds without optimisation in this test (CLTOPK_TEST_QUICK=1; "
+         "CLTOPK_TEST_QUICK=0 or make check-full builds them optimised)");
+}
+
 int open_test_cl(cltopk_context **ctx, char *why, size_t whylen)
 {
     char dev[256];

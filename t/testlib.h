@@ -78,6 +78,17 @@ uint64_t elem_bits(cltopk_dtype type, const void *keys, size_t i);
  * none), else "P:D" of the first OpenCL device cltopk_device_get reports.
  * Returns 1 with the device string in buf, or 0 with the reason in buf. */
 int test_cl_device(char *buf, size_t len);
+/* make check's quick builds: a test whose time is mostly POCL building its
+ * kernels (a configuration's programs take seconds each to build) calls this
+ * first, before it opens a device.  Where $CLTOPK_TEST_QUICK is 1 (t/local.mk
+ * sets it for make check), not make check-full, neither CLTOPK_TEST_DEVICE
+ * nor CLTOPK_BUILD_OPTIONS is set, and the first OpenCL device (the one the
+ * tests take) is POCL's, it sets CLTOPK_BUILD_OPTIONS=-cl-opt-disable for
+ * this process: the same OpenCL C built in a third of the time.  What it
+ * computes does not change (the kernels' results are exact or fixed by
+ * FP_CONTRACT OFF and fma); the optimised builds are tested by the other
+ * tests of make check, by make check-full and on any named device. */
+void test_quick_builds(void);
 
 /* Open that device (1), or report why not (0: skip; the reason in why).
  * A device that exists but fails to open is a failed test and returns 0. */
