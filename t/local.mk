@@ -21,9 +21,10 @@
 #                       t/radix.t, the query tests, t/multi.t, t/knn.t, t/band.t,
 #                       t/cli.sh) build them without optimisation where the
 #                       default device is POCL's (test_quick_builds in
-#                       t/testlib.h): make check took 529 s instead of 620-694
-#                       with all of them so; the others, make check-full and a
-#                       named CLTOPK_TEST_DEVICE build as a user's call does
+#                       t/testlib.h), in a third of the time (make check: 432
+#                       s against 620-694); the others (their time is running
+#                       kernels), make check-full and a named
+#                       CLTOPK_TEST_DEVICE build as a user's call does
 #   OMP_WAIT_POLICY     passive unless set: test programs run side by side on few
 #                       cores (make -j), where spinning OpenMP threads of one
 #                       program starve the others (minutes instead of seconds)
@@ -65,15 +66,15 @@ check_PROGRAMS = $(T_PROGS)
 # Every test of this file, once, the longest first (make -j starts them in
 # this order, after the scripts of tools/ and mpi/, and one started late runs
 # alone at the end).  Seconds with a cold POCL kernel cache on 2 cores
-# (2026-11-29, bench/RESULTS.md): t/rows.t 204, t/topk.t 124, t/sample_filter.t
-# 118, t/sort.t and t/radix.t 86, t/query_sf.t 85, t/query.t 73, t/multi.t 53,
-# t/knn.t 44, t/chunk.t 37, t/band.t 35, t/index.t 25, the others 19 or less
-# (the tests of make check sum to some 1240 s, nearly all of it POCL building
-# kernels: a test's types and configurations beyond make check's are in
-# make check-full).  The fragments below add their programs to
-# check_PROGRAMS only.
-TESTS = t/rows.t t/topk.t t/sample_filter.t t/sort.t t/radix.t t/query_sf.t t/query.t \
-	t/multi.t t/knn.t t/chunk.t t/band.t t/index.t t/stream.t t/sbp_tree.t t/select.t \
+# (2026-11-29, bench/RESULTS.md, with CLTOPK_TEST_QUICK=1): t/topk.t 154,
+# t/rows.t 106, t/chunk.t 83, t/sort.t and t/sample_filter.t 44, t/cli.sh 40,
+# t/index.t 38, t/stream.t 37, t/radix.t 36, t/sbp_tree.t 35, t/multi.t 25,
+# t/band.t 24, the others 17 or less (the tests of make check sum to some
+# 860 s, most of it POCL building kernels: a test's types and configurations
+# beyond make check's are in make check-full).  The fragments below add their
+# programs to check_PROGRAMS only.
+TESTS = t/topk.t t/rows.t t/chunk.t t/sort.t t/sample_filter.t t/index.t t/stream.t \
+	t/radix.t t/sbp_tree.t t/multi.t t/band.t t/select.t t/query_sf.t t/query.t t/knn.t \
 	t/cpu_scalar.t t/codec.t t/buffer.t t/bitonic.t t/cache.t t/cpu_avx2.t t/cpu_avx512.t \
 	t/threads.t t/records.t t/knn_scalar.t t/knn_avx2.t t/fp_config.t t/args.t t/gpu.t \
 	t/banks.t t/layers.sh t/cl_locals.sh t/query_numpy.sh
