@@ -38,6 +38,10 @@
  * more makes T tighter), WCAP (candidates ranked in local memory, at least G
  * WQ), WFULL (1: the row has exactly G WR columns: its loads need no test),
  * WINV, WONE, WB32 (below), WWIN
+ * WVEC (1: work-item l's slots 4q .. 4q + 3 are the columns 4 (q G + l) ..
+ * 4 (q G + l) + 3, loaded as one 16-byte vector: rows of exactly G WR
+ * columns (WFULL), WR a multiple of 4, every row's start a multiple of 4
+ * elements; 0: slot r is column r G + l, one element a load), WWIN
  * (1: a group whose G WR slots all lie inside the buffer, in_len
  * elements from its start, loads them all with no test, the slots past the
  * row's end reading the next row's elements, which are then dropped; 0:
@@ -89,12 +93,25 @@
 #ifndef WFULL
 #define WFULL 0 /* 1: the row has exactly 32 WN WR columns (no slot past its end) */
 #endif
+#ifndef WVEC
+#define WVEC 0
+#endif
+#if WVEC && (!WFULL || WR % 4 != 0)
+#error "rows_warp.cl: WVEC needs WFULL and WR a multiple of 4"
+#endif
+
+/* slot r's column (a slot of a larger r is a larger column) */
+#if WVEC
+#define WCOL(r) (4u * (((r) / 4u) * WW + lid) + (r) % 4u)
+#else
+#define WCOL(r) ((r) * WW + lid)
+#endif
 
 /* the composite of slot r of work-item lid: past the row's end (u = 0, j >=
  * cols) below every element, whose composite is at least ~(cols - 1) (key
  * 0, the last column); T is never below that, so no such slot is counted
  * and no use tests j against cols */
-#define WCV(r) (((ulong)u[r] << 32) | (ulong)~((r) * WW + lid))
+#define WCV(r) (((ulong)u[r] << 32) | (ulong)~WCOL(r))
 
 /* the sum over the group of v (every work-item gets it), and the sum over the
  * work-items before this one in *before (NULL: not wanted); xc holds WW
@@ -153,7 +170,23 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
     const ulong row = get_group_id(0);
     const ulong start = in_off + row * ld;
     okey_t u[WR];
-#if WFULL
+#if WFULL && WVEC
+    (void)in_len;
+    {
+        __global const uint4 *p4 = (__global const uint4 *)(in + start) + lid;
+        uint4 x[WR / 4];
+#pragma unroll
+        for (uint q = 0; q < WR / 4; q++)
+            x[q] = p4[q * WW];
+#pragma unroll
+        for (uint q = 0; q < WR / 4; q++) {
+            u[4 * q] = order_key(x[q].s0, smallest);
+            u[4 * q + 1] = order_key(x[q].s1, smallest);
+            u[4 * q + 2] = order_key(x[q].s2, smallest);
+            u[4 * q + 3] = order_key(x[q].s3, smallest);
+        }
+    }
+#elif WFULL
     (void)in_len;
 #pragma unroll
     for (uint r = 0; r < WR; r++)
@@ -197,11 +230,12 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
         uint br = 0;
 #pragma unroll
         for (uint r = 1; r < WR; r++) {
-            int gt = u[r] > bu;
-            bu = gt ? u[r] : bu;
+            okey_t ur = u[r];
+            int gt = ur > bu;
+            bu = gt ? ur : bu;
             br = gt ? r : br;
         }
-        b[0] = ((ulong)bu << 32) | (ulong)~(br * WW + lid);
+        b[0] = ((ulong)bu << 32) | (ulong)~WCOL(br);
     }
 #else
 #pragma unroll

@@ -63,6 +63,7 @@ typedef struct {
     size_t wcols, wkmax, wcap;  /* its largest row and k, its candidates (0: 8 k, >= 512) */
     size_t wn, wrmax;           /* its warps a row (0: the fewest), most columns a work-item */
     unsigned wwin;              /* its loads of short rows inside the buffer untested */
+    unsigned wvec;              /* its loads of full rows by 16-byte vectors */
     unsigned tmload;            /* the tile's loads unconditional, keys masked */
     int wg_set; /* CLTOPK_BITS wg= given */
 } rows_cfg;
@@ -85,7 +86,7 @@ static const unsigned ktops[] = {32, 256, 1024, 2048};
 enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT, BP_MAXIMA, BP_TKMAX, BP_PATH, BP_S, BP_CAP,
        BP_FORCE, BP_CHECK, BP_SFPART, BP_FUSE, BP_WARP, BP_WCOLS, BP_WKMAX, BP_WCAP,
        BP_WWIN, BP_TMLOAD, BP_WN, BP_WRMAX, BP_SRUN, BP_SFULL, BP_FWG, BP_FRT, BP_FMAX, BP_SFUNR,
-       BP_N };
+       BP_WVEC, BP_N };
 enum { BPATH_AUTO = 0, BPATH_SF, BPATH_NOSF };
 #define WARP_COLS 4096 /* the warp kernel's longest row: 32 x 128 registers a work-item */
 #define WARP_KMAX 128  /* its largest k: each work-item's 4 best hold T (cl/rows_warp.cl) */
@@ -192,6 +193,17 @@ static const cltopk_param bits_params[] = {
      * its 40 registers), the call 0.157 ms against 0.160-0.163
      * (bench/RESULTS.md) */
     [BP_SFUNR] = {.name = "sfunr", .gpu = 4, .cpu = 4, .min = 1, .max = 16, .integer = 1},
+    /* the warp kernel's loads: wvec=1 loads full rows (exactly 32 wn wr
+     * columns, wr a multiple of 4, every row's start a multiple of 4
+     * elements) by 16-byte vectors, a work-item's slots 4q .. 4q + 3 four
+     * neighbouring columns; other rows, and wvec=0, one element a load
+     * (cl/rows_warp.cl: WVEC).  The H200, two interleaved rounds (ms, 1
+     * against 0): 65536 x 1024 k = 16 0.142-0.146 / 0.151-0.152, 16384 x
+     * 2048 k = 32 0.086 / 0.088-0.090, 16384 x 4096 k = 32 0.128-0.131 /
+     * 0.128-0.129 (72 registers either way).  On CPU devices too, where the
+     * warp kernel runs only when CLTOPK_BITS asks for it (tests: the GPU's
+     * program but for the device) */
+    [BP_WVEC] = {.name = "wvec", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
 };
 _Static_assert(BP_N <= CLTOPK_MAX_PARAMS, "CLTOPK_BITS has more parameters than lib/tune.h holds");
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
@@ -237,6 +249,7 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     c->wkmax = (size_t)p.v[BP_WKMAX];
     c->wcap = (size_t)p.v[BP_WCAP];
     c->wwin = (unsigned)p.v[BP_WWIN];
+    c->wvec = (unsigned)p.v[BP_WVEC];
     c->tmload = (unsigned)p.v[BP_TMLOAD];
     c->wn = (size_t)p.v[BP_WN];
     c->wrmax = (size_t)p.v[BP_WRMAX];
@@ -473,7 +486,7 @@ static int tile_dense(const cltopk_context *ctx, const cltopk_request *rq,
  * ranked in local memory (an exact bisection where more). 32-bit keys; dense
  * rows of up to wcols columns at k up to wkmax. */
 typedef struct {
-    unsigned wn, wr, wq, wcap, wwin;
+    unsigned wn, wr, wq, wcap, wwin, wvec;
 } warp_cfg;
 
 static int warp_fit(const cltopk_context *ctx, const cltopk_request *rq,
@@ -511,8 +524,11 @@ static int warp_fit(const cltopk_context *ctx, const cltopk_request *rq,
      * only (bits_params, BP_WWIN) */
     int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
     unsigned win = gpu && cols != g * wr ? c->wwin : 0u;
+    /* vectors: full rows of whole vectors (their starts are checked at the
+     * launch) */
+    unsigned vec = c->wvec && cols == g * wr && wr % 4 == 0;
     *w = (warp_cfg){.wn = (unsigned)wn, .wr = (unsigned)wr, .wq = wq, .wcap = (unsigned)cap,
-                    .wwin = win};
+                    .wwin = win, .wvec = vec};
     return 1;
 }
 
@@ -527,11 +543,14 @@ static int warp_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
      * (4 warps) 0.129-0.133 / 0.145-0.148, 16384 x 2048 0.087-0.091 /
      * 0.093-0.096, 65536 x 1024 k = 16 (one warp) 0.167-0.171 / 0.149-0.155:
      * there WINV=0 took 127 registers, WINV=1 96 (bench/RESULTS.md) */
+    /* vector loads where every row starts at a multiple of 4 elements (the
+     * buffer itself is aligned far more) */
+    int vec = w->wvec && a->in_off % 4 == 0 && (a->nrows < 2 || job->ld % 4 == 0);
     snprintf(opts, sizeof opts,
              "-D KEY_BITS=32 -D KEY_KIND=%d -D WN=%u -D WR=%u -D WQ=%u -D WCAP=%u -D WFULL=%d "
-             "-D WWIN=%u -D WINV=%d",
+             "-D WWIN=%u -D WINV=%d -D WVEC=%d",
              rq->kind, w->wn, w->wr, w->wq, w->wcap, job->cols == (size_t)w->wr * g, w->wwin,
-             w->wn == 1);
+             w->wn == 1, vec);
     /* the input buffer's length in elements: the window's bound */
     size_t mem = 0;
     cl_int err = w->wwin ? clGetMemObjectInfo(a->in, CL_MEM_SIZE, sizeof mem, &mem, NULL)

@@ -710,6 +710,37 @@ static void warp_cases(cltopk_context *cl, const char *dev)
             free(keys);
         }
     }
+    /* the GPU's shapes: 4096 columns by 4 warps of 32 columns a work-item,
+     * 1024 by one warp, 1000 (not full); full rows loaded by 16-byte vectors
+     * (wvec, the default: rows of exactly 32 wn wr columns whose starts are
+     * multiples of 4 elements; an ld of cols + 1 takes one element a load),
+     * with the bisection (wcap=32), and wvec=0 */
+    static const char *const venv[] = {"wvec=1", "wvec=1,wcap=32", "wvec=0"};
+    static const size_t vcols[] = {1024, 4096, 1000};
+    for (size_t e = 0; e < sizeof venv / sizeof venv[0]; e++)
+        for (size_t ci = 0; ci < sizeof vcols / sizeof vcols[0]; ci++) {
+            if (!test_full() && (e >= 2 || (e == 1 && ci != 1)))
+                continue;
+            char env[64], vwhere[192];
+            size_t cols = vcols[ci], rows = 4;
+            snprintf(env, sizeof env, "warp=1,wcols=4096,wrmax=32,%s", venv[e]);
+            setenv("CLTOPK_BITS", env, 1);
+            snprintf(vwhere, sizeof vwhere, "%s %s", dev, env);
+            for (int v = 0; v < 2; v++) {
+                size_t ld = cols + (v ? 1 : 4 * (ci & 1)), extent = (rows - 1) * ld + cols;
+                cltopk_dtype type = wtypes[(ci + e + (size_t)v) % 3];
+                const char *dist = mix[turn++ % (sizeof mix / sizeof mix[0])];
+                int sm = (int)((ci + e + (size_t)v) & 1);
+                char *keys = bmalloc(extent * tsize(type));
+                gen_data(type, dist, extent, sm, &rng, keys);
+                check_case(cl, vwhere, CLTOPK_ALGO_BITS, v, type, dist, keys, extent, rows,
+                           cols, ld, NULL, 32, sm, WANT_BOTH);
+                check_case(cl, vwhere, CLTOPK_ALGO_BITS, !v, type, dist, keys, extent, rows,
+                           cols, ld, NULL, 1 + rng_below(&rng, 32), !sm,
+                           v ? WANT_KEYS : WANT_INDEX);
+                free(keys);
+            }
+        }
     /* one work-item's columns (j % 32 == 0) the best of the row, in random
      * order: the other work-items' best are low, so the threshold admits
      * most of the row; and the same with every key equal there */
