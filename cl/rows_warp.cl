@@ -19,10 +19,11 @@
  *      or last columns); where more than WCAP, an exact bisection over the 64
  *      bits of c finds the k-th best instead (then exactly k are at or above
  *      it): rows built so that one work-item holds the best values take it;
- *   3. those candidates written to local memory (WONE, the default: in the
- *      same pass as the count, each by a local atomic, in no particular
- *      order; else in column order, each work-item at its prefix of the
- *      counts), and each one's rank among them counted; the ranks below k
+ *   3. those candidates written to local memory (WONE 1, the default: in
+ *      the same pass as the count, each by a local atomic, in no particular
+ *      order; 2: a work-item's counted, then written from one atomic; 0: in
+ *      column order, each work-item at its prefix of the counts), and each
+ *      one's rank among them counted; the ranks below k
  *      are the outputs: the input's bits (want & 1; WINV: from the
  *      composite where it determines them) and column + ibase (want & 2)
  *      at row * k + rank.
@@ -82,8 +83,11 @@
 #ifndef WONE
 #define WONE 1 /* 1: the candidates at or above T appended to local memory by a
                   local atomic in one pass (their order does not matter to the
-                  ranks), 0: counted, summed over the group, then written at
-                  each work-item's prefix (two passes and a group sum) */
+                  ranks), each slot's its own; 2: a work-item's counted first,
+                  then appended from one atomic of their number (more
+                  registers, no atomic's round trip a slot); 0: counted,
+                  summed over the group, then written at each work-item's
+                  prefix (two passes and a group sum) */
 #endif
 #ifndef WB32
 #define WB32 1 /* 1 (WQ = 1): a work-item's best by its 32-bit keys, the first
@@ -306,7 +310,26 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
         }                                                                                     \
         t = x;                                                                                \
     }
-#if WONE
+#if WONE == 2
+    /* 2-3. counted, then appended from one local atomic a work-item (no
+     * round trip a slot); where more than WCAP (the same in every
+     * work-item), the exact k-th by bisection and the k at or above it */
+#define WAPPEND                                                                               \
+    {                                                                                         \
+        uint m_ = 0;                                                                          \
+        _Pragma("unroll") for (uint r = 0; r < WR; r++) m_ += WCV(r) >= t;                    \
+        uint q_ = m_ ? atomic_add(&ncand, m_) : 0u;                                           \
+        _Pragma("unroll") for (uint r = 0; r < WR; r++)                                       \
+        {                                                                                     \
+            ulong c = WCV(r);                                                                 \
+            if (c >= t) {                                                                     \
+                if (q_ < WCAP)                                                                \
+                    cand[q_] = c;                                                             \
+                q_++;                                                                         \
+            }                                                                                 \
+        }                                                                                     \
+    }
+#elif WONE
     /* 2-3. appended in one pass; where more than WCAP (the same in every
      * work-item), the exact k-th by bisection and the k at or above it */
 #define WAPPEND                                                                               \
@@ -319,6 +342,8 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
                 cand[q] = c;                                                                  \
         }                                                                                     \
     }
+#endif
+#if WONE
     WAPPEND
     barrier(CLK_LOCAL_MEM_FENCE);
     uint total = ncand;

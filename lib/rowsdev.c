@@ -64,6 +64,8 @@ typedef struct {
     size_t wn, wrmax;           /* its warps a row (0: the fewest), most columns a work-item */
     unsigned wwin;              /* its loads of short rows inside the buffer untested */
     unsigned wvec;              /* its loads of full rows by 16-byte vectors */
+    unsigned wappend;           /* its candidates appended: 0 chosen, 1 a slot, 2 a work-item,
+                                   3 at prefixes */
     unsigned tmload;            /* the tile's loads unconditional, keys masked */
     int wg_set; /* CLTOPK_BITS wg= given */
 } rows_cfg;
@@ -86,12 +88,13 @@ static const unsigned ktops[] = {32, 256, 1024, 2048};
 enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT, BP_MAXIMA, BP_TKMAX, BP_PATH, BP_S, BP_CAP,
        BP_FORCE, BP_CHECK, BP_SFPART, BP_FUSE, BP_WARP, BP_WCOLS, BP_WKMAX, BP_WCAP,
        BP_WWIN, BP_TMLOAD, BP_WN, BP_WRMAX, BP_SRUN, BP_SFULL, BP_FWG, BP_FRT, BP_FMAX, BP_SFUNR,
-       BP_WVEC, BP_N };
+       BP_WVEC, BP_WAPPEND, BP_N };
 enum { BPATH_AUTO = 0, BPATH_SF, BPATH_NOSF };
 #define WARP_COLS 4096 /* the warp kernel's longest row: 32 x 128 registers a work-item */
 #define WARP_KMAX 128  /* its largest k: each work-item's 4 best hold T (cl/rows_warp.cl) */
 #define WARP_WN 8      /* its most warps a row: 256 work-items */
 #define WARP_WR 128    /* its most columns a work-item */
+#define WAPPEND_WN 2   /* its most warps a row whose candidates take an atomic a work-item */
 enum { BCHECK_NONE = 0, BCHECK_SERVED, BCHECK_FALLBACK };
 static const char *const bits_path_words[] = {"auto", "sf", "nosf", NULL};
 static const char *const bits_force_words[] = {"none", "all", "few", NULL};
@@ -204,6 +207,18 @@ static const cltopk_param bits_params[] = {
      * warp kernel runs only when CLTOPK_BITS asks for it (tests: the GPU's
      * program but for the device) */
     [BP_WVEC] = {.name = "wvec", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+    /* how the warp kernel appends its candidates to local memory (WONE): 1,
+     * a local atomic for each slot that holds one (the work-item waits for
+     * each); 2, a work-item's counted first, then one atomic of their
+     * number; 3, counted, summed over the group and written at each
+     * work-item's prefix (the kernel's first way, slower: 0.156 against
+     * 0.129 ms at 16384 x 4096); 0 chooses 2 up to WAPPEND_WN = 2 warps a
+     * row, 1 above.  The
+     * H200, two interleaved rounds (ms, 2 against 1): 65536 x 1024 k = 16
+     * 0.134-0.138 / 0.142-0.146, 16384 x 2048 k = 32 0.082-0.083 / 0.087,
+     * but 16384 x 4096 (4 warps) 0.136-0.137 / 0.131-0.132: 90 registers
+     * against 72 there, fewer groups a compute unit (bench/RESULTS.md) */
+    [BP_WAPPEND] = {.name = "wappend", .min = 0, .max = 3, .integer = 1},
 };
 _Static_assert(BP_N <= CLTOPK_MAX_PARAMS, "CLTOPK_BITS has more parameters than lib/tune.h holds");
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
@@ -250,6 +265,7 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     c->wcap = (size_t)p.v[BP_WCAP];
     c->wwin = (unsigned)p.v[BP_WWIN];
     c->wvec = (unsigned)p.v[BP_WVEC];
+    c->wappend = (unsigned)p.v[BP_WAPPEND];
     c->tmload = (unsigned)p.v[BP_TMLOAD];
     c->wn = (size_t)p.v[BP_WN];
     c->wrmax = (size_t)p.v[BP_WRMAX];
@@ -486,7 +502,7 @@ static int tile_dense(const cltopk_context *ctx, const cltopk_request *rq,
  * ranked in local memory (an exact bisection where more). 32-bit keys; dense
  * rows of up to wcols columns at k up to wkmax. */
 typedef struct {
-    unsigned wn, wr, wq, wcap, wwin, wvec;
+    unsigned wn, wr, wq, wcap, wwin, wvec, wone;
 } warp_cfg;
 
 static int warp_fit(const cltopk_context *ctx, const cltopk_request *rq,
@@ -528,7 +544,11 @@ static int warp_fit(const cltopk_context *ctx, const cltopk_request *rq,
      * launch) */
     unsigned vec = c->wvec && cols == g * wr && wr % 4 == 0;
     *w = (warp_cfg){.wn = (unsigned)wn, .wr = (unsigned)wr, .wq = wq, .wcap = (unsigned)cap,
-                    .wwin = win, .wvec = vec};
+                    .wwin = win, .wvec = vec,
+                    .wone = c->wappend == 3 ? 0u
+                            : c->wappend    ? c->wappend
+                            : wn <= WAPPEND_WN ? 2u
+                                               : 1u};
     return 1;
 }
 
@@ -548,9 +568,9 @@ static int warp_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
     int vec = w->wvec && a->in_off % 4 == 0 && (a->nrows < 2 || job->ld % 4 == 0);
     snprintf(opts, sizeof opts,
              "-D KEY_BITS=32 -D KEY_KIND=%d -D WN=%u -D WR=%u -D WQ=%u -D WCAP=%u -D WFULL=%d "
-             "-D WWIN=%u -D WINV=%d -D WVEC=%d",
+             "-D WWIN=%u -D WINV=%d -D WVEC=%d -D WONE=%u",
              rq->kind, w->wn, w->wr, w->wq, w->wcap, job->cols == (size_t)w->wr * g, w->wwin,
-             w->wn == 1, vec);
+             w->wn == 1, vec, w->wone);
     /* the input buffer's length in elements: the window's bound */
     size_t mem = 0;
     cl_int err = w->wwin ? clGetMemObjectInfo(a->in, CL_MEM_SIZE, sizeof mem, &mem, NULL)

@@ -714,12 +714,16 @@ static void warp_cases(cltopk_context *cl, const char *dev)
      * 1024 by one warp, 1000 (not full); full rows loaded by 16-byte vectors
      * (wvec, the default: rows of exactly 32 wn wr columns whose starts are
      * multiples of 4 elements; an ld of cols + 1 takes one element a load),
-     * with the bisection (wcap=32), and wvec=0 */
-    static const char *const venv[] = {"wvec=1", "wvec=1,wcap=32", "wvec=0"};
+     * with the bisection (wcap=32), and wvec=0; the candidates appended by
+     * an atomic a slot (wappend=1; the default on 4 warps a row) and a
+     * work-item (wappend=2; the default on 1 or 2), with the bisection */
+    static const char *const venv[] = {"wvec=1", "wvec=1,wcap=32", "wvec=0", "wappend=1",
+                                       "wappend=2,wcap=32"};
     static const size_t vcols[] = {1024, 4096, 1000};
     for (size_t e = 0; e < sizeof venv / sizeof venv[0]; e++)
         for (size_t ci = 0; ci < sizeof vcols / sizeof vcols[0]; ci++) {
-            if (!test_full() && (e >= 2 || (e == 1 && ci != 1)))
+            if (!test_full() && (e == 2 || (e == 1 && ci != 1) || (e == 3 && ci != 0) ||
+                                 (e == 4 && ci != 1)))
                 continue;
             char env[64], vwhere[192];
             size_t cols = vcols[ci], rows = 4;
@@ -790,15 +794,20 @@ static void warp_cases(cltopk_context *cl, const char *dev)
                    rows * cols, rows, cols, cols, NULL, 9, !(v >> 1), WANT_BOTH);
         free(f);
     }
-    /* the kernel's earlier ways, kept as -D options for measuring: the
-     * candidates counted, summed and written at prefixes (WONE=0) and the
-     * best by 64-bit composites (WB32=0); a small wcap sends rows to the
-     * bisection (make check: 1000 columns with the bisection, one program;
-     * check-full: without it, and 4096 columns) */
-    setenv("CLTOPK_BUILD_OPTIONS", "-D WONE=0 -D WB32=0", 1);
+    /* the kernel's earlier ways, kept for measuring: the candidates
+     * counted, summed and written at prefixes (wappend=3: WONE=0) and the
+     * best by 64-bit composites (-D WB32=0, after the build options the
+     * process has: make check's quick builds); a small wcap sends rows to
+     * the bisection (make check: 1000 columns with the bisection, one
+     * program; check-full: without it, and 4096 columns) */
+    const char *bo = getenv("CLTOPK_BUILD_OPTIONS");
+    char *saved = bo ? strdup(bo) : NULL, opts[256];
+    snprintf(opts, sizeof opts, "%s -D WB32=0", saved ? saved : "");
+    setenv("CLTOPK_BUILD_OPTIONS", opts, 1);
     for (int v = test_full() ? 0 : 1; v < (test_full() ? 4 : 2); v++) {
         size_t rows = 3, cols = v < 2 ? 1000 : 4096;
-        setenv("CLTOPK_BITS", v & 1 ? "warp=1,wcols=4096,wcap=32" : "warp=1,wcols=4096", 1);
+        setenv("CLTOPK_BITS",
+               v & 1 ? "warp=1,wcols=4096,wappend=3,wcap=32" : "warp=1,wcols=4096,wappend=3", 1);
         float *f = bmalloc(rows * cols * sizeof *f);
         gen_data(CLTOPK_FLOAT32, "uniform", rows * cols, 0, &rng, f);
         if (v & 1) /* work-item 0's columns the best (32 a warp at 1000 columns, 128 four
@@ -806,13 +815,17 @@ static void warp_cases(cltopk_context *cl, const char *dev)
             for (size_t i = 0; i < rows * cols; i++)
                 if ((i % cols) % (cols == 1000 ? 32 : 128) == 0)
                     f[i] = 2.0f + (float)(i % 977);
-        snprintf(where, sizeof where, "%s warp=1%s, -D WONE=0 -D WB32=0", dev,
+        snprintf(where, sizeof where, "%s warp=1,wappend=3%s, -D WB32=0", dev,
                  v & 1 ? ",wcap=32" : "");
         check_case(cl, where, CLTOPK_ALGO_BITS, v & 1, CLTOPK_FLOAT32, "uniform", f, rows * cols,
                    rows, cols, cols, NULL, 32, v >> 1, WANT_BOTH);
         free(f);
     }
-    unsetenv("CLTOPK_BUILD_OPTIONS");
+    if (saved)
+        setenv("CLTOPK_BUILD_OPTIONS", saved, 1);
+    else
+        unsetenv("CLTOPK_BUILD_OPTIONS");
+    free(saved);
     char buf[1024];
     setenv("CLTOPK_BITS", "warp=1,wcols=4096", 1);
     int st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 4, 1000, NULL, 10, 0, 1, buf, sizeof buf);
