@@ -94,6 +94,14 @@
                   of equal keys (the smallest column) kept, which is the best
                   composite; 0: by 64-bit composites */
 #endif
+#ifndef WREL
+#define WREL (WONE == 2) /* (WONE 1 and 2) 1: the candidates first appended by
+                  their 32-bit keys against T's (below), 0: by 64-bit
+                  composites.  The H200 (ms, 1 against 0): with WONE=2,
+                  65536 x 1024 k = 16 0.119-0.120 / 0.136-0.139, 16384 x
+                  2048 k = 32 0.081-0.084 / 0.087-0.088; with WONE=1 at 4096
+                  columns (4 warps) 0.144-0.148 / 0.129-0.133 */
+#endif
 #ifndef WFULL
 #define WFULL 0 /* 1: the row has exactly 32 WN WR columns (no slot past its end) */
 #endif
@@ -317,12 +325,12 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
 #define WAPPEND                                                                               \
     {                                                                                         \
         uint m_ = 0;                                                                          \
-        _Pragma("unroll") for (uint r = 0; r < WR; r++) m_ += WCV(r) >= t;                    \
+        _Pragma("unroll") for (uint r = 0; r < WR; r++) m_ += WGE(r, WCV(r));                 \
         uint q_ = m_ ? atomic_add(&ncand, m_) : 0u;                                           \
         _Pragma("unroll") for (uint r = 0; r < WR; r++)                                       \
         {                                                                                     \
             ulong c = WCV(r);                                                                 \
-            if (c >= t) {                                                                     \
+            if (WGE(r, c)) {                                                                  \
                 if (q_ < WCAP)                                                                \
                     cand[q_] = c;                                                             \
                 q_++;                                                                         \
@@ -336,7 +344,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
     _Pragma("unroll") for (uint r = 0; r < WR; r++)                                           \
     {                                                                                         \
         ulong c = WCV(r);                                                                     \
-        if (c >= t) {                                                                         \
+        if (WGE(r, c)) {                                                                      \
             uint q = atomic_inc(&ncand);                                                      \
             if (q < WCAP)                                                                     \
                 cand[q] = c;                                                                  \
@@ -344,19 +352,39 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
     }
 #endif
 #if WONE
+    /* (WREL) the first append compares the 32-bit keys with T's: the
+     * elements at or above T and those of T's key past T's column, a
+     * superset of the candidates, exact as they are ranked by composites;
+     * where ties at T's key overflow WCAP, the append again by composites
+     * (then the bisection where that overflows too) */
+    uint rel_ = WREL;
+    const uint thi_ = (uint)(t >> 32);
+#define WGE(r, c) (rel_ ? u[r] >= thi_ : (c) >= t)
     WAPPEND
     barrier(CLK_LOCAL_MEM_FENCE);
     uint total = ncand;
+    /* the append again, by composites, from an empty buffer */
+#define WREDO                                                                                 \
+    rel_ = 0;                                                                                 \
+    if (lid == 0u)                                                                            \
+        ncand = 0u;                                                                           \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+    WAPPEND                                                                                   \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+    total = ncand;
+#if WREL
+    if (total > WCAP) { /* (the same in every work-item) */
+        barrier(CLK_LOCAL_MEM_FENCE); /* (every work-item has read ncand) */
+        WREDO
+    }
+#endif
     if (total > WCAP) {
         WBISECT
-        if (lid == 0u)
-            ncand = 0u;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        WAPPEND
-        barrier(CLK_LOCAL_MEM_FENCE);
-        total = ncand;
+        WREDO
     }
+#undef WREDO
 #undef WAPPEND
+#undef WGE
 #else
     uint mine = 0;
 #pragma unroll

@@ -210,7 +210,10 @@ static const cltopk_param bits_params[] = {
     /* how the warp kernel appends its candidates to local memory (WONE): 1,
      * a local atomic for each slot that holds one (the work-item waits for
      * each); 2, a work-item's counted first, then one atomic of their
-     * number; 3, counted, summed over the group and written at each
+     * number, and the candidates taken first by their 32-bit keys against
+     * T's (cl/rows_warp.cl: WREL; the H200: 65536 x 1024 k = 16 0.119-0.120
+     * ms against 0.136-0.139 by composites); 3, counted, summed over the
+     * group and written at each
      * work-item's prefix (the kernel's first way, slower: 0.156 against
      * 0.129 ms at 16384 x 4096); 0 chooses 2 up to WAPPEND_WN = 2 warps a
      * row, 1 above.  The

@@ -795,19 +795,25 @@ static void warp_cases(cltopk_context *cl, const char *dev)
         free(f);
     }
     /* the kernel's earlier ways, kept for measuring: the candidates
-     * counted, summed and written at prefixes (wappend=3: WONE=0) and the
+     * counted, summed and written at prefixes (wappend=3: WONE=0), the
      * best by 64-bit composites (-D WB32=0, after the build options the
-     * process has: make check's quick builds); a small wcap sends rows to
-     * the bisection (make check: 1000 columns with the bisection, one
-     * program; check-full: without it, and 4096 columns) */
+     * process has: make check's quick builds), and (v = 2, 3) the
+     * candidates appended first by 32-bit keys or by composites where the
+     * other is the default (-D WREL=0 with wappend=2, -D WREL=1 with
+     * wappend=1, 4096 columns by 4 warps); a small wcap sends rows to the
+     * bisection (check-full also v = 0) */
     const char *bo = getenv("CLTOPK_BUILD_OPTIONS");
     char *saved = bo ? strdup(bo) : NULL, opts[256];
-    snprintf(opts, sizeof opts, "%s -D WB32=0", saved ? saved : "");
-    setenv("CLTOPK_BUILD_OPTIONS", opts, 1);
-    for (int v = test_full() ? 0 : 1; v < (test_full() ? 4 : 2); v++) {
+    for (int v = test_full() ? 0 : 1; v < 4; v++) {
         size_t rows = 3, cols = v < 2 ? 1000 : 4096;
-        setenv("CLTOPK_BITS",
-               v & 1 ? "warp=1,wcols=4096,wappend=3,wcap=32" : "warp=1,wcols=4096,wappend=3", 1);
+        static const char *const dopt[4] = {"WB32=0", "WB32=0", "WREL=0", "WREL=1"};
+        snprintf(opts, sizeof opts, "%s -D %s", saved ? saved : "", dopt[v]);
+        setenv("CLTOPK_BUILD_OPTIONS", opts, 1);
+        static const char *const bits[4] = {"warp=1,wcols=4096,wappend=3",
+                                            "warp=1,wcols=4096,wappend=3,wcap=32",
+                                            "warp=1,wcols=4096,wrmax=32,wappend=2",
+                                            "warp=1,wcols=4096,wrmax=32,wappend=1,wcap=32"};
+        setenv("CLTOPK_BITS", bits[v], 1);
         float *f = bmalloc(rows * cols * sizeof *f);
         gen_data(CLTOPK_FLOAT32, "uniform", rows * cols, 0, &rng, f);
         if (v & 1) /* work-item 0's columns the best (32 a warp at 1000 columns, 128 four
@@ -815,8 +821,7 @@ static void warp_cases(cltopk_context *cl, const char *dev)
             for (size_t i = 0; i < rows * cols; i++)
                 if ((i % cols) % (cols == 1000 ? 32 : 128) == 0)
                     f[i] = 2.0f + (float)(i % 977);
-        snprintf(where, sizeof where, "%s warp=1,wappend=3%s, -D WB32=0", dev,
-                 v & 1 ? ",wcap=32" : "");
+        snprintf(where, sizeof where, "%s %s, -D %s", dev, bits[v] + 7, dopt[v]);
         check_case(cl, where, CLTOPK_ALGO_BITS, v & 1, CLTOPK_FLOAT32, "uniform", f, rows * cols,
                    rows, cols, cols, NULL, 32, v >> 1, WANT_BOTH);
         free(f);
