@@ -745,6 +745,22 @@ static void warp_cases(cltopk_context *cl, const char *dev)
                 free(keys);
             }
         }
+    /* rows of one value, and of two (v = 2, 3: the smallest, the best of
+     * that direction, in three quarters of the columns): the first append
+     * by 32-bit keys (WREL, one and two warps a row) takes every element of
+     * T's key, more than the buffer (512), and appends again by composites */
+    setenv("CLTOPK_BITS", "warp=1,wcols=4096,wrmax=32", 1);
+    for (int v = 0; v < 4; v++) {
+        size_t rows = 3, cols = v & 1 ? 2048 : 1024;
+        float *f = bmalloc(rows * cols * sizeof *f);
+        for (size_t i = 0; i < rows * cols; i++)
+            f[i] = v < 2 || (i * 7919) % 4 ? -3.5f : 8.25f;
+        snprintf(where, sizeof where, "%s warp=1,wrmax=32 (%s, %zu columns)", dev,
+                 v < 2 ? "one value" : "two values", cols);
+        check_case(cl, where, CLTOPK_ALGO_BITS, v & 1, CLTOPK_FLOAT32, "equal", f, rows * cols,
+                   rows, cols, cols, NULL, 32, v >> 1, WANT_BOTH);
+        free(f);
+    }
     /* one work-item's columns (j % 32 == 0) the best of the row, in random
      * order: the other work-items' best are low, so the threshold admits
      * most of the row; and the same with every key equal there */
