@@ -270,6 +270,9 @@ if want rows; then
         log "bench: the register tile with its loads unconditional (CLTOPK_BITS=warp=0,tmload=1)"
         CLTOPK_BITS=warp=0,tmload=1 tools/cltopk bench --rows $1 -n $2 -k $3 --device gpu \
             --algo bits --reps 10 2>&1 | tee -a "$OUT/summary.txt" "$OUT/rows.txt"
+        log "bench: the warp kernel's earlier loads and appends (CLTOPK_BITS=wvec=0,wappend=1)"
+        CLTOPK_BITS=wvec=0,wappend=1 tools/cltopk bench --rows $1 -n $2 -k $3 --device gpu \
+            --algo bits --reps 10 2>&1 | tee -a "$OUT/summary.txt" "$OUT/rows.txt"
         log "vs_torch: rows $1 x $2, k = $3 (auto)"
         python3 "$src/bench/vs_torch.py" --lib .libs/libcltopk.so --algo auto --rows $1 \
             --n $(($1 * $2)) --k $3 --reps 10 2>&1 | tee -a "$OUT/summary.txt" "$OUT/rows.txt"
