@@ -38,11 +38,11 @@
  * (each work-item's best kept for the threshold: ceil(k / WN) <= 32 WQ;
  * more makes T tighter), WCAP (candidates ranked in local memory, at least G
  * WQ), WFULL (1: the row has exactly G WR columns: its loads need no test),
- * WINV, WONE, WB32 (below), WWIN
- * WVEC (1: work-item l's slots 4q .. 4q + 3 are the columns 4 (q G + l) ..
- * 4 (q G + l) + 3, loaded as one 16-byte vector: rows of exactly G WR
- * columns (WFULL), WR a multiple of 4, every row's start a multiple of 4
- * elements; 0: slot r is column r G + l, one element a load), WWIN
+ * WINV, WONE, WB32, WREL (below), WVEC (1: work-item l's slots 4q .. 4q +
+ * 3 are the columns 4 (q G + l) .. 4 (q G + l) + 3, loaded as one 16-byte
+ * vector: rows of exactly G WR columns (WFULL), WR a multiple of 4, every
+ * row's start a multiple of 4 elements; 0: slot r is column r G + l, one
+ * element a load), WWIN
  * (1: a group whose G WR slots all lie inside the buffer, in_len
  * elements from its start, loads them all with no test, the slots past the
  * row's end reading the next row's elements, which are then dropped; 0:

@@ -210,17 +210,16 @@ static const cltopk_param bits_params[] = {
     /* how the warp kernel appends its candidates to local memory (WONE): 1,
      * a local atomic for each slot that holds one (the work-item waits for
      * each); 2, a work-item's counted first, then one atomic of their
-     * number, and the candidates taken first by their 32-bit keys against
-     * T's (cl/rows_warp.cl: WREL; the H200: 65536 x 1024 k = 16 0.119-0.120
-     * ms against 0.136-0.139 by composites); 3, counted, summed over the
-     * group and written at each
-     * work-item's prefix (the kernel's first way, slower: 0.156 against
-     * 0.129 ms at 16384 x 4096); 0 chooses 2 up to WAPPEND_WN = 2 warps a
-     * row, 1 above.  The
-     * H200, two interleaved rounds (ms, 2 against 1): 65536 x 1024 k = 16
-     * 0.134-0.138 / 0.142-0.146, 16384 x 2048 k = 32 0.082-0.083 / 0.087,
-     * but 16384 x 4096 (4 warps) 0.136-0.137 / 0.131-0.132: 90 registers
-     * against 72 there, fewer groups a compute unit (bench/RESULTS.md) */
+     * number, the candidates taken first by their 32-bit keys against T's
+     * (cl/rows_warp.cl: WREL); 3, counted, summed over the group and written
+     * at each work-item's prefix (the kernel's first way, slower: 0.156
+     * against 0.129 ms at 16384 x 4096); 0 chooses 2 up to WAPPEND_WN = 2
+     * warps a row, 1 above.  The H200 (ms, two interleaved rounds, 2
+     * against 1): 65536 x 1024 k = 16 0.134-0.138 / 0.142-0.146 without
+     * WREL, 0.119-0.120 with it (0.136-0.139 by composites), 16384 x 2048 k
+     * = 32 0.082-0.083 / 0.087, but 16384 x 4096 (4 warps) 0.136-0.137 /
+     * 0.131-0.132: 90 registers against 72 there, fewer groups a compute
+     * unit (bench/RESULTS.md) */
     [BP_WAPPEND] = {.name = "wappend", .min = 0, .max = 3, .integer = 1},
 };
 _Static_assert(BP_N <= CLTOPK_MAX_PARAMS, "CLTOPK_BITS has more parameters than lib/tune.h holds");
