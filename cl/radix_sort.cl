@@ -12,7 +12,8 @@
  * One pass sorts by the digit of bits [s, s + w) of C, w <= DIGIT, in three
  * launches (reduce, scan, scatter; no work-group ever waits for another, so
  * the pass is correct however the groups are scheduled):
- *   ds_hist     group g counts the digits of its tiles, hist[d * G + g]
+ *   ds_hist     group g counts the digits of its tiles, hist[d * G + g] (HS
+ *               groups a scatter group, each a share of its tiles)
  *   ds_scan     group d turns row d of hist into exclusive prefixes over the
  *               groups, and totals[d] = the row's sum
  *   ds_scatter  group g walks its tiles in order: each tile of TILE = WG * IPT
@@ -52,6 +53,9 @@
 #endif
 #ifndef HU
 #define HU 1 /* vectors a work-item of ds_hist loads before it counts them */
+#endif
+#ifndef HS
+#define HS 1 /* ds_hist groups a scatter group: each counts an equal share of its tiles */
 #endif
 #ifndef RREG
 #define RREG 0 /* 1: a work-item counts its pairs' bins in registers, 0: in local memory */
@@ -229,9 +233,11 @@ inline void ds_load_pos(__global const uint *pos, uint implicit, ulong i, ulong 
     }
 }
 
-/* Counts of the digits of tiles [g * tpg, (g + 1) * tpg) of the m pairs:
- * hist[d * G + g].  keys start at element koff; implicit: positions are the
- * indices (pos unused). */
+/* Counts of the digits of share h = g % HS of tiles [c * tpg, (c + 1) * tpg)
+ * of the m pairs, c = g / HS (the scatter's group c: HS of these a group, so
+ * that more groups read at once): hist[d * G + g], G = HS * the scatter's
+ * groups.  keys start at element koff; implicit: positions are the indices
+ * (pos unused). */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void ds_hist(__global const okey_t *keys, ulong koff, __global const uint *pos, uint implicit,
              uint m, uint smallest, uint pb, uint s, uint w, uint tpg, __global uint *hist,
@@ -243,7 +249,9 @@ void ds_hist(__global const okey_t *keys, ulong koff, __global const uint *pos, 
     for (uint b = t; b < RADIX * HC; b += WG)
         lh[b] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
-    ulong lo = (ulong)g * tpg * TILE, hi = lo + (ulong)tpg * TILE;
+    const ulong sub = ((ulong)tpg + HS - 1u) / HS, c0 = (ulong)(g / HS) * tpg;
+    const ulong t0 = c0 + (g % HS) * sub, t1 = t0 + sub < c0 + tpg ? t0 + sub : c0 + tpg;
+    ulong lo = t0 * TILE, hi = t1 > t0 ? t1 * TILE : lo;
     if (hi > m)
         hi = m;
     /* only what the digit needs: the position (s < pb), the key (s + w > pb) */
@@ -308,14 +316,14 @@ void ds_scan(__global uint *hist, uint G, __global uint *totals)
 inline void ds_group_start(__global const uint *hist, __global const uint *totals,
                            __local uint *part, __local uint *lgoff)
 {
-    uint t = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
+    uint t = get_local_id(0), g = get_group_id(0), G = get_num_groups(0) * HS;
     uint per = (RADIX + WG - 1) / WG, lo = t * per, hi = lo + per < RADIX ? lo + per : RADIX;
     uint sum = 0u, total;
     for (uint d = lo; d < hi; d++)
         sum += totals[d];
     uint ex = wg_exscan(sum, part, &total);
     for (uint d = lo; d < hi; d++) {
-        lgoff[d] = ex + hist[(ulong)d * G + g];
+        lgoff[d] = ex + hist[(ulong)d * G + (ulong)g * HS];
         ex += totals[d];
     }
 }

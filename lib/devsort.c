@@ -17,7 +17,13 @@
  * ways of ranking a tile: counts in local memory (RREG 0), digits kept beside
  * the pairs (LDIG 1), blocked loads straight from global memory (TL 0), the
  * in-place scan (XS 0); and the number of work-groups, GPC a compute unit
- * (GPU 4, CPU 2), each walking an equal run of tiles.
+ * (GPU 4, CPU 2), each walking an equal run of tiles; HS histogram groups a
+ * scatter group (GPU 4, CPU 1), each counting an equal share of its tiles, HU
+ * vectors loaded before they are counted (GPU 2, CPU 1): on the H200 the
+ * histograms took 0.82-0.85 ms a pass of 2^29 f32 with hs=4,hu=2 against
+ * 0.94-1.00 with hs=1,hu=1 (0.83-0.88 at hs=4 or 8 alone), the sort 28.44 ms
+ * against 28.93 in the same run; the scan's rows four times longer cost 5 us
+ * a pass.
  * CLTOPK_SORT="wg=64,ipt=4,digit=6,lb=3,hc=2,gpc=8,reg=1,ld=0,tl=1,xs=1" sets
  * any of them (tests, tuning); an invalid value is an UNSUPPORTED error.
  *
@@ -58,7 +64,7 @@
 #include <string.h>
 
 typedef struct {
-    unsigned wg, ipt, digit, lb, hc, gpc, rreg, ldig, xs, tl, pf, wr, ptx, wc, hu, os;
+    unsigned wg, ipt, digit, lb, hc, gpc, rreg, ldig, xs, tl, pf, wr, ptx, wc, hu, os, hs;
 } ds_cfg;
 
 /* local memory of ds_scatter, in bytes (the .cl file's arrays) */
@@ -85,7 +91,7 @@ static size_t ds_lmem(const ds_cfg *c, int key_bits)
 /* CLTOPK_SORT (parsed strictly, lib/tune.h); ipt 0: the largest that fits */
 enum {
     DP_WG, DP_IPT, DP_DIGIT, DP_LB, DP_HC, DP_GPC, DP_REG, DP_LD, DP_XS, DP_TL, DP_PF, DP_WR,
-    DP_PTX, DP_WC, DP_HU, DP_OS, DP_N
+    DP_PTX, DP_WC, DP_HU, DP_OS, DP_HS, DP_N
 };
 static const cltopk_param ds_params[] = {
     [DP_WG] = {.name = "wg", .gpu = 256, .cpu = 256, .min = 32, .max = 1024, .integer = 1},
@@ -102,8 +108,9 @@ static const cltopk_param ds_params[] = {
     [DP_WR] = {.name = "wr", .gpu = 1, .min = 0, .max = 1, .integer = 1},
     [DP_PTX] = {.name = "ptx", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
     [DP_WC] = {.name = "wc", .min = 0, .max = 1, .integer = 1},
-    [DP_HU] = {.name = "hu", .gpu = 1, .cpu = 1, .min = 1, .max = 8, .integer = 1},
+    [DP_HU] = {.name = "hu", .gpu = 2, .cpu = 1, .min = 1, .max = 8, .integer = 1},
     [DP_OS] = {.name = "os", .min = 0, .max = 1, .integer = 1},
+    [DP_HS] = {.name = "hs", .gpu = 4, .cpu = 1, .min = 1, .max = 16, .integer = 1},
 };
 static const cltopk_param_table ds_table = {"CLTOPK_SORT", ds_params, DP_N, NULL};
 
@@ -141,6 +148,7 @@ static int ds_configure(const cltopk_context *ctx, int key_bits, int part, ds_cf
         c->wr = 0;
     c->wc = c->wr && p.v[DP_WC];
     c->hu = (unsigned)p.v[DP_HU];
+    c->hs = (unsigned)p.v[DP_HS];
     c->os = c->wr && p.v[DP_OS]; /* (one sweep: for sorts of fewer than 2^30 pairs) */
     /* the warps' votes by inline PTX on NVIDIA's platform, through local
      * memory elsewhere (or with ptx=0) */
@@ -189,7 +197,7 @@ size_t cltopk_devsort_scratch(cltopk_context *ctx, int key_bits, size_t m, char 
         return 0;
     size_t groups, tpg, radix = (size_t)1 << c.digit, tile = (size_t)c.wg * c.ipt;
     ds_grid(ctx, &c, m, &groups, &tpg);
-    size_t aux = radix * (groups + 1) * 4;
+    size_t aux = radix * (groups * c.hs + 1) * 4;
     if (c.os && m < DS_OS_MAX) { /* two status words a tile and digit; the counts and counters */
         size_t sw = 2 * ((m + tile - 1) / tile) * radix * 4, cw = (radix + 1) * DS_OS_PMAX * 4;
         aux = (sw > radix * groups * 4 ? sw : radix * groups * 4) + (cw > radix * 4 ? cw : radix * 4);
@@ -251,9 +259,9 @@ static int ds_kernels(cltopk_context *ctx, const cltopk_devsort_job *j, int part
         snprintf(opts, sizeof opts,
                  "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D IPT=%u -D DIGIT=%u -D LB=%u -D HC=%u "
                  "-D RREG=%u -D LDIG=%u -D XS=%u -D TL=%u -D PF=%u -D PART=%d -D WR=%u "
-                 "-D WR_PTX=%u -D WC=%u -D HU=%u -D OS=%u",
+                 "-D WR_PTX=%u -D WC=%u -D HU=%u -D OS=%u -D HS=%u",
                  j->key_bits, j->kind, c->wg, c->ipt, c->digit, c->lb, c->hc, c->rreg, c->ldig,
-                 c->xs, c->tl, c->pf, part, c->wr, c->ptx, c->wc, c->hu, c->os);
+                 c->xs, c->tl, c->pf, part, c->wr, c->ptx, c->wc, c->hu, c->os, c->hs);
         memset(k, 0, DS_N * sizeof *k);
         int st = CLTOPK_OK, again = 0;
         size_t least = 0;
@@ -385,7 +393,8 @@ int cltopk_devsort(cltopk_context *ctx, const cltopk_devsort_job *j, cl_uint num
             (st = cltopk_scratch(ctx, SCR_DS_TOTALS, (radix + 1) * passes * 4, &totals)) !=
                 CLTOPK_OK)
             goto out;
-    } else if ((st = cltopk_scratch(ctx, SCR_DS_HIST, radix * groups * 4, &hist)) != CLTOPK_OK ||
+    } else if ((st = cltopk_scratch(ctx, SCR_DS_HIST, radix * groups * c.hs * 4, &hist)) !=
+                   CLTOPK_OK ||
                (st = cltopk_scratch(ctx, SCR_DS_TOTALS, radix * 4, &totals)) != CLTOPK_OK)
         goto out;
     if (!tk[0] && ((st = cltopk_scratch(ctx, SCR_DS_K0, m * kb, &tk[0])) != CLTOPK_OK ||
@@ -394,7 +403,7 @@ int cltopk_devsort(cltopk_context *ctx, const cltopk_devsort_job *j, cl_uint num
                    (st = cltopk_scratch(ctx, SCR_DS_P1, m * 4, &tp[1])) != CLTOPK_OK))
         goto out;
     cl_uint m32 = (cl_uint)m, sm = (cl_uint)j->smallest, pb = j->pos_bits, tpg32 = (cl_uint)tpg;
-    cl_uint G = (cl_uint)groups, k32 = (cl_uint)j->k, want = j->want;
+    cl_uint G = (cl_uint)(groups * c.hs), k32 = (cl_uint)j->k, want = j->want;
     cl_ulong base = j->base;
     cl_mem pk = part ? j->part_key : hist, pi = part ? j->part_index : hist;
     if (c.os) {
@@ -416,7 +425,7 @@ int cltopk_devsort(cltopk_context *ctx, const cltopk_devsort_job *j, cl_uint num
                              sizeof tpg32, &tpg32, sizeof(cl_mem), &hist, sizeof(cl_mem), &pk,
                              sizeof(cl_mem), &pi);
         if (st == CLTOPK_OK)
-            st = cltopk_launch(ctx, kk[DS_HIST], groups * c.wg, c.wg, p ? 0 : num_wait,
+            st = cltopk_launch(ctx, kk[DS_HIST], groups * c.hs * c.wg, c.wg, p ? 0 : num_wait,
                                p ? NULL : wait);
         if (st == CLTOPK_OK)
             st = cltopk_set_args(ctx, kk[DS_SCAN], 3, sizeof(cl_mem), &hist, sizeof G, &G,

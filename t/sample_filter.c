@@ -331,6 +331,12 @@ int main(void)
                    (const size_t[]){65, 20000, 0});
         with_knobs(ctx, "sort=64,part=1,small=0,bs=64", st64(CLTOPK_FLOAT64), 1, "nan", 30000,
                    (const size_t[]){66, 12345, 0});
+        /* the partition's one-bit pass and the sort after it with several
+         * histogram groups a scatter group (CLTOPK_SORT hs=) */
+        setenv("CLTOPK_SORT", "hs=3", 1);
+        with_knobs(ctx, "sort=64,part=65", st64(CLTOPK_FLOAT32), 0, "five", 40001,
+                   (const size_t[]){65, 20000, 40001, 0});
+        unsetenv("CLTOPK_SORT");
     }
 
     /* against the sampler: every survivor in one region, the top k at the end

@@ -178,6 +178,9 @@ int main(void)
                                        "wg=32,ipt=8,digit=7,gpc=3,wr=1,wc=1,ld=0",
                                        /* histograms loading 3 vectors before counting */
                                        "wg=32,ipt=4,gpc=3,hu=3", "wg=64,ipt=8,digit=5,gpc=2,hu=4,wr=1",
+                                       /* several histogram groups a scatter group
+                                          (shares of unequal size, some empty) */
+                                       "wg=32,ipt=4,gpc=3,hs=3", "wg=64,ipt=8,gpc=2,hs=5,wr=1",
                                        /* one sweep a pass: tiles in order, offsets by
                                           a look-back */
                                        "wg=64,ipt=8,gpc=2,wr=1,os=1",
@@ -211,6 +214,10 @@ int main(void)
         size_t big[] = {70001};
         one_set(ctx, CLTOPK_ALGO_RADIX_SELECT, CLTOPK_UINT32, 1, "uniform", 140000, big, 1);
     }
+    /* histogram groups in shares of many tiles (98 tiles a scatter group, 33 a share) */
+    setenv("CLTOPK_SORT", "wg=64,ipt=4,gpc=4,wr=1,hs=3", 1);
+    diag("CLTOPK_SORT=wg=64,ipt=4,gpc=4,wr=1,hs=3");
+    one_set(ctx, CLTOPK_ALGO_SORT, CLTOPK_FLOAT32, 1, "uniform", 200003, NULL, 0);
     /* a configuration the library must refuse */
     setenv("CLTOPK_SORT", "wg=33", 1);
     {
