@@ -485,8 +485,11 @@ CLTOPK_API int cltopk_select_buffer(cltopk_context *ctx, cltopk_dtype type, cl_m
  * Algorithms (the algo argument of the row calls):
  *   CLTOPK_ALGO_AUTO      host data: CLTOPK_ALGO_BITS on a GPU where it can run
  *                         the call, else CLTOPK_ALGO_CPU_HEAP; cl_mem data:
- *                         BITS where it can run the call, else the CPU heap on
- *                         a host copy (the call then blocks)
+ *                         BITS where it can run the call, else, on a GPU where
+ *                         the planner predicts it faster (a few long rows),
+ *                         the rows a row at a time on the device (below),
+ *                         else the CPU heap on a host copy (the call then
+ *                         blocks)
  *   CLTOPK_ALGO_CPU_HEAP  OpenMP over the rows, each row by one thread with the
  *                         SIMD-filtered heap; any k, any context, host data only
  *   CLTOPK_ALGO_BITS      the device kernel: a work-group a row keeps its best
@@ -503,6 +506,15 @@ CLTOPK_API int cltopk_select_buffer(cltopk_context *ctx, cltopk_dtype type, cl_m
  *                         row with too few or too many is done whole, decided
  *                         on the device).  Host data travels in batches of
  *                         whole rows that fit one device allocation.
+ *   CLTOPK_ALGO_SAMPLE_FILTER, RADIX_SELECT, SORT, BITONIC, SBP_RADIX, SBP_TREE
+ *                         (dense rows and segments of cl_mem data only) a row
+ *                         at a time on the device: each row or segment by that
+ *                         single-array algorithm with its limits (a segment
+ *                         shorter than k at its length), its answer copied to
+ *                         its place; the data never leaves the device, and
+ *                         each row costs that algorithm's launches, so it
+ *                         suits a few long rows at k above BITS' largest.
+ *                         On host data CLTOPK_ERR_UNSUPPORTED.
  * Any other algorithm is CLTOPK_ERR_UNSUPPORTED with a detail.  Every
  * algorithm gives the same bits.
  * ------------------------------------------------------------------------ */
@@ -593,7 +605,9 @@ CLTOPK_API int cltopk_knn(cltopk_context *ctx, cltopk_metric metric, const float
 /* What the many-rows calls would run, and why, without running them: a text
  * of a few lines into buf (at most len bytes, NUL-terminated, truncated if
  * longer): the request, cpu-heap, bits (its configuration on this device, or
- * why it cannot run the call) and AUTO's choice (the line "-> ...").
+ * why it cannot run the call), for device rows and segments a row at a time
+ * (the single-array algorithm a row takes and the predicted times against a
+ * host copy's) and AUTO's choice (the line "-> ...").
  * cltopk_explain_rows: rows x cols dense rows (offsets NULL) or the nseg =
  * rows segments of offsets; cltopk_explain_knn: a kNN call.  device_data 1
  * explains the cl_mem forms (CLTOPK_ERR_NO_OPENCL on the "cpu" context).
@@ -613,11 +627,14 @@ CLTOPK_API int cltopk_explain_knn(cltopk_context *ctx, cltopk_metric metric, siz
  * the work waits for; done (if not NULL) receives an event that completes when
  * the outputs are written (the caller releases it).  The calls enqueue their
  * kernels and return without waiting, except where they run on the CPU
- * (AUTO when the device kernel cannot run the call: they then wait for the
- * wait list, compute on a host copy and write the outputs before returning).
+ * (AUTO when neither the device kernel nor a row at a time on the device
+ * takes the call: they then wait for the wait list, compute on a host copy
+ * and write the outputs before returning).
  * Segment offsets stay in host memory (validated and copied by the call; the
  * caller may reuse them on return); they count from `offset`.  A named host
- * algorithm (cpu-heap) is CLTOPK_ERR_UNSUPPORTED here.  rows = 0, nseg = 0 or
+ * algorithm (cpu-heap) is CLTOPK_ERR_UNSUPPORTED here; a named single-array
+ * device algorithm runs the rows or segments a row at a time (above; kNN
+ * takes none: CLTOPK_ERR_UNSUPPORTED).  rows = 0, nseg = 0 or
  * k = 0 enqueue nothing but still give an event after the wait list (kNN's
  * nq = 0 is CLTOPK_ERR_INVALID_ARGUMENT, as in cltopk_knn).  The kNN outputs
  * may not overlap the queries' or the points' ranges, in one buffer or in

@@ -172,6 +172,8 @@ enum { SCR_INPUT = 0, SCR_CAND_U0, SCR_CAND_I0, SCR_CAND_U1, SCR_CAND_I1, SCR_OU
        SCR_QDEV,
        /* the sample filter of long dense rows (rowsdev.c): the rows' state */
        SCR_ROWS_SF,
+       /* rowseach.c: a row's answer before it is copied to its place */
+       SCR_EACH_K, SCR_EACH_I,
        SCR_COUNT };
 
 
@@ -571,6 +573,10 @@ CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_bits;
  * the reason), or AUTO's choice by predicted time */
 CLTOPK_INTERNAL int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo algo,
                                   const cltopk_algorithm **out);
+/* plan.c: as cltopk_choose, with the record's predicted seconds in *t (< 0:
+ * no model for it) */
+CLTOPK_INTERNAL int cltopk_plan_time(cltopk_context *ctx, const cltopk_request *rq,
+                                     cltopk_algo algo, const cltopk_algorithm **out, double *t);
 /* plan.c: whether a can run rq here (its limits, then supports); why on no */
 CLTOPK_INTERNAL int cltopk_can_run(cltopk_context *ctx, const cltopk_algorithm *a,
                                    const cltopk_request *rq, char *why, size_t whylen);
@@ -738,6 +744,28 @@ CLTOPK_INTERNAL int cltopk_rows_dev_host(cltopk_context *ctx, const cltopk_reque
  * wait list), cltopk_cpu_rows, outputs written back; blocks */
 CLTOPK_INTERNAL int cltopk_rows_cpu_on_buffer(cltopk_context *ctx, const cltopk_request *rq,
                                               const cltopk_rows_job *job);
+/* rowsdev.c: CLTOPK_BITS each= (0 auto, 1 on, 2 off), -1 with why for a bad
+ * CLTOPK_BITS */
+CLTOPK_INTERNAL int cltopk_rows_each_mode(const cltopk_context *ctx, const cltopk_request *rq,
+                                          char *why, size_t whylen);
+/* rowseach.c: dense rows or segments of device data a row at a time, each by
+ * the single-array device algorithm algo (AUTO: the planner's choice for the
+ * row); whether it can (1), else 0 with why; *secs the model's time of the
+ * job (NULL: not wanted), *name the algorithm a row of the average length
+ * takes (NULL: not wanted) */
+CLTOPK_INTERNAL int cltopk_rows_each_can(cltopk_context *ctx, const cltopk_request *rq,
+                                         const cltopk_rows_job *job, cltopk_algo algo,
+                                         double *secs, const char **name, char *why,
+                                         size_t whylen);
+/* rowseach.c: the model's time of cltopk_rows_cpu_on_buffer for the job */
+CLTOPK_INTERNAL double cltopk_rows_staged_time(cltopk_context *ctx, const cltopk_request *rq,
+                                               const cltopk_rows_job *job);
+/* rowseach.c: run it: after the context's last event and rq's wait list,
+ * each row's answer into scratch, then copied to its place (short segments:
+ * the rest of their k filled as cltopk.h says); ends in the context's last
+ * event */
+CLTOPK_INTERNAL int cltopk_rows_dev_each(cltopk_context *ctx, const cltopk_request *rq,
+                                         const cltopk_rows_job *job, cltopk_algo algo);
 #endif
 
 /* ---- cachefile.c: the disk cache's files (kernel binaries, the planner's

@@ -123,6 +123,33 @@ int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo alg
     return CLTOPK_OK;
 }
 
+int cltopk_plan_time(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo algo,
+                     const cltopk_algorithm **out, double *t)
+{
+    plan_row rows[CLTOPK_RECORDS_MAX];
+    cltopk_consts pc;
+    int best, st = plan_rows(ctx, rq, rows, &best, &pc);
+    if (st != CLTOPK_OK)
+        return st;
+    if (algo != CLTOPK_ALGO_AUTO) {
+        for (size_t i = 0; i < cltopk_algorithm_count; i++)
+            if (rows[i].a->id == algo) {
+                if (!cltopk_can_run(ctx, rows[i].a, rq, rows[i].why, sizeof rows[i].why))
+                    return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", rows[i].why);
+                best = (int)i;
+                break;
+            }
+        if (best < 0 || rows[best].a->id != algo)
+            return cltopk_fail(ctx, CLTOPK_ERR_BAD_ALGO, "unknown algorithm %d", (int)algo);
+    } else if (best < 0) {
+        return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL,
+                           "the planner found no algorithm for n = %zu, k = %zu", rq->n, rq->k);
+    }
+    *out = rows[best].a;
+    *t = rows[best].t;
+    return CLTOPK_OK;
+}
+
 #if HAVE_OPENCL
 /* CLTOPK_SPLIT: 0 "model", 1 "measured" (and unset); -1 another value, the
  * detail set in ctx */

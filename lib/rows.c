@@ -13,16 +13,26 @@
 #include "internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-/* the three ways to run a job */
-enum { RUN_CPU = 0, RUN_DEVICE = 1, RUN_CPU_STAGED = 2 };
+/* the four ways to run a job */
+enum { RUN_CPU = 0, RUN_DEVICE = 1, RUN_CPU_STAGED = 2, RUN_DEVICE_EACH = 3 };
+
+/* a single-array device algorithm, which the rows calls run a row at a time
+ * on cl_mem data */
+static int one_array_device(cltopk_algo algo)
+{
+    return algo == CLTOPK_ALGO_BITONIC || algo == CLTOPK_ALGO_SBP_RADIX ||
+           algo == CLTOPK_ALGO_SBP_TREE || algo == CLTOPK_ALGO_RADIX_SELECT ||
+           algo == CLTOPK_ALGO_SORT || algo == CLTOPK_ALGO_SAMPLE_FILTER;
+}
 
 /* where the job runs, or a refusal (the context's lock is held) */
 static int rows_choose(cltopk_context *ctx, const char *fn, cltopk_algo algo,
                        const cltopk_request *rq, const cltopk_rows_job *job, int *how)
 {
-    char why[256] = "";
+    char why[512] = "";
     int dev = 0;
 #if HAVE_OPENCL
     dev = cltopk_rows_dev_can(ctx, rq, job, why, sizeof why); /* says so on "cpu" */
@@ -35,9 +45,25 @@ static int rows_choose(cltopk_context *ctx, const char *fn, cltopk_algo algo,
 #else
         int gpu = 0;
 #endif
-        if (rq->on_device)
+        if (rq->on_device) {
             *how = dev ? RUN_DEVICE : RUN_CPU_STAGED;
-        else
+#if HAVE_OPENCL
+            /* what the device kernel cannot run: a row at a time on the
+             * device, where the model (or CLTOPK_BITS each=on) says so */
+            int each = *how == RUN_CPU_STAGED && job->mode != ROWS_KNN && ctx->is_cl
+                           ? cltopk_rows_each_mode(ctx, rq, why, sizeof why)
+                           : 2;
+            if (each < 0)
+                return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s: %s", fn, why);
+            /* (auto: on GPUs only, where the model's constants were measured) */
+            double te = -1, ts = each == 0 && gpu ? cltopk_rows_staged_time(ctx, rq, job) : -1;
+            if ((each == 1 || (each == 0 && gpu)) &&
+                cltopk_rows_each_can(ctx, rq, job, CLTOPK_ALGO_AUTO, &te, NULL, why,
+                                     sizeof why) &&
+                (each == 1 || (ts >= 0 && te >= 0 && te < ts)))
+                *how = RUN_DEVICE_EACH;
+#endif
+        } else
             *how = dev && (gpu || job->mode == ROWS_KNN) ? RUN_DEVICE : RUN_CPU;
         return CLTOPK_OK;
     }
@@ -56,14 +82,28 @@ static int rows_choose(cltopk_context *ctx, const char *fn, cltopk_algo algo,
         *how = RUN_DEVICE;
         return CLTOPK_OK;
     }
+    if (one_array_device(algo) && job->mode != ROWS_KNN) {
+        if (!rq->on_device)
+            return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                               "%s: %s runs a row at a time on cl_mem data; host data takes "
+                               "auto, cpu-heap or bits", fn, cltopk_algo_name(algo));
+#if HAVE_OPENCL
+        if (!cltopk_rows_each_can(ctx, rq, job, algo, NULL, NULL, why, sizeof why))
+            return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s: %s a row at a time: %s", fn,
+                               cltopk_algo_name(algo), why);
+        *how = RUN_DEVICE_EACH;
+        return CLTOPK_OK;
+#endif
+    }
     return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
-                       "%s: many rows take auto, cpu-heap or bits, not %s", fn,
+                       "%s: many rows take auto, cpu-heap or bits (and cl_mem rows or segments "
+                       "a single-array device algorithm, a row at a time), not %s", fn,
                        cltopk_algo_name(algo));
 }
 
 /* run the described job the chosen way */
 static int rows_run(cltopk_context *ctx, const char *fn, const cltopk_request *rq,
-                    const cltopk_rows_job *job, int how)
+                    const cltopk_rows_job *job, int how, cltopk_algo algo)
 {
     if (how == RUN_CPU) {
         int st = cltopk_cpu_rows(rq, job);
@@ -74,8 +114,11 @@ static int rows_run(cltopk_context *ctx, const char *fn, const cltopk_request *r
 #if HAVE_OPENCL
     if (how == RUN_CPU_STAGED)
         return cltopk_rows_cpu_on_buffer(ctx, rq, job);
+    if (how == RUN_DEVICE_EACH)
+        return cltopk_rows_dev_each(ctx, rq, job, algo);
     return rq->on_device ? cltopk_rows_dev_buffer(ctx, rq, job) : cltopk_rows_dev_host(ctx, rq, job);
 #else
+    (void)algo;
     return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "%s: no device path without OpenCL", fn);
 #endif
 }
@@ -165,7 +208,7 @@ static int host_job(cltopk_context *ctx, const char *fn, cltopk_request *rq,
         (st = rows_choose(ctx, fn, algo, rq, job, &how)) != CLTOPK_OK ||
         (st = cltopk_outputs_apart(ctx, fn, rq, count)) != CLTOPK_OK)
         return st;
-    return rows_run(ctx, fn, rq, job, how);
+    return rows_run(ctx, fn, rq, job, how, algo);
 }
 
 /* the job's own arguments (dense rows or segments) and the input's extent */
@@ -308,7 +351,7 @@ static int buffer_job(cltopk_context *ctx, const char *fn, cltopk_request *rq,
          (st = cltopk_outputs_apart_from(ctx, fn, rq, count, "the queries", job->dqueries,
                                          job->qoffset * 4, job->nrows * job->d * 4)) !=
              CLTOPK_OK) ||
-        (st = rows_run(ctx, fn, rq, job, how)) != CLTOPK_OK)
+        (st = rows_run(ctx, fn, rq, job, how, algo)) != CLTOPK_OK)
         return st;
     return cltopk_hand_off(ctx, done);
 }
@@ -594,8 +637,9 @@ static int explain_job(cltopk_context *ctx, const char *fn, const cltopk_request
         PUT("cpu-heap   OpenMP over the %s, each by one thread (%s kernels)\n",
             job->mode == ROWS_KNN ? "queries" : job->mode == ROWS_SEGMENTS ? "segments" : "rows",
             cltopk_cpu_isa());
-    char why[256] = "";
+    char why[512] = "";
     int dev = 0;
+    const char *each_algo = NULL;
 #if HAVE_OPENCL
     dev = cltopk_rows_dev_can(ctx, rq, job, why, sizeof why);
     if (dev) {
@@ -605,12 +649,27 @@ static int explain_job(cltopk_context *ctx, const char *fn, const cltopk_request
     } else {
         PUT("bits       cannot run this call: %s\n", why);
     }
+    if (rq->on_device && job->mode != ROWS_KNN) {
+        double te = -1, ts = cltopk_rows_staged_time(ctx, rq, job);
+        char ewhy[512] = "";
+        if (cltopk_rows_each_can(ctx, rq, job, CLTOPK_ALGO_AUTO, &te, &each_algo, ewhy,
+                                 sizeof ewhy))
+            PUT("each row   %s a row at a time on the device, predicted %.3f ms against %.3f "
+                "ms on a host copy (AUTO takes it on GPUs where bits cannot run the call and "
+                "it is faster; CLTOPK_BITS each=on|off)\n",
+                each_algo, te * 1e3, ts * 1e3);
+        else
+            PUT("each row   cannot run this call: %s\n", ewhy);
+    }
 #else
+    (void)why;
     PUT("bits       cannot run this call: built without OpenCL\n");
 #endif
     int how = RUN_CPU;
     int st = rows_choose(ctx, fn, CLTOPK_ALGO_AUTO, rq, job, &how);
-    if (st == CLTOPK_OK)
+    if (st == CLTOPK_OK && how == RUN_DEVICE_EACH)
+        PUT("-> %s a row at a time on the device\n", each_algo ? each_algo : "?");
+    else if (st == CLTOPK_OK)
         PUT("-> %s\n", how == RUN_DEVICE ? "bits" : how == RUN_CPU_STAGED
                                                       ? "cpu-heap on a host copy"
                                                       : "cpu-heap");

@@ -88,7 +88,7 @@ static const unsigned ktops[] = {32, 256, 1024, 2048};
 enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT, BP_MAXIMA, BP_TKMAX, BP_PATH, BP_S, BP_CAP,
        BP_FORCE, BP_CHECK, BP_SFPART, BP_FUSE, BP_WARP, BP_WCOLS, BP_WKMAX, BP_WCAP,
        BP_WWIN, BP_TMLOAD, BP_WN, BP_WRMAX, BP_SRUN, BP_SFULL, BP_FWG, BP_FRT, BP_FMAX, BP_SFUNR,
-       BP_WVEC, BP_WAPPEND, BP_N };
+       BP_WVEC, BP_WAPPEND, BP_EACH, BP_N };
 enum { BPATH_AUTO = 0, BPATH_SF, BPATH_NOSF };
 #define WARP_COLS 4096 /* the warp kernel's longest row: 32 x 128 registers a work-item */
 #define WARP_KMAX 128  /* its largest k: each work-item's 4 best hold T (cl/rows_warp.cl) */
@@ -98,6 +98,7 @@ enum { BPATH_AUTO = 0, BPATH_SF, BPATH_NOSF };
 enum { BCHECK_NONE = 0, BCHECK_SERVED, BCHECK_FALLBACK };
 static const char *const bits_path_words[] = {"auto", "sf", "nosf", NULL};
 static const char *const bits_force_words[] = {"none", "all", "few", NULL};
+static const char *const bits_each_words[] = {"auto", "on", "off", NULL};
 static const char *const bits_check_words[] = {"none", "served", "fallback", NULL};
 static const cltopk_param bits_params[] = {
     [BP_WG] = {.name = "wg", .gpu = 256, .cpu = 64, .min = 16, .max = 1024, .integer = 1},
@@ -221,9 +222,25 @@ static const cltopk_param bits_params[] = {
      * 0.131-0.132: 90 registers against 72 there, fewer groups a compute
      * unit (bench/RESULTS.md) */
     [BP_WAPPEND] = {.name = "wappend", .min = 0, .max = 3, .integer = 1},
+    /* cl_mem rows or segments that the device kernel cannot run (k above its
+     * largest): each row by a single-array device algorithm in turn
+     * (lib/rowseach.c) where AUTO's model says so (auto), always (on), or
+     * never (off: the CPU on a host copy) */
+    [BP_EACH] = {.name = "each", .min = 0, .max = 2, .integer = 1, .words = bits_each_words},
 };
 _Static_assert(BP_N <= CLTOPK_MAX_PARAMS, "CLTOPK_BITS has more parameters than lib/tune.h holds");
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
+
+int cltopk_rows_each_mode(const cltopk_context *ctx, const cltopk_request *rq, char *why,
+                          size_t whylen)
+{
+    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
+    cltopk_tune_for f = {gpu, ctx->caps.device_name, (unsigned)rq->bytes, -1, rq->k};
+    cltopk_params p;
+    if (cltopk_params_get(rq->tune, &bits_table, &f, &p, why, whylen) != 0)
+        return -1;
+    return (int)p.v[BP_EACH];
+}
 
 static size_t local_bytes(const rows_cfg *c, int bytes)
 {

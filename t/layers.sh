@@ -42,7 +42,7 @@ layer_of() {
     base|tune|expr) echo 0 ;;
     context|device|program|cachefile|staging|chunk|winners|rselect|devsort|measure|consts|heap|isa|isa_scalar|isa_avx2|isa_avx512|radix|bitonic|bitpack|rowscpu|rowsdev|knndev|querycpu|querydev|indexcpu|indexdev) echo 1 ;;
     algo_*) echo 2 ;;
-    table|plan) echo 3 ;;
+    table|plan|rowseach) echo 3 ;;
     request|topk|bench|codec|rows|query|index|kernels) echo 4 ;;
     *) echo x ;;
     esac

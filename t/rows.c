@@ -647,6 +647,106 @@ static void mixed_rows(cltopk_dtype type, size_t rows, size_t cols, size_t ld, i
  * buffer, past the local segment), everything a candidate and served
  * (force=all); a buffer about the expected count (some rows served, some
  * not, in one call) */
+#if CLTOPK_HAVE_OPENCL
+/* rows and segments of cl_mem data a row at a time on the device (k past the
+ * device kernel's largest, or a named single-array algorithm): each row by
+ * the single-array algorithm, its answer copied to its place, short and
+ * empty segments padded; AUTO with CLTOPK_BITS each=on, explain's choice
+ * with each=on and each=off */
+static void each_cases(cltopk_context *cl, const char *dev)
+{
+    static const cltopk_algo algos[] = {CLTOPK_ALGO_SAMPLE_FILTER, CLTOPK_ALGO_RADIX_SELECT,
+                                        CLTOPK_ALGO_SORT, CLTOPK_ALGO_BITONIC};
+    static const size_t ks[] = {2500, 2049, 3000, 1000};
+    /* segments of 0, 7, 3000, 3, 6000, 0 and 2990 elements */
+    static const int64_t segs[] = {0, 0, 7, 3007, 3010, 9010, 9010, 12000};
+    const size_t nseg = sizeof segs / sizeof *segs - 1;
+    char where[64];
+    for (size_t i = 0; i < sizeof algos / sizeof *algos; i++) {
+        cltopk_dtype type = i & 1 ? CLTOPK_INT64 : CLTOPK_FLOAT32;
+        const char *dist = mix[(i * 3) % (sizeof mix / sizeof *mix)];
+        /* (3 * 3003 + 3000 elements for the rows, the first 12000 for the
+         * segments) */
+        char *keys = bmalloc(12009 * 8);
+        snprintf(where, sizeof where, "%s each", dev);
+        gen_data(type, dist, 12009, (int)(i & 1), &rng, keys);
+        check_case(cl, where, algos[i], 1, type, dist, keys, 3 * 3003 + 3000, 4, 3000, 3003,
+                   NULL, ks[i], (int)(i & 1), 1 + (int)(i % 3));
+        check_case(cl, where, algos[i], 1, type, dist, keys, 12000, nseg, 0, 0, segs, ks[i],
+                   (int)((i + 1) & 1), WANT_BOTH);
+        free(keys);
+    }
+    /* AUTO past the device kernel's largest k (2048): a row at a time where
+     * each=on says so, the CPU on a host copy where each=off */
+    char *keys = bmalloc(3 * 5000 * 8);
+    gen_data(CLTOPK_UINT64, "few", 3 * 5000, 0, &rng, keys);
+    static const char *const modes[] = {"each=on", "each=off"};
+    for (int m = 0; m < 2; m++) {
+        setenv("CLTOPK_BITS", modes[m], 1);
+        snprintf(where, sizeof where, "%s %s", dev, modes[m]);
+        check_case(cl, where, CLTOPK_ALGO_AUTO, 1, CLTOPK_UINT64, "few", keys, 3 * 5000, 3, 4990,
+                   5000, NULL, 2600, 0, WANT_BOTH);
+        check_case(cl, where, CLTOPK_ALGO_AUTO, 1, CLTOPK_UINT64, "few", keys, 12000, nseg, 0, 0,
+                   segs, 2100, 1, WANT_BOTH);
+        char buf[2048];
+        int st = cltopk_explain_rows(cl, CLTOPK_UINT64, 3, 4990, NULL, 2600, 0, 1, buf,
+                                     sizeof buf);
+        const char *arrow = strstr(buf, "\n-> ");
+        int each = arrow && strstr(arrow, "a row at a time on the device");
+        ok(st == CLTOPK_OK && strstr(buf, "each row ") && each == (m == 0),
+           "%s: explain_rows of device rows at k = 2600 chooses %s", where,
+           m == 0 ? "a row at a time" : "the CPU on a host copy");
+        if (st != CLTOPK_OK || each != (m == 0))
+            diag("%d %s: %s", st, cltopk_last_error(cl), buf);
+    }
+    unsetenv("CLTOPK_BITS");
+    free(keys);
+    /* a user event gates the rows a row at a time: nothing completes before it */
+    cl_context c;
+    cl_device_id d;
+    cl_command_queue q;
+    if (cltopk_get_cl(cl, &c, &d, &q) != CLTOPK_OK)
+        bail("cltopk_get_cl");
+    cl_int err;
+    float vals[64];
+    for (int i = 0; i < 64; i++)
+        vals[i] = (float)((i * 37) % 64);
+    cl_mem in = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof vals, vals,
+                               &err);
+    cl_mem out = clCreateBuffer(c, CL_MEM_READ_WRITE, 8 * sizeof(int64_t), NULL, &err);
+    cl_event gate = clCreateUserEvent(c, &err), done = NULL;
+    int st = cltopk_topk_rows_buffer(cl, CLTOPK_FLOAT32, in, 0, 4, 16, 16, 2, 0,
+                                     CLTOPK_ALGO_SAMPLE_FILTER, NULL, out, 1, &gate, &done);
+    cl_int es = CL_COMPLETE;
+    if (done)
+        clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof es, &es, NULL);
+    ok(st == CLTOPK_OK && done && es != CL_COMPLETE,
+       "%s each: rows_buffer a row at a time waits for the wait list", dev);
+    clSetUserEventStatus(gate, CL_COMPLETE);
+    int64_t idx[8] = {0};
+    if (done) {
+        clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof idx, idx, 1, &done, NULL);
+        clReleaseEvent(done);
+    }
+    int good = st == CLTOPK_OK;
+    for (int r = 0; r < 4 && good; r++) {
+        /* the row's two largest, larger first (distinct values) */
+        int64_t a = -1, b = -1;
+        for (int j = 0; j < 16; j++) {
+            if (a < 0 || vals[r * 16 + j] > vals[r * 16 + a])
+                b = a, a = j;
+            else if (b < 0 || vals[r * 16 + j] > vals[r * 16 + b])
+                b = j;
+        }
+        good = idx[r * 2] == a && idx[r * 2 + 1] == b;
+    }
+    ok(good, "%s each: after the gate, the right answers", dev);
+    clReleaseEvent(gate);
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+}
+#endif
+
 /* the warp kernel (cl/rows_warp.cl, CLTOPK_BITS warp=1; the GPU default):
  * 32-bit keys, a row a group of 32 holding it in registers.  Its programs'
  * widths (1, 2, 4, 32, 64 and 128 columns a work-item; rows of exactly 32
@@ -1208,7 +1308,7 @@ int main(void)
                                           "wcap=5000", "wn=3", "wn=16", "wrmax=0",
                                           "wrmax=129", "srun=3", "srun=128", "sfull=2",
                                           "fwg=100", "fwg=8", "frt=3", "frt=64", "fmax=3", "sfunr=3",
-                                          "sfunr=32"};
+                                          "sfunr=32", "each=maybe"};
     for (size_t i = 0; i < sizeof bad_env / sizeof bad_env[0]; i++) {
         setenv("CLTOPK_BITS", bad_env[i], 1);
         char ok_[4 * 4];
@@ -1224,6 +1324,7 @@ int main(void)
 #if CLTOPK_HAVE_OPENCL
     cases(cl, dev, CLTOPK_ALGO_BITS, 1);
     cases(cl, dev, CLTOPK_ALGO_AUTO, 1);
+    each_cases(cl, dev);
     bad_buffers(cl, dev);
 #endif
     cltopk_close(cl);

@@ -1,0 +1,233 @@
+/* rowseach.c - many rows of device data a row at a time: each dense row or
+ * segment of a cl_mem by a single-array device algorithm (sample filter,
+ * radix select, the sort, ...), its answer into scratch and then copied to
+ * the row's place in the outputs, so that the data never leaves the device.
+ * This is the rows calls' way for k above the device kernel's largest (2048
+ * for 4-byte keys where local memory is 48 KiB), where AUTO otherwise reads
+ * the input back and runs the CPU heap (cltopk_rows_cpu_on_buffer): AUTO
+ * takes it where the model predicts it faster (a few long rows), and a named
+ * single-array algorithm asks for it.  Every row follows THE ORDER as a
+ * single array does (ties by smaller position), so the bits equal the CPU's.
+ * CLTOPK_BITS each=on|off forces the choice (tests). */
+#include "internal.h"
+
+#if HAVE_OPENCL
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* row r's first element (from the input's start) and its length */
+static void each_row(const cltopk_rows_job *job, size_t r, size_t *start, size_t *len)
+{
+    if (job->mode == ROWS_DENSE) {
+        *start = r * job->ld;
+        *len = job->cols;
+    } else {
+        *start = (size_t)job->offsets[r];
+        *len = (size_t)(job->offsets[r + 1] - job->offsets[r]);
+    }
+}
+
+/* the single-array request of a row of n elements from element `start` (k
+ * capped at n), its outputs into the scratch buffers ok / oi */
+static cltopk_request each_request(const cltopk_request *rq, size_t start, size_t n, cl_mem ok,
+                                   cl_mem oi)
+{
+    cltopk_request r = *rq; /* (r.tune: rq's cache of the tuning variables) */
+    r.n = n;
+    r.k = rq->k < n ? rq->k : n;
+    r.select = 0;
+    r.doffset = rq->doffset + start;
+    r.dout_keys = rq->want_keys ? ok : NULL;
+    r.dout_index = rq->want_index ? oi : NULL;
+    r.num_wait = 0;
+    r.wait = NULL;
+    r.pk_starts = NULL;
+    r.pk_nblocks = 0;
+    return r;
+}
+
+double cltopk_rows_staged_time(cltopk_context *ctx, const cltopk_request *rq,
+                               const cltopk_rows_job *job)
+{
+    cltopk_consts c;
+    if (!ctx->is_cl || cltopk_consts_get(ctx, &c) != CLTOPK_OK)
+        return -1;
+    double in = (double)rq->n * rq->bytes, out = (double)job->nrows * rq->k * (rq->bytes + 8);
+    /* the input read back, the heap's scan at about the host's read speed,
+     * the outputs written */
+    return (in + out) / c.h2d + in / c.cpubw;
+}
+
+int cltopk_rows_each_can(cltopk_context *ctx, const cltopk_request *rq, const cltopk_rows_job *job,
+                         cltopk_algo algo, double *secs, const char **name, char *why,
+                         size_t whylen)
+{
+    if (!ctx->is_cl || !rq->on_device || (job->mode != ROWS_DENSE && job->mode != ROWS_SEGMENTS)) {
+        snprintf(why, whylen, "a row at a time takes dense rows or segments of cl_mem data");
+        return 0;
+    }
+    if (job->ibase) {
+        snprintf(why, whylen, "a row at a time writes positions within the row");
+        return 0;
+    }
+    if (job->nrows == 0)
+        return 1;
+    /* a row of the average length stands for all (the longest for a named
+     * algorithm's limits) */
+    size_t longest = 0, total = 0;
+    for (size_t r = 0; r < job->nrows; r++) {
+        size_t s, n;
+        each_row(job, r, &s, &n);
+        total += n;
+        if (n > longest)
+            longest = n;
+    }
+    if (longest == 0) {
+        if (secs)
+            *secs = (double)job->nrows * 2e-6;
+        if (name)
+            *name = "none (every segment empty)";
+        return 1;
+    }
+    size_t avg = (total + job->nrows - 1) / job->nrows;
+    cltopk_request r = each_request(rq, 0, algo == CLTOPK_ALGO_AUTO ? avg : longest, NULL, NULL);
+    const cltopk_algorithm *a;
+    double t = -1;
+    int st = cltopk_plan_time(ctx, &r, algo, &a, &t);
+    if (st != CLTOPK_OK) {
+        snprintf(why, whylen, "a row of %zu at k = %zu: %s", r.n, r.k, ctx->err);
+        ctx->err[0] = 0;
+        return 0;
+    }
+    if (!a->on_device) {
+        snprintf(why, whylen, "%s runs a row of %zu at k = %zu on the host, not on the device",
+                 algo == CLTOPK_ALGO_AUTO ? "AUTO" : a->name, r.n, r.k);
+        return 0;
+    }
+    if (secs) {
+        cltopk_consts c;
+        double launch = cltopk_consts_get(ctx, &c) == CLTOPK_OK ? c.launch : 1e-5;
+        /* the row's time (its model's, or a read at the device's rate) and
+         * its two copies */
+        double row = t >= 0 ? t : 3.0 * r.n * rq->bytes / (c.bw > 0 ? c.bw : 1e11) + 10 * launch;
+        *secs = (double)job->nrows * (row + 2 * launch);
+    }
+    if (name)
+        *name = a->name;
+    return 1;
+}
+
+/* enqueue after the context's own work; the event becomes its last */
+static int each_own(cltopk_context *ctx, cl_event ev)
+{
+    if (ctx->last)
+        clReleaseEvent(ctx->last);
+    ctx->last = ev;
+    ctx->pending = 0;
+    return CLTOPK_OK;
+}
+
+static int each_copy(cltopk_context *ctx, cl_mem src, cl_mem dst, size_t at, size_t bytes)
+{
+    cl_event *own, ev = NULL;
+    cl_uint n = cltopk_after_own(ctx, &own);
+    cl_int err = clEnqueueCopyBuffer(ctx->queue, src, dst, 0, at, bytes, n, own, &ev);
+    if (err != CL_SUCCESS)
+        return cltopk_clfail(ctx, err, "copying a row's answer to its place (clEnqueueCopyBuffer)");
+    return each_own(ctx, ev);
+}
+
+static int each_fill(cltopk_context *ctx, cl_mem dst, const void *pat, size_t psize, size_t at,
+                     size_t bytes)
+{
+    cl_event *own, ev = NULL;
+    cl_uint n = cltopk_after_own(ctx, &own);
+    cl_int err = clEnqueueFillBuffer(ctx->queue, dst, pat, psize, at, bytes, n, own, &ev);
+    if (err != CL_SUCCESS)
+        return cltopk_clfail(ctx, err, "padding a short segment's answer (clEnqueueFillBuffer)");
+    return each_own(ctx, ev);
+}
+
+/* a row's algorithm: the named one, or AUTO's choice among the device's
+ * records (a short row whose planner prefers the host takes the first device
+ * record that can run it, so that nothing blocks) */
+static int each_pick(cltopk_context *ctx, const cltopk_request *one, cltopk_algo algo,
+                     const cltopk_algorithm **a)
+{
+    int st = cltopk_choose(ctx, one, algo, a);
+    if (st != CLTOPK_OK || algo != CLTOPK_ALGO_AUTO || (*a)->on_device)
+        return st;
+    static const cltopk_algo order[] = {CLTOPK_ALGO_SAMPLE_FILTER, CLTOPK_ALGO_RADIX_SELECT,
+                                        CLTOPK_ALGO_BITONIC};
+    char why[256];
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+        const cltopk_algorithm *d = cltopk_algorithm_get(order[i]);
+        if (d && d->on_device && cltopk_can_run(ctx, d, one, why, sizeof why)) {
+            *a = d;
+            break;
+        }
+    }
+    return CLTOPK_OK;
+}
+
+int cltopk_rows_dev_each(cltopk_context *ctx, const cltopk_request *rq,
+                         const cltopk_rows_job *job, cltopk_algo algo)
+{
+    size_t kb = (size_t)rq->bytes, k = rq->k;
+    cl_mem ok = NULL, oi = NULL;
+    int st = CLTOPK_OK;
+    if (job->nrows == 0 || k == 0)
+        return CLTOPK_OK;
+    if ((rq->want_keys && (st = cltopk_scratch(ctx, SCR_EACH_K, k * kb, &ok)) != CLTOPK_OK) ||
+        (rq->want_index && (st = cltopk_scratch(ctx, SCR_EACH_I, k * 8, &oi)) != CLTOPK_OK))
+        return st;
+    /* the caller's wait list, once, as the context's last event */
+    if (rq->num_wait) {
+        cl_event *own, ev = NULL, small[9], *wl = small;
+        if (rq->num_wait + 1 > 9 && !(wl = malloc((rq->num_wait + 1) * sizeof *wl)))
+            return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for an event list");
+        cl_uint n = cltopk_after_own(ctx, &own);
+        if (n)
+            wl[0] = *own;
+        for (cl_uint i = 0; i < rq->num_wait; i++)
+            wl[n++] = rq->wait[i];
+        cl_int err = clEnqueueMarkerWithWaitList(ctx->queue, n, wl, &ev);
+        if (wl != small)
+            free(wl);
+        if (err != CL_SUCCESS)
+            return cltopk_clfail(ctx, err, "clEnqueueMarkerWithWaitList");
+        each_own(ctx, ev);
+    }
+    const cltopk_algorithm *a = NULL;
+    size_t alen = SIZE_MAX; /* the row length a was chosen for */
+    const cl_long none = -1;
+    const cl_ulong zero = 0;
+    for (size_t r = 0; r < job->nrows && st == CLTOPK_OK; r++) {
+        size_t start, n;
+        each_row(job, r, &start, &n);
+        cltopk_request one = each_request(rq, start, n, ok, oi);
+        size_t kr = one.k;
+        if (kr) {
+            if (n != alen || !a) {
+                if ((st = each_pick(ctx, &one, algo, &a)) != CLTOPK_OK)
+                    break;
+                alen = n;
+            }
+            st = a->on_device ? a->run_buffer(ctx, &one) : cltopk_host_on_buffer(ctx, &one, a,
+                                                                                 SIZE_MAX);
+            if (st == CLTOPK_OK && ok)
+                st = each_copy(ctx, ok, rq->dout_keys, r * k * kb, kr * kb);
+            if (st == CLTOPK_OK && oi)
+                st = each_copy(ctx, oi, rq->dout_index, r * k * 8, kr * 8);
+        }
+        if (st == CLTOPK_OK && kr < k && ok)
+            st = each_fill(ctx, rq->dout_keys, &zero, kb, (r * k + kr) * kb, (k - kr) * kb);
+        if (st == CLTOPK_OK && kr < k && oi)
+            st = each_fill(ctx, rq->dout_index, &none, 8, (r * k + kr) * 8, (k - kr) * 8);
+    }
+    return st;
+}
+
+#endif
