@@ -139,7 +139,6 @@ static int open_device(cltopk_context **out, const cltopk_devcaps *caps)
     *out = c;
     return CLTOPK_OK;
 }
-#endif
 
 /* the device that `device` names among list[0 .. count) (automatic: the first
  * GPU, else the first device) */
@@ -273,6 +272,7 @@ static int open_several(cltopk_context **out, const char *device, const cltopk_d
         *out = c;
     return st;
 }
+#endif
 
 int cltopk_open(cltopk_context **ctx, const char *device)
 {

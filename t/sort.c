@@ -50,6 +50,7 @@ static void one_set(cltopk_context *ctx, cltopk_algo algo, cltopk_dtype t, int s
     free(keys);
 }
 
+#if CLTOPK_HAVE_OPENCL
 /* cl_mem data at an offset: the first k in cl_mem outputs (either may be left
  * out), the done event; outputs poisoned */
 static void buffers(cltopk_context *ctx, cltopk_dtype t, int smallest, const char *dist,
@@ -107,6 +108,7 @@ static void buffers(cltopk_context *ctx, cltopk_dtype t, int smallest, const cha
     clReleaseMemObject(di);
     free(keys), free(perm), free(ok_), free(oi), free(pk), free(pi);
 }
+#endif
 
 int main(void)
 {
@@ -248,12 +250,14 @@ int main(void)
     }
     unsetenv("CLTOPK_MAX_CHUNK");
     /* cl_mem data: aligned and unaligned offsets, k < n, either output alone */
+#if CLTOPK_HAVE_OPENCL
     buffers(ctx, CLTOPK_FLOAT32, 0, "nan", 50000, 0, 50000, WANT_BOTH);
     buffers(ctx, CLTOPK_FLOAT32, 1, "special", 20001, 3, 777, WANT_KEYS);
     buffers(ctx, CLTOPK_INT64, 1, "few", 20011, 5, 20011, WANT_INDEX);
     buffers(ctx, CLTOPK_UINT32, 0, "equal", 4097, 4, 100, WANT_BOTH);
     buffers(ctx, CLTOPK_FLOAT64, 0, "denorm", 3001, 1, 3001, WANT_BOTH);
     buffers(ctx, CLTOPK_INT32, 1, "uniform", 1, 0, 1, WANT_BOTH);
+#endif
     /* radix select's top-k at large k: the winners (in no order) sorted by the
      * device sort with their positions as low digits */
     for (size_t ti = 0; ti < 6; ti++) {
