@@ -316,10 +316,7 @@ static int stream_run(cltopk_context *ctx, const cltopk_request *rq, cltopk_devr
                 break;
             }
             clRetainEvent(done[s]);
-            if (ctx->last)
-                clReleaseEvent(ctx->last);
-            ctx->last = done[s];
-            ctx->pending = 0;
+            cltopk_own_event(ctx, done[s]);
             clFlush(ctx->queue);
         }
         if (i == 0)

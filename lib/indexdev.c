@@ -224,10 +224,7 @@ static int ixd_write(cltopk_context *ctx, cl_mem m, size_t bytes, const void *ho
         snprintf(msg, sizeof msg, "clEnqueueWriteBuffer (%s)", what);
         return cltopk_clfail(ctx, err, msg);
     }
-    if (ctx->last)
-        clReleaseEvent(ctx->last);
-    ctx->last = ev;
-    ctx->pending = 0;
+    cltopk_own_event(ctx, ev);
     return CLTOPK_OK;
 }
 

@@ -281,6 +281,9 @@ CLTOPK_INTERNAL void cltopk_events_print(const char *label, cl_event *ev,
  * when the context has enqueued nothing.  Commands that must follow our work
  * wait for it: `n = cltopk_after_own(ctx, &ev)` gives a wait list of n events. */
 CLTOPK_INTERNAL cl_uint cltopk_after_own(cltopk_context *ctx, cl_event **list);
+/* staging.c: ev (enqueued after the context's own work) becomes the context's
+ * last event; the context takes the caller's reference */
+CLTOPK_INTERNAL void cltopk_own_event(cltopk_context *ctx, cl_event ev);
 /* bytes of host memory written to m by a blocking write that follows the
  * context's work (so the caller may reuse the memory at once); what names
  * it in the error */
@@ -317,6 +320,10 @@ CLTOPK_INTERNAL int cltopk_wait_done(cltopk_context *ctx, cl_event done, const c
 struct cltopk_algorithm;
 CLTOPK_INTERNAL int cltopk_host_on_buffer(cltopk_context *ctx, const cltopk_request *rq,
                                           const struct cltopk_algorithm *a, size_t rank);
+/* staging.c: a marker after the context's own work and rq's wait list (none
+ * where the list is empty) becomes the context's last event, so that what a
+ * call enqueues next with cltopk_after_own waits for both */
+CLTOPK_INTERNAL int cltopk_own_after_wait(cltopk_context *ctx, const cltopk_request *rq);
 /* staging.c: read `bytes` of m from byte `at` into host memory, after the
  * context's work and rq's wait list; blocks */
 CLTOPK_INTERNAL int cltopk_read_after_wait(cltopk_context *ctx, const cltopk_request *rq,
@@ -574,9 +581,11 @@ CLTOPK_INTERNAL extern const cltopk_algorithm cltopk_algo_bits;
 CLTOPK_INTERNAL int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo algo,
                                   const cltopk_algorithm **out);
 /* plan.c: as cltopk_choose, with the record's predicted seconds in *t (< 0:
- * no model for it) */
+ * no model for it); device_only: AUTO chooses among the device's records
+ * (the fastest by its model, else the first in the table that can run rq) */
 CLTOPK_INTERNAL int cltopk_plan_time(cltopk_context *ctx, const cltopk_request *rq,
-                                     cltopk_algo algo, const cltopk_algorithm **out, double *t);
+                                     cltopk_algo algo, int device_only,
+                                     const cltopk_algorithm **out, double *t);
 /* plan.c: whether a can run rq here (its limits, then supports); why on no */
 CLTOPK_INTERNAL int cltopk_can_run(cltopk_context *ctx, const cltopk_algorithm *a,
                                    const cltopk_request *rq, char *why, size_t whylen);

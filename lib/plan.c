@@ -124,13 +124,26 @@ int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo alg
 }
 
 int cltopk_plan_time(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo algo,
-                     const cltopk_algorithm **out, double *t)
+                     int device_only, const cltopk_algorithm **out, double *t)
 {
     plan_row rows[CLTOPK_RECORDS_MAX];
     cltopk_consts pc;
     int best, st = plan_rows(ctx, rq, rows, &best, &pc);
     if (st != CLTOPK_OK)
         return st;
+    if (algo == CLTOPK_ALGO_AUTO && device_only && best >= 0 && !rows[best].a->on_device) {
+        /* the fastest device record by its model, else the first that can
+         * run rq in the table's order */
+        best = -1;
+        for (size_t i = 0; i < cltopk_algorithm_count; i++)
+            if (rows[i].a->on_device && rows[i].ok && rows[i].t >= 0 &&
+                (best < 0 || rows[i].t < rows[best].t))
+                best = (int)i;
+        for (size_t i = 0; i < cltopk_algorithm_count && best < 0; i++)
+            if (rows[i].a->on_device &&
+                cltopk_can_run(ctx, rows[i].a, rq, rows[i].why, sizeof rows[i].why))
+                best = (int)i;
+    }
     if (algo != CLTOPK_ALGO_AUTO) {
         for (size_t i = 0; i < cltopk_algorithm_count; i++)
             if (rows[i].a->id == algo) {

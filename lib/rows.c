@@ -19,13 +19,12 @@
 /* the four ways to run a job */
 enum { RUN_CPU = 0, RUN_DEVICE = 1, RUN_CPU_STAGED = 2, RUN_DEVICE_EACH = 3 };
 
-/* a single-array device algorithm, which the rows calls run a row at a time
- * on cl_mem data */
+/* a single-array device record (any but bits, which is the rows' own
+ * kernel), which the rows calls run a row at a time on cl_mem data */
 static int one_array_device(cltopk_algo algo)
 {
-    return algo == CLTOPK_ALGO_BITONIC || algo == CLTOPK_ALGO_SBP_RADIX ||
-           algo == CLTOPK_ALGO_SBP_TREE || algo == CLTOPK_ALGO_RADIX_SELECT ||
-           algo == CLTOPK_ALGO_SORT || algo == CLTOPK_ALGO_SAMPLE_FILTER;
+    const cltopk_algorithm *a = cltopk_algorithm_get(algo);
+    return a && a->on_device && algo != CLTOPK_ALGO_BITS;
 }
 
 /* where the job runs, or a refusal (the context's lock is held) */

@@ -14,8 +14,6 @@
 #if HAVE_OPENCL
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 /* row r's first element (from the input's start) and its length */
 static void each_row(const cltopk_rows_job *job, size_t r, size_t *start, size_t *len)
@@ -95,7 +93,7 @@ int cltopk_rows_each_can(cltopk_context *ctx, const cltopk_request *rq, const cl
     cltopk_request r = each_request(rq, 0, algo == CLTOPK_ALGO_AUTO ? avg : longest, NULL, NULL);
     const cltopk_algorithm *a;
     double t = -1;
-    int st = cltopk_plan_time(ctx, &r, algo, &a, &t);
+    int st = cltopk_plan_time(ctx, &r, algo, 0, &a, &t);
     if (st != CLTOPK_OK) {
         snprintf(why, whylen, "a row of %zu at k = %zu: %s", r.n, r.k, ctx->err);
         ctx->err[0] = 0;
@@ -107,7 +105,7 @@ int cltopk_rows_each_can(cltopk_context *ctx, const cltopk_request *rq, const cl
         return 0;
     }
     if (secs) {
-        cltopk_consts c;
+        cltopk_consts c = {0};
         double launch = cltopk_consts_get(ctx, &c) == CLTOPK_OK ? c.launch : 1e-5;
         /* the row's time (its model's, or a read at the device's rate) and
          * its two copies */
@@ -119,16 +117,6 @@ int cltopk_rows_each_can(cltopk_context *ctx, const cltopk_request *rq, const cl
     return 1;
 }
 
-/* enqueue after the context's own work; the event becomes its last */
-static int each_own(cltopk_context *ctx, cl_event ev)
-{
-    if (ctx->last)
-        clReleaseEvent(ctx->last);
-    ctx->last = ev;
-    ctx->pending = 0;
-    return CLTOPK_OK;
-}
-
 static int each_copy(cltopk_context *ctx, cl_mem src, cl_mem dst, size_t at, size_t bytes)
 {
     cl_event *own, ev = NULL;
@@ -136,7 +124,8 @@ static int each_copy(cltopk_context *ctx, cl_mem src, cl_mem dst, size_t at, siz
     cl_int err = clEnqueueCopyBuffer(ctx->queue, src, dst, 0, at, bytes, n, own, &ev);
     if (err != CL_SUCCESS)
         return cltopk_clfail(ctx, err, "copying a row's answer to its place (clEnqueueCopyBuffer)");
-    return each_own(ctx, ev);
+    cltopk_own_event(ctx, ev);
+    return CLTOPK_OK;
 }
 
 static int each_fill(cltopk_context *ctx, cl_mem dst, const void *pat, size_t psize, size_t at,
@@ -147,29 +136,19 @@ static int each_fill(cltopk_context *ctx, cl_mem dst, const void *pat, size_t ps
     cl_int err = clEnqueueFillBuffer(ctx->queue, dst, pat, psize, at, bytes, n, own, &ev);
     if (err != CL_SUCCESS)
         return cltopk_clfail(ctx, err, "padding a short segment's answer (clEnqueueFillBuffer)");
-    return each_own(ctx, ev);
+    cltopk_own_event(ctx, ev);
+    return CLTOPK_OK;
 }
 
 /* a row's algorithm: the named one, or AUTO's choice among the device's
- * records (a short row whose planner prefers the host takes the first device
- * record that can run it, so that nothing blocks) */
+ * records (a short row whose planner prefers the host takes the fastest
+ * device record, so that nothing blocks) */
 static int each_pick(cltopk_context *ctx, const cltopk_request *one, cltopk_algo algo,
                      const cltopk_algorithm **a)
 {
-    int st = cltopk_choose(ctx, one, algo, a);
-    if (st != CLTOPK_OK || algo != CLTOPK_ALGO_AUTO || (*a)->on_device)
-        return st;
-    static const cltopk_algo order[] = {CLTOPK_ALGO_SAMPLE_FILTER, CLTOPK_ALGO_RADIX_SELECT,
-                                        CLTOPK_ALGO_BITONIC};
-    char why[256];
-    for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
-        const cltopk_algorithm *d = cltopk_algorithm_get(order[i]);
-        if (d && d->on_device && cltopk_can_run(ctx, d, one, why, sizeof why)) {
-            *a = d;
-            break;
-        }
-    }
-    return CLTOPK_OK;
+    double t;
+    return algo == CLTOPK_ALGO_AUTO ? cltopk_plan_time(ctx, one, algo, 1, a, &t)
+                                    : cltopk_choose(ctx, one, algo, a);
 }
 
 int cltopk_rows_dev_each(cltopk_context *ctx, const cltopk_request *rq,
@@ -184,22 +163,8 @@ int cltopk_rows_dev_each(cltopk_context *ctx, const cltopk_request *rq,
         (rq->want_index && (st = cltopk_scratch(ctx, SCR_EACH_I, k * 8, &oi)) != CLTOPK_OK))
         return st;
     /* the caller's wait list, once, as the context's last event */
-    if (rq->num_wait) {
-        cl_event *own, ev = NULL, small[9], *wl = small;
-        if (rq->num_wait + 1 > 9 && !(wl = malloc((rq->num_wait + 1) * sizeof *wl)))
-            return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for an event list");
-        cl_uint n = cltopk_after_own(ctx, &own);
-        if (n)
-            wl[0] = *own;
-        for (cl_uint i = 0; i < rq->num_wait; i++)
-            wl[n++] = rq->wait[i];
-        cl_int err = clEnqueueMarkerWithWaitList(ctx->queue, n, wl, &ev);
-        if (wl != small)
-            free(wl);
-        if (err != CL_SUCCESS)
-            return cltopk_clfail(ctx, err, "clEnqueueMarkerWithWaitList");
-        each_own(ctx, ev);
-    }
+    if ((st = cltopk_own_after_wait(ctx, rq)) != CLTOPK_OK)
+        return st;
     const cltopk_algorithm *a = NULL;
     size_t alen = SIZE_MAX; /* the row length a was chosen for */
     const cl_long none = -1;

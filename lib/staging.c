@@ -137,11 +137,16 @@ int cltopk_launch(cltopk_context *ctx, cl_kernel kern, size_t global, size_t loc
         snprintf(ctx->prof_name[ctx->nprof] + l, sizeof ctx->prof_name[0] - l, "%s", g);
         ctx->nprof++;
     }
+    cltopk_own_event(ctx, ev);
+    return CLTOPK_OK;
+}
+
+void cltopk_own_event(cltopk_context *ctx, cl_event ev)
+{
     if (ctx->last)
         clReleaseEvent(ctx->last);
     ctx->last = ev;
     ctx->pending = 0;
-    return CLTOPK_OK;
 }
 
 cl_uint cltopk_after_own(cltopk_context *ctx, cl_event **list)
@@ -272,26 +277,55 @@ int cltopk_hand_off(cltopk_context *ctx, cl_event *done)
     return err == CL_SUCCESS ? CLTOPK_OK : cltopk_clfail(ctx, err, "clEnqueueMarkerWithWaitList");
 }
 
+/* the context's own last event and rq's wait list, in a new list (*wl, freed
+ * by the caller) of *nw events; CLTOPK_ERR_NO_MEMORY */
+static int own_and_wait(cltopk_context *ctx, const cltopk_request *rq, cl_event **wl,
+                        cl_uint *nw)
+{
+    if (!(*wl = malloc((rq->num_wait + 1) * sizeof **wl)))
+        return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for an event list");
+    cl_event *own;
+    *nw = cltopk_after_own(ctx, &own);
+    if (*nw)
+        (*wl)[0] = *own;
+    for (cl_uint i = 0; i < rq->num_wait; i++)
+        (*wl)[(*nw)++] = rq->wait[i];
+    return CLTOPK_OK;
+}
+
 int cltopk_read_after_wait(cltopk_context *ctx, const cltopk_request *rq, cl_mem m, size_t at,
                            size_t bytes, void *host)
 {
     if (!bytes)
         return CLTOPK_OK;
-    cl_event *wl = malloc((rq->num_wait + 1) * sizeof *wl);
-    if (!wl)
-        return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for an event list");
-    cl_event *own;
-    cl_uint nw = cltopk_after_own(ctx, &own);
-    if (nw)
-        wl[0] = *own;
-    for (cl_uint i = 0; i < rq->num_wait; i++)
-        wl[nw++] = rq->wait[i];
+    cl_event *wl;
+    cl_uint nw;
+    int st = own_and_wait(ctx, rq, &wl, &nw);
+    if (st != CLTOPK_OK)
+        return st;
     cl_int err = clEnqueueReadBuffer(ctx->queue, m, CL_TRUE, at, bytes, host, nw,
                                      nw ? wl : NULL, NULL);
     free(wl);
     return err == CL_SUCCESS ? CLTOPK_OK
                              : cltopk_clfail(ctx, err, "clEnqueueReadBuffer (device data to the "
                                              "host)");
+}
+
+int cltopk_own_after_wait(cltopk_context *ctx, const cltopk_request *rq)
+{
+    if (!rq->num_wait)
+        return CLTOPK_OK;
+    cl_event *wl, ev = NULL;
+    cl_uint nw;
+    int st = own_and_wait(ctx, rq, &wl, &nw);
+    if (st != CLTOPK_OK)
+        return st;
+    cl_int err = clEnqueueMarkerWithWaitList(ctx->queue, nw, wl, &ev);
+    free(wl);
+    if (err != CL_SUCCESS)
+        return cltopk_clfail(ctx, err, "clEnqueueMarkerWithWaitList");
+    cltopk_own_event(ctx, ev);
+    return CLTOPK_OK;
 }
 
 int cltopk_host_on_buffer(cltopk_context *ctx, const cltopk_request *rq,
