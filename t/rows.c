@@ -508,6 +508,57 @@ static void bad_args(cltopk_context *ctx, const char *dev, int is_cl)
 }
 
 #if CLTOPK_HAVE_OPENCL
+/* 4 rows of 16 distinct floats, k = 2, out_index only, behind a user event:
+ * nothing completes before the event, and each row's two largest after it,
+ * larger first */
+static void gated(cltopk_context *ctx, const char *dev, cltopk_algo algo)
+{
+    cl_context c;
+    cl_device_id d;
+    cl_command_queue q;
+    if (cltopk_get_cl(ctx, &c, &d, &q) != CLTOPK_OK)
+        bail("cltopk_get_cl");
+    cl_int err;
+    float vals[64];
+    for (int i = 0; i < 64; i++)
+        vals[i] = (float)((i * 37) % 64);
+    cl_mem in = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof vals, vals,
+                               &err);
+    cl_mem out = clCreateBuffer(c, CL_MEM_READ_WRITE, 8 * sizeof(int64_t), NULL, &err);
+    cl_event gate = clCreateUserEvent(c, &err), done = NULL;
+    if (!in || !out || !gate)
+        bail("gated: OpenCL objects: %d", (int)err);
+    int st = cltopk_topk_rows_buffer(ctx, CLTOPK_FLOAT32, in, 0, 4, 16, 16, 2, 0, algo, NULL,
+                                     out, 1, &gate, &done);
+    cl_int es = CL_COMPLETE;
+    if (done)
+        clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof es, &es, NULL);
+    ok(st == CLTOPK_OK && done && es != CL_COMPLETE, "%s: rows_buffer (%s) waits for the wait list",
+       dev, cltopk_algo_name(algo));
+    clSetUserEventStatus(gate, CL_COMPLETE);
+    int64_t idx[8] = {0};
+    if (done) {
+        clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof idx, idx, 1, &done, NULL);
+        clReleaseEvent(done);
+    }
+    int good = st == CLTOPK_OK;
+    for (int r = 0; r < 4 && good; r++) {
+        int64_t a = -1, b = -1;
+        for (int j = 0; j < 16; j++) {
+            if (a < 0 || vals[r * 16 + j] > vals[r * 16 + a])
+                b = a, a = j;
+            else if (b < 0 || vals[r * 16 + j] > vals[r * 16 + b])
+                b = j;
+        }
+        good = idx[r * 2] == a && idx[r * 2 + 1] == b;
+    }
+    ok(good, "%s: rows_buffer (%s) after the gate: the right answers", dev,
+       cltopk_algo_name(algo));
+    clReleaseEvent(gate);
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+}
+
 static void bad_buffers(cltopk_context *ctx, const char *dev)
 {
     cl_context c;
@@ -584,39 +635,7 @@ static void bad_buffers(cltopk_context *ctx, const char *dev)
         clWaitForEvents(1, &done);
         clReleaseEvent(done);
     }
-    /* a user event gates the work */
-    cl_event gate = clCreateUserEvent(c, &err);
-    float vals[64];
-    for (int i = 0; i < 64; i++)
-        vals[i] = (float)((i * 37) % 64);
-    clEnqueueWriteBuffer(q, in, CL_TRUE, 0, sizeof vals, vals, 0, NULL, NULL);
-    done = NULL;
-    st = cltopk_topk_rows_buffer(ctx, CLTOPK_FLOAT32, in, 0, 4, 16, 16, 2, 0, CLTOPK_ALGO_BITS,
-                                 NULL, out, 1, &gate, &done);
-    cl_int es = CL_COMPLETE;
-    if (done)
-        clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof es, &es, NULL);
-    ok(st == CLTOPK_OK && done && es != CL_COMPLETE, "%s: rows_buffer waits for the wait list",
-       dev);
-    clSetUserEventStatus(gate, CL_COMPLETE);
-    int64_t idx[8];
-    if (done) {
-        clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof idx, idx, 1, &done, NULL);
-        clReleaseEvent(done);
-    }
-    int good = st == CLTOPK_OK;
-    for (int r = 0; r < 4 && good; r++)
-        for (int i = 0; i < 2; i++) {
-            float best = -1;
-            int64_t at = -1;
-            for (int j = 0; j < 16; j++)
-                if (vals[r * 16 + j] > best)
-                    best = vals[r * 16 + j], at = j;
-            if (i == 0 && idx[r * 2] != at)
-                good = 0;
-        }
-    ok(good, "%s: rows_buffer after the gate: the right answers", dev);
-    clReleaseEvent(gate);
+    gated(ctx, dev, CLTOPK_ALGO_BITS);
     clReleaseMemObject(in);
     clReleaseMemObject(out);
 }
@@ -702,48 +721,8 @@ static void each_cases(cltopk_context *cl, const char *dev)
     unsetenv("CLTOPK_BITS");
     free(keys);
     /* a user event gates the rows a row at a time: nothing completes before it */
-    cl_context c;
-    cl_device_id d;
-    cl_command_queue q;
-    if (cltopk_get_cl(cl, &c, &d, &q) != CLTOPK_OK)
-        bail("cltopk_get_cl");
-    cl_int err;
-    float vals[64];
-    for (int i = 0; i < 64; i++)
-        vals[i] = (float)((i * 37) % 64);
-    cl_mem in = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof vals, vals,
-                               &err);
-    cl_mem out = clCreateBuffer(c, CL_MEM_READ_WRITE, 8 * sizeof(int64_t), NULL, &err);
-    cl_event gate = clCreateUserEvent(c, &err), done = NULL;
-    int st = cltopk_topk_rows_buffer(cl, CLTOPK_FLOAT32, in, 0, 4, 16, 16, 2, 0,
-                                     CLTOPK_ALGO_SAMPLE_FILTER, NULL, out, 1, &gate, &done);
-    cl_int es = CL_COMPLETE;
-    if (done)
-        clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof es, &es, NULL);
-    ok(st == CLTOPK_OK && done && es != CL_COMPLETE,
-       "%s each: rows_buffer a row at a time waits for the wait list", dev);
-    clSetUserEventStatus(gate, CL_COMPLETE);
-    int64_t idx[8] = {0};
-    if (done) {
-        clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof idx, idx, 1, &done, NULL);
-        clReleaseEvent(done);
-    }
-    int good = st == CLTOPK_OK;
-    for (int r = 0; r < 4 && good; r++) {
-        /* the row's two largest, larger first (distinct values) */
-        int64_t a = -1, b = -1;
-        for (int j = 0; j < 16; j++) {
-            if (a < 0 || vals[r * 16 + j] > vals[r * 16 + a])
-                b = a, a = j;
-            else if (b < 0 || vals[r * 16 + j] > vals[r * 16 + b])
-                b = j;
-        }
-        good = idx[r * 2] == a && idx[r * 2 + 1] == b;
-    }
-    ok(good, "%s each: after the gate, the right answers", dev);
-    clReleaseEvent(gate);
-    clReleaseMemObject(in);
-    clReleaseMemObject(out);
+    snprintf(where, sizeof where, "%s each", dev);
+    gated(cl, where, CLTOPK_ALGO_SAMPLE_FILTER);
 }
 #endif
 
