@@ -94,6 +94,9 @@
 #define WR_PTX 0 /* (WR) 1: the warps' votes by NVIDIA's inline PTX; 0: the same
                     algorithm through local memory and barriers (any device) */
 #endif
+#ifndef WSC
+#define WSC 0 /* (WR_PTX) 1: the tile's scan by warp shuffles, one barrier (see SKEW) */
+#endif
 #ifndef PF
 #define PF 0 /* 1: (blocked loads) the next tile's pairs are loaded into registers while
                 this one is ranked, so that a group's reads overlap its work */
@@ -241,11 +244,14 @@ inline void ds_load_pos(__global const uint *pos, uint implicit, ulong i, ulong 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void ds_hist(__global const okey_t *keys, ulong koff, __global const uint *pos, uint implicit,
              uint m, uint smallest, uint pb, uint s, uint w, uint tpg, __global uint *hist,
-             __global const okey_t *part_k, __global const long *part_i)
+             __global const okey_t *part_k, __global const long *part_i,
+             __global uint *totals)
 {
     PART_LOAD
     __local uint lh[RADIX * HC];
     uint t = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
+    if (g == 0u && t == 0u)
+        totals[RADIX] = 0u; /* the pass's skew word, set by ds_scan */
     for (uint b = t; b < RADIX * HC; b += WG)
         lh[b] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -290,9 +296,11 @@ void ds_hist(__global const okey_t *keys, ulong koff, __global const uint *pos, 
     }
 }
 
-/* group d: row d of hist (G counts) -> exclusive prefixes; totals[d] its sum */
+/* group d: row d of hist (G counts) -> exclusive prefixes; totals[d] its sum;
+ * totals[RADIX] (the skew word, 0 before) 1 where thr > 0 and the sum is at
+ * least thr */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void ds_scan(__global uint *hist, uint G, __global uint *totals)
+void ds_scan(__global uint *hist, uint G, __global uint *totals, uint thr)
 {
     __local uint part[2 * WG];
     uint t = get_local_id(0), d = get_group_id(0);
@@ -307,8 +315,11 @@ void ds_scan(__global uint *hist, uint G, __global uint *totals)
         row[i] = ex;
         ex += c;
     }
-    if (t == 0u)
+    if (t == 0u) {
         totals[d] = total;
+        if (thr && total >= thr)
+            totals[RADIX] = 1u;
+    }
 }
 
 /* where group g's pairs of digit d begin, lgoff[d]: the pairs of smaller
@@ -390,6 +401,39 @@ inline uint wr_peers(uint d, __local uint *sd)
     return m;
 }
 #define WR_SYNC() asm volatile("bar.warp.sync -1;" ::: "memory")
+#if WSC
+/* v of the lane o below this one (this lane's own v where there is none) */
+inline uint wr_shfl_up(uint v, uint o)
+{
+    uint r;
+    asm volatile("shfl.sync.up.b32 %0, %1, %2, 0, 0xffffffff;" : "=r"(r) : "r"(v), "r"(o));
+    return r;
+}
+/* wg_exscan by shuffles: each warp's inclusive scan, then the warps' totals
+ * through part (NW words) behind one barrier; part is written again only by
+ * the next tile's scan, after the tile's other barriers */
+inline uint wr_exscan(uint v, __local uint *part, uint *total)
+{
+    uint t = get_local_id(0), lane = t & 31u, wp = t >> 5, x = v;
+    UNROLL
+    for (uint o = 1; o < 32u; o <<= 1) {
+        uint y = wr_shfl_up(x, o);
+        x += lane >= o ? y : 0u;
+    }
+    if (lane == 31u)
+        part[wp] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint before = 0u, all = 0u;
+    for (uint i = 0; i < WG / 32u; i++) {
+        uint c = part[i];
+        before += i < wp ? c : 0u;
+        all += c;
+    }
+    *total = all;
+    return before + x - v;
+}
+#define WR_EXSCAN wr_exscan
+#endif
 #else
 /* the same through local memory: every lane's digit in sd, then compared */
 inline uint wr_peers(uint d, __local uint *sd)
@@ -403,6 +447,9 @@ inline uint wr_peers(uint d, __local uint *sd)
     return m;
 }
 #define WR_SYNC() barrier(CLK_LOCAL_MEM_FENCE)
+#endif
+#ifndef WR_EXSCAN
+#define WR_EXSCAN wg_exscan
 #endif
 
 /* The tile's pairs key[q], ps[q] (q = 0 .. IPT - 1) ranked among their warp's
@@ -447,7 +494,7 @@ inline uint wr_tile_start(__local WH_T *wh, __local uint *part, uint lo, uint hi
     for (uint d = lo; d < hi; d++)
         for (uint v = 0; v < NW; v++)
             sum += wh[v * RADIX + d];
-    return wg_exscan(sum, part, &total);
+    return WR_EXSCAN(sum, part, &total);
 }
 
 /* digit d's counts of the warps (wh) turned into their starts from at; the
@@ -482,8 +529,13 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
                 uint m, uint smallest, uint pb, uint s, uint w, uint tpg,
                 __global const uint *hist, __global const uint *totals, uint final,
                 __global okey_t *dk, __global uint *dp, __global long *dl, ulong base, uint k,
-                uint want, __global const okey_t *part_k, __global const long *part_i)
+                uint want, __global const okey_t *part_k, __global const long *part_i,
+                uint only)
 {
+    /* only 1: nothing to do in a skewed pass, 2: nothing in another (the
+     * skew word, ds_scan); 0: every pass */
+    if (only && (totals[RADIX] != 0u) != (only == 2u))
+        return;
     PART_LOAD
     __local okey_t lk[TILE];
     __local uint lp[TILE];
@@ -799,8 +851,13 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
                 uint m, uint smallest, uint pb, uint s, uint w, uint tpg,
                 __global const uint *hist, __global const uint *totals, uint final,
                 __global okey_t *dk, __global uint *dp, __global long *dl, ulong base, uint k,
-                uint want, __global const okey_t *part_k, __global const long *part_i)
+                uint want, __global const okey_t *part_k, __global const long *part_i,
+                uint only)
 {
+    /* only 1: nothing to do in a skewed pass, 2: nothing in another (the
+     * skew word, ds_scan); 0: every pass */
+    if (only && (totals[RADIX] != 0u) != (only == 2u))
+        return;
     PART_LOAD
     __local okey_t lk[PADI(TILE)];
     __local uint lp[PADI(TILE)];

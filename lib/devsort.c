@@ -54,7 +54,18 @@
  * one read, then a launch a pass whose groups take tiles in order and find
  * each tile's offsets by a look-back over the tiles before it: 44.6 ms, its
  * look-back waits; published early and read 8 words at a time, 46.6 ms: its
- * sweeps, not the look-back (bench/RESULTS.md). */
+ * sweeps, not the look-back (bench/RESULTS.md).
+ *
+ * The skewed passes (sk): the tile's scan by warp shuffles (WSC 1, wsc=1)
+ * leaves ds_scatter 128 registers instead of 164 on the H200, two groups a
+ * compute unit instead of one.  That made the pass of uniform float32's top
+ * digit (a few digits hold nearly every pair) 2.0 ms faster (3.9 against
+ * 5.95 ms) and every pass of random digits 0.6-0.8 ms slower (their
+ * scattered writes: with the writes coalesced to wrong places the two took
+ * the same time), so each build runs where it is faster: ds_scan sets the
+ * pass's skew word where a digit holds at least m / sk pairs (GPU default sk
+ * = 16), and both scatters are launched, each returning at once where the
+ * pass is not its kind. */
 #include "internal.h"
 
 #if HAVE_OPENCL
@@ -64,7 +75,7 @@
 #include <string.h>
 
 typedef struct {
-    unsigned wg, ipt, digit, lb, hc, gpc, rreg, ldig, xs, tl, pf, wr, ptx, wc, hu, os, hs;
+    unsigned wg, ipt, digit, lb, hc, gpc, rreg, ldig, xs, tl, pf, wr, ptx, wc, hu, os, hs, wsc, sk;
 } ds_cfg;
 
 /* local memory of ds_scatter, in bytes (the .cl file's arrays) */
@@ -91,7 +102,7 @@ static size_t ds_lmem(const ds_cfg *c, int key_bits)
 /* CLTOPK_SORT (parsed strictly, lib/tune.h); ipt 0: the largest that fits */
 enum {
     DP_WG, DP_IPT, DP_DIGIT, DP_LB, DP_HC, DP_GPC, DP_REG, DP_LD, DP_XS, DP_TL, DP_PF, DP_WR,
-    DP_PTX, DP_WC, DP_HU, DP_OS, DP_HS, DP_N
+    DP_PTX, DP_WC, DP_HU, DP_OS, DP_HS, DP_WSC, DP_SK, DP_N
 };
 static const cltopk_param ds_params[] = {
     [DP_WG] = {.name = "wg", .gpu = 256, .cpu = 256, .min = 32, .max = 1024, .integer = 1},
@@ -111,6 +122,8 @@ static const cltopk_param ds_params[] = {
     [DP_HU] = {.name = "hu", .gpu = 2, .cpu = 1, .min = 1, .max = 8, .integer = 1},
     [DP_OS] = {.name = "os", .min = 0, .max = 1, .integer = 1},
     [DP_HS] = {.name = "hs", .gpu = 4, .cpu = 1, .min = 1, .max = 16, .integer = 1},
+    [DP_WSC] = {.name = "wsc", .min = 0, .max = 1, .integer = 1},
+    [DP_SK] = {.name = "sk", .gpu = 16, .min = 0, .max = 65536, .integer = 1},
 };
 static const cltopk_param_table ds_table = {"CLTOPK_SORT", ds_params, DP_N, NULL};
 
@@ -153,6 +166,8 @@ static int ds_configure(const cltopk_context *ctx, int key_bits, int part, ds_cf
     /* the warps' votes by inline PTX on NVIDIA's platform, through local
      * memory elsewhere (or with ptx=0) */
     c->ptx = c->wr && p.v[DP_PTX] && strstr(ctx->caps.platform_name, "NVIDIA") != NULL;
+    c->wsc = (unsigned)p.v[DP_WSC];
+    c->sk = c->os || c->wsc ? 0u : (unsigned)p.v[DP_SK];
     if (!cltopk_is_pow2(c->wg) || c->wg < 32 || c->wg > ctx->caps.max_wg || c->ipt < vec ||
         c->ipt > 64 || c->ipt % vec || c->digit < 1 || c->digit > 8 || c->lb < 1 || c->lb > 4 ||
         c->hc < 1 || c->hc > 16 || c->gpc < 1 || c->gpc > 1024) {
@@ -197,7 +212,7 @@ size_t cltopk_devsort_scratch(cltopk_context *ctx, int key_bits, size_t m, char 
         return 0;
     size_t groups, tpg, radix = (size_t)1 << c.digit, tile = (size_t)c.wg * c.ipt;
     ds_grid(ctx, &c, m, &groups, &tpg);
-    size_t aux = radix * (groups * c.hs + 1) * 4;
+    size_t aux = radix * (groups * c.hs + 1) * 4 + 4; /* hist, totals, the skew word */
     if (c.os && m < DS_OS_MAX) { /* two status words a tile and digit; the counts and counters */
         size_t sw = 2 * ((m + tile - 1) / tile) * radix * 4, cw = (radix + 1) * DS_OS_PMAX * 4;
         aux = (sw > radix * groups * 4 ? sw : radix * groups * 4) + (cw > radix * 4 ? cw : radix * 4);
@@ -234,15 +249,19 @@ double cltopk_devsort_time(const struct cltopk_consts_s *c, size_t m, int key_by
     double R = (double)m * key_bytes / c->bw, passes = key_bytes;
     /* GPU: 2^29 f32 with positions 28.3-28.4 ms on the H200 ranked by warps,
      * the histograms by 4 groups a scatter group (28.6-28.9 before them;
-     * 34.6 ms, 17.8 a pass, before the warps) */
+     * 34.6 ms, 17.8 a pass, before the warps); uniform int32 28.8 ms, uniform
+     * float32 26.3-26.6 with its skewed top digit's pass by the second build
+     * (sk): the model keeps the passes of random digits */
     return passes * (c->gpu ? 14.8 : 6.0) * R * (key_bytes + 4.0) / key_bytes / 2 +
-           3 * passes * c->launch;
+           (3 + (c->gpu ? 1 : 0)) * passes * c->launch;
 }
 
-enum { DS_HIST, DS_SCAN, DS_SCATTER, DS_N };
-static const char *const ds_names[DS_N] = {"ds_hist", "ds_scan", "ds_scatter"};
+/* DS_SKEWED: ds_scatter built with WSC=1, for the passes where one digit
+ * holds at least m / sk pairs (sk > 0) */
+enum { DS_HIST, DS_SCAN, DS_SCATTER, DS_SKEWED, DS_N };
+static const char *const ds_names[DS_N] = {"ds_hist", "ds_scan", "ds_scatter", "ds_scatter"};
 /* one sweep a pass: the same three slots */
-static const char *const os_names[DS_N] = {"ds_hist_all", "ds_zero", "ds_onesweep"};
+static const char *const os_names[DS_N] = {"ds_hist_all", "ds_zero", "ds_onesweep", NULL};
 
 /* the kernels, the work-group halved while a kernel cannot run it */
 static int ds_kernels(cltopk_context *ctx, const cltopk_devsort_job *j, int part, ds_cfg *c,
@@ -255,20 +274,26 @@ static int ds_kernels(cltopk_context *ctx, const cltopk_devsort_job *j, int part
         c->digit = c->lb = 1; /* the partition: one bit */
     if (part || j->m >= DS_OS_MAX)
         c->os = 0;
+    if (part)
+        c->sk = 0;
     for (;;) {
-        char opts[256];
-        snprintf(opts, sizeof opts,
-                 "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D IPT=%u -D DIGIT=%u -D LB=%u -D HC=%u "
-                 "-D RREG=%u -D LDIG=%u -D XS=%u -D TL=%u -D PF=%u -D PART=%d -D WR=%u "
-                 "-D WR_PTX=%u -D WC=%u -D HU=%u -D OS=%u -D HS=%u",
-                 j->key_bits, j->kind, c->wg, c->ipt, c->digit, c->lb, c->hc, c->rreg, c->ldig,
-                 c->xs, c->tl, c->pf, part, c->wr, c->ptx, c->wc, c->hu, c->os, c->hs);
+        char opts[2][320];
+        for (int v = 0; v < 2; v++)
+            snprintf(opts[v], sizeof opts[v],
+                     "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D IPT=%u -D DIGIT=%u -D LB=%u "
+                     "-D HC=%u -D RREG=%u -D LDIG=%u -D XS=%u -D TL=%u -D PF=%u -D PART=%d "
+                     "-D WR=%u -D WR_PTX=%u -D WC=%u -D HU=%u -D OS=%u -D HS=%u -D WSC=%u",
+                     j->key_bits, j->kind, c->wg, c->ipt, c->digit, c->lb, c->hc, c->rreg,
+                     c->ldig, c->xs, c->tl, c->pf, part, c->wr, c->ptx, c->wc, c->hu, c->os,
+                     c->hs, v ? 1u : c->wsc);
         memset(k, 0, DS_N * sizeof *k);
         int st = CLTOPK_OK, again = 0;
         size_t least = 0;
         for (int i = 0; i < DS_N && st == CLTOPK_OK; i++) {
-            st = cltopk_kernel_get(ctx, "radix_sort.cl", opts, (c->os ? os_names : ds_names)[i],
-                                   &k[i]);
+            if (i == DS_SKEWED && !c->sk)
+                break;
+            st = cltopk_kernel_get(ctx, "radix_sort.cl", opts[i == DS_SKEWED],
+                                   (c->os ? os_names : ds_names)[i], &k[i]);
             size_t kwg = 0;
             if (st == CLTOPK_OK &&
                 clGetKernelWorkGroupInfo(k[i], ctx->dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg,
@@ -289,7 +314,7 @@ static int ds_kernels(cltopk_context *ctx, const cltopk_devsort_job *j, int part
             return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
                                "device sort: the kernels built with %s run at most %zu "
                                "work-items a group on %s",
-                               opts, least, ctx->name);
+                               opts[0], least, ctx->name);
         c->wg >>= 1; /* the tile halves too: it still fits */
     }
 }
@@ -396,7 +421,7 @@ int cltopk_devsort(cltopk_context *ctx, const cltopk_devsort_job *j, cl_uint num
             goto out;
     } else if ((st = cltopk_scratch(ctx, SCR_DS_HIST, radix * groups * c.hs * 4, &hist)) !=
                    CLTOPK_OK ||
-               (st = cltopk_scratch(ctx, SCR_DS_TOTALS, radix * 4, &totals)) != CLTOPK_OK)
+               (st = cltopk_scratch(ctx, SCR_DS_TOTALS, (radix + 1) * 4, &totals)) != CLTOPK_OK)
         goto out;
     if (!tk[0] && ((st = cltopk_scratch(ctx, SCR_DS_K0, m * kb, &tk[0])) != CLTOPK_OK ||
                    (st = cltopk_scratch(ctx, SCR_DS_P0, m * 4, &tp[0])) != CLTOPK_OK ||
@@ -406,6 +431,8 @@ int cltopk_devsort(cltopk_context *ctx, const cltopk_devsort_job *j, cl_uint num
     cl_uint m32 = (cl_uint)m, sm = (cl_uint)j->smallest, pb = j->pos_bits, tpg32 = (cl_uint)tpg;
     cl_uint G = (cl_uint)(groups * c.hs), k32 = (cl_uint)j->k, want = j->want;
     cl_ulong base = j->base;
+    /* a pass whose most frequent digit holds at least thr pairs is skewed */
+    cl_uint thr = c.sk ? (cl_uint)(m / c.sk > 0 ? m / c.sk : 1) : 0u;
     cl_mem pk = part ? j->part_key : hist, pi = part ? j->part_index : hist;
     if (c.os) {
         st = ds_onesweep(ctx, j, &c, kk, passes, T, zn, hist, totals, tk, tp, num_wait, wait);
@@ -420,30 +447,36 @@ int cltopk_devsort(cltopk_context *ctx, const cltopk_devsort_job *j, cl_uint num
         cl_ulong koff = p == 0 ? j->key_off : 0;
         cl_mem dk, dp, dl;
         ds_pass_outputs(j, p + 1 < passes || part, tk[p & 1], tp[p & 1], hist, &dk, &dp, &dl);
-        st = cltopk_set_args(ctx, kk[DS_HIST], 13, sizeof(cl_mem), &sk, sizeof koff, &koff,
+        st = cltopk_set_args(ctx, kk[DS_HIST], 14, sizeof(cl_mem), &sk, sizeof koff, &koff,
                              sizeof(cl_mem), &sp, sizeof implicit, &implicit, sizeof m32, &m32,
                              sizeof sm, &sm, sizeof pb, &pb, sizeof s, &s, sizeof w, &w,
                              sizeof tpg32, &tpg32, sizeof(cl_mem), &hist, sizeof(cl_mem), &pk,
-                             sizeof(cl_mem), &pi);
+                             sizeof(cl_mem), &pi, sizeof(cl_mem), &totals);
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, kk[DS_HIST], groups * c.hs * c.wg, c.wg, p ? 0 : num_wait,
                                p ? NULL : wait);
         if (st == CLTOPK_OK)
-            st = cltopk_set_args(ctx, kk[DS_SCAN], 3, sizeof(cl_mem), &hist, sizeof G, &G,
-                                 sizeof(cl_mem), &totals);
+            st = cltopk_set_args(ctx, kk[DS_SCAN], 4, sizeof(cl_mem), &hist, sizeof G, &G,
+                                 sizeof(cl_mem), &totals, sizeof thr, &thr);
         if (st == CLTOPK_OK)
             st = cltopk_launch(ctx, kk[DS_SCAN], radix * c.wg, c.wg, 0, NULL);
-        if (st == CLTOPK_OK)
-            st = cltopk_set_args(ctx, kk[DS_SCATTER], 21, sizeof(cl_mem), &sk, sizeof koff,
-                                 &koff, sizeof(cl_mem), &sp, sizeof implicit, &implicit,
-                                 sizeof m32, &m32, sizeof sm, &sm, sizeof pb, &pb, sizeof s, &s,
-                                 sizeof w, &w, sizeof tpg32, &tpg32, sizeof(cl_mem), &hist,
+        /* ds_scatter, or (sk) both builds, each running only where the
+         * pass is (DS_SKEWED, only = 2) or is not (only = 1) skewed */
+        for (int v = DS_SCATTER; v <= DS_SKEWED && st == CLTOPK_OK; v++) {
+            cl_uint only = c.sk ? (cl_uint)(v - DS_SCATTER + 1) : 0u;
+            if (v == DS_SKEWED && !c.sk)
+                break;
+            st = cltopk_set_args(ctx, kk[v], 22, sizeof(cl_mem), &sk, sizeof koff, &koff,
+                                 sizeof(cl_mem), &sp, sizeof implicit, &implicit, sizeof m32,
+                                 &m32, sizeof sm, &sm, sizeof pb, &pb, sizeof s, &s, sizeof w,
+                                 &w, sizeof tpg32, &tpg32, sizeof(cl_mem), &hist,
                                  sizeof(cl_mem), &totals, sizeof fin, &fin, sizeof(cl_mem), &dk,
                                  sizeof(cl_mem), &dp, sizeof(cl_mem), &dl, sizeof base, &base,
                                  sizeof k32, &k32, sizeof want, &want, sizeof(cl_mem), &pk,
-                                 sizeof(cl_mem), &pi);
-        if (st == CLTOPK_OK)
-            st = cltopk_launch(ctx, kk[DS_SCATTER], groups * c.wg, c.wg, 0, NULL);
+                                 sizeof(cl_mem), &pi, sizeof only, &only);
+            if (st == CLTOPK_OK)
+                st = cltopk_launch(ctx, kk[v], groups * c.wg, c.wg, 0, NULL);
+        }
     }
 sorted:
     if (st == CLTOPK_OK && part) {

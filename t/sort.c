@@ -187,7 +187,13 @@ int main(void)
                                           a look-back */
                                        "wg=64,ipt=8,gpc=2,wr=1,os=1",
                                        "wg=32,ipt=4,digit=6,gpc=3,wr=1,os=1,ld=0",
-                                       "wg=128,ipt=4,digit=3,gpc=1,wr=1,os=1"};
+                                       "wg=128,ipt=4,digit=3,gpc=1,wr=1,os=1",
+                                       /* skewed passes by the second build (sk=1:
+                                          where one digit holds every pair; 256:
+                                          nearly every pass), without warps too */
+                                       "wg=64,ipt=8,gpc=2,wr=1,sk=1",
+                                       "wg=32,ipt=4,digit=6,gpc=3,wr=1,sk=256,pf=1",
+                                       "wg=64,ipt=8,digit=5,gpc=2,wr=0,sk=8"};
     for (size_t c = 0; c < sizeof conf / sizeof *conf; c++) {
         setenv("CLTOPK_SORT", conf[c], 1);
         diag("CLTOPK_SORT=%s", conf[c]);
