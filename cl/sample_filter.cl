@@ -11,7 +11,10 @@
  *
  *   sf_gather   s samples, one in each of s equal strata of the input at a
  *               hashed offset (the seed changes per call); each group keeps
- *               its best min(r, WG)
+ *               its best min(r, WG).  (Top-k, unit > 1: the strata are of
+ *               units of `unit` elements, and a sample is the best element of
+ *               a unit: one random read of a 32-byte sector brings 8 elements
+ *               of 4 bytes as cheaply as one.)
  *   sf_sample   one group: the r-th best sample as the threshold T; clears
  *               the state (sf_init instead when there is no sample: T below
  *               everything, or, for tests, above everything)
@@ -573,17 +576,54 @@ inline void group_sort(okey_t u, uint idx, __local okey_t *gu, __local uint *gi)
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void sf_gather(__global const okey_t *in, ulong off, uint n, uint smallest, uint s,
                ulong seed, uint rr, uint bm, uint sub, __global okey_t *sk,
-               __global uint *si_g)
+               __global uint *si_g, uint unit)
 {
     __local okey_t gu[WG];
     __local uint gi[WG];
     uint j = get_global_id(0), lid = get_local_id(0);
     okey_t u = (okey_t)0;
     uint pos = SENT_I;
-    if (j < s) {
+    if (j < s && unit <= 1u) {
         ulong lo = (ulong)j * n / s, hi = (ulong)(j + 1u) * n / s;
         pos = (uint)lo + mul_hi(sf_hash(seed, j), (uint)(hi - lo));
         u = order_key(in[off + pos], smallest);
+    } else if (j < s) {
+        /* (top-k) the sample is the best element of a unit: `unit` (a power
+         * of two) consecutive elements from a multiple of unit in the buffer
+         * (the first and last units of the input may be shorter); unit
+         * number U lies in stratum j of the s equal strata of the units */
+        uint h = (uint)(off & (ulong)(unit - 1u));
+        ulong nu = ((ulong)n + h + unit - 1u) / unit;
+        ulong lo = (ulong)j * nu / s, hi = (ulong)(j + 1u) * nu / s;
+        ulong U = lo + mul_hi(sf_hash(seed, j), (uint)(hi - lo));
+        long a = (long)(U * unit) - (long)h; /* its first element, from the input's start */
+        if (a >= 0 && a + (long)unit <= (long)n && unit % VEC == 0u) {
+            /* a whole unit: 16-byte loads, aligned (off + a is a multiple of unit) */
+            for (uint v = 0; v < unit; v += VEC) {
+                vec_t x = *(__global const vec_t *)(in + off + (ulong)a + v);
+#define SF_UNIT_LANE(S, L)                                                             \
+    {                                                                                  \
+        okey_t w_ = order_key(x.S, smallest);                                          \
+        int b_ = pos == SENT_I || w_ > u;                                              \
+        u = b_ ? w_ : u;                                                               \
+        pos = b_ ? (uint)a + v + (L) : pos;                                            \
+    }
+                LANES(SF_UNIT_LANE)
+#undef SF_UNIT_LANE
+            }
+        } else {
+            for (uint e = 0; e < unit; e++) {
+                long i = a + (long)e;
+                if (i >= 0 && i < (long)n) {
+                    /* (selects, not branches: nothing chosen by a branch
+                     * lives across group_sort's barriers, for POCL 5 and 6) */
+                    okey_t w_ = order_key(in[off + (ulong)i], smallest);
+                    int b_ = pos == SENT_I || w_ > u;
+                    u = b_ ? w_ : u;
+                    pos = b_ ? (uint)i : pos;
+                }
+            }
+        }
     }
     group_sort(u, pos, gu, gi);
     if (lid < rr) {

@@ -3,12 +3,14 @@
  * Top-k in about one read of the input, for k up to a limit set by the device's
  * local memory (the final sort: 4096 pairs, 2048 for 64-bit keys on 48 KB).
  * Five launches, enqueued back to back with no read-back:
- *   sf_gather  s = min(65536, n / 2) samples (GPUs: n / 2048 up to 262144
- *              for large n; 4096 on CPU devices), one in
+ *   sf_gather  s = min(65536, n / 2) samples (GPUs: n / (512 U) units of U
+ *              elements, unit= below, up to 262144 for large n; 4096 on CPU
+ *              devices), one in
  *              each of s equal strata at a hashed offset (one work-item each);
  *              each group keeps its best min(r, group size), sorted
  *   sf_sample  (one group) the r-th best sample on the composite order (order
- *              key, then smaller position) as the threshold T, with l = k s / n
+ *              key, then smaller position) as the threshold T, with l = k s / u
+ *              (u = n, or the units of unit= below)
  *              and r = ceil(l + 5 sqrt(l) + 3): fewer than k elements at or
  *              above T needs r samples among the best k - 1 elements, a
  *              Poisson(l) tail beyond 5 sigma, at most about 4e-7 for any l
@@ -42,8 +44,8 @@
  * or a value out of range makes the algorithm refuse every call (supports()
  * says which).  Names:
  *   seed=N     a fixed seed (decimal or 0x hex, any 64-bit value)
- *   s=N        the sample size, 64..2^20 (default 65536, on GPUs n / 2048
- *              where that is more, up to 262144; CPUs 4096); a call
+ *   s=N        the sample size, 64..2^20 (default 65536, on GPUs n / (512 U)
+ *              where that is more, up to 262144, U the unit below; CPUs 4096); a call
  *              takes at most n / 2, and below 64 keeps everything (T below
  *              every element)
  *   bs=N       the band's sample size (selections, and k above the final
@@ -97,6 +99,15 @@
  *              flushed; auto (default): 0, with 8192 groups (unless groups=
  *              is set) where the band's buffer exceeds half of the default
  *              groups' segments
+ *   unit=U     (top-k) a sample is the best element of a unit of U
+ *              consecutive elements (a power of two 1..16; the units start at
+ *              multiples of U in the buffer, those at the input's ends
+ *              shorter), one in each of s equal strata of the units; GPUs
+ *              default to a 32-byte sector (U = 32 / key bytes: one random
+ *              read brings it whole), CPUs to 1.  The bounds above hold with
+ *              units for elements: l = k s / u (u = ceil(n / U) units), and at
+ *              most U elements a unit at or above T; on independent keys the
+ *              survivors are about U times fewer for the same s
  *   rank=N     the sample rank r of T, 1..the largest k (default above)
  *   cap=N      survivor buffer capacity in pairs, 1..2^32 - 2 (default the bound
  *              above): a small cap forces the "too many survivors" path
@@ -168,7 +179,7 @@
 #define SF_ST_BBAD 14 /* cl: ST_BBAD, 1: the bracket missed a bound (never) */
 #define SF_BS_MAX (1 << 20) /* the band's sample: bs= up to this */
 #define SF_SMAX_TOPK (1 << 20) /* a top-k's sample: s= up to this */
-#define SF_S_LARGE 262144 /* GPUs: the sample of a large n (n / 2048, at most this) */
+#define SF_S_LARGE 262144 /* GPUs: the sample of a large n (n / (512 U), at most this) */
 #define SF_BAND_GROUPS 8192 /* groups of a wide band's filter */
 #define SF_PART_DIV 16      /* the partition's default: a top-k of k >= n / this */
 /* GPUs, a selection's band over n >= SF_BAND_LARGE_N: a sample of
@@ -196,6 +207,7 @@ typedef struct {
     /* run time */
     unsigned s, rank, force, check, groups, profile, noreduce, bs;
     unsigned bm; /* the band's bracket stride (0: the one-step selection) */
+    unsigned unit; /* elements of a top-k sample's unit (1: a sample is an element) */
     unsigned fbg; /* sf_final's groups where the survivors cannot serve (0: 2 a compute unit) */
     int dense; /* the band filter's way: 0 sparse, 1 dense, -1 by the expected band */
     int range; /* the sparse band filter tests keys by one unsigned range compare */
@@ -230,7 +242,7 @@ static const char *const sf_check_words[] = {"none",  "normal",  "few",    "over
 static const char *const sf_dense_words[] = {"0", "1", "auto", NULL};
 enum { SP_SEED, SP_S, SP_RANK, SP_CAP, SP_LSEG, SP_FORCE, SP_WG, SP_UNR, SP_FWG, SP_GROUPS,
        SP_SORT, SP_DIGIT, SP_REDUCE, SP_PROFILE, SP_CHECK, SP_BS, SP_DENSE, SP_SMALL, SP_PART,
-       SP_RANGE, SP_SELTOP, SP_OFS, SP_FBG, SP_BM, SP_N };
+       SP_RANGE, SP_SELTOP, SP_OFS, SP_FBG, SP_BM, SP_UNIT, SP_N };
 static const cltopk_param sf_params[] = {
     [SP_SEED] = {.name = "seed", .min = 0, .max = 18446744073709551615.0, .integer = 1},
     [SP_S] = {.name = "s", .gpu = 65536, .cpu = 4096, .min = 64, .max = SF_SMAX_TOPK,
@@ -263,6 +275,7 @@ static const cltopk_param sf_params[] = {
     [SP_OFS] = {.name = "ofs", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
     [SP_FBG] = {.name = "fbg", .min = 1, .max = 65536, .integer = 1},
     [SP_BM] = {.name = "bm", .min = 0, .max = 1024, .integer = 1},
+    [SP_UNIT] = {.name = "unit", .gpu = 0, .cpu = 1, .min = 1, .max = 16, .integer = 1},
 };
 static const cltopk_param_table sf_table = {"CLTOPK_SAMPLE_FILTER", sf_params, SP_N, NULL};
 
@@ -303,6 +316,8 @@ static int sf_configure(const cltopk_context *ctx, const cltopk_request *rq, sf_
     c->bs_set = SET(SP_BS);
     c->bm = (unsigned)p.v[SP_BM];
     c->bm_set = SET(SP_BM);
+    /* GPUs: a 32-byte sector a unit (one random read fetches that much) */
+    c->unit = SET(SP_UNIT) || !gpu ? (unsigned)p.v[SP_UNIT] : 32u / (unsigned)bytes;
     c->small = (size_t)p.v[SP_SMALL];
     c->part = (size_t)p.v[SP_PART];
     c->dense = p.v[SP_DENSE] == 2 ? -1 : (int)p.v[SP_DENSE];
@@ -341,6 +356,8 @@ static int sf_configure(const cltopk_context *ctx, const cltopk_request *rq, sf_
         bad = "sort must be a power of two that the device's local memory holds";
     else if (c->bm && (!cltopk_is_pow2(c->bm) || c->bm < 2 || c->bm > c->wg))
         bad = "bm must be 0 or a power of two 2..wg";
+    else if (!cltopk_is_pow2(c->unit))
+        bad = "unit must be a power of two 1..16";
     if (bad) {
         snprintf(why, whylen,
                  "CLTOPK_SAMPLE_FILTER: %s (%s: work-groups up to %zu, %llu bytes of local "
@@ -373,7 +390,7 @@ static int sf_configure(const cltopk_context *ctx, const cltopk_request *rq, sf_
 
 /* the parameters of one call over n elements, k > 1 */
 typedef struct {
-    unsigned s, r;
+    unsigned s, r, unit;
     size_t cap;
     uint64_t seed;
 } sf_call;
@@ -385,16 +402,25 @@ static void plan_call(const sf_cfg *c, size_t n, size_t k, uint64_t seed, sf_cal
     size_t s = c->s;
     /* GPUs: a larger sample of a large input leaves 4x fewer survivors for
      * the one-group selection (n = 2^29 on the H200: k = 4096 took 0.77
-     * instead of 0.82 ms, bench/RESULTS.md) */
-    if (c->gpu && !c->s_set && n / 2048 > s)
-        s = n / 2048 < SF_S_LARGE ? n / 2048 : SF_S_LARGE;
-    if (s > n / 2)
-        s = n / 2;
+     * instead of 0.82 ms, bench/RESULTS.md); with units of U elements, one
+     * unit in 512 U of the input (n = 2^29 f32: 131072 units of 8; keys
+     * only, k = 32 / 256 / 4096: 0.586 / 0.588 / 0.672 ms, against 0.595 /
+     * 0.609 / 0.723 with 262144 units and 0.589 / 0.605 / 0.693 with 262144
+     * single elements) */
+    size_t sw = c->unit > 1 ? n / (512 * (size_t)c->unit) : n / 2048;
+    if (c->gpu && !c->s_set && sw > s)
+        s = sw < SF_S_LARGE ? sw : SF_S_LARGE;
+    /* the sampled units: u = ceil(n / unit) of them at least (one more where
+     * the input does not start at a unit's boundary; the smaller count only
+     * raises l, so r, below) */
+    size_t unit = c->unit > 1 && n / c->unit >= 128 ? c->unit : 1, u = (n + unit - 1) / unit;
+    if (s > u / 2)
+        s = u / 2;
     unsigned r = 0;
     /* the sample's selection sorts at most sortcap pairs: r <= sortcap, which
-     * a smaller sample always reaches (s <= n / 4 gives l <= sortcap / 4) */
+     * a smaller sample always reaches (s <= u / 4 gives l <= sortcap / 4) */
     for (; s >= 64; s /= 2) {
-        double l = (double)k * (double)s / (double)n;
+        double l = (double)k * (double)s / (double)u;
         r = c->rank_set ? c->rank : (unsigned)ceil(l + 5.0 * sqrt(l) + 3.0);
         if (r <= c->sortcap)
             break;
@@ -405,10 +431,13 @@ static void plan_call(const sf_cfg *c, size_t n, size_t k, uint64_t seed, sf_cal
         r = 0;
     p->s = (unsigned)s;
     p->r = r;
+    p->unit = (unsigned)unit;
     size_t cap = n;
     if (r) {
+        /* at most lam u / s units hold an element at or above T, each at most
+         * `unit` of them */
         double lam = r + 6.0 * sqrt((double)r) + 16.0;
-        double b = ceil(lam * (double)n / (double)s);
+        double b = ceil(lam * (double)(u + 1) / (double)s) * (double)unit;
         if (b < (double)n)
             cap = (size_t)b;
         if (cap < 2 * k)
@@ -750,18 +779,18 @@ static int launch_filter(cltopk_context *ctx, cl_kernel kf, const sf_cfg *c, con
  * keep = c->wg): also every bm-th of each group's sorted run at sub + group *
  * (c->wg / bm), the band's subsample */
 static int launch_gather(cltopk_context *ctx, cl_kernel kg, const sf_cfg *c, cl_mem in,
-                         size_t off, size_t n, int smallest, unsigned s, uint64_t seed,
-                         unsigned keep, unsigned bm, size_t sub, cl_mem sk, cl_mem ski,
-                         cl_uint num_wait, const cl_event *wait)
+                         size_t off, size_t n, int smallest, unsigned s, unsigned unit,
+                         uint64_t seed, unsigned keep, unsigned bm, size_t sub, cl_mem sk,
+                         cl_mem ski, cl_uint num_wait, const cl_event *wait)
 {
     cl_uint n32 = (cl_uint)n, sm = (cl_uint)smallest, s32 = s, gr = keep, bm32 = bm;
-    cl_uint sub32 = (cl_uint)sub;
+    cl_uint sub32 = (cl_uint)sub, unit32 = unit;
     cl_ulong off64 = off, seed64 = seed;
     size_t global = ((size_t)s + c->wg - 1) / c->wg * c->wg;
-    int st = cltopk_set_args(ctx, kg, 11, sizeof(cl_mem), &in, sizeof off64, &off64, sizeof n32,
+    int st = cltopk_set_args(ctx, kg, 12, sizeof(cl_mem), &in, sizeof off64, &off64, sizeof n32,
                              &n32, sizeof sm, &sm, sizeof s32, &s32, sizeof seed64, &seed64,
                              sizeof gr, &gr, sizeof bm32, &bm32, sizeof sub32, &sub32,
-                             sizeof(cl_mem), &sk, sizeof(cl_mem), &ski);
+                             sizeof(cl_mem), &sk, sizeof(cl_mem), &ski, sizeof unit32, &unit32);
     if (st == CLTOPK_OK)
         st = cltopk_launch(ctx, kg, global, c->wg, num_wait, wait);
     return st;
@@ -885,8 +914,8 @@ static int sf_device(cltopk_context *ctx, const cltopk_request *rq, const sf_cfg
             /* each gather group keeps its best gr samples: sf_sample reads those */
             size_t sg = ((size_t)p.s + c.wg - 1) / c.wg;
             cl_uint gr = p.r < c.wg ? p.r : c.wg, kept = (cl_uint)(sg * gr);
-            st = launch_gather(ctx, kk[K_GATHER], &c, in, off, n, rq->smallest, p.s, p.seed, gr,
-                               0, 0, sk, ski, num_wait, wait);
+            st = launch_gather(ctx, kk[K_GATHER], &c, in, off, n, rq->smallest, p.s, p.unit,
+                               p.seed, gr, 0, 0, sk, ski, num_wait, wait);
             prof_add(ctx, pr, "gather");
             if (st == CLTOPK_OK)
                 st = cltopk_set_args(ctx, kk[K_SAMPLE], 9, sizeof(cl_mem), &in, sizeof off64,
@@ -1135,7 +1164,7 @@ static int sf_band_device(cltopk_context *ctx, const cltopk_request *rq, const s
         cl_uint kept = (cl_uint)s_alloc, up = b.up, hu = b.has_up, lo = b.lo, hl = b.has_lo;
         cl_uint mode = 0, base = 0;
         /* every sample kept (a group keeps all of its wg) */
-        st = launch_gather(ctx, kk[K_GATHER], &c, in, off, n, rq->smallest, b.s, seed, c.wg,
+        st = launch_gather(ctx, kk[K_GATHER], &c, in, off, n, rq->smallest, b.s, 1, seed, c.wg,
                            br.m, s_alloc, sk, ski, num_wait, wait);
         prof_add(ctx, pr, "gather");
         if (br.m) {

@@ -296,6 +296,17 @@ int main(void)
         with_knobs(ctx, "cap=3,check=sample", CLTOPK_INT32, 0, "uniform", 100000,
                    (const size_t[]){2, 0});
         with_knobs(ctx, "s=64,check=sample", CLTOPK_UINT32, 0, "five", 100000, ks);
+        /* samples as the best of units of 4 to 16 elements (the GPU default:
+         * a 32-byte sector), every distribution, the threshold checked; the
+         * best values in one region; units cut by the input's ends below
+         * (buffers at offsets) */
+        for (int d = 0; d < 6; d++)
+            with_knobs(ctx, d & 1 ? "unit=4,s=4096,check=sample" : "unit=8,s=4096,check=sample",
+                       all_types[d], !(d & 1), sdists[(d + 2) % 6], 90001 + (size_t)d * 4099,
+                       (const size_t[]){2, 30, 300, 0});
+        with_knobs(ctx, "unit=16,check=normal", CLTOPK_INT32, 0, "equal", 100003, ks);
+        with_knobs(ctx, "unit=8,check=normal", CLTOPK_FLOAT64, 1, "increasing", 100000, ks);
+        clustered(ctx, "unit=8,check=normal", CLTOPK_FLOAT32, 200000, 150000, 3000, 0, ks);
         /* a smaller final sort: k above it by the band, each path forced
          * (st64: make check on float32, int64 and float64) */
         size_t kb[] = {63, 64, 65, 1000, 5000, 0};
@@ -366,10 +377,15 @@ int main(void)
     buffers(ctx, "force=few,fbg=3,check=few", CLTOPK_FLOAT64, 1, "five", 30001, 5, 40, WANT_BOTH);
     buffers(ctx, "lseg=1,check=spill", CLTOPK_UINT32, 0, "five", 30000, 2, 50, WANT_INDEX);
     buffers(ctx, NULL, CLTOPK_FLOAT32, 0, "uniform", 3, 1, 2, WANT_BOTH);
+    buffers(ctx, "unit=8,check=normal", CLTOPK_FLOAT32, 0, "uniform", 50001, 3, 300, WANT_BOTH);
+    buffers(ctx, "unit=4,check=normal", CLTOPK_FLOAT64, 1, "decreasing", 30001, 1, 100, WANT_BOTH);
+    buffers(ctx, "unit=16,check=normal", CLTOPK_INT32, 0, "five", 20011, 7, 64, WANT_INDEX);
 #endif
 
     /* strict parsing */
     refused(ctx, "bogus=1");
+    refused(ctx, "unit=3");
+    refused(ctx, "unit=32");
     refused(ctx, "s=10");
     refused(ctx, "s=2000000");
     refused(ctx, "rank=0");
