@@ -46,6 +46,30 @@ static cltopk_request each_request(const cltopk_request *rq, size_t start, size_
     return r;
 }
 
+/* AUTO's algorithm for a row: the planner's choice among the device's
+ * records (a short row whose planner prefers the host takes the fastest
+ * device record, so that nothing blocks), or the sort where its model is
+ * faster: AUTO weighs the sort of a single array only from k = n / 4, but a
+ * row's launches count more than its bytes (64 x 131072 at k = 4096 on the
+ * H200: 7.5 ms a sort a row, 15.5 ms a sample filter a row) */
+static int each_auto(cltopk_context *ctx, const cltopk_request *one, int device_only,
+                     const cltopk_algorithm **a, double *t)
+{
+    int st = cltopk_plan_time(ctx, one, CLTOPK_ALGO_AUTO, device_only, a, t);
+    cltopk_consts c;
+    char why[256];
+    if (st == CLTOPK_OK && *t >= 0 && (*a)->on_device && (*a)->id != CLTOPK_ALGO_SORT &&
+        cltopk_consts_get(ctx, &c) == CLTOPK_OK &&
+        cltopk_can_run(ctx, &cltopk_algo_sort, one, why, sizeof why)) {
+        double ts = cltopk_devsort_time(&c, one->n, one->bytes);
+        if (ts < *t) {
+            *a = &cltopk_algo_sort;
+            *t = ts;
+        }
+    }
+    return st;
+}
+
 double cltopk_rows_staged_time(cltopk_context *ctx, const cltopk_request *rq,
                                const cltopk_rows_job *job)
 {
@@ -93,7 +117,8 @@ int cltopk_rows_each_can(cltopk_context *ctx, const cltopk_request *rq, const cl
     cltopk_request r = each_request(rq, 0, algo == CLTOPK_ALGO_AUTO ? avg : longest, NULL, NULL);
     const cltopk_algorithm *a;
     double t = -1;
-    int st = cltopk_plan_time(ctx, &r, algo, 0, &a, &t);
+    int st = algo == CLTOPK_ALGO_AUTO ? each_auto(ctx, &r, 0, &a, &t)
+                                      : cltopk_plan_time(ctx, &r, algo, 0, &a, &t);
     if (st != CLTOPK_OK) {
         snprintf(why, whylen, "a row of %zu at k = %zu: %s", r.n, r.k, ctx->err);
         ctx->err[0] = 0;
@@ -140,14 +165,12 @@ static int each_fill(cltopk_context *ctx, cl_mem dst, const void *pat, size_t ps
     return CLTOPK_OK;
 }
 
-/* a row's algorithm: the named one, or AUTO's choice among the device's
- * records (a short row whose planner prefers the host takes the fastest
- * device record, so that nothing blocks) */
+/* a row's algorithm: the named one, or AUTO's (each_auto) */
 static int each_pick(cltopk_context *ctx, const cltopk_request *one, cltopk_algo algo,
                      const cltopk_algorithm **a)
 {
     double t;
-    return algo == CLTOPK_ALGO_AUTO ? cltopk_plan_time(ctx, one, algo, 1, a, &t)
+    return algo == CLTOPK_ALGO_AUTO ? each_auto(ctx, one, 1, a, &t)
                                     : cltopk_choose(ctx, one, algo, a);
 }
 
