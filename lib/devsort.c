@@ -1,7 +1,8 @@
 /* devsort.c - the device sort of (key, 32-bit position) pairs into THE ORDER
  * (cl/radix_sort.cl): a stable LSD radix sort, three launches a pass (digit
  * histograms per work-group, their scan, a stable scatter that sorts each
- * tile in local memory first).  Shared by the sort algorithm (algo_sort.c)
+ * tile in local memory first; four with sk, below: the scatter's two builds).
+ * Shared by the sort algorithm (algo_sort.c)
  * and the winner sort of radix select (algo_radix.c).
  *
  * The sort key is  ~order_key(key) : position  with the position in the low

@@ -259,7 +259,7 @@ void gen_data(cltopk_dtype type, const char *dist, size_t n, int smallest, rng_t
             case CLTOPK_FLOAT64: ((double *)out)[i] = (double)v * 1.5; break;
             case CLTOPK_INT32: ((int32_t *)out)[i] = v * 1000; break;
             case CLTOPK_UINT32: ((uint32_t *)out)[i] = (uint32_t)(v + 2) * 7u; break;
-            case CLTOPK_INT64: ((int64_t *)out)[i] = (int64_t)v << 40; break;
+            case CLTOPK_INT64: ((int64_t *)out)[i] = (int64_t)v * ((int64_t)1 << 40); break;
             case CLTOPK_UINT64: ((uint64_t *)out)[i] = (uint64_t)(v + 2) << 50; break;
             }
         }
