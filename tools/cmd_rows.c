@@ -306,10 +306,13 @@ static void bench_rows_help(void)
            "from 1 to L (default 100000) holding TOTAL elements (default 2^26), or kNN of NQ\n"
            "queries (1000) among NP points (2^20) of dimension D (32).  On an OpenCL\n"
            "device the data is copied there once and the cl_mem forms are timed; the\n"
-           "rows' read floor (one read of the keys) is shown beside them.\n"
+           "rows' read floor (one read of the keys) is shown beside them, and after\n"
+           "'->' what AUTO ran (cltopk_explain_rows; \"ran\" in --json).\n"
            "\n"
            "  -k K            per row (default 32; kNN 10)\n"
-           "  -a, --algo LIST auto, bits, cpu-heap (default: auto)\n"
+           "  -a, --algo LIST auto, bits, cpu-heap, or a single-array device algorithm\n"
+           "                  (sort, sample-filter, ...: cl_mem rows a row at a time)\n"
+           "                  (default: auto)\n"
            "  -t, --type T    f32 (default), f64, i32, u32, i64, u64\n"
            "      --reps N    timed calls, 1 to 64 (default 10), after one warm-up\n"
            "      --seed S    data seed (default 1)\n");
@@ -462,6 +465,23 @@ int cmd_bench_rows(int argc, char **argv)
             rc = lib_fail(cmd, knn ? "cltopk_benchmark_knn" : "cltopk_benchmark_rows", st, ctx);
             break;
         }
+        /* what AUTO ran: the last line of cltopk_explain_rows ("-> ..."),
+         * for the cl_mem forms where the device is an OpenCL one */
+        char ran[96] = "";
+        if (!knn && algo == CLTOPK_ALGO_AUTO) {
+            char ex[4096];
+            size_t nr = segs ? nseg : (size_t)rows;
+            int es = cltopk_explain_rows(ctx, type, nr, (size_t)n, offs, (size_t)k,
+                                         CLTOPK_LARGEST, 1, ex, sizeof ex);
+            if (es == CLTOPK_ERR_NO_OPENCL)
+                es = cltopk_explain_rows(ctx, type, nr, (size_t)n, offs, (size_t)k,
+                                         CLTOPK_LARGEST, 0, ex, sizeof ex);
+            const char *arrow = es == CLTOPK_OK ? strstr(ex, "-> ") : NULL;
+            if (arrow) {
+                size_t len = strcspn(arrow + 3, "\n");
+                snprintf(ran, sizeof ran, " %.*s", (int)(len < 80 ? len : 80), arrow + 3);
+            }
+        }
         char what[160];
         if (knn)
             snprintf(what, sizeof what, "knn %s nq=%" PRIu64 " np=%" PRIu64 " d=%" PRIu64,
@@ -474,14 +494,16 @@ int cmd_bench_rows(int argc, char **argv)
                      cltopk_dtype_name(type));
         if (json)
             printf("%s\n  {\"what\": \"%s\", \"k\": %" PRIu64 ", \"algorithm\": \"%s\", "
-                   "\"median_s\": %.9g, \"floor_s\": %.9g}", i ? "," : "", what, k,
-                   cltopk_algo_name(algo), med, knn ? 0.0 : flo);
+                   "%s%s%s\"median_s\": %.9g, \"floor_s\": %.9g}", i ? "," : "", what, k,
+                   cltopk_algo_name(algo), ran[0] ? "\"ran\": \"" : "", ran[0] ? ran + 1 : "",
+                   ran[0] ? "\", " : "", med, knn ? 0.0 : flo);
         else if (knn)
             printf("%s k=%" PRIu64 "  %-8s %10.3f ms\n", what, k, cltopk_algo_name(algo),
                    med * 1e3);
         else
-            printf("%s k=%" PRIu64 "  %-8s %10.3f ms   floor %8.3f ms  (%.2fx)\n", what, k,
-                   cltopk_algo_name(algo), med * 1e3, flo * 1e3, flo > 0 ? med / flo : 0.0);
+            printf("%s k=%" PRIu64 "  %-8s %10.3f ms   floor %8.3f ms  (%.2fx)%s%s\n", what, k,
+                   cltopk_algo_name(algo), med * 1e3, flo * 1e3, flo > 0 ? med / flo : 0.0,
+                   ran[0] ? "  ->" : "", ran);
     }
     if (json && !rc)
         printf("\n]}\n");
