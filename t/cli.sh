@@ -242,6 +242,8 @@ fi
 
 succeeds "x 300 f32 k=5  cpu-heap" "bench --rows on the cpu device" \
     "$CLTOPK" bench --rows 4 -n 300 -k 5 --algo auto,cpu-heap --reps 2 --device cpu
+succeeds "auto .*-> cpu-heap" "bench --rows: an auto row says what AUTO ran" \
+    "$CLTOPK" bench --rows 4 -n 300 -k 5 --algo auto --reps 1 --device cpu
 succeeds "segments (1..50, 2000 elements)" "bench --segments" \
     "$CLTOPK" bench --segments -n 2000 --max-len 50 -k 3 --reps 2 --device cpu
 succeeds "knn l2 nq=3 np=500 d=5" "bench --knn" \
