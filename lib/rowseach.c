@@ -117,7 +117,11 @@ int cltopk_rows_each_can(cltopk_context *ctx, const cltopk_request *rq, const cl
     cltopk_request r = each_request(rq, 0, algo == CLTOPK_ALGO_AUTO ? avg : longest, NULL, NULL);
     const cltopk_algorithm *a;
     double t = -1;
-    int st = algo == CLTOPK_ALGO_AUTO ? each_auto(ctx, &r, 0, &a, &t)
+    /* (AUTO: the device's records alone, as the run takes them (each_pick):
+     * whether the host is faster is the caller's comparison of *secs with a
+     * host copy's time, not a refusal here, so that each=on does not hang on
+     * the measured constants of a loaded machine) */
+    int st = algo == CLTOPK_ALGO_AUTO ? each_auto(ctx, &r, 1, &a, &t)
                                       : cltopk_plan_time(ctx, &r, algo, 0, &a, &t);
     if (st != CLTOPK_OK) {
         snprintf(why, whylen, "a row of %zu at k = %zu: %s", r.n, r.k, ctx->err);
