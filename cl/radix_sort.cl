@@ -656,7 +656,9 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
 #define OS_INC 0x80000000u
 #define OS_VAL 0x3FFFFFFFu
 #define OS_PMAX ((96 + DIGIT - 1) / DIGIT) /* passes of the widest key */
-#define OS_LB 8 /* status words a look-back reads at a time */
+#ifndef OS_LB
+#define OS_LB 8 /* status words a look-back reads at a time (a -D option for tuning) */
+#endif
 
 /* a[0 .. an) and b[0 .. bn) = 0 */
 __kernel void ds_zero(__global uint *a, ulong an, __global uint *b, ulong bn)
