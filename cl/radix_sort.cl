@@ -15,7 +15,9 @@
  *   ds_hist     group g counts the digits of its tiles, hist[d * G + g] (HS
  *               groups a scatter group, each a share of its tiles)
  *   ds_scan     group d turns row d of hist into exclusive prefixes over the
- *               groups, and totals[d] = the row's sum
+ *               groups, and totals[d] = the row's sum; the skew word
+ *               totals[RADIX] (cleared by ds_hist) is set where a digit holds
+ *               at least thr pairs (thr 0: never)
  *   ds_scatter  group g walks its tiles in order: each tile of TILE = WG * IPT
  *               pairs (work-item t holds the IPT consecutive pairs t * IPT ..)
  *               is sorted by the digit in local memory, stably, by counting
@@ -23,6 +25,9 @@
  *               scan), then written bin by bin: the pairs of one digit are
  *               consecutive in local memory and go to consecutive addresses,
  *               totals' prefix + hist + what the group's earlier tiles wrote.
+ *               Two builds may serve one pass (the host's sk): each is
+ *               launched with `only` 1 or 2 and returns at once where the
+ *               skew word says the pass is the other's.
  * The last pass may write the output instead of pairs: the keys' bits and the
  * positions as long (+ base), only the first k.
  *
@@ -30,8 +35,9 @@
  * group, a power of two, 32 at least), IPT (pairs a work-item a tile, a
  * multiple of the vector width VEC: 4 for 32-bit keys, 2 for 64-bit), DIGIT
  * (bits a pass, 1..8), LB (bits a local ranking round, 1..4), HC (copies of
- * ds_hist's local histogram, against same-bin contention), and four choices of
- * how ds_scatter loads and ranks (TL, RREG, LDIG, XS, PF below). */
+ * ds_hist's local histogram, against same-bin contention), and the choices of
+ * how ds_scatter loads and ranks (TL, RREG, LDIG, XS, PF, WR, WR_PTX, WSC, WC,
+ * OS below). */
 #ifndef CLTOPK_COMMON_CL
 #include "common.cl"
 #endif
@@ -95,7 +101,8 @@
                     algorithm through local memory and barriers (any device) */
 #endif
 #ifndef WSC
-#define WSC 0 /* (WR_PTX) 1: the tile's scan by warp shuffles, one barrier (see SKEW) */
+#define WSC 0 /* (WR_PTX) 1: the tile's scan by warp shuffles, one barrier (on the
+                 H200 the build the host's sk gives the skewed passes) */
 #endif
 #ifndef PF
 #define PF 0 /* 1: (blocked loads) the next tile's pairs are loaded into registers while

@@ -300,6 +300,12 @@ static int ds_kernels(cltopk_context *ctx, const cltopk_devsort_job *j, int part
                 clGetKernelWorkGroupInfo(k[i], ctx->dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg,
                                          &kwg, NULL) == CL_SUCCESS &&
                 kwg && kwg < c->wg) {
+                if (i == DS_SKEWED) { /* (the second build is an option: without it) */
+                    clReleaseKernel(k[i]);
+                    k[i] = NULL;
+                    c->sk = 0;
+                    break;
+                }
                 again = 1;
                 least = kwg;
             }
