@@ -573,6 +573,17 @@ inline void group_sort(okey_t u, uint idx, __local okey_t *gu, __local uint *gi)
  * all samples is the r-th best of those, and sf_sample reads s / WG * rr
  * pairs instead of s.  A group short of samples pads with the sentinel,
  * which is worse than every pair. */
+/* a unit's best so far (*u, *pos) <- (w, i), i after *pos, where it is the
+ * first (*pos SENT_I) or a larger order key (an equal key keeps the smaller
+ * position); by selects, not branches: nothing chosen by a branch lives
+ * across group_sort's barriers (for POCL 5 and 6) */
+inline void sf_unit_best(okey_t w, uint i, okey_t *u, uint *pos)
+{
+    int b = *pos == SENT_I || w > *u;
+    *u = b ? w : *u;
+    *pos = b ? i : *pos;
+}
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void sf_gather(__global const okey_t *in, ulong off, uint n, uint smallest, uint s,
                ulong seed, uint rr, uint bm, uint sub, __global okey_t *sk,
@@ -601,27 +612,15 @@ void sf_gather(__global const okey_t *in, ulong off, uint n, uint smallest, uint
             /* a whole unit: 16-byte loads, aligned (off + a is a multiple of unit) */
             for (uint v = 0; v < unit; v += VEC) {
                 vec_t x = *(__global const vec_t *)(in + off + (ulong)a + v);
-#define SF_UNIT_LANE(S, L)                                                             \
-    {                                                                                  \
-        okey_t w_ = order_key(x.S, smallest);                                          \
-        int b_ = pos == SENT_I || w_ > u;                                              \
-        u = b_ ? w_ : u;                                                               \
-        pos = b_ ? (uint)a + v + (L) : pos;                                            \
-    }
+#define SF_UNIT_LANE(S, L) sf_unit_best(order_key(x.S, smallest), (uint)a + v + (L), &u, &pos);
                 LANES(SF_UNIT_LANE)
 #undef SF_UNIT_LANE
             }
         } else {
             for (uint e = 0; e < unit; e++) {
                 long i = a + (long)e;
-                if (i >= 0 && i < (long)n) {
-                    /* (selects, not branches: nothing chosen by a branch
-                     * lives across group_sort's barriers, for POCL 5 and 6) */
-                    okey_t w_ = order_key(in[off + (ulong)i], smallest);
-                    int b_ = pos == SENT_I || w_ > u;
-                    u = b_ ? w_ : u;
-                    pos = b_ ? (uint)i : pos;
-                }
+                if (i >= 0 && i < (long)n)
+                    sf_unit_best(order_key(in[off + (ulong)i], smallest), (uint)i, &u, &pos);
             }
         }
     }

@@ -168,7 +168,7 @@ static int ds_configure(const cltopk_context *ctx, int key_bits, int part, ds_cf
      * memory elsewhere (or with ptx=0) */
     c->ptx = c->wr && p.v[DP_PTX] && strstr(ctx->caps.platform_name, "NVIDIA") != NULL;
     c->wsc = (unsigned)p.v[DP_WSC];
-    c->sk = c->os || c->wsc ? 0u : (unsigned)p.v[DP_SK];
+    c->sk = c->os || c->wsc || part ? 0u : (unsigned)p.v[DP_SK];
     if (!cltopk_is_pow2(c->wg) || c->wg < 32 || c->wg > ctx->caps.max_wg || c->ipt < vec ||
         c->ipt > 64 || c->ipt % vec || c->digit < 1 || c->digit > 8 || c->lb < 1 || c->lb > 4 ||
         c->hc < 1 || c->hc > 16 || c->gpc < 1 || c->gpc > 1024) {
@@ -275,8 +275,6 @@ static int ds_kernels(cltopk_context *ctx, const cltopk_devsort_job *j, int part
         c->digit = c->lb = 1; /* the partition: one bit */
     if (part || j->m >= DS_OS_MAX)
         c->os = 0;
-    if (part)
-        c->sk = 0;
     for (;;) {
         char opts[2][320];
         for (int v = 0; v < 2; v++)

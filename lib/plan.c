@@ -111,16 +111,8 @@ int cltopk_choose(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo alg
         *out = a;
         return CLTOPK_OK;
     }
-    plan_row rows[CLTOPK_RECORDS_MAX];
-    cltopk_consts pc;
-    int best, st = plan_rows(ctx, rq, rows, &best, &pc);
-    if (st != CLTOPK_OK)
-        return st;
-    if (best < 0)
-        return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL,
-                           "the planner found no algorithm for n = %zu, k = %zu", rq->n, rq->k);
-    *out = rows[best].a;
-    return CLTOPK_OK;
+    double t;
+    return cltopk_plan_time(ctx, rq, algo, 0, out, &t);
 }
 
 int cltopk_plan_time(cltopk_context *ctx, const cltopk_request *rq, cltopk_algo algo,
