@@ -56,9 +56,11 @@ if want check; then
 fi
 
 if want poclcheck; then
-    # the whole suite on this machine's POCL (Ubuntu 24.04: POCL 5), by name
+    # the whole suite on this machine's POCL (Ubuntu 24.04: POCL 5), by name;
+    # POCL_TESTS: only these tests
     log "make check on POCL (CLTOPK_TEST_DEVICE=Portable)"
-    CLTOPK_TEST_DEVICE=Portable timeout 560 make -j"$jobs" check >"$OUT/check-pocl.log" 2>&1
+    CLTOPK_TEST_DEVICE=Portable timeout ${POCL_TIMEOUT:-560} make -j"$jobs" check \
+        ${POCL_TESTS:+TESTS="$POCL_TESTS"} >"$OUT/check-pocl.log" 2>&1
     prc=$?
     grep -E "^(# |FAIL|ERROR)" "$OUT/check-pocl.log" | tail -40 | tee -a "$OUT/summary.txt"
     for f in t/*.log; do [ -f "$f" ] && grep -q -E "^(not ok|Bail)" "$f" &&

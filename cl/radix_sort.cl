@@ -662,9 +662,9 @@ void ds_scatter(__global const okey_t *keys, ulong koff, __global const uint *po
 #define OS_AGG 0x40000000u
 #define OS_INC 0x80000000u
 #define OS_VAL 0x3FFFFFFFu
-#define OS_PMAX ((96 + DIGIT - 1) / DIGIT) /* passes of the widest key */
 #ifndef OS_LB
-#define OS_LB 8 /* status words a look-back reads at a time (a -D option for tuning) */
+#define OS_LB 4 /* status words a look-back reads at a time (a -D option for tuning; on the
+                 H200 2 / 4 / 8 / 32: 5.7 / 5.3 / 5.4 / 7.7 ms a pass) */
 #endif
 
 /* a[0 .. an) and b[0 .. bn) = 0 */
@@ -679,30 +679,62 @@ __kernel void ds_zero(__global uint *a, ulong an, __global uint *b, ulong bn)
 
 /* aux[p * RADIX + d] += the pairs of digit d in pass p (bits [p DIGIT,
  * min((p + 1) DIGIT, T)) of C), for every pass of the sort, from one read of
- * the pairs in their first order (aux zero before) */
+ * the pairs in their first order (aux zero before).  lh: hc copies of the
+ * passes' counts (passes * RADIX * hc words, a local argument), work-item t
+ * counting into copy t % hc, so that the lanes of a warp that meet on one
+ * digit (a skewed pass: half of uniform float32's top digits are one) meet
+ * on different words. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void ds_hist_all(__global const okey_t *keys, ulong koff, __global const uint *pos, uint implicit,
-                 uint m, uint smallest, uint pb, uint T, uint passes, __global uint *aux)
+                 uint m, uint smallest, uint pb, uint T, uint passes, __global uint *aux,
+                 __local uint *lh, uint hc)
 {
-    __local uint lh[OS_PMAX * RADIX];
-    uint t = get_local_id(0);
+    uint t = get_local_id(0), c = t % hc, nb = passes * RADIX;
     ulong gid = get_global_id(0), gsz = get_global_size(0);
-    for (uint b = t; b < passes * RADIX; b += WG)
+    for (uint b = t; b < nb * hc; b += WG)
         lh[b] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
     __global const okey_t *kp = keys + koff;
-    for (ulong i = gid; i < m; i += gsz) {
-        okey_t kk = kp[i];
-        uint pp = implicit ? (uint)i : pos[i];
-        for (uint p = 0; p < passes; p++) {
-            uint s = p * DIGIT, w = T - s < DIGIT ? T - s : DIGIT;
-            atomic_inc(&lh[p * RADIX + ds_digit(kk, pp, smallest, pb, s, w)]);
+    int vec = (koff % VEC) == 0;
+    /* the positions only where a digit holds their bits, and not implicit */
+    uint own = implicit || pb == 0u;
+    for (ulong i = gid * VEC; i < m; i += gsz * VEC) {
+        okey_t kk[VEC];
+        uint pp[VEC];
+        ds_load_keys(kp, i, m, vec, kk);
+        ds_load_pos(pos, own, i, m, pp);
+        if (pb == 0u) {
+            /* the key's digits alone (the sort of the input): the passes
+             * known here, the order key computed once */
+            UNROLL
+            for (uint j = 0; j < VEC; j++) {
+                okey_t dk = ~order_key(kk[j], smallest);
+                if (i + j < m) {
+                    UNROLL
+                    for (uint p = 0; p < (KEY_BITS + DIGIT - 1) / DIGIT; p++) {
+                        uint s = p * DIGIT, w = KEY_BITS - s < DIGIT ? KEY_BITS - s : DIGIT;
+                        atomic_inc(&lh[(p * RADIX + ((uint)(dk >> s) & ((1u << w) - 1u))) * hc + c]);
+                    }
+                }
+            }
+        } else {
+            UNROLL
+            for (uint j = 0; j < VEC; j++)
+                if (i + j < m)
+                    for (uint p = 0; p < passes; p++) {
+                        uint s = p * DIGIT, w = T - s < DIGIT ? T - s : DIGIT;
+                        atomic_inc(&lh[(p * RADIX + ds_digit(kk[j], pp[j], smallest, pb, s, w)) * hc + c]);
+                    }
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint b = t; b < passes * RADIX; b += WG)
-        if (lh[b])
-            atomic_add(&aux[b], lh[b]);
+    for (uint b = t; b < nb; b += WG) {
+        uint sum = 0u;
+        for (uint h = 0; h < hc; h++)
+            sum += lh[b * hc + h];
+        if (sum)
+            atomic_add(&aux[b], sum);
+    }
 }
 
 /* Pass s, w in one sweep: a group takes tiles in order from its counter (the
@@ -795,15 +827,20 @@ void ds_onesweep(__global const okey_t *keys, ulong koff, __global const uint *p
         for (uint q = 0; q < IPT; q++)
             atomic_inc(&lcnt[ps[q] == PAD_POS ? RADIX - 1u : DS_DIGIT(key[q], ps[q])]);
         barrier(CLK_LOCAL_MEM_FENCE);
-        /* publish them, then find each digit's pairs in the tiles before this
-         * one (reading OS_LB of their words at a time, nearest first), and
-         * publish the inclusive counts at once: few tiles are ever between
-         * their first word and their second */
+        /* publish them, rank the tile, then find each digit's pairs in the
+         * tiles before this one (reading OS_LB of their words at a time,
+         * nearest first), and publish the inclusive counts at once.  Looking
+         * back after the ranking gives the tiles before this one that long
+         * to publish theirs: most look-backs then end at the first word (on
+         * the H200, 5.3-5.4 ms a pass against 10.6-11.1 looking back first) */
+        /* (one aligned word: a volatile store is seen whole, and goes past
+         * the compute unit's cache) */
+        for (uint d = t; d < RADIX; d += WG)
+            *(volatile __global uint *)(st + (ulong)cur * RADIX + d) =
+                (cur == 0u ? OS_INC : OS_AGG) | lcnt[d];
+        WR_RANK(key, ps, rk);
         for (uint d = t; d < RADIX; d += WG) {
-            /* (one aligned word: a volatile store is seen whole, and goes
-             * past the compute unit's cache) */
             volatile __global uint *sw = st + (ulong)cur * RADIX + d;
-            *sw = (cur == 0u ? OS_INC : OS_AGG) | lcnt[d];
             uint before_d = 0u, j = cur;
             while (j > 0u) {
                 uint n = j < OS_LB ? j : OS_LB, v[OS_LB], i, done = 0u;
@@ -828,7 +865,6 @@ void ds_onesweep(__global const okey_t *keys, ulong koff, __global const uint *p
                 *sw = OS_INC | (before_d + lcnt[d]);
             lbef[d] = before_d;
         }
-        WR_RANK(key, ps, rk);
         barrier(CLK_LOCAL_MEM_FENCE);
         {
             uint per = (RADIX + WG - 1) / WG, lo = t * per, hi = lo + per < RADIX ? lo + per : RADIX;

@@ -51,11 +51,15 @@
  * sectors are written whole: 31.2 ms at its largest tile (ipt 8), where
  * without it the same tile took 37.4 ms.  LDIG 0 recomputes the digits from
  * the pairs (29.6 ms at ipt 16: keeping them is faster).  One sweep a
- * pass (OS 1, os=1; below 2^30 pairs): the digit counts of every pass from
- * one read, then a launch a pass whose groups take tiles in order and find
- * each tile's offsets by a look-back over the tiles before it: 44.6 ms, its
- * look-back waits; published early and read 8 words at a time, 46.6 ms: its
- * sweeps, not the look-back (bench/RESULTS.md).
+ * pass (OS 1, os=1, the GPU default below 2^30 pairs): the digit counts of
+ * every pass from one read (ds_hist_all), then a launch a pass whose groups
+ * take tiles in order and find each tile's offsets by a look-back over the
+ * tiles before it.  Looking back before the ranking it took 44.6-47.2 ms
+ * (10.6-12.8 ms a pass: with one group a compute unit at 164-184 registers
+ * the wait for the tiles before is the compute unit's); looking back after
+ * it, by the build with the shuffle scan (wsc, 128 registers, two groups a
+ * compute unit; the default with os on PTX), 23.6 ms, 5.3-5.4 ms a pass
+ * (bench/RESULTS.md).
  *
  * The skewed passes (sk): the tile's scan by warp shuffles (WSC 1, wsc=1)
  * leaves ds_scatter 128 registers instead of 164 on the H200, two groups a
@@ -90,7 +94,8 @@ static size_t ds_lmem(const ds_cfg *c, int key_bits)
         return tile * ((size_t)key_bits / 8 + 4 + (c->ldig ? 1 : 0)) +
                (c->wg / 32) * radix * (tile > 65535 ? 4 : 2) + (1 + c->xs) * c->wg * 4 +
                (c->ptx ? 0 : c->wg * 4) + 2 * radix * 4 +
-               (c->wc ? radix * 8 * ((size_t)key_bits / 8 + 4) + 3 * radix * 4 : 0);
+               (c->wc ? radix * 8 * ((size_t)key_bits / 8 + 4) + 3 * radix * 4 : 0) +
+               (c->os ? 2 * radix * 4 + 8 : 0);
     return padi * (size_t)(key_bits / 8) + padi * 4 + (c->ldig ? tile : 0) + padc * 2 +
            2 * c->wg * 4 + (3 * radix + 1) * 4;
 }
@@ -121,7 +126,7 @@ static const cltopk_param ds_params[] = {
     [DP_PTX] = {.name = "ptx", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
     [DP_WC] = {.name = "wc", .min = 0, .max = 1, .integer = 1},
     [DP_HU] = {.name = "hu", .gpu = 2, .cpu = 1, .min = 1, .max = 8, .integer = 1},
-    [DP_OS] = {.name = "os", .min = 0, .max = 1, .integer = 1},
+    [DP_OS] = {.name = "os", .gpu = 1, .min = 0, .max = 1, .integer = 1},
     [DP_HS] = {.name = "hs", .gpu = 4, .cpu = 1, .min = 1, .max = 16, .integer = 1},
     [DP_WSC] = {.name = "wsc", .min = 0, .max = 1, .integer = 1},
     [DP_SK] = {.name = "sk", .gpu = 16, .min = 0, .max = 65536, .integer = 1},
@@ -130,8 +135,8 @@ static const cltopk_param_table ds_table = {"CLTOPK_SORT", ds_params, DP_N, NULL
 
 /* the configuration for keys of key_bits on ctx's device: 0, or -1 with the
  * reason in why */
-static int ds_configure(const cltopk_context *ctx, int key_bits, int part, ds_cfg *c, char *why,
-                        size_t whylen)
+static int ds_configure(const cltopk_context *ctx, int key_bits, int part, size_t m, ds_cfg *c,
+                        char *why, size_t whylen)
 {
     int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
     unsigned vec = key_bits == 32 ? 4 : 2;
@@ -163,11 +168,16 @@ static int ds_configure(const cltopk_context *ctx, int key_bits, int part, ds_cf
     c->wc = c->wr && p.v[DP_WC];
     c->hu = (unsigned)p.v[DP_HU];
     c->hs = (unsigned)p.v[DP_HS];
-    c->os = c->wr && p.v[DP_OS]; /* (one sweep: for sorts of fewer than 2^30 pairs) */
+    /* one sweep: ranked by warps, not the partition, fewer than 2^30 pairs */
+    c->os = c->wr && p.v[DP_OS] && !part && m < DS_OS_MAX;
     /* the warps' votes by inline PTX on NVIDIA's platform, through local
      * memory elsewhere (or with ptx=0) */
     c->ptx = c->wr && p.v[DP_PTX] && strstr(ctx->caps.platform_name, "NVIDIA") != NULL;
     c->wsc = (unsigned)p.v[DP_WSC];
+    /* one sweep by PTX: the scan by shuffles unless set (128 registers, two
+     * groups a compute unit, which hide each other's look-back) */
+    if (c->os && c->ptx && !((p.set >> DP_WSC) & 1u))
+        c->wsc = 1;
     c->sk = c->os || c->wsc || part ? 0u : (unsigned)p.v[DP_SK];
     if (!cltopk_is_pow2(c->wg) || c->wg < 32 || c->wg > ctx->caps.max_wg || c->ipt < vec ||
         c->ipt > 64 || c->ipt % vec || c->digit < 1 || c->digit > 8 || c->lb < 1 || c->lb > 4 ||
@@ -209,7 +219,7 @@ size_t cltopk_devsort_scratch(cltopk_context *ctx, int key_bits, size_t m, char 
                               size_t whylen)
 {
     ds_cfg c;
-    if (ds_configure(ctx, key_bits, 0, &c, why, whylen) != 0)
+    if (ds_configure(ctx, key_bits, 0, m, &c, why, whylen) != 0)
         return 0;
     size_t groups, tpg, radix = (size_t)1 << c.digit, tile = (size_t)c.wg * c.ipt;
     ds_grid(ctx, &c, m, &groups, &tpg);
@@ -248,13 +258,11 @@ int cltopk_devsort_input(cltopk_context *ctx, const cltopk_request *rq, cl_mem i
 double cltopk_devsort_time(const struct cltopk_consts_s *c, size_t m, int key_bytes)
 {
     double R = (double)m * key_bytes / c->bw, passes = key_bytes;
-    /* GPU: 2^29 f32 with positions 28.3-28.4 ms on the H200 ranked by warps,
-     * the histograms by 4 groups a scatter group (28.6-28.9 before them;
-     * 34.6 ms, 17.8 a pass, before the warps); uniform int32 28.8 ms, uniform
-     * float32 26.3-26.6 with its skewed top digit's pass by the second build
-     * (sk): the model keeps the passes of random digits */
-    return passes * (c->gpu ? 14.8 : 6.0) * R * (key_bytes + 4.0) / key_bytes / 2 +
-           (3 + (c->gpu ? 1 : 0)) * passes * c->launch;
+    /* GPU: 2^29 f32 with positions on the H200 by one sweep a pass 22.3 ms,
+     * uniform int32 22.2, float64 56-61 (by a histogram and a scatter a pass
+     * 26.1-26.6, 28.5 and 70.9; 34.6 ms before the warps' ranking) */
+    return passes * (c->gpu ? 11.0 : 6.0) * R * (key_bytes + 4.0) / key_bytes / 2 +
+           (c->gpu ? 2 + passes : 3 * passes) * c->launch;
 }
 
 /* DS_SKEWED: ds_scatter built with WSC=1, for the passes where one digit
@@ -269,12 +277,10 @@ static int ds_kernels(cltopk_context *ctx, const cltopk_devsort_job *j, int part
                       cl_kernel *k)
 {
     char why[512];
-    if (ds_configure(ctx, j->key_bits, part, c, why, sizeof why) != 0)
+    if (ds_configure(ctx, j->key_bits, part, j->m, c, why, sizeof why) != 0)
         return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
     if (part)
         c->digit = c->lb = 1; /* the partition: one bit */
-    if (part || j->m >= DS_OS_MAX)
-        c->os = 0;
     for (;;) {
         char opts[2][320];
         for (int v = 0; v < 2; v++)
@@ -362,11 +368,17 @@ static int ds_onesweep(cltopk_context *ctx, const cltopk_devsort_job *j, const d
                              sizeof(cl_mem), &status, sizeof zn64, &zn64);
     if (st == CLTOPK_OK)
         st = cltopk_launch(ctx, kk[DS_SCAN], hg * c->wg, c->wg, num_wait, wait);
+    /* ds_hist_all's copies of the counts: up to 8, in what local memory holds */
+    size_t lw = (size_t)passes << c->digit;
+    cl_uint hc = 8;
+    while (hc > 1 && lw * hc * 4 + 1024 > ctx->caps.local_mem)
+        hc >>= 1;
     if (st == CLTOPK_OK)
-        st = cltopk_set_args(ctx, kk[DS_HIST], 10, sizeof(cl_mem), &j->keys, sizeof koff0,
+        st = cltopk_set_args(ctx, kk[DS_HIST], 12, sizeof(cl_mem), &j->keys, sizeof koff0,
                              &koff0, sizeof(cl_mem), &sp0, sizeof implicit0, &implicit0,
                              sizeof m32, &m32, sizeof sm, &sm, sizeof pb, &pb, sizeof T32, &T32,
-                             sizeof np, &np, sizeof(cl_mem), &aux);
+                             sizeof np, &np, sizeof(cl_mem), &aux, lw * hc * 4, NULL,
+                             sizeof hc, &hc);
     if (st == CLTOPK_OK)
         st = cltopk_launch(ctx, kk[DS_HIST], hg * c->wg, c->wg, 0, NULL);
     for (unsigned p = 0; p < passes && st == CLTOPK_OK; p++) {
