@@ -21,6 +21,10 @@
 
 #include "isa.h"
 
+/* k from which a row's best go through a buffer of 2k candidates
+ * (cltopk_cpu_buf_row) rather than a heap of k (cltopk_cpu_heap_row) */
+#define CPU_BUF_K 256
+
 float cltopk_knn_distance(const float *q, const float *p, size_t d, int metric)
 {
     float acc = 0.0f;
@@ -357,10 +361,16 @@ int cltopk_cpu_rows(const cltopk_request *rq, const cltopk_rows_job *job)
         nt = 1;
     if (job->mode == ROWS_KNN)
         return knn_rows(rq, job, nt);
-    okey_pair *all = malloc((size_t)nt * k * sizeof *all);
+    /* the heap for small k, the buffer of 2k candidates above (CPU_BUF_K) */
+    int buf = k >= CPU_BUF_K;
+    okey_pair *all = malloc((size_t)nt * (buf ? 2 : 1) * k * sizeof *all);
     if (!all)
         return CLTOPK_ERR_NO_MEMORY;
     long long rows = (long long)n;
+    /* chunks of up to 16 rows, at least four a thread (64 long rows on 16
+     * threads went 16 a chunk: four threads worked) */
+    int chunk = (int)(n / ((size_t)nt * 4));
+    chunk = chunk < 1 ? 1 : chunk > 16 ? 16 : chunk;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt) if (nt > 1)
 #endif
@@ -370,15 +380,17 @@ int cltopk_cpu_rows(const cltopk_request *rq, const cltopk_rows_job *job)
 #else
         int t = 0;
 #endif
-        okey_pair *h = all + (size_t)t * k;
+        okey_pair *h = all + (size_t)t * (buf ? 2 : 1) * k;
 #ifdef _OPENMP
-#pragma omp for schedule(dynamic, 16)
+#pragma omp for schedule(dynamic, chunk)
 #endif
         for (long long r = 0; r < rows; r++) {
             size_t start, len;
             row_span(job, (size_t)r, &start, &len);
             const void *row = (const char *)rq->keys + start * (size_t)rq->bytes;
-            size_t m = len ? cltopk_cpu_heap_row(rq, row, len, k, h) : 0;
+            size_t m = !len ? 0
+                       : buf  ? cltopk_cpu_buf_row(rq, row, len, k, h)
+                              : cltopk_cpu_heap_row(rq, row, len, k, h);
             write_row(rq, row, (size_t)r, h, m);
         }
     }

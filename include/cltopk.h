@@ -491,7 +491,9 @@ CLTOPK_API int cltopk_select_buffer(cltopk_context *ctx, cltopk_dtype type, cl_m
  *                         else the CPU heap on a host copy (the call then
  *                         blocks)
  *   CLTOPK_ALGO_CPU_HEAP  OpenMP over the rows, each row by one thread with the
- *                         SIMD-filtered heap; any k, any context, host data only
+ *                         SIMD filter and a heap of k (from k = 256 a buffer of
+ *                         2k candidates kept to its best k by a quickselect);
+ *                         any k, any context, host data only
  *   CLTOPK_ALGO_BITS      the device kernel: a work-group a row keeps its best
  *                         k in local memory and a buffer of the elements that
  *                         beat the current k-th, merged by a bitonic sort (seed

@@ -272,6 +272,65 @@ static void random_shapes_of(cltopk_context *ctx, const char *dev, cltopk_algo a
     }
 }
 
+/* the CPU's large k (from 256 a row goes through the buffer of 2k candidates,
+ * not the heap): rows long enough for the sample's floor (65536 and more) and
+ * shorter, k = cols, ties at the k-th (equal, few), sorted input, segments
+ * shorter than k and empty, every type over the cases */
+static void large_k_cpu(cltopk_context *ctx, const char *dev, cltopk_algo algo)
+{
+    static const char *const ldists[] = {"uniform", "equal", "increasing", "few", "decreasing",
+                                        "special"};
+    for (int c = 0; c < 6; c++) {
+        cltopk_dtype type = all_types[c];
+        const char *dist = ldists[c];
+        int sm = c & 1;
+        size_t w = tsize(type), rows = 3, cols = 70001, ld = 70003;
+        size_t extent = (rows - 1) * ld + cols;
+        char *keys = bmalloc(extent * w);
+        gen_data(type, dist, extent, sm, &rng, keys);
+        size_t ks[] = {256, 255 + 2 * (size_t)c, 5000};
+        for (size_t i = 0; i < 3; i++)
+            check_case(ctx, dev, algo, 0, type, dist, keys, extent, rows, cols, ld, NULL, ks[i],
+                       sm, i == 1 ? WANT_KEYS : WANT_BOTH);
+        /* k = cols, shorter rows (no floor) */
+        check_case(ctx, dev, algo, 0, type, dist, keys, 4 * 700, 4, 700, 700, NULL, 700, !sm,
+                   WANT_BOTH);
+        check_case(ctx, dev, algo, 0, type, dist, keys, 5 * 3000, 5, 2999, 3000, NULL, 300, sm,
+                   WANT_BOTH);
+        /* segments: empty, shorter than k, longer, one long enough for the floor */
+        int64_t offs[] = {0, 0, 100, 400, 4400, 4400, 74400, 75000};
+        check_case(ctx, dev, algo, 0, type, dist, keys, 75000, 7, 0, 0, offs, 512, !sm,
+                   WANT_BOTH);
+        free(keys);
+    }
+}
+
+/* The rescan of a row whose sample's floor was too high: 1 at exactly the
+ * elements that the sample reads (their positions computed as
+ * cltopk_cpu_sample_floor in cpu/heap.c computes them, for n = 70001), 0
+ * elsewhere, so that the floor keeps only the sample (1,088 elements) and k
+ * = 2000 needs the zeros too.  (Should the sampling change, this stays a
+ * test of ties at large k, no longer of the rescan.) */
+static void rescan_cpu(cltopk_context *ctx, const char *dev)
+{
+    enum { RUN = 8 };
+    size_t n = 70001, runs = n / 512, stride = n / runs;
+    int32_t *keys = bmalloc(2 * n * sizeof *keys);
+    memset(keys, 0, 2 * n * sizeof *keys);
+    uint64_t h = 0x243F6A8885A308D3ull;
+    for (size_t b = 0; b < runs; b++) {
+        h ^= h >> 29;
+        h *= 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 32;
+        size_t start = b * stride + (size_t)(h % (stride - RUN + 1));
+        for (size_t j = 0; j < RUN; j++)
+            keys[start + j] = keys[n + start + j] = 1;
+    }
+    check_case(ctx, dev, CLTOPK_ALGO_CPU_HEAP, 0, CLTOPK_INT32, "sampled ones", keys, 2 * n, 2, n,
+               n, NULL, 2000, 0, WANT_BOTH);
+    free(keys);
+}
+
 static void random_shapes(cltopk_context *ctx, const char *dev, cltopk_algo algo, int count)
 {
     random_shapes_of(ctx, dev, algo, count, 0);
@@ -1149,6 +1208,9 @@ int main(void)
     cases(cpu, "cpu", CLTOPK_ALGO_AUTO, 0);
     cases(cpu, "cpu", CLTOPK_ALGO_CPU_HEAP, 0);
     random_shapes(cpu, "cpu", CLTOPK_ALGO_CPU_HEAP, 20);
+    large_k_cpu(cpu, "cpu large k", CLTOPK_ALGO_CPU_HEAP);
+    large_k_cpu(cpu, "cpu large k", CLTOPK_ALGO_AUTO);
+    rescan_cpu(cpu, "cpu large k");
     bad_args(cpu, "cpu", 0);
     explain(cpu, "cpu", 0);
     cltopk_close(cpu);
