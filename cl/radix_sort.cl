@@ -713,7 +713,8 @@ void ds_hist_all(__global const okey_t *keys, ulong koff, __global const uint *p
                     UNROLL
                     for (uint p = 0; p < (KEY_BITS + DIGIT - 1) / DIGIT; p++) {
                         uint s = p * DIGIT, w = KEY_BITS - s < DIGIT ? KEY_BITS - s : DIGIT;
-                        atomic_inc(&lh[(p * RADIX + ((uint)(dk >> s) & ((1u << w) - 1u))) * hc + c]);
+                        uint d = (uint)(dk >> s) & ((1u << w) - 1u);
+                        atomic_inc(&lh[(p * RADIX + d) * hc + c]);
                     }
                 }
             }
@@ -723,7 +724,8 @@ void ds_hist_all(__global const okey_t *keys, ulong koff, __global const uint *p
                 if (i + j < m)
                     for (uint p = 0; p < passes; p++) {
                         uint s = p * DIGIT, w = T - s < DIGIT ? T - s : DIGIT;
-                        atomic_inc(&lh[(p * RADIX + ds_digit(kk[j], pp[j], smallest, pb, s, w)) * hc + c]);
+                        uint d = ds_digit(kk[j], pp[j], smallest, pb, s, w);
+                        atomic_inc(&lh[(p * RADIX + d) * hc + c]);
                     }
         }
     }

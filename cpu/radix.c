@@ -254,7 +254,8 @@ void cltopk_cpu_lsd_pairs(okey_pair *p, okey_pair *tmp, size_t n, int ibits, int
     size_t nb = (size_t)1 << db, mask = nb - 1, cnt[NB];
     for (int f = 0; f < 2; f++)
         for (int shift = 0; shift < (f ? kbits : ibits); shift += db) {
-#define LSD_DIGIT(q) (f ? (size_t)((q).u >> shift) & mask : (size_t)((uint64_t)(q).i >> shift) & mask)
+#define LSD_DIGIT(q)                                                                    \
+    (f ? (size_t)((q).u >> shift) & mask : (size_t)((uint64_t)(q).i >> shift) & mask)
             memset(cnt, 0, nb * sizeof *cnt);
             for (size_t i = 0; i < n; i++)
                 cnt[LSD_DIGIT(src[i])]++;

@@ -51,10 +51,10 @@
  * sectors are written whole: 31.2 ms at its largest tile (ipt 8), where
  * without it the same tile took 37.4 ms.  LDIG 0 recomputes the digits from
  * the pairs (29.6 ms at ipt 16: keeping them is faster).  One sweep a
- * pass (OS 1, os=1, the GPU default below 2^30 pairs): the digit counts of
- * every pass from one read (ds_hist_all), then a launch a pass whose groups
- * take tiles in order and find each tile's offsets by a look-back over the
- * tiles before it.  Looking back before the ranking it took 44.6-47.2 ms
+ * pass (OS 1, os=1, the default below 2^30 pairs with the PTX votes): the
+ * digit counts of every pass from one read (ds_hist_all), then a launch a
+ * pass whose groups take tiles in order and find each tile's offsets by a
+ * look-back over the tiles before it.  Looking back before the ranking it took 44.6-47.2 ms
  * (10.6-12.8 ms a pass: with one group a compute unit at 164-184 registers
  * the wait for the tiles before is the compute unit's); looking back after
  * it, by the build with the shuffle scan (wsc, 128 registers, two groups a
@@ -168,11 +168,15 @@ static int ds_configure(const cltopk_context *ctx, int key_bits, int part, size_
     c->wc = c->wr && p.v[DP_WC];
     c->hu = (unsigned)p.v[DP_HU];
     c->hs = (unsigned)p.v[DP_HS];
-    /* one sweep: ranked by warps, not the partition, fewer than 2^30 pairs */
-    c->os = c->wr && p.v[DP_OS] && !part && m < DS_OS_MAX;
     /* the warps' votes by inline PTX on NVIDIA's platform, through local
      * memory elsewhere (or with ptx=0) */
     c->ptx = c->wr && p.v[DP_PTX] && strstr(ctx->caps.platform_name, "NVIDIA") != NULL;
+    /* one sweep: ranked by warps, not the partition, fewer than 2^30 pairs;
+     * by default only with the PTX votes (measured there alone: without the
+     * shuffle scan's second group a compute unit it was slower than a
+     * histogram and a scatter a pass) */
+    int os_set = (p.set >> DP_OS) & 1u;
+    c->os = c->wr && p.v[DP_OS] && (os_set || c->ptx) && !part && m < DS_OS_MAX;
     c->wsc = (unsigned)p.v[DP_WSC];
     /* one sweep by PTX: the scan by shuffles unless set (128 registers, two
      * groups a compute unit, which hide each other's look-back) */
