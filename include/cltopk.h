@@ -108,7 +108,11 @@
  *                          memory), wc (1, with wr: output sectors whole),
  *                          hu (vectors the histogram loads before counting),
  *                          os (1, with wr: one sweep a pass, offsets by a
- *                          look-back over the tiles before)
+ *                          look-back over the tiles before; the default on
+ *                          NVIDIA GPUs), wsc (1, with NVIDIA's PTX: the
+ *                          tile's scan by warp shuffles; on with os), hs
+ *                          (histogram groups a scatter group), sk (without
+ *                          os: the skewed passes by the wsc build)
  *   CLTOPK_BITS            bits (the many-rows kernels): wg and r (work-items a
  *                          group, elements a work-item a round: powers of two),
  *                          parts (a long dense row's work-groups; 0 = chosen),
