@@ -228,9 +228,11 @@ size_t cltopk_devsort_scratch(cltopk_context *ctx, int key_bits, size_t m, char 
     size_t groups, tpg, radix = (size_t)1 << c.digit, tile = (size_t)c.wg * c.ipt;
     ds_grid(ctx, &c, m, &groups, &tpg);
     size_t aux = radix * (groups * c.hs + 1) * 4 + 4; /* hist, totals, the skew word */
-    if (c.os && m < DS_OS_MAX) { /* two status words a tile and digit; the counts and counters */
+    if (c.os) { /* two status words a tile and digit; the counts and counters (a
+                   partition, which takes no sweep, needs the other's) */
         size_t sw = 2 * ((m + tile - 1) / tile) * radix * 4, cw = (radix + 1) * DS_OS_PMAX * 4;
-        aux = (sw > radix * groups * 4 ? sw : radix * groups * 4) + (cw > radix * 4 ? cw : radix * 4);
+        if (sw + cw > aux)
+            aux = sw + cw;
     }
     return 2 * m * ((size_t)key_bits / 8 + 4) + aux;
 }
