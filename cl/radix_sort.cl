@@ -696,13 +696,9 @@ void ds_hist_all(__global const okey_t *keys, ulong koff, __global const uint *p
     barrier(CLK_LOCAL_MEM_FENCE);
     __global const okey_t *kp = keys + koff;
     int vec = (koff % VEC) == 0;
-    /* the positions only where a digit holds their bits, and not implicit */
-    uint own = implicit || pb == 0u;
     for (ulong i = gid * VEC; i < m; i += gsz * VEC) {
         okey_t kk[VEC];
-        uint pp[VEC];
         ds_load_keys(kp, i, m, vec, kk);
-        ds_load_pos(pos, own, i, m, pp);
         if (pb == 0u) {
             /* the key's digits alone (the sort of the input): the passes
              * known here, the order key computed once */
@@ -719,6 +715,9 @@ void ds_hist_all(__global const okey_t *keys, ulong koff, __global const uint *p
                 }
             }
         } else {
+            /* the positions' bits among the digits */
+            uint pp[VEC];
+            ds_load_pos(pos, implicit, i, m, pp);
             UNROLL
             for (uint j = 0; j < VEC; j++)
                 if (i + j < m)

@@ -54,12 +54,12 @@
  * pass (OS 1, os=1, the default below 2^30 pairs with the PTX votes): the
  * digit counts of every pass from one read (ds_hist_all), then a launch a
  * pass whose groups take tiles in order and find each tile's offsets by a
- * look-back over the tiles before it.  Looking back before the ranking it took 44.6-47.2 ms
- * (10.6-12.8 ms a pass: with one group a compute unit at 164-184 registers
- * the wait for the tiles before is the compute unit's); looking back after
- * it, by the build with the shuffle scan (wsc, 128 registers, two groups a
- * compute unit; the default with os on PTX), 23.6 ms, 5.3-5.4 ms a pass
- * (bench/RESULTS.md).
+ * look-back over the tiles before it.  Looking back before the ranking it
+ * took 44.6-47.2 ms (10.6-12.8 ms a pass: with one group a compute unit at
+ * 164-184 registers the wait for the tiles before is the compute unit's);
+ * looking back after it, by the build with the shuffle scan (wsc, 128
+ * registers, two groups a compute unit; the default with os on PTX), 23.6
+ * ms, 5.3-5.4 ms a pass (bench/RESULTS.md).
  *
  * The skewed passes (sk): the tile's scan by warp shuffles (WSC 1, wsc=1)
  * leaves ds_scatter 128 registers instead of 164 on the H200, two groups a

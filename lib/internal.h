@@ -707,7 +707,7 @@ CLTOPK_INTERNAL size_t cltopk_cpu_heap_row(const cltopk_request *rq, const void 
  * keeps its best k whenever it fills (a quickselect) and raises the threshold
  * to their worst, with the sample's floor where n is large: for large k,
  * where the heap's sift-downs cost (64 x 131072 at k = 4096 on 2 cores: the
- * heap 97 ms) */
+ * heap 48.8 ms, the buffer 11.1) */
 CLTOPK_INTERNAL size_t cltopk_cpu_buf_row(const cltopk_request *rq, const void *keys, size_t n,
                                           size_t k, okey_pair *h);
 /* radix.c: a stable LSD radix sort of pairs (tmp: n pairs of room), by the
