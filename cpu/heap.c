@@ -194,6 +194,47 @@ int cltopk_cpu_sample_floor(const cltopk_request *rq, const void *keys, size_t n
     return 1;
 }
 
+/* Stable LSD radix sort of p[0..n) (tmp: n pairs), db bits a pass (1 ..
+ * CLTOPK_CPU_LSD_MAX): by the index ascending over its low ibits bits, then
+ * by the key descending over its low kbits bits; a pass whose digit every
+ * pair shares is skipped.  With ibits 0 the pairs keep their order among
+ * equal keys (THE ORDER where they come in index order); with ibits covering
+ * the indices, THE ORDER from any order. */
+void cltopk_cpu_lsd_pairs(okey_pair *p, okey_pair *tmp, size_t n, int ibits, int kbits, int db)
+{
+    okey_pair *src = p, *dst = tmp;
+    size_t nb = (size_t)1 << db, mask = nb - 1, cnt[(size_t)1 << CLTOPK_CPU_LSD_MAX];
+    for (int f = 0; f < 2; f++)
+        for (int shift = 0; shift < (f ? kbits : ibits); shift += db) {
+#define LSD_DIGIT(q)                                                                    \
+    (f ? (size_t)((q).u >> shift) & mask : (size_t)((uint64_t)(q).i >> shift) & mask)
+            memset(cnt, 0, nb * sizeof *cnt);
+            for (size_t i = 0; i < n; i++)
+                cnt[LSD_DIGIT(src[i])]++;
+            int trivial = 0;
+            for (size_t d = 0; d < nb; d++)
+                if (cnt[d] == n)
+                    trivial = 1;
+            if (trivial)
+                continue;
+            /* the key descending: the largest digit first */
+            size_t o = 0;
+            for (size_t e = 0; e < nb; e++) {
+                size_t d = f ? mask - e : e, c = cnt[d];
+                cnt[d] = o;
+                o += c;
+            }
+            for (size_t i = 0; i < n; i++)
+                dst[cnt[LSD_DIGIT(src[i])]++] = src[i];
+#undef LSD_DIGIT
+            okey_pair *sw = src;
+            src = dst;
+            dst = sw;
+        }
+    if (src != p)
+        memcpy(p, src, n * sizeof *p);
+}
+
 static int cmp_pairs(const void *a, const void *b)
 {
     const okey_pair *x = a, *y = b;

@@ -58,6 +58,9 @@ INLINE uint64_t okey(const void *keys, size_t i, int bytes, int kind, int sm)
 
 #define DIGIT 11
 #define NB (1u << DIGIT)
+#if DIGIT > CLTOPK_CPU_LSD_MAX
+#error "DIGIT is wider than cltopk_cpu_lsd_pairs takes"
+#endif
 
 static int threads_for(size_t n)
 {
@@ -240,47 +243,6 @@ INLINE void collect_body(int bytes, int kind, int sm, const void *keys, size_t l
             p[w++].i = (int64_t)i;
         }
     }
-}
-
-/* Stable LSD radix sort of p[0..n) (tmp: n pairs), db bits a pass (1 ..
- * DIGIT): by the index ascending over its low ibits bits, then by the key
- * descending over its low kbits bits; a pass whose digit every pair shares is
- * skipped.  With ibits 0 the pairs keep their order among equal keys (THE
- * ORDER where they come in index order); with ibits covering the indices,
- * THE ORDER from any order. */
-void cltopk_cpu_lsd_pairs(okey_pair *p, okey_pair *tmp, size_t n, int ibits, int kbits, int db)
-{
-    okey_pair *src = p, *dst = tmp;
-    size_t nb = (size_t)1 << db, mask = nb - 1, cnt[NB];
-    for (int f = 0; f < 2; f++)
-        for (int shift = 0; shift < (f ? kbits : ibits); shift += db) {
-#define LSD_DIGIT(q)                                                                    \
-    (f ? (size_t)((q).u >> shift) & mask : (size_t)((uint64_t)(q).i >> shift) & mask)
-            memset(cnt, 0, nb * sizeof *cnt);
-            for (size_t i = 0; i < n; i++)
-                cnt[LSD_DIGIT(src[i])]++;
-            int trivial = 0;
-            for (size_t d = 0; d < nb; d++)
-                if (cnt[d] == n)
-                    trivial = 1;
-            if (trivial)
-                continue;
-            /* the key descending: the largest digit first */
-            size_t o = 0;
-            for (size_t e = 0; e < nb; e++) {
-                size_t d = f ? mask - e : e, c = cnt[d];
-                cnt[d] = o;
-                o += c;
-            }
-            for (size_t i = 0; i < n; i++)
-                dst[cnt[LSD_DIGIT(src[i])]++] = src[i];
-#undef LSD_DIGIT
-            okey_pair *sw = src;
-            src = dst;
-            dst = sw;
-        }
-    if (src != p)
-        memcpy(p, src, n * sizeof *p);
 }
 
 int cltopk_cpu_collect_topk(const cltopk_request *rq, const void *keys, size_t n, size_t k,

@@ -710,9 +710,10 @@ CLTOPK_INTERNAL size_t cltopk_cpu_heap_row(const cltopk_request *rq, const void 
  * heap 48.8 ms, the buffer 11.1) */
 CLTOPK_INTERNAL size_t cltopk_cpu_buf_row(const cltopk_request *rq, const void *keys, size_t n,
                                           size_t k, okey_pair *h);
-/* radix.c: a stable LSD radix sort of pairs (tmp: n pairs of room), by the
+/* heap.c: a stable LSD radix sort of pairs (tmp: n pairs of room), by the
  * index ascending over its low ibits bits, then by the key descending over
- * its low kbits bits, db (1 .. 11) bits a pass */
+ * its low kbits bits, db (1 .. CLTOPK_CPU_LSD_MAX) bits a pass */
+#define CLTOPK_CPU_LSD_MAX 11
 CLTOPK_INTERNAL void cltopk_cpu_lsd_pairs(okey_pair *p, okey_pair *tmp, size_t n, int ibits,
                                           int kbits, int db);
 /* rowscpu.c: the job on host arrays, OpenMP over rows; CLTOPK_OK or
