@@ -10,6 +10,7 @@
  * single array does (ties by smaller position), so the bits equal the CPU's.
  * CLTOPK_BITS each=on|off forces the choice (tests). */
 #include "internal.h"
+#include "../cpu/isa.h"
 
 #if HAVE_OPENCL
 
@@ -71,6 +72,11 @@ static int each_auto(cltopk_context *ctx, const cltopk_request *one, int device_
     return st;
 }
 
+/* seconds a row's selection and sort take a pair and level (k (log2 k + 1)
+ * of them) on one thread: on 2 cores, 64 x 131072 at k = 4096 took 32 rows
+ * a thread in 10.7 ms */
+#define CPU_PAIR_LEVEL 6.5e-9
+
 double cltopk_rows_staged_time(cltopk_context *ctx, const cltopk_request *rq,
                                const cltopk_rows_job *job)
 {
@@ -80,11 +86,14 @@ double cltopk_rows_staged_time(cltopk_context *ctx, const cltopk_request *rq,
     double in = (double)rq->n * rq->bytes, out = (double)job->nrows * rq->k * (rq->bytes + 8);
     /* the input read back, the heap's scan at about the host's read speed,
      * the outputs written; and each row's selection and sort of its k, some
-     * 256 bytes of the host's read a pair and level (64 x 131072 at k = 4096
-     * on 2 cores: 11.1 ms, where the read is 0.3-0.5) */
+     * CPU_PAIR_LEVEL seconds a pair and level on one thread, the rows shared
+     * by the threads (64 x 131072 at k = 4096: 11.1 ms on 2 cores, where the
+     * read is 0.3-0.5; 2.66 ms on the 16 of the H200's host, where the
+     * model's 256 bytes of the host's read a pair and level had said 5.7 and
+     * AUTO took the sort a row at a time on the device: 6.25 ms) */
     double lk = rq->k > 1 ? log2((double)rq->k) : 0;
-    return (in + out) / c.h2d + in / c.cpubw +
-           (double)job->nrows * (double)rq->k * (lk + 1) * 256.0 / c.cpubw;
+    double nt = cltopk_cpu_threads(), per = ceil((double)job->nrows / (nt >= 1 ? nt : 1));
+    return (in + out) / c.h2d + in / c.cpubw + per * (double)rq->k * (lk + 1) * CPU_PAIR_LEVEL;
 }
 
 int cltopk_rows_each_can(cltopk_context *ctx, const cltopk_request *rq, const cltopk_rows_job *job,
