@@ -328,6 +328,23 @@ CLTOPK_INTERNAL int cltopk_own_after_wait(cltopk_context *ctx, const cltopk_requ
  * context's work and rq's wait list; blocks */
 CLTOPK_INTERNAL int cltopk_read_after_wait(cltopk_context *ctx, const cltopk_request *rq,
                                            cl_mem m, size_t at, size_t bytes, void *host);
+/* staging.c: map `bytes` of m from byte `at` for reading, after the
+ * context's work and rq's wait list; blocks.  *host the mapped bytes (unmap
+ * them with clEnqueueUnmapMemObject on ctx->queue), or NULL where the map
+ * failed (a buffer the host may not read, or no memory to map it: the caller
+ * reads instead), then CLTOPK_OK still; other failures as a status */
+CLTOPK_INTERNAL int cltopk_map_after_wait(cltopk_context *ctx, const cltopk_request *rq,
+                                          cl_mem m, size_t at, size_t bytes, void **host);
+/* staging.c: rq's device input (n elements from doffset) in host memory
+ * for a CPU algorithm, after the context's work and rq's wait list; blocks:
+ * mapped where map is set and the map succeeds (*mapped 1: on a CPU device
+ * no copy, on a GPU one transfer to pinned memory), else read into memory
+ * allocated here.  End with cltopk_input_view_end(st: the caller's status so
+ * far), which unmaps or frees it and returns st or the unmap's failure */
+CLTOPK_INTERNAL int cltopk_input_view(cltopk_context *ctx, const cltopk_request *rq, int map,
+                                      char **keys, int *mapped);
+CLTOPK_INTERNAL int cltopk_input_view_end(cltopk_context *ctx, const cltopk_request *rq,
+                                          char *keys, int mapped, int st);
 /* a key whose bits its order key cannot restore: a float zero or NaN */
 CLTOPK_INTERNAL int cltopk_ambiguous_float(const void *keys, size_t i, int bytes);
 

@@ -88,7 +88,7 @@ static const unsigned ktops[] = {32, 256, 1024, 2048};
 enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT, BP_MAXIMA, BP_TKMAX, BP_PATH, BP_S, BP_CAP,
        BP_FORCE, BP_CHECK, BP_SFPART, BP_FUSE, BP_WARP, BP_WCOLS, BP_WKMAX, BP_WCAP,
        BP_WWIN, BP_TMLOAD, BP_WN, BP_WRMAX, BP_SRUN, BP_SFULL, BP_FWG, BP_FRT, BP_FMAX, BP_SFUNR,
-       BP_WVEC, BP_WAPPEND, BP_EACH, BP_N };
+       BP_WVEC, BP_WAPPEND, BP_EACH, BP_STAGE, BP_N };
 enum { BPATH_AUTO = 0, BPATH_SF, BPATH_NOSF };
 #define WARP_COLS 4096 /* the warp kernel's longest row: 32 x 128 registers a work-item */
 #define WARP_KMAX 128  /* its largest k: each work-item's 4 best hold T (cl/rows_warp.cl) */
@@ -99,6 +99,7 @@ enum { BCHECK_NONE = 0, BCHECK_SERVED, BCHECK_FALLBACK };
 static const char *const bits_path_words[] = {"auto", "sf", "nosf", NULL};
 static const char *const bits_force_words[] = {"none", "all", "few", NULL};
 static const char *const bits_each_words[] = {"auto", "on", "off", NULL};
+static const char *const bits_stage_words[] = {"map", "read", NULL};
 static const char *const bits_check_words[] = {"none", "served", "fallback", NULL};
 static const cltopk_param bits_params[] = {
     [BP_WG] = {.name = "wg", .gpu = 256, .cpu = 64, .min = 16, .max = 1024, .integer = 1},
@@ -227,6 +228,9 @@ static const cltopk_param bits_params[] = {
      * (lib/rowseach.c) where AUTO's model says so (auto), always (on), or
      * never (off: the CPU on a host copy) */
     [BP_EACH] = {.name = "each", .min = 0, .max = 2, .integer = 1, .words = bits_each_words},
+    /* the CPU's rows on a host copy of cl_mem data: the input mapped (map,
+     * the default; read where the map fails) or read into host memory */
+    [BP_STAGE] = {.name = "stage", .min = 0, .max = 1, .integer = 1, .words = bits_stage_words},
 };
 _Static_assert(BP_N <= CLTOPK_MAX_PARAMS, "CLTOPK_BITS has more parameters than lib/tune.h holds");
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
@@ -1567,25 +1571,42 @@ int cltopk_rows_dev_host(cltopk_context *ctx, const cltopk_request *rq,
     return st;
 }
 
+/* whether the CPU's rows on a host copy map the input (CLTOPK_BITS
+ * stage=map, the default) or read it into host memory (stage=read) */
+static int rows_stage_map(const cltopk_context *ctx, const cltopk_request *rq)
+{
+    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
+    cltopk_tune_for f = {gpu, ctx->caps.device_name, (unsigned)rq->bytes, -1, rq->k};
+    cltopk_params p;
+    char why[8];
+    if (cltopk_params_get(rq->tune, &bits_table, &f, &p, why, sizeof why) != 0)
+        return 1;
+    return p.v[BP_STAGE] == 0;
+}
+
 int cltopk_rows_cpu_on_buffer(cltopk_context *ctx, const cltopk_request *rq,
                               const cltopk_rows_job *job)
 {
     size_t kb = (size_t)rq->bytes, count = job->nrows * rq->k;
     size_t qn = job->mode == ROWS_KNN ? job->nrows * job->d : 0;
-    char *keys = malloc(rq->n ? rq->n * kb : 1);
+    /* the input mapped, where the host may map it: on a CPU device no copy,
+     * on a GPU one transfer to pinned memory, where a read into fresh host
+     * memory took 14-24 ms for 32 MiB on POCL (its pages faulted in) and
+     * some 30 on the H200's host (bench/RESULTS.md); else read */
+    char *keys = NULL;
+    int mapped = 0;
+    int st = cltopk_input_view(ctx, rq, rows_stage_map(ctx, rq), &keys, &mapped);
+    if (st != CLTOPK_OK)
+        return st;
     float *queries = malloc(qn ? qn * 4 : 1);
     char *ok = malloc(count ? count * kb : 1);
     int64_t *oi = malloc(count ? count * 8 : 1);
-    int st = CLTOPK_OK;
     cl_int err = CL_SUCCESS;
-    if (!keys || !queries || !ok || !oi) {
-        st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory staging %zu elements "
-                         "for the CPU", rq->n);
+    if (!queries || !ok || !oi) {
+        st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for the CPU's rows");
         goto out;
     }
-    if ((st = cltopk_read_after_wait(ctx, rq, rq->dkeys, rq->doffset * kb, rq->n * kb, keys)) !=
-            CLTOPK_OK ||
-        (st = cltopk_read_after_wait(ctx, rq, job->dqueries, job->qoffset * 4, qn * 4,
+    if ((st = cltopk_read_after_wait(ctx, rq, job->dqueries, job->qoffset * 4, qn * 4,
                                      queries)) != CLTOPK_OK)
         goto out;
     cltopk_request h = *rq;
@@ -1608,7 +1629,7 @@ int cltopk_rows_cpu_on_buffer(cltopk_context *ctx, const cltopk_request *rq,
     if (err != CL_SUCCESS)
         st = cltopk_clfail(ctx, err, "writing the rows' results to the device");
 out:
-    free(keys);
+    st = cltopk_input_view_end(ctx, rq, keys, mapped, st);
     free(queries);
     free(ok);
     free(oi);

@@ -311,6 +311,69 @@ int cltopk_read_after_wait(cltopk_context *ctx, const cltopk_request *rq, cl_mem
                                              "host)");
 }
 
+int cltopk_map_after_wait(cltopk_context *ctx, const cltopk_request *rq, cl_mem m, size_t at,
+                          size_t bytes, void **host)
+{
+    *host = NULL;
+    if (!bytes)
+        return CLTOPK_OK;
+    cl_event *wl;
+    cl_uint nw;
+    int st = own_and_wait(ctx, rq, &wl, &nw);
+    if (st != CLTOPK_OK)
+        return st;
+    cl_int err;
+    void *p = clEnqueueMapBuffer(ctx->queue, m, CL_TRUE, CL_MAP_READ, at, bytes, nw,
+                                 nw ? wl : NULL, NULL, &err);
+    free(wl);
+    *host = err == CL_SUCCESS ? p : NULL;
+    return CLTOPK_OK;
+}
+
+int cltopk_input_view(cltopk_context *ctx, const cltopk_request *rq, int map, char **keys,
+                      int *mapped)
+{
+    size_t kb = (size_t)rq->bytes;
+    void *mp = NULL;
+    int st;
+    *keys = NULL;
+    *mapped = 0;
+    if (map && (st = cltopk_map_after_wait(ctx, rq, rq->dkeys, rq->doffset * kb, rq->n * kb,
+                                           &mp)) != CLTOPK_OK)
+        return st;
+    if (mp) {
+        *keys = mp;
+        *mapped = 1;
+        return CLTOPK_OK;
+    }
+    if (!(*keys = malloc(rq->n ? rq->n * kb : 1)))
+        return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY,
+                           "out of host memory staging %zu elements for the CPU", rq->n);
+    if ((st = cltopk_read_after_wait(ctx, rq, rq->dkeys, rq->doffset * kb, rq->n * kb, *keys)) !=
+        CLTOPK_OK) {
+        free(*keys);
+        *keys = NULL;
+    }
+    return st;
+}
+
+int cltopk_input_view_end(cltopk_context *ctx, const cltopk_request *rq, char *keys, int mapped,
+                          int st)
+{
+    if (!mapped) {
+        free(keys);
+        return st;
+    }
+    /* (the queue is in order: the results' writes, and any later work on
+     * the buffer, come after the unmap) */
+    cl_int err = clEnqueueUnmapMemObject(ctx->queue, rq->dkeys, keys, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clFinish(ctx->queue);
+    if (err != CL_SUCCESS && st == CLTOPK_OK)
+        st = cltopk_clfail(ctx, err, "clEnqueueUnmapMemObject (the input)");
+    return st;
+}
+
 int cltopk_own_after_wait(cltopk_context *ctx, const cltopk_request *rq)
 {
     if (!rq->num_wait)
@@ -332,18 +395,19 @@ int cltopk_host_on_buffer(cltopk_context *ctx, const cltopk_request *rq,
                           const cltopk_algorithm *a, size_t rank)
 {
     size_t kb = (size_t)rq->bytes, count = rank == SIZE_MAX ? rq->k : 1;
-    char *keys = malloc(rq->n ? rq->n * kb : 1);
     char *ok = malloc(count * kb);
     int64_t *oi = malloc(count * 8);
-    int st = CLTOPK_OK;
+    char *keys = NULL;
+    int mapped = 0, st = CLTOPK_OK;
     cl_int err;
-    if (!keys || !ok || !oi) {
-        st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory staging %zu elements "
-                         "for %s", rq->n, a->name);
-        goto out;
+    if (!ok || !oi) {
+        free(ok);
+        free(oi);
+        return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for the results of %s",
+                           a->name);
     }
-    if ((st = cltopk_read_after_wait(ctx, rq, rq->dkeys, rq->doffset * kb, rq->n * kb, keys)) !=
-        CLTOPK_OK)
+    /* the input mapped (where the host may map it), else read */
+    if ((st = cltopk_input_view(ctx, rq, 1, &keys, &mapped)) != CLTOPK_OK)
         goto out;
     cltopk_request h = *rq;
     h.on_device = 0;
@@ -371,7 +435,8 @@ int cltopk_host_on_buffer(cltopk_context *ctx, const cltopk_request *rq,
     if (err != CL_SUCCESS)
         st = cltopk_clfail(ctx, err, "writing the results to the device");
 out:
-    free(keys);
+    if (keys)
+        st = cltopk_input_view_end(ctx, rq, keys, mapped, st);
     free(ok);
     free(oi);
     return st;

@@ -755,11 +755,12 @@ static void each_cases(cltopk_context *cl, const char *dev)
         free(keys);
     }
     /* AUTO past the device kernel's largest k (2048): a row at a time where
-     * each=on says so, the CPU on a host copy where each=off */
+     * each=on says so, the CPU on a host copy where each=off (the input
+     * mapped, or read with stage=read) */
     char *keys = bmalloc(3 * 5000 * 8);
     gen_data(CLTOPK_UINT64, "few", 3 * 5000, 0, &rng, keys);
-    static const char *const modes[] = {"each=on", "each=off"};
-    for (int m = 0; m < 2; m++) {
+    static const char *const modes[] = {"each=on", "each=off", "each=off,stage=read"};
+    for (int m = 0; m < 3; m++) {
         setenv("CLTOPK_BITS", modes[m], 1);
         snprintf(where, sizeof where, "%s %s", dev, modes[m]);
         check_case(cl, where, CLTOPK_ALGO_AUTO, 1, CLTOPK_UINT64, "few", keys, 3 * 5000, 3, 4990,
