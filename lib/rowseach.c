@@ -72,6 +72,12 @@ static int each_auto(cltopk_context *ctx, const cltopk_request *one, int device_
     return st;
 }
 
+/* seconds the host adds to each row a row at a time on the device: the H200
+ * took 95-108 us a row of 131072 float32 at k = 4096 by the sort (64 rows:
+ * 6.1-6.9 ms), where the sort's model said 51 (3.28 ms); its host enqueues
+ * some ten launches and copies a row at about 5 us each (bench/RESULTS.md) */
+#define EACH_ROW_HOST 45e-6
+
 /* seconds a row's selection and sort take a pair and level (k (log2 k + 1)
  * of them) on one thread: on 2 cores, 64 x 131072 at k = 4096 took 32 rows
  * a thread in 10.7 ms */
@@ -150,10 +156,11 @@ int cltopk_rows_each_can(cltopk_context *ctx, const cltopk_request *rq, const cl
     if (secs) {
         cltopk_consts c = {0};
         double launch = cltopk_consts_get(ctx, &c) == CLTOPK_OK ? c.launch : 1e-5;
-        /* the row's time (its model's, or a read at the device's rate) and
-         * its two copies */
+        /* the row's time (its model's, or a read at the device's rate), its
+         * two copies, and the host's enqueueing of its launches, which the
+         * device's back-to-back launch cost does not count */
         double row = t >= 0 ? t : 3.0 * r.n * rq->bytes / (c.bw > 0 ? c.bw : 1e11) + 10 * launch;
-        *secs = (double)job->nrows * (row + 2 * launch);
+        *secs = (double)job->nrows * (row + 2 * launch + EACH_ROW_HOST);
     }
     if (name)
         *name = a->name;
