@@ -339,8 +339,13 @@ CLTOPK_INTERNAL int cltopk_map_after_wait(cltopk_context *ctx, const cltopk_requ
  * for a CPU algorithm, after the context's work and rq's wait list; blocks:
  * mapped where map is set and the map succeeds (*mapped 1: on a CPU device
  * no copy, on a GPU one transfer to pinned memory), else read into memory
- * allocated here.  End with cltopk_input_view_end(st: the caller's status so
- * far), which unmaps or frees it and returns st or the unmap's failure */
+ * allocated here; CLTOPK_ERR_UNSUPPORTED where the host may not read the
+ * buffer (cltopk_mem_host_unreadable).  End with cltopk_input_view_end(st:
+ * the caller's status so far), which unmaps or frees it and returns st or
+ * the unmap's failure */
+/* staging.c: the flag (CL_MEM_HOST_NO_ACCESS or CL_MEM_HOST_WRITE_ONLY) by
+ * which the host may not read m, or NULL */
+CLTOPK_INTERNAL const char *cltopk_mem_host_unreadable(cl_mem m);
 CLTOPK_INTERNAL int cltopk_input_view(cltopk_context *ctx, const cltopk_request *rq, int map,
                                       char **keys, int *mapped);
 CLTOPK_INTERNAL int cltopk_input_view_end(cltopk_context *ctx, const cltopk_request *rq,

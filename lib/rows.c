@@ -54,12 +54,16 @@ static int rows_choose(cltopk_context *ctx, const char *fn, cltopk_algo algo,
                            : 2;
             if (each < 0)
                 return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s: %s", fn, why);
-            /* (auto: on GPUs only, where the model's constants were measured) */
-            double te = -1, ts = each == 0 && gpu ? cltopk_rows_staged_time(ctx, rq, job) : -1;
-            if ((each == 1 || (each == 0 && gpu)) &&
+            /* (auto: on GPUs only, where the model's constants were
+             * measured; on any device where the host may not read the input,
+             * which the host copy needs: it would fail) */
+            const int noread = each == 0 && cltopk_mem_host_unreadable(rq->dkeys) != NULL;
+            double te = -1,
+                   ts = each == 0 && gpu && !noread ? cltopk_rows_staged_time(ctx, rq, job) : -1;
+            if ((each == 1 || (each == 0 && (gpu || noread))) &&
                 cltopk_rows_each_can(ctx, rq, job, CLTOPK_ALGO_AUTO, &te, NULL, why,
                                      sizeof why) &&
-                (each == 1 || (ts >= 0 && te >= 0 && te < ts)))
+                (each == 1 || noread || (ts >= 0 && te >= 0 && te < ts)))
                 *how = RUN_DEVICE_EACH;
 #endif
         } else

@@ -330,6 +330,16 @@ int cltopk_map_after_wait(cltopk_context *ctx, const cltopk_request *rq, cl_mem 
     return CLTOPK_OK;
 }
 
+const char *cltopk_mem_host_unreadable(cl_mem m)
+{
+    cl_mem_flags f = 0;
+    if (clGetMemObjectInfo(m, CL_MEM_FLAGS, sizeof f, &f, NULL) != CL_SUCCESS)
+        return NULL;
+    return (f & CL_MEM_HOST_NO_ACCESS)    ? "CL_MEM_HOST_NO_ACCESS"
+           : (f & CL_MEM_HOST_WRITE_ONLY) ? "CL_MEM_HOST_WRITE_ONLY"
+                                          : NULL;
+}
+
 int cltopk_input_view(cltopk_context *ctx, const cltopk_request *rq, int map, char **keys,
                       int *mapped)
 {
@@ -338,6 +348,13 @@ int cltopk_input_view(cltopk_context *ctx, const cltopk_request *rq, int map, ch
     int st;
     *keys = NULL;
     *mapped = 0;
+    const char *flag = cltopk_mem_host_unreadable(rq->dkeys);
+    if (flag)
+        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                           "the input cl_mem was created with %s, and this call runs on the "
+                           "host's CPU, which cannot read it: create the buffer without that "
+                           "flag, or name a device algorithm (rows: CLTOPK_BITS=each=on)",
+                           flag);
     if (map && (st = cltopk_map_after_wait(ctx, rq, rq->dkeys, rq->doffset * kb, rq->n * kb,
                                            &mp)) != CLTOPK_OK)
         return st;

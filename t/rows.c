@@ -81,6 +81,12 @@ static int call_host(cltopk_context *ctx, cltopk_algo algo, cltopk_dtype type, c
 
 #if CLTOPK_HAVE_OPENCL
 /* the same through the cl_mem forms: the keys at element `off` of a buffer */
+/* call_buffer's input flags added to CL_MEM_READ_WRITE (tests of a buffer
+ * the host may not read), and whether a failing call left the device outputs
+ * as they were (1), changed them (0), or (-1) the last call succeeded */
+static cl_mem_flags in_flags_extra;
+static int out_untouched = -1;
+
 static int call_buffer(cltopk_context *ctx, cltopk_algo algo, cltopk_dtype type,
                        const void *keys, size_t extent, size_t rows, size_t cols, size_t ld,
                        const int64_t *offsets, size_t k, int smallest, void *ok, int64_t *oi)
@@ -95,7 +101,7 @@ static int call_buffer(cltopk_context *ctx, cltopk_algo algo, cltopk_dtype type,
     memset(init, 0x7F, (extent + off) * w); /* around the slice: large keys */
     memcpy(init + off * w, keys, extent * w);
     cl_int err;
-    cl_mem in = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+    cl_mem in = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR | in_flags_extra,
                                (extent + off) * w, init, &err);
     cl_mem mk = clCreateBuffer(c, CL_MEM_READ_WRITE | (ok ? CL_MEM_COPY_HOST_PTR : 0),
                                (count + GUARD) * w, ok, &err);
@@ -119,6 +125,21 @@ static int call_buffer(cltopk_context *ctx, cltopk_algo algo, cltopk_dtype type,
         if (oi)
             clEnqueueReadBuffer(q, mi, CL_TRUE, 0, (count + GUARD) * 8, oi, 1, &done, NULL);
         clReleaseEvent(done);
+        out_untouched = -1;
+    } else {
+        /* the device outputs as the call found them (their initial bytes
+         * are ok and oi's) */
+        out_untouched = 1;
+        for (int b = 0; b < 2; b++) {
+            void *h = b ? (void *)oi : ok;
+            size_t bytes = (count + GUARD) * (b ? 8 : w);
+            char *back = h ? bmalloc(bytes) : NULL;
+            if (h && (clEnqueueReadBuffer(q, b ? mi : mk, CL_TRUE, 0, bytes, back, 0, NULL,
+                                          NULL) != CL_SUCCESS ||
+                      memcmp(back, h, bytes) != 0))
+                out_untouched = 0;
+            free(back);
+        }
     }
     clReleaseMemObject(in);
     clReleaseMemObject(mk);
@@ -778,6 +799,35 @@ static void each_cases(cltopk_context *cl, const char *dev)
         if (st != CLTOPK_OK || each != (m == 0))
             diag("%d %s: %s", st, cltopk_last_error(cl), buf);
     }
+    /* an input the host may not read (CL_MEM_HOST_NO_ACCESS): AUTO takes a
+     * row at a time on any device, not the host copy, which each=off asks
+     * for and is refused, naming the flag, with nothing written */
+    in_flags_extra = CL_MEM_HOST_NO_ACCESS;
+    setenv("CLTOPK_BITS", "each=auto", 1);
+    snprintf(where, sizeof where, "%s no host access", dev);
+    check_case(cl, where, CLTOPK_ALGO_AUTO, 1, CLTOPK_UINT64, "few", keys, 3 * 5000, 3, 4990,
+               5000, NULL, 2600, 1, WANT_BOTH);
+    setenv("CLTOPK_BITS", "each=off", 1);
+    {
+        size_t count = 3 * 2600;
+        char *ok_ = bmalloc((count + GUARD) * 8);
+        int64_t *oi = bmalloc((count + GUARD) * 8);
+        memset(ok_, POISON, (count + GUARD) * 8);
+        memset(oi, POISON, (count + GUARD) * 8);
+        int st = call_buffer(cl, CLTOPK_ALGO_AUTO, CLTOPK_UINT64, keys, 3 * 5000, 3, 4990, 5000,
+                             NULL, 2600, 0, ok_, oi);
+        ok(st == CLTOPK_ERR_UNSUPPORTED &&
+               strstr(cltopk_last_error(cl), "CL_MEM_HOST_NO_ACCESS") != NULL &&
+               out_untouched == 1,
+           "%s each=off: the host copy of an input the host may not read is refused, "
+           "naming the flag, nothing written", where);
+        if (st != CLTOPK_ERR_UNSUPPORTED || out_untouched != 1)
+            diag("status %d (%s), outputs untouched %d", st, cltopk_last_error(cl),
+                 out_untouched);
+        free(ok_);
+        free(oi);
+    }
+    in_flags_extra = 0;
     unsetenv("CLTOPK_BITS");
     free(keys);
     /* a user event gates the rows a row at a time: nothing completes before it */
