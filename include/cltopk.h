@@ -636,11 +636,12 @@ CLTOPK_API int cltopk_explain_knn(cltopk_context *ctx, cltopk_metric metric, siz
  * (AUTO when neither the device kernel nor a row at a time on the device
  * takes the call: they then wait for the wait list, compute on a host copy
  * (the input mapped for reading) and write the outputs before returning).
- * An input created with CL_MEM_HOST_NO_ACCESS or CL_MEM_HOST_WRITE_ONLY is
- * never taken to the host: AUTO runs it a row at a time on the device where
- * the device kernel cannot, and where only the host could run the call
- * (CLTOPK_BITS=each=off, kNN past the kernel) the call is
- * CLTOPK_ERR_UNSUPPORTED, naming the flag, with nothing written.
+ * An input (keys, points or queries) created with CL_MEM_HOST_NO_ACCESS or
+ * CL_MEM_HOST_WRITE_ONLY is never taken to the host: AUTO runs rows and
+ * segments a row at a time on the device where the device kernel cannot,
+ * and where only the host could run the call (CLTOPK_BITS=each=off, kNN
+ * past the kernel's k) the call is CLTOPK_ERR_UNSUPPORTED, naming the flag,
+ * with nothing written.
  * Segment offsets stay in host memory (validated and copied by the call; the
  * caller may reuse them on return); they count from `offset`.  A named host
  * algorithm (cpu-heap) is CLTOPK_ERR_UNSUPPORTED here; a named single-array

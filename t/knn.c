@@ -489,6 +489,70 @@ static void bad_buffers(cltopk_context *cl, const char *dev)
 }
 #endif
 
+#if CLTOPK_HAVE_OPENCL
+/* k past the device kernel's (2048: the CPU on a host copy) where the host
+ * may not read the queries' or the points' buffer (CL_MEM_HOST_NO_ACCESS):
+ * refused, naming the flag, the outputs unchanged; readable, exact */
+static void noread(cltopk_context *cl, const char *dev)
+{
+    enum { NQ = 2, NP = 2200, D = 3, K = 2100 };
+    cl_context c;
+    cl_device_id dv;
+    cl_command_queue cq;
+    cltopk_get_cl(cl, &c, &dv, &cq);
+    float *qs = bmalloc(NQ * D * 4), *ps = bmalloc(NP * D * 4);
+    for (size_t i = 0; i < NQ * D; i++)
+        qs[i] = uniform();
+    for (size_t i = 0; i < NP * D; i++)
+        ps[i] = uniform();
+    check(cl, dev, 1, "past the kernel's k (the host copy)", 0, qs, NQ, ps, NP, D, K, WANT_BOTH);
+    for (int which = 0; which < 2; which++) {
+        size_t count = (size_t)NQ * K;
+        float *od = bmalloc(count * 4);
+        int64_t *oi = bmalloc(count * 8);
+        memset(od, POISON, count * 4);
+        memset(oi, POISON, count * 8);
+        cl_int err;
+        cl_mem_flags fq = which == 0 ? CL_MEM_HOST_NO_ACCESS : 0,
+                     fp = which ? CL_MEM_HOST_NO_ACCESS : 0;
+        cl_mem mq = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR | fq, NQ * D * 4, qs,
+                                   &err);
+        cl_mem mp = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR | fp, NP * D * 4, ps,
+                                   &err);
+        cl_mem md =
+            clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, count * 4, od, &err);
+        cl_mem mi =
+            clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, count * 8, oi, &err);
+        if (!mq || !mp || !md || !mi)
+            bail("clCreateBuffer: %d", (int)err);
+        int st = cltopk_knn_buffer(cl, CLTOPK_L2SQ, mq, 0, NQ, mp, 0, NP, D, K, md, mi, 0, NULL,
+                                   NULL);
+        float *bd = bmalloc(count * 4);
+        int64_t *bi = bmalloc(count * 8);
+        clEnqueueReadBuffer(cq, md, CL_TRUE, 0, count * 4, bd, 0, NULL, NULL);
+        clEnqueueReadBuffer(cq, mi, CL_TRUE, 0, count * 8, bi, 0, NULL, NULL);
+        const char *msg = cltopk_last_error(cl);
+        ok(st == CLTOPK_ERR_UNSUPPORTED && strstr(msg, "CL_MEM_HOST_NO_ACCESS") &&
+               strstr(msg, which ? "input" : "queries") && !memcmp(bd, od, count * 4) &&
+               !memcmp(bi, oi, count * 8),
+           "%s: knn_buffer past the kernel's k with the %s unreadable by the host: refused, "
+           "naming the flag, nothing written", dev, which ? "points" : "queries");
+        if (st != CLTOPK_ERR_UNSUPPORTED)
+            diag("status %d: %s", st, msg);
+        free(bd);
+        free(bi);
+        free(od);
+        free(oi);
+        clReleaseMemObject(mq);
+        clReleaseMemObject(mp);
+        clReleaseMemObject(md);
+        clReleaseMemObject(mi);
+    }
+    free(qs);
+    free(ps);
+}
+#endif
+
 int main(void)
 {
     watchdog(600);
@@ -539,6 +603,7 @@ int main(void)
     cases(cl, "cl", 1);
     tiles(cl, "cl", 1);
     bad_buffers(cl, "cl");
+    noread(cl, "cl");
 #endif
     cltopk_close(cl);
     return tap_done();
