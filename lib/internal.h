@@ -335,6 +335,9 @@ CLTOPK_INTERNAL int cltopk_read_after_wait(cltopk_context *ctx, const cltopk_req
  * reads instead), then CLTOPK_OK still; other failures as a status */
 CLTOPK_INTERNAL int cltopk_map_after_wait(cltopk_context *ctx, const cltopk_request *rq,
                                           cl_mem m, size_t at, size_t bytes, void **host);
+/* staging.c: the flag (CL_MEM_HOST_NO_ACCESS or CL_MEM_HOST_WRITE_ONLY) by
+ * which the host may not read m, or NULL */
+CLTOPK_INTERNAL const char *cltopk_mem_host_unreadable(cl_mem m);
 /* staging.c: rq's device input (n elements from doffset) in host memory
  * for a CPU algorithm, after the context's work and rq's wait list; blocks:
  * mapped where map is set and the map succeeds (*mapped 1: on a CPU device
@@ -343,9 +346,6 @@ CLTOPK_INTERNAL int cltopk_map_after_wait(cltopk_context *ctx, const cltopk_requ
  * buffer (cltopk_mem_host_unreadable).  End with cltopk_input_view_end(st:
  * the caller's status so far), which unmaps or frees it and returns st or
  * the unmap's failure */
-/* staging.c: the flag (CL_MEM_HOST_NO_ACCESS or CL_MEM_HOST_WRITE_ONLY) by
- * which the host may not read m, or NULL */
-CLTOPK_INTERNAL const char *cltopk_mem_host_unreadable(cl_mem m);
 CLTOPK_INTERNAL int cltopk_input_view(cltopk_context *ctx, const cltopk_request *rq, int map,
                                       char **keys, int *mapped);
 CLTOPK_INTERNAL int cltopk_input_view_end(cltopk_context *ctx, const cltopk_request *rq,
