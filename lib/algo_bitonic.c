@@ -327,12 +327,17 @@ out:
 
 /* Device data.  A keys-only float call runs without the index, then reads the
  * k keys back (waiting for the device) and, when a zero or a NaN is among them
- * (whose bits the order key cannot restore), runs again with the index. */
+ * (whose bits the order key cannot restore), runs again with the index; into
+ * an output buffer the host may not read, with the index from the start. */
 static int bitonic_run_buffer(cltopk_context *ctx, const cltopk_request *rq)
 {
     bitonic_cfg c;
     char why[512];
-    int float_ko = !rq->want_index && rq->kind == KIND_FLOAT && !rq->pk_starts;
+    /* float keys alone: without positions, then the keys read back and the
+     * call run again with them where a zero or NaN is among them; with them
+     * from the start where the host may not read the output buffer */
+    int float_ko = !rq->want_index && rq->kind == KIND_FLOAT && !rq->pk_starts &&
+                   !cltopk_mem_host_unreadable(rq->dout_keys);
     if (bitonic_configure(ctx, rq, need_index(rq, float_ko) || rq->pk_starts, &c, why, sizeof why) != 0)
         return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "%s", why);
     /* bit-packed source (lib/codec.c): the SortReducer decodes a GPU-FOR column on
