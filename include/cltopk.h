@@ -448,13 +448,17 @@ CLTOPK_API int cltopk_select(cltopk_context *ctx, cltopk_dtype type, const void 
  * out_index NULL: the kernels run without positions, then the call reads the k
  * keys back and, if a zero or a NaN is among them (whose exact bits need the
  * position), runs again with positions; it returns when the outputs are
- * written.  And where AUTO's planner (cltopk_plan_buffer tells) chooses a CPU
- * algorithm, that algorithm blocks until the wait list has completed, reads
- * the keys, and writes the outputs before it returns (done is then already
- * complete).
+ * written (into an out_keys the host may not read, CL_MEM_HOST_NO_ACCESS or
+ * CL_MEM_HOST_WRITE_ONLY, they run with positions from the start).  And where
+ * AUTO's planner (cltopk_plan_buffer tells) chooses a CPU algorithm, that
+ * algorithm blocks until the wait list has completed, maps the keys for
+ * reading (keys the host may not read: CLTOPK_ERR_UNSUPPORTED), and writes
+ * the outputs before it returns (done is then already complete).
  * out_index counts positions from `offset` (the first key is position 0).
  * The output ranges may not overlap the input range or each other, in one
- * buffer or in sub-buffers of one buffer (INVALID_ARGUMENT).
+ * buffer or in sub-buffers of one buffer (INVALID_ARGUMENT).  keys made
+ * CL_MEM_WRITE_ONLY, or an output made CL_MEM_READ_ONLY, is INVALID_ARGUMENT
+ * (the kernels read and write them; the same in every cl_mem form).
  * The context keeps scratch buffers that later calls reuse; work from
  * successive calls is ordered by events, so an out-of-order queue is safe.
  * n must stay below 2^32 - 1 elements per call.

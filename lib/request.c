@@ -153,6 +153,26 @@ int cltopk_outputs_apart_from(cltopk_context *ctx, const char *fn, const cltopk_
 }
 #undef SAME
 
+/* the kernels may read m (written 0) or write it (written 1): not where it
+ * was created CL_MEM_WRITE_ONLY, or CL_MEM_READ_ONLY (OpenCL leaves such an
+ * access undefined) */
+static int mem_access(cltopk_context *ctx, const char *fn, const char *what, cl_mem m,
+                      int written)
+{
+    cl_mem_flags f = 0;
+    if (!m || clGetMemObjectInfo(m, CL_MEM_FLAGS, sizeof f, &f, NULL) != CL_SUCCESS)
+        return CLTOPK_OK;
+    const cl_mem_flags bad = written ? CL_MEM_READ_ONLY : CL_MEM_WRITE_ONLY;
+    if (f & bad)
+        return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                           "%s: %s was created with %s, and the call's kernels %s it: create it "
+                           "with CL_MEM_READ_WRITE%s",
+                           fn, what, written ? "CL_MEM_READ_ONLY" : "CL_MEM_WRITE_ONLY",
+                           written ? "write" : "read",
+                           written ? " or CL_MEM_WRITE_ONLY" : " or CL_MEM_READ_ONLY");
+    return CLTOPK_OK;
+}
+
 int cltopk_describe_buffer(cltopk_context *ctx, const char *fn, cltopk_request *rq, cl_mem keys,
                            size_t offset, cl_mem out_keys, cl_mem out_index, size_t count,
                            cl_uint num_wait, const cl_event *wait)
@@ -170,6 +190,12 @@ int cltopk_describe_buffer(cltopk_context *ctx, const char *fn, cltopk_request *
         st = mem_root(ctx, fn, "out_keys", out_keys, count * kb, &root, &at);
     if (st == CLTOPK_OK && out_index)
         st = mem_root(ctx, fn, "out_index", out_index, count * 8, &root, &at);
+    if (st == CLTOPK_OK)
+        st = mem_access(ctx, fn, "keys", keys, 0);
+    if (st == CLTOPK_OK)
+        st = mem_access(ctx, fn, "out_keys", out_keys, 1);
+    if (st == CLTOPK_OK)
+        st = mem_access(ctx, fn, "out_index", out_index, 1);
     if (st != CLTOPK_OK)
         return st;
     rq->on_device = 1;

@@ -48,8 +48,10 @@ static cl_mem mkbuf(const env_t *e, size_t bytes, const void *init)
 }
 
 /* the flags added to the output keys' buffers (CL_MEM_HOST_NO_ACCESS: the
- * library may not read them back) */
-static cl_mem_flags ok_flags_extra;
+ * library may not read them back; CL_MEM_READ_ONLY: in place of
+ * CL_MEM_READ_WRITE), and the input's kernel access in place of
+ * CL_MEM_READ_WRITE (0: that) */
+static cl_mem_flags ok_flags_extra, in_access;
 
 /* blocking read after `after` (may be NULL); a buffer the host may not read
  * through a device copy to one it may */
@@ -139,12 +141,19 @@ static void prepare_as(const env_t *e, prep_t *p, int sel, cltopk_dtype t, const
     make_poison(t, p->host + off * w,
                 expect == CLTOPK_OK && k <= n ? p->perm + (sel ? k - 1 : 0) : NULL,
                 sel ? 1 : k, p->cap, p->pk, p->pi);
-    p->in = mkbuf(e, total * w, p->host);
+    if (in_access) {
+        cl_int err;
+        p->in = clCreateBuffer(e->c, in_access | CL_MEM_COPY_HOST_PTR, total * w, p->host, &err);
+        if (!p->in)
+            bail("clCreateBuffer(%zu bytes): %d", total * w, (int)err);
+    } else
+        p->in = mkbuf(e, total * w, p->host);
     p->ok = NULL;
     if (want & WANT_KEYS) {
         cl_int err;
-        p->ok = clCreateBuffer(e->c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR | ok_flags_extra,
-                               p->cap * w, p->pk, &err);
+        cl_mem_flags fl = ok_flags_extra & CL_MEM_READ_ONLY ? ok_flags_extra
+                                                            : CL_MEM_READ_WRITE | ok_flags_extra;
+        p->ok = clCreateBuffer(e->c, fl | CL_MEM_COPY_HOST_PTR, p->cap * w, p->pk, &err);
         if (!p->ok)
             bail("clCreateBuffer(%zu bytes): %d", p->cap * w, (int)err);
     }
@@ -552,6 +561,27 @@ static void bad_buffers(const env_t *e)
     st = launch(e, &p, CLTOPK_ALGO_AUTO, 0, NULL, NULL);
     ok(st == CLTOPK_OK, "%s: topk_buffer k = 0 with done NULL", e->name);
     unprepare(&p);
+    /* an output the kernels may not write (CL_MEM_READ_ONLY), an input they
+     * may not read (CL_MEM_WRITE_ONLY): refused, naming the flag, nothing
+     * written */
+    for (int which = 0; which < 2; which++) {
+        ok_flags_extra = which ? 0 : CL_MEM_READ_ONLY;
+        in_access = which ? CL_MEM_WRITE_ONLY : 0;
+        prepare(e, &p, CLTOPK_FLOAT32, "uniform", n, 3, 10, 0, WANT_BOTH,
+                CLTOPK_ERR_INVALID_ARGUMENT);
+        done = NULL;
+        st = launch(e, &p, CLTOPK_ALGO_AUTO, 0, NULL, &done);
+        good = verify(e, &p, st, done, msg, sizeof msg) &&
+               strstr(cltopk_last_error(e->ctx), which ? "CL_MEM_WRITE_ONLY" : "CL_MEM_READ_ONLY");
+        if (done)
+            clReleaseEvent(done);
+        if (!ok(good, "%s: topk_buffer with %s refused, naming it, nothing written", e->name,
+                which ? "an input made CL_MEM_WRITE_ONLY" : "out_keys made CL_MEM_READ_ONLY"))
+            diag("%s (%s)", msg, cltopk_last_error(e->ctx));
+        unprepare(&p);
+    }
+    ok_flags_extra = 0;
+    in_access = 0;
     /* keys only / index only, done NULL: the caller orders by the queue */
     if (!e->ooo) {
         prepare(e, &p, CLTOPK_INT64, "narrow", 5000, 3, 50, 1, WANT_KEYS, CLTOPK_OK);
