@@ -153,10 +153,7 @@ int cltopk_outputs_apart_from(cltopk_context *ctx, const char *fn, const cltopk_
 }
 #undef SAME
 
-/* the kernels may read m (written 0) or write it (written 1): not where it
- * was created CL_MEM_WRITE_ONLY, or CL_MEM_READ_ONLY (OpenCL leaves such an
- * access undefined) */
-static int mem_access(cltopk_context *ctx, const char *fn, const char *what, cl_mem m,
+int cltopk_mem_access(cltopk_context *ctx, const char *fn, const char *what, cl_mem m,
                       int written)
 {
     cl_mem_flags f = 0;
@@ -191,11 +188,11 @@ int cltopk_describe_buffer(cltopk_context *ctx, const char *fn, cltopk_request *
     if (st == CLTOPK_OK && out_index)
         st = mem_root(ctx, fn, "out_index", out_index, count * 8, &root, &at);
     if (st == CLTOPK_OK)
-        st = mem_access(ctx, fn, "keys", keys, 0);
+        st = cltopk_mem_access(ctx, fn, "keys", keys, 0);
     if (st == CLTOPK_OK)
-        st = mem_access(ctx, fn, "out_keys", out_keys, 1);
+        st = cltopk_mem_access(ctx, fn, "out_keys", out_keys, 1);
     if (st == CLTOPK_OK)
-        st = mem_access(ctx, fn, "out_index", out_index, 1);
+        st = cltopk_mem_access(ctx, fn, "out_index", out_index, 1);
     if (st != CLTOPK_OK)
         return st;
     rq->on_device = 1;

@@ -443,6 +443,8 @@ int cltopk_knn_buffer(cltopk_context *ctx, cltopk_metric metric, cl_mem queries,
             st = cltopk_fail(ctx, CLTOPK_ERR_BUFFER_SIZE,
                              "%s: queries holds %zu bytes, the call needs %zu", fn, size,
                              (q_offset + nq * d) * 4);
+        else
+            st = cltopk_mem_access(ctx, fn, "queries", queries, 0);
     }
     if (st == CLTOPK_OK) {
         job.dqueries = queries;

@@ -548,6 +548,25 @@ static void noread(cltopk_context *cl, const char *dev)
         clReleaseMemObject(md);
         clReleaseMemObject(mi);
     }
+    /* queries the kernels may not read (CL_MEM_WRITE_ONLY): refused */
+    {
+        cl_int err;
+        cl_mem mq = clCreateBuffer(c, CL_MEM_WRITE_ONLY | CL_MEM_COPY_HOST_PTR, NQ * D * 4, qs,
+                                   &err);
+        cl_mem mp = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, NP * D * 4, ps,
+                                   &err);
+        cl_mem md = clCreateBuffer(c, CL_MEM_READ_WRITE, NQ * 5 * 4, NULL, &err);
+        if (!mq || !mp || !md)
+            bail("clCreateBuffer: %d", (int)err);
+        int st = cltopk_knn_buffer(cl, CLTOPK_L2SQ, mq, 0, NQ, mp, 0, NP, D, 5, md, NULL, 0, NULL,
+                                   NULL);
+        ok(st == CLTOPK_ERR_INVALID_ARGUMENT &&
+               strstr(cltopk_last_error(cl), "CL_MEM_WRITE_ONLY") != NULL,
+           "%s: knn_buffer with queries made CL_MEM_WRITE_ONLY refused, naming the flag", dev);
+        clReleaseMemObject(mq);
+        clReleaseMemObject(mp);
+        clReleaseMemObject(md);
+    }
     free(qs);
     free(ps);
 }
