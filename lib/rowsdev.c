@@ -235,15 +235,23 @@ static const cltopk_param bits_params[] = {
 _Static_assert(BP_N <= CLTOPK_MAX_PARAMS, "CLTOPK_BITS has more parameters than lib/tune.h holds");
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
 
-int cltopk_rows_each_mode(const cltopk_context *ctx, const cltopk_request *rq, char *why,
-                          size_t whylen)
+/* CLTOPK_BITS's parameter `which` (an integer one) for rq, or -1 with the
+ * reason in why (a bad CLTOPK_BITS) */
+static int bits_value(const cltopk_context *ctx, const cltopk_request *rq, int which, char *why,
+                      size_t whylen)
 {
     int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
     cltopk_tune_for f = {gpu, ctx->caps.device_name, (unsigned)rq->bytes, -1, rq->k};
     cltopk_params p;
     if (cltopk_params_get(rq->tune, &bits_table, &f, &p, why, whylen) != 0)
         return -1;
-    return (int)p.v[BP_EACH];
+    return (int)p.v[which];
+}
+
+int cltopk_rows_each_mode(const cltopk_context *ctx, const cltopk_request *rq, char *why,
+                          size_t whylen)
+{
+    return bits_value(ctx, rq, BP_EACH, why, whylen);
 }
 
 static size_t local_bytes(const rows_cfg *c, int bytes)
@@ -1572,16 +1580,12 @@ int cltopk_rows_dev_host(cltopk_context *ctx, const cltopk_request *rq,
 }
 
 /* whether the CPU's rows on a host copy map the input (CLTOPK_BITS
- * stage=map, the default) or read it into host memory (stage=read) */
+ * stage=map, the default, and where CLTOPK_BITS is bad: the call's own
+ * parsing reported that) or read it into host memory (stage=read) */
 static int rows_stage_map(const cltopk_context *ctx, const cltopk_request *rq)
 {
-    int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0;
-    cltopk_tune_for f = {gpu, ctx->caps.device_name, (unsigned)rq->bytes, -1, rq->k};
-    cltopk_params p;
     char why[8];
-    if (cltopk_params_get(rq->tune, &bits_table, &f, &p, why, sizeof why) != 0)
-        return 1;
-    return p.v[BP_STAGE] == 0;
+    return bits_value(ctx, rq, BP_STAGE, why, sizeof why) != 1;
 }
 
 int cltopk_rows_cpu_on_buffer(cltopk_context *ctx, const cltopk_request *rq,

@@ -311,7 +311,12 @@ int cltopk_read_after_wait(cltopk_context *ctx, const cltopk_request *rq, cl_mem
                                              "host)");
 }
 
-int cltopk_map_after_wait(cltopk_context *ctx, const cltopk_request *rq, cl_mem m, size_t at,
+/* map `bytes` of m from byte `at` for reading, after the context's work and
+ * rq's wait list; blocks.  *host the mapped bytes (unmapped by
+ * cltopk_input_view_end), or NULL where the map failed (no memory to map
+ * it: the caller reads instead), then CLTOPK_OK still; other failures as a
+ * status */
+static int map_after_wait(cltopk_context *ctx, const cltopk_request *rq, cl_mem m, size_t at,
                           size_t bytes, void **host)
 {
     *host = NULL;
@@ -330,16 +335,6 @@ int cltopk_map_after_wait(cltopk_context *ctx, const cltopk_request *rq, cl_mem 
     return CLTOPK_OK;
 }
 
-const char *cltopk_mem_host_unreadable(cl_mem m)
-{
-    cl_mem_flags f = 0;
-    if (clGetMemObjectInfo(m, CL_MEM_FLAGS, sizeof f, &f, NULL) != CL_SUCCESS)
-        return NULL;
-    return (f & CL_MEM_HOST_NO_ACCESS)    ? "CL_MEM_HOST_NO_ACCESS"
-           : (f & CL_MEM_HOST_WRITE_ONLY) ? "CL_MEM_HOST_WRITE_ONLY"
-                                          : NULL;
-}
-
 int cltopk_input_view(cltopk_context *ctx, const cltopk_request *rq, int map, char **keys,
                       int *mapped)
 {
@@ -355,7 +350,7 @@ int cltopk_input_view(cltopk_context *ctx, const cltopk_request *rq, int map, ch
                            "host's CPU, which cannot read it: create the buffer without that "
                            "flag, or name a device algorithm (rows: CLTOPK_BITS=each=on)",
                            flag);
-    if (map && (st = cltopk_map_after_wait(ctx, rq, rq->dkeys, rq->doffset * kb, rq->n * kb,
+    if (map && (st = map_after_wait(ctx, rq, rq->dkeys, rq->doffset * kb, rq->n * kb,
                                            &mp)) != CLTOPK_OK)
         return st;
     if (mp) {
