@@ -328,13 +328,13 @@ CLTOPK_INTERNAL int cltopk_own_after_wait(cltopk_context *ctx, const cltopk_requ
  * context's work and rq's wait list; blocks */
 CLTOPK_INTERNAL int cltopk_read_after_wait(cltopk_context *ctx, const cltopk_request *rq,
                                            cl_mem m, size_t at, size_t bytes, void *host);
-/* request.c: the kernels may read m (written 0) or write it (written 1):
+/* staging.c: the kernels may read m (written 0) or write it (written 1):
  * CLTOPK_OK, or CLTOPK_ERR_INVALID_ARGUMENT naming `what` where m was created
  * CL_MEM_WRITE_ONLY or CL_MEM_READ_ONLY (OpenCL leaves such an access
  * undefined); m NULL: CLTOPK_OK */
 CLTOPK_INTERNAL int cltopk_mem_access(cltopk_context *ctx, const char *fn, const char *what,
                                       cl_mem m, int written);
-/* request.c: the flag (CL_MEM_HOST_NO_ACCESS or CL_MEM_HOST_WRITE_ONLY) by
+/* staging.c: the flag (CL_MEM_HOST_NO_ACCESS or CL_MEM_HOST_WRITE_ONLY) by
  * which the host may not read m, or NULL */
 CLTOPK_INTERNAL const char *cltopk_mem_host_unreadable(cl_mem m);
 /* staging.c: rq's device input (n elements from doffset) in host memory

@@ -153,38 +153,6 @@ int cltopk_outputs_apart_from(cltopk_context *ctx, const char *fn, const cltopk_
 }
 #undef SAME
 
-/* m's flags (0 where it cannot say) */
-static cl_mem_flags mem_flags(cl_mem m)
-{
-    cl_mem_flags f = 0;
-    if (!m || clGetMemObjectInfo(m, CL_MEM_FLAGS, sizeof f, &f, NULL) != CL_SUCCESS)
-        return 0;
-    return f;
-}
-
-const char *cltopk_mem_host_unreadable(cl_mem m)
-{
-    const cl_mem_flags f = mem_flags(m);
-    return (f & CL_MEM_HOST_NO_ACCESS)    ? "CL_MEM_HOST_NO_ACCESS"
-           : (f & CL_MEM_HOST_WRITE_ONLY) ? "CL_MEM_HOST_WRITE_ONLY"
-                                          : NULL;
-}
-
-int cltopk_mem_access(cltopk_context *ctx, const char *fn, const char *what, cl_mem m,
-                      int written)
-{
-    const cl_mem_flags f = mem_flags(m);
-    const cl_mem_flags bad = written ? CL_MEM_READ_ONLY : CL_MEM_WRITE_ONLY;
-    if (f & bad)
-        return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
-                           "%s: %s was created with %s, and the call's kernels %s it: create it "
-                           "with CL_MEM_READ_WRITE%s",
-                           fn, what, written ? "CL_MEM_READ_ONLY" : "CL_MEM_WRITE_ONLY",
-                           written ? "write" : "read",
-                           written ? " or CL_MEM_WRITE_ONLY" : " or CL_MEM_READ_ONLY");
-    return CLTOPK_OK;
-}
-
 int cltopk_describe_buffer(cltopk_context *ctx, const char *fn, cltopk_request *rq, cl_mem keys,
                            size_t offset, cl_mem out_keys, cl_mem out_index, size_t count,
                            cl_uint num_wait, const cl_event *wait)

@@ -335,6 +335,38 @@ static int map_after_wait(cltopk_context *ctx, const cltopk_request *rq, cl_mem 
     return CLTOPK_OK;
 }
 
+/* m's flags (0 where it cannot say) */
+static cl_mem_flags mem_flags(cl_mem m)
+{
+    cl_mem_flags f = 0;
+    if (!m || clGetMemObjectInfo(m, CL_MEM_FLAGS, sizeof f, &f, NULL) != CL_SUCCESS)
+        return 0;
+    return f;
+}
+
+const char *cltopk_mem_host_unreadable(cl_mem m)
+{
+    const cl_mem_flags f = mem_flags(m);
+    return (f & CL_MEM_HOST_NO_ACCESS)    ? "CL_MEM_HOST_NO_ACCESS"
+           : (f & CL_MEM_HOST_WRITE_ONLY) ? "CL_MEM_HOST_WRITE_ONLY"
+                                          : NULL;
+}
+
+int cltopk_mem_access(cltopk_context *ctx, const char *fn, const char *what, cl_mem m,
+                      int written)
+{
+    const cl_mem_flags f = mem_flags(m);
+    const cl_mem_flags bad = written ? CL_MEM_READ_ONLY : CL_MEM_WRITE_ONLY;
+    if (f & bad)
+        return cltopk_fail(ctx, CLTOPK_ERR_INVALID_ARGUMENT,
+                           "%s: %s was created with %s, and the call's kernels %s it: create it "
+                           "with CL_MEM_READ_WRITE%s",
+                           fn, what, written ? "CL_MEM_READ_ONLY" : "CL_MEM_WRITE_ONLY",
+                           written ? "write" : "read",
+                           written ? " or CL_MEM_WRITE_ONLY" : " or CL_MEM_READ_ONLY");
+    return CLTOPK_OK;
+}
+
 int cltopk_input_view(cltopk_context *ctx, const cltopk_request *rq, int map, char **keys,
                       int *mapped)
 {
