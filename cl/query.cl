@@ -92,6 +92,7 @@
 #define XOP_OR 21
 #define XOP_NOT 22
 #define XOP_SEL 23
+#define XOP_FMA 24
 
 #if KEY_BITS == 64
 typedef double score_t;
@@ -231,7 +232,15 @@ inline double q_log(double x)
 #define Q_EXP(x) q_expf(x)
 #endif
 
-/* ---- the columns: c0 .. c7, of types T0 .. T7 ---- */
+/* ---- the columns: c0 .. c7, of types T0 .. T7 ----
+ * Row i's element: element i, or (QBB defined: the blocked layout of the
+ * index's device data, lib/indexdev.c) element i % QBB of the row's block of
+ * QBB rows, each block of a column QBS elements after the one before */
+#ifdef QBB
+#define QIX(i) ((i) / QBB * (ulong)QBS + (i) % QBB)
+#else
+#define QIX(i) (i)
+#endif
 #if KEY_BITS == 64
 #define TO_SCORE_F(x) ((double)(x))
 #define TO_SCORE_D(x) (x)
@@ -243,12 +252,12 @@ inline double q_log(double x)
 #endif
 inline score_t num_of_0(__global const uchar *p, ulong i)
 {
-    return TO_SCORE_F(((__global const float *)p)[i]);
+    return TO_SCORE_F(((__global const float *)p)[QIX(i)]);
 }
 #if HAVE_F64
 inline score_t num_of_1(__global const uchar *p, ulong i)
 {
-    return TO_SCORE_D(((__global const double *)p)[i]);
+    return TO_SCORE_D(((__global const double *)p)[QIX(i)]);
 }
 #else
 inline score_t num_of_1(__global const uchar *p, ulong i)
@@ -258,42 +267,42 @@ inline score_t num_of_1(__global const uchar *p, ulong i)
 #endif
 inline score_t num_of_2(__global const uchar *p, ulong i)
 {
-    return TO_SCORE_I(((__global const int *)p)[i]);
+    return TO_SCORE_I(((__global const int *)p)[QIX(i)]);
 }
 inline score_t num_of_3(__global const uchar *p, ulong i)
 {
-    return TO_SCORE_I(((__global const uint *)p)[i]);
+    return TO_SCORE_I(((__global const uint *)p)[QIX(i)]);
 }
 inline score_t num_of_4(__global const uchar *p, ulong i)
 {
-    return TO_SCORE_I(((__global const long *)p)[i]);
+    return TO_SCORE_I(((__global const long *)p)[QIX(i)]);
 }
 inline score_t num_of_5(__global const uchar *p, ulong i)
 {
-    return TO_SCORE_I(((__global const ulong *)p)[i]);
+    return TO_SCORE_I(((__global const ulong *)p)[QIX(i)]);
 }
 /* exact integers: the 64 bits (sign-extended) and whether negative */
 inline ulong exact_of_2(__global const uchar *p, ulong i, uchar *neg)
 {
-    int v = ((__global const int *)p)[i];
+    int v = ((__global const int *)p)[QIX(i)];
     *neg = v < 0;
     return (ulong)(long)v;
 }
 inline ulong exact_of_3(__global const uchar *p, ulong i, uchar *neg)
 {
     *neg = 0;
-    return (ulong)((__global const uint *)p)[i];
+    return (ulong)((__global const uint *)p)[QIX(i)];
 }
 inline ulong exact_of_4(__global const uchar *p, ulong i, uchar *neg)
 {
-    long v = ((__global const long *)p)[i];
+    long v = ((__global const long *)p)[QIX(i)];
     *neg = v < 0;
     return (ulong)v;
 }
 inline ulong exact_of_5(__global const uchar *p, ulong i, uchar *neg)
 {
     *neg = 0;
-    return ((__global const ulong *)p)[i];
+    return ((__global const ulong *)p)[QIX(i)];
 }
 #define COLS_ARGS                                                                             \
     __global const uchar *c0, __global const uchar *c1, __global const uchar *c2,             \
@@ -428,6 +437,10 @@ inline ulong run_prog(COLS_ARGS, __global const uint *ops, uint nops,
         case XOP_OR: sp--; v[sp - 1] |= v[sp]; break;
         case XOP_NOT: v[sp - 1] ^= 1UL; break;
         case XOP_SEL: sp -= 2; v[sp - 1] = v[sp - 1] ? v[sp] : v[sp + 1]; break;
+        case XOP_FMA:
+            sp -= 2;
+            v[sp - 1] = SCORE_BITS(fma(AS_SCORE(v[sp]), AS_SCORE(v[sp + 1]), AS_SCORE(v[sp - 1])));
+            break;
         }
     }
     return v[0];
@@ -591,6 +604,13 @@ inline ulong run_prog(COLS_ARGS, __global const uint *ops, uint nops,
 #define QOP_21(s, a, b) QV(s) |= QV1(s)
 #define QOP_22(s, a, b) QV(s) ^= 1UL
 #define QOP_23(s, a, b) QV(s) = QV(s) ? QV1(s) : QV2(s)
+/* acc, y, z -> fma(y, z, acc): no expression makes it (the index's score,
+ * lib/indexdev.c) */
+#define QOP_24(s, a, b)                                                                       \
+    do {                                                                                      \
+        const score_t x = AS_SCORE(QV(s)), y = AS_SCORE(QV1(s)), z = AS_SCORE(QV2(s));        \
+        QV(s) = SCORE_BITS(fma(y, z, x));                                                     \
+    } while (0)
 
 /* typed column pointers p0 .. p7 from the kernel's c0 .. c7 */
 #define QPTRS_START                                                                           \
@@ -616,7 +636,7 @@ inline ulong run_prog(COLS_ARGS, __global const uint *ops, uint nops,
  * batch slot qb */
 #define QLOAD1(r, m, i)                                                                       \
     if (((m) >> r) & 1)                                                                       \
-        QX(r) = QPTR(r)[i];
+        QX(r) = QPTR(r)[QIX(i)];
 #define QLOAD(m, i)                                                                           \
     QLOAD1(0, m, i) QLOAD1(1, m, i) QLOAD1(2, m, i) QLOAD1(3, m, i) QLOAD1(4, m, i)           \
         QLOAD1(5, m, i) QLOAD1(6, m, i) QLOAD1(7, m, i)

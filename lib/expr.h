@@ -35,7 +35,9 @@ enum {
     XOP_CMPF,     /* numbers compared by a (XCMP_*) */
     XOP_CMPI,     /* exact integers compared by a */
     XOP_AND, XOP_OR, XOP_NOT,
-    XOP_SEL       /* c, x, y -> c ? x : y */
+    XOP_SEL,      /* c, x, y -> c ? x : y */
+    XOP_FMA       /* acc, y, z -> fma(y, z, acc), rounded once: no expression makes it (the
+                     early-stopping index's score, lib/indexdev.c) */
 };
 enum { XCMP_LT, XCMP_LE, XCMP_GT, XCMP_GE, XCMP_EQ, XCMP_NE };
 

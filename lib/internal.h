@@ -852,6 +852,10 @@ typedef struct {
 #if HAVE_OPENCL
     cl_mem dcols[EXPR_MAX_REFS]; /* device data, from element doffs[r] */
     size_t doffs[EXPR_MAX_REFS];
+    /* 0: plain columns; else the index's blocked layout (lib/indexdev.c):
+     * row i is element i % blk of its block of blk rows, a column's blocks
+     * blk_stride elements apart */
+    size_t blk, blk_stride;
     cl_mem dout_scores, dout_index, dout_count;
 #endif
 } cltopk_query_job;

@@ -318,7 +318,7 @@ static int qdev_spec_prog(char *o, size_t len, size_t *at, const char *P, const 
         case XOP_COLF: case XOP_COLI: case XOP_CONF: case XOP_CONI: pop = 0; break;
         case XOP_NEG: case XOP_ABS: case XOP_SQRT: case XOP_LOG: case XOP_EXP: case XOP_FLOOR:
         case XOP_CEIL: case XOP_NOT: pop = 1; break;
-        case XOP_SEL: pop = 3; break;
+        case XOP_SEL: case XOP_FMA: pop = 3; break;
         default: pop = 2; break; /* the binary operations and comparisons */
         }
         const int slot = sp - pop;
@@ -349,6 +349,8 @@ static int qdev_opts(cltopk_context *ctx, const cltopk_query_job *job, const qde
                       ctx->caps.fp64 ? 1 : 0, c->div64, c->thr, QDEV_SF_LSEG,
                       c->srt ? c->srt : QDEV_RT,
                       c->crdiv ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
+    if (!st && job->blk)
+        st = qdev_put(o, len, &at, " -D QBB=%zu -D QBS=%zu", job->blk, job->blk_stride);
     if (st || !spec)
         return st;
     const expr_query *q = job->q;
