@@ -45,6 +45,8 @@
  *                one work-group those lists' K best; the host decodes them.
  *                Before index_filter, the partitions' lists merged by groups
  *                whose K-th scores raise the bound.
+ *   index_ids    the slots of cl/query.cl's answer over the layout (the full
+ *                evaluation by the query engine) turned into tuple numbers.
  *
  * Options (defaults let the file compile alone): WG work-items a group, SN
  * local slots (a power of two >= K + WG, and >= 2 K), TPI slots a work-item
@@ -819,4 +821,18 @@ index_merge(__global const ulong *cand, ulong first, ulong ncand, ulong per, uin
         atomic_max(&qb[IXQ_CTL + 2], (uint)(kth >> 32));
     for (uint x = lid; x < K; x += WG)
         out[obase + (ulong)q * K + x] = S[x];
+}
+
+/* index_ids: the query engine's answer over the layout (lib/indexdev.c,
+ * CLTOPK_INDEX=full=query): its n best, scores[i] and slots[i] (a slot of
+ * the layout: cl/query.cl's row number over the blocked columns), become
+ * keys[i] = ix_key(score, the slot's tuple number): a padding slot's low
+ * word is 0 (~IX_PAD), which no tuple's is; a work-item each; keys may be
+ * slots' buffer (each item reads its slot before writing its key) */
+__kernel void index_ids(__global const uint *ids, __global const float *scores,
+                        __global long *slots, uint n)
+{
+    const uint i = (uint)get_global_id(0);
+    if (i < n)
+        slots[i] = (long)ix_key(scores[i], ids[slots[i]]);
 }

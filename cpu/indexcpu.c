@@ -208,6 +208,19 @@ static int ixc_desc(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
+void cltopk_ix_answer(const cltopk_ix_query *q, uint64_t *keys, size_t n)
+{
+    qsort(keys, n, sizeof *keys, ixc_desc);
+    for (size_t r = 0; r < n && r < q->k; r++) {
+        if (q->out_scores) {
+            uint32_t b = cltopk_ix_score_bits(keys[r]);
+            memcpy(&q->out_scores[r], &b, 4);
+        }
+        if (q->out_index)
+            q->out_index[r] = (int64_t)(uint32_t)~(uint32_t)keys[r];
+    }
+}
+
 /* The switch rule.  An unfinished partition's threshold score falls as it is
  * read; at the rate of its last round (blocks read since the previous
  * decision, or since its first block) it needs about (tnow - bound) / rate
@@ -378,15 +391,7 @@ int cltopk_cpu_index_query(const cltopk_ix_layout *L, const cltopk_ix_query *q)
     for (int t = 0; t < nthreads; t++)
         for (size_t x = 0; x < tcnt[t]; x++)
             ixc_push(fin, &nfin, K, theaps[(size_t)t * tcap + x]);
-    qsort(fin, nfin, sizeof *fin, ixc_desc);
-    for (size_t r = 0; r < nfin && r < K; r++) {
-        if (q->out_scores) {
-            uint32_t b = cltopk_ix_score_bits(fin[r]);
-            memcpy(&q->out_scores[r], &b, 4);
-        }
-        if (q->out_index)
-            q->out_index[r] = (int64_t)(uint32_t)~(uint32_t)fin[r];
-    }
+    cltopk_ix_answer(q, fin, nfin);
     cltopk_index_stats *st = q->st;
     memset(st, 0, sizeof *st);
     st->tuples = L->n;

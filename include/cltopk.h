@@ -177,14 +177,21 @@
  *                          device buffers; 0: chosen), piece (blocks a piece of
  *                          it gathered into pinned memory; 0: 32 MiB), full
  *                          (on OpenCL devices the full evaluation, after a
- *                          switch and in cltopk_index_full_topk: filter, the
- *                          default, one read keeping the tuples at or above
- *                          a bound, then their k best; old, the kernel that
- *                          keeps each work-group's k best as it reads;
- *                          fallback: the filter's exact fallback forced,
- *                          testing) and cands (the filter's room for
- *                          candidates; 0: chosen; small values force its
- *                          fallback: testing)
+ *                          switch and in cltopk_index_full_topk: query, the
+ *                          default, the query engine of cltopk_query_topk
+ *                          reading the index in place, filter where its
+ *                          answer does not stand; filter, one read keeping
+ *                          the tuples at or above a bound, then their k
+ *                          best; old, the kernel that keeps each
+ *                          work-group's k best as it reads; fallback: the
+ *                          filter's exact fallback forced, testing), cands
+ *                          (the filter's room for candidates; 0: chosen;
+ *                          small values force its fallback: testing) and
+ *                          pre (on OpenCL devices, with full=query and
+ *                          switch=1, a query that an estimate from a host
+ *                          sample and the thresholds says reads more than
+ *                          this share of the blocks is evaluated in full
+ *                          before any round; 0.1; 0: never)
  *   CLTOPK_QUERY           the device query (cltopk_query_topk): spec (1: the
  *                          kernel built for each query shape from its
  *                          programs; 0: the interpreter, one program for
@@ -875,7 +882,14 @@ CLTOPK_API int cltopk_benchmark_query_peer(cltopk_context *ctx, const cltopk_col
  * evaluation.  On an OpenCL device that decision is taken by a kernel after
  * each round (the rule in float arithmetic: it chooses the path, never the
  * answer), and the host enqueues every round at once and waits only for the
- * answer (an index in host memory: after each round, for its copies).
+ * answer (an index in host memory: after each round, for its copies).  An
+ * index in device memory also keeps on the host its thresholds (a B-th of
+ * its data) and a sample of tuples (some 4096, the first of each
+ * partition): before any round, the sample's k-th best score and the
+ * thresholds estimate the share of blocks the query would read, and where
+ * it is more than a tenth (CLTOPK_INDEX=pre) the query goes to the full
+ * evaluation at once.  The estimate only chooses the path: the answer is
+ * the same either way.
  *
  * Where it runs.  On an OpenCL context whose device rounds float32 as the
  * CPU (CL_FP_DENORM, CL_FP_ROUND_TO_NEAREST and CL_FP_INF_NAN in
@@ -991,16 +1005,25 @@ CLTOPK_API int cltopk_index_topk(cltopk_index *idx, const unsigned *attr, const 
                                  cltopk_index_stats *stats);
 
 /* The same answer by full evaluation: every tuple of the index scored, no
- * threshold (the baseline of the early stop).  On an OpenCL device a first
- * round reads the first blocks of every partition (those of 4 k tuples, no
- * partition stopping) for a bound, the k-th score of groups of them; one
- * read of the other blocks then keeps the tuples scoring at or above it, and
- * their best k and the round's are merged (the switched index query's full
- * evaluation is the same read; where the kept tuples overflow their buffer,
- * an exact fallback reads the blocks again; CLTOPK_INDEX=full=old:
- * work-groups read consecutive blocks each keeping its best k); on the "cpu"
- * context OpenMP threads score every block.  Arguments and returns as
- * cltopk_index_topk; stats->full_evaluation is 1. */
+ * threshold (the baseline of the early stop).  On an OpenCL device holding
+ * the index, the query engine of cltopk_query_topk reads it in place (the
+ * score as the fma rule above, one program; the best k + 1 tuples by score;
+ * the same for an index query that switched after its first round or was
+ * foreseen to read most blocks).  Its ties are broken by place in the
+ * index, not by tuple number, and it scores the padding after each
+ * partition's last tuple (0): its answer stands where the k-th score is
+ * strictly above the (k+1)-th and no padding is among the k, the k then
+ * ordered by the rule above; else (or where it cannot take the query: more
+ * than 8 distinct attributes, m = 0) a first round reads the first blocks
+ * of every partition (those of 4 k tuples, no partition stopping) for a
+ * bound, the k-th score of groups of them; one read of the other blocks
+ * then keeps the tuples scoring at or above it, and their best k and the
+ * round's are merged (where the kept tuples overflow their buffer, an exact
+ * fallback reads the blocks again; CLTOPK_INDEX=full=filter takes this way
+ * always, full=old: work-groups read consecutive blocks each keeping its
+ * best k); an index in host memory takes the filter's way, its blocks
+ * copied in chunks.  On the "cpu" context OpenMP threads score every block.
+ * Arguments and returns as cltopk_index_topk; stats->full_evaluation is 1. */
 CLTOPK_API int cltopk_index_full_topk(cltopk_index *idx, const unsigned *attr, const float *w,
                                       size_t m, size_t k, float *out_scores, int64_t *out_index,
                                       cltopk_index_stats *stats);

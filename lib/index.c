@@ -43,6 +43,12 @@ struct cltopk_index {
     uint32_t *ids;
     float *thr;
     int on_device;
+    /* on the device: what the host keeps to foresee a query's reading
+     * (ix_foresee): the thresholds (a B-th of the data) and a sample of
+     * tuples, the first ones of each partition (ns of them, d floats each) */
+    float *pthr, *samp;
+    size_t ns;
+    float *fsc; /* ix_foresee's scores of the sample (under the context's lock) */
 #if HAVE_OPENCL
     cltopk_ix_dev dev;
 #endif
@@ -67,9 +73,10 @@ enum {
     IXP_FIRST,
     IXP_FULL,
     IXP_CANDS,
+    IXP_PRE,
     IXP_N
 };
-static const char *const ix_full_words[] = {"old", "filter", "fallback", NULL};
+static const char *const ix_full_words[] = {"old", "filter", "fallback", "query", NULL};
 static const cltopk_param ix_params[] = {
     /* GPUs: a first round of 1/32, then rounds twice as long (grow), so that
      * the switch is decided after a small share of the blocks and all the
@@ -114,16 +121,31 @@ static const cltopk_param ix_params[] = {
      * 0: never */
     [IXP_FIRST] = {.name = "first", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
     /* on OpenCL devices, the full evaluation (cltopk_index_full_topk, and the
-     * blocks a switch left): filter (index_filter: one read keeping the
-     * tuples at or above the bound, with index_full as its fallback), old
-     * (index_full alone: one work-group a share of the blocks, sorting) or
-     * fallback (tests: the filter's candidates always overflow) */
-    [IXP_FULL] = {.name = "full", .gpu = 1, .cpu = 1, .min = 0, .max = 2, .integer = 1,
+     * blocks a switch left): query (the default: the query engine of
+     * cl/query.cl reading the resident layout in place, for a plain full
+     * evaluation and a query that switched after its first round; filter
+     * where its answer does not stand or it cannot run: lib/indexdev.c,
+     * ixd_by_query), filter (index_filter: one read keeping the tuples at or
+     * above the bound, with index_full as its fallback), old (index_full
+     * alone: one work-group a share of the blocks, sorting) or fallback
+     * (tests: the filter's candidates always overflow) */
+    [IXP_FULL] = {.name = "full", .gpu = 3, .cpu = 3, .min = 0, .max = 3, .integer = 1,
                   .words = ix_full_words},
     /* on OpenCL devices, the room for index_filter's candidates (0: chosen,
      * n / 16 within 2^16 .. 2^24; a small one forces the fallback: tests) */
     [IXP_CANDS] = {.name = "cands", .gpu = 0, .cpu = 0, .min = 0, .max = 1u << 30,
                    .integer = 1},
+    /* on OpenCL devices, an index on the device with full=query and
+     * switch=1: a query that ix_foresee says will read more than this share
+     * of the blocks goes to the full evaluation before any round (0: never;
+     * the first round and its switch rule then decide).  0.1: on the H200
+     * (2^26 x 8) the index read 10.8% of correlated data (foreseen 14.7%)
+     * at m = 2, k = 256 in 0.53 ms against the full evaluation's 0.32, and
+     * 4.7% of anti-correlated data (foreseen 20.5%) at m = 2, k = 4 in 0.29
+     * against 0.26; the queries it won foresaw at most 2.4% (correlated and
+     * independent k = 4) and 24% (correlated m = 8, k = 256: 1.1x); 0.02
+     * also sent independent m = 2, k = 4 (1.6x) to the full evaluation */
+    [IXP_PRE] = {.name = "pre", .gpu = 0.1, .cpu = 0.1, .min = 0, .max = 1},
 };
 
 static const cltopk_param_table ix_table = {"CLTOPK_INDEX", ix_params, IXP_N, NULL};
@@ -439,7 +461,54 @@ static void ix_destroy(cltopk_index *idx)
     ix_host_free(idx);
     free(idx->pstart);
     free(idx->psize);
+    free(idx->pthr);
+    free(idx->samp);
+    free(idx->fsc);
     free(idx);
+}
+
+/* the sample ix_foresee scores: the first tuples of each partition (those
+ * with the largest attributes: a query's best are among them on
+ * correlated data), IX_SAMPLE in all where the partitions hold them;
+ * distinct tuples, so that the k-th best of their scores is at most the
+ * k-th best of all */
+#define IX_SAMPLE 2048
+#define IX_FORESEE_TOPK 64  /* k up to this: the k-th by a sorted list */
+#define IX_FORESEE_PARTS 64 /* partitions whose reading it counts */
+static int ix_sample(cltopk_index *idx)
+{
+    const cltopk_ix_layout *L = &idx->L;
+    const size_t d = L->d, B = L->B, P = L->P;
+    size_t each = P ? (IX_SAMPLE + P - 1) / P : 0;
+    each = each > B ? B : each;
+    size_t ns = 0;
+    for (size_t i = 0; i < P; i++)
+        ns += L->psize[i] < each ? (size_t)L->psize[i] : each;
+    idx->samp = malloc((ns ? ns : 1) * d * sizeof *idx->samp);
+    idx->fsc = malloc((ns ? ns : 1) * sizeof *idx->fsc);
+    if (!idx->samp || !idx->fsc)
+        return CLTOPK_ERR_NO_MEMORY;
+    /* column-major: attribute a of sample t at samp[a * ns + t] */
+    for (size_t i = 0, t = 0; i < P; i++) {
+        const size_t g = L->pstart[i];
+        const size_t c = L->psize[i] < each ? (size_t)L->psize[i] : each;
+        for (size_t sl = 0; sl < c; sl++, t++)
+            for (size_t a = 0; a < d; a++)
+                idx->samp[a * ns + t] = L->data[(g * d + a) * B + sl];
+    }
+    idx->ns = ns;
+    return CLTOPK_OK;
+}
+
+/* ix_foresee's score: the weighted sum in plain float arithmetic, not the
+ * fma rule (an estimate: fmaf is a library call of some 3 ns on a host
+ * without FMA instructions, which made the foresee of m = 8 cost 90 us) */
+static float ix_rough_score(const float *tuple, const unsigned *attr, const float *w, size_t m)
+{
+    float acc = 0.0f;
+    for (size_t j = 0; j < m; j++)
+        acc += w[j] * tuple[attr[j]];
+    return acc;
 }
 
 /* put the built (or loaded) index where it lives: the device of an OpenCL
@@ -456,8 +525,14 @@ static int ix_place(cltopk_context *ctx, cltopk_index *idx, const char *fn)
     char why[256];
     if (ctx->is_cl && p.v[IXP_RESIDENT] != 0 && cltopk_fp_exact(ctx, 0, why, sizeof why)) {
         int st = cltopk_index_dev_upload(ctx, &idx->L, &idx->dev);
+        if (st == CLTOPK_OK && ix_sample(idx) != CLTOPK_OK) {
+            cltopk_index_dev_release(&idx->dev);
+            return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "%s: out of host memory", fn);
+        }
         if (st == CLTOPK_OK) {
             idx->on_device = 1;
+            idx->pthr = idx->thr; /* kept for ix_foresee */
+            idx->thr = NULL;
             ix_host_free(idx);
             return CLTOPK_OK;
         }
@@ -624,6 +699,144 @@ int cltopk_index_info_get(const cltopk_index *idx, cltopk_index_info *info)
 
 /* ----------------------------------------------------------------- query */
 
+/* the k-th largest of a[0 .. n) (1 <= k <= n, no NaN; a reordered): a
+ * quickselect (Hoare's partition), some microseconds for ix_foresee's 2048
+ * scores where a qsort took some 150 */
+static float ix_kth_largest(float *a, size_t n, size_t k)
+{
+    long lo = 0, hi = (long)n - 1;
+    const long want = (long)k - 1;
+    while (lo < hi) {
+        const float piv = a[lo + (hi - lo) / 2];
+        long i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] > piv)
+                i++;
+            while (a[j] < piv)
+                j--;
+            if (i <= j) {
+                const float t = a[i];
+                a[i++] = a[j];
+                a[j--] = t;
+            }
+        }
+        /* a[lo .. j] >= piv, a[j + 1 .. i - 1] == piv, a[i .. hi] <= piv */
+        if (want <= j)
+            hi = j;
+        else if (want >= i)
+            lo = i;
+        else
+            return a[want];
+    }
+    return a[want];
+}
+
+/* Whether a query of an index on the device should go to the full
+ * evaluation before any round: 1 where by this estimate it would read more
+ * than a share pre of the blocks, found from what the host keeps (no device
+ * work, some microseconds).  A partition's reading goes on to block j while
+ * the threshold score of block j - 1 (the bound of blocks j ..) is at least
+ * the query's bound, which never exceeds the true k-th best score; so every
+ * exact stop reads at least the blocks whose preceding threshold scores at
+ * least that k-th.  The sample's k-th best score s is at most the true k-th
+ * (the sample's tuples are distinct tuples), so counting the blocks with a
+ * threshold score at least s errs toward reading more: a rough estimate,
+ * good where the sample holds the query's best (correlated data), and
+ * large where the data will not let the query stop (anti-correlated).  The
+ * count: a binary search a partition (the scores never rise along one, the
+ * weights being >= 0) on up to 64 partitions spread over the index.
+ * Correctness never depends on it: either way the answer is the full
+ * evaluation's.  0 where k is above the sample, a score is not finite, or
+ * m = 0. */
+static int ix_foresee(cltopk_index *idx, const unsigned *attr, const float *w, size_t m,
+                      size_t k, double pre)
+{
+    const cltopk_ix_layout *L = &idx->L;
+    const size_t d = L->d, P = L->P, ns = idx->ns;
+    if (pre <= 0 || !idx->samp || !idx->pthr || m == 0 || k == 0 || k > ns)
+        return 0;
+    /* the sample's scores, a column at a time (vectorised), in plain float
+     * arithmetic, into the index's buffer */
+    float *sc = idx->fsc;
+    for (size_t t = 0; t < ns; t++)
+        sc[t] = 0.0f;
+    for (size_t j = 0; j < m; j++) {
+        const float wj = w[j], *col = idx->samp + (size_t)attr[j] * ns;
+        for (size_t t = 0; t < ns; t++)
+            sc[t] += wj * col[t];
+    }
+    int finite = 1;
+    for (size_t t = 0; t < ns; t++)
+        finite &= isfinite(sc[t]) != 0;
+    if (!finite)
+        return 0;
+    /* their k-th best: for small k a sorted list that few scores enter,
+     * else a quickselect */
+    float s;
+    if (k <= IX_FORESEE_TOPK) {
+        float top[IX_FORESEE_TOPK];
+        size_t have = 0;
+        for (size_t t = 0; t < ns; t++) {
+            const float v = sc[t];
+            if (have == k && !(v > top[k - 1]))
+                continue;
+            size_t at = have < k ? have++ : k - 1;
+            while (at > 0 && top[at - 1] < v) {
+                top[at] = top[at - 1];
+                at--;
+            }
+            top[at] = v;
+        }
+        s = top[k - 1];
+    } else {
+        s = ix_kth_largest(sc, ns, k);
+    }
+    /* the blocks each of up to IX_FORESEE_PARTS partitions spread over the
+     * index reads: the first j in 1 .. nb - 1 whose bound (block j - 1's
+     * threshold score) is below s, else nb (blocks 0 .. j - 1 read), by
+     * binary searches run side by side, a step of each in turn, so that
+     * their loads from the thresholds (cold: a cache miss each) overlap */
+    size_t lo[IX_FORESEE_PARTS], hi[IX_FORESEE_PARTS], g0[IX_FORESEE_PARTS], np = 0;
+    const size_t step = P > IX_FORESEE_PARTS ? P / IX_FORESEE_PARTS : 1;
+    double all = 0;
+    for (size_t i = 0; i < P && np < IX_FORESEE_PARTS; i += step) {
+        const size_t nb = idx->pstart[i + 1] - idx->pstart[i];
+        if (!nb)
+            continue;
+        g0[np] = idx->pstart[i];
+        lo[np] = 1;
+        hi[np] = nb;
+        all += (double)nb;
+        np++;
+    }
+    for (int busy = 1; busy;) {
+        busy = 0;
+        for (size_t x = 0; x < np; x++) {
+            if (lo[x] >= hi[x])
+                continue;
+            const size_t mid = lo[x] + (hi[x] - lo[x]) / 2;
+            const float t = ix_rough_score(idx->pthr + (g0[x] + mid - 1) * d, attr, w, m);
+            if (t < s)
+                hi[x] = mid;
+            else
+                lo[x] = mid + 1;
+            busy |= lo[x] < hi[x];
+        }
+    }
+    double need = 0, most = 0;
+    for (size_t x = 0; x < np; x++) {
+        need += (double)lo[x];
+        most = (double)lo[x] > most ? (double)lo[x] : most;
+    }
+#if HAVE_OPENCL
+    if (idx->ctx->prof) /* CLTOPK_PROFILE=1 */
+        fprintf(stderr, "profile: index foresee: the sample's k-th score %.9g, %.4f of the "
+                "blocks, at most %.0f of a partition (pre %.3g)\n", (double)s,
+                all > 0 ? need / all : 0.0, most, pre);
+#endif
+    return all > 0 && need > pre * all;
+}
+
 static int ix_query(cltopk_index *idx, const char *fn, int full, const unsigned *attr,
                     const float *w, size_t m, size_t k, float *out_scores, int64_t *out_index,
                     cltopk_index_stats *stats)
@@ -717,7 +930,11 @@ static int ix_query(cltopk_index *idx, const char *fn, int full, const unsigned 
                  cltopk_index_dev_kmax(ctx));
     }
     if (dev) {
-        /* resident, or streamed from host memory */
+        /* resident, or streamed from host memory; a query foreseen to read
+         * most blocks evaluated in full at once (CLTOPK_INDEX=pre) */
+        if (!full && idx->on_device && q.sw == 1 && q.filter == 3 &&
+            ix_foresee(idx, attr, wv, m, k, p.v[IXP_PRE]))
+            q.full = 1;
         st = cltopk_index_dev_query(ctx, L, &idx->dev, &q);
     } else if (idx->on_device) {
         /* a host copy for this call */

@@ -166,7 +166,8 @@ void cltopk_index_dev_release(cltopk_ix_dev *dev)
 {
     cl_mem *m[] = {&dev->data,     &dev->ids,      &dev->thr,     &dev->pstart,
                    &dev->qb,       &dev->lists,    &dev->part,    &dev->todo,
-                   &dev->wmap,     &dev->cand,     &dev->sdata[0], &dev->sdata[1],
+                   &dev->wmap,     &dev->cand,     &dev->xs,      &dev->xi,
+                   &dev->sdata[0], &dev->sdata[1],
                    &dev->sids[0],  &dev->sids[1],  &dev->sthr[0], &dev->sthr[1]};
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
         if (*m[i])
@@ -690,6 +691,115 @@ static int ixd_streamed_full(cltopk_context *ctx, const cltopk_ix_layout *L, clt
     return st;
 }
 
+/* CLTOPK_INDEX=full=query (the default): the full evaluation by the query
+ * engine (cl/query.cl, the fastest full evaluation the library has) over
+ * the resident layout, its columns read in place (the job's blocked
+ * layout): the score as one program, acc = +0.0f then for each attribute
+ * acc = fma(w, a, acc) (XOP_FMA: the index's rule, so the same bits); the
+ * best kq = K + 1 slots (K where the layout has only K) by (score, slot);
+ * index_ids turning them into keys; one read.  The engine breaks ties by
+ * slot, not by tuple number, and scores the padding (+0.0): its answer
+ * stands where its first K slots are tuples and the K-th's score is strictly
+ * above the (K+1)-th's (or there is none), for then they are the K best
+ * under any tie rule, sorted here by key.  Else (a tie across the K-th,
+ * padding among the first K: *done 0) and where the engine cannot take the
+ * query (m = 0, more than 8 attributes, a device that flushes subnormals,
+ * k past its kernel) the caller's way runs.  *done 1: the answer is in q's
+ * outputs, q->st filled.  opts: index.cl's build (index_ids) */
+static int ixd_by_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
+                        const cltopk_ix_query *q, const char *opts, unsigned wg, int *done)
+{
+    *done = 0;
+    const size_t K = q->k, slots = L->nblocks * L->B, m = q->m;
+    const size_t kq = K + 1 < slots ? K + 1 : slots;
+    if (!dev->data || m == 0 || K == 0 || slots > 0x7FFFFFFEu)
+        return CLTOPK_OK;
+    expr_query *xq = calloc(1, sizeof *xq);
+    if (!xq)
+        return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "the index query: out of host memory");
+    expr_prog *pr = &xq->order;
+    pr->ops[pr->nops++] = XOP_WORD(XOP_CONF, 0);
+    pr->consts[pr->nconsts++] = 0; /* +0.0f */
+    for (size_t j = 0; j < m; j++) {
+        int r = 0;
+        while (r < xq->nrefs && xq->refs[r] != (int)q->attr[j])
+            r++;
+        if (r == EXPR_MAX_REFS) { /* a 9th attribute: the engine reads 8 columns */
+            free(xq);
+            return CLTOPK_OK;
+        }
+        if (r == xq->nrefs)
+            xq->refs[xq->nrefs++] = (int)q->attr[j];
+        uint32_t wb;
+        memcpy(&wb, &q->w[j], 4);
+        pr->ops[pr->nops++] = XOP_WORD(XOP_CONF, pr->nconsts);
+        pr->consts[pr->nconsts++] = wb;
+        pr->ops[pr->nops++] = XOP_WORD(XOP_COLF, r);
+        pr->ops[pr->nops++] = XOP_WORD(XOP_FMA, 0);
+    }
+    pr->depth = 3;
+    cltopk_query_job job;
+    memset(&job, 0, sizeof job);
+    job.q = xq;
+    job.n = slots;
+    job.k = kq;
+    job.blk = L->B;
+    job.blk_stride = L->d * L->B;
+    for (int r = 0; r < xq->nrefs; r++) {
+        job.types[r] = CLTOPK_FLOAT32;
+        job.dcols[r] = dev->data;
+        job.doffs[r] = (size_t)xq->refs[r] * L->B;
+    }
+    char why[256];
+    if (!cltopk_query_dev_can(ctx, &job, why, sizeof why)) {
+        free(xq);
+        return CLTOPK_OK;
+    }
+    int st = ixd_keep(ctx, &dev->xs, &dev->xs_n, kq * 4, "the engine's scores");
+    if (st == CLTOPK_OK)
+        st = ixd_keep(ctx, &dev->xi, &dev->xi_n, kq * 8, "the engine's slots");
+    uint64_t *keys = st == CLTOPK_OK ? malloc(kq * 8) : NULL;
+    if (st == CLTOPK_OK && !keys)
+        st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "the index query: out of host memory");
+    job.dout_scores = dev->xs;
+    job.dout_index = dev->xi;
+    if (st == CLTOPK_OK)
+        st = cltopk_query_dev(ctx, &job, 0, NULL);
+    cl_kernel kid = NULL;
+    if (st == CLTOPK_OK)
+        st = cltopk_kernel_get(ctx, "index.cl", opts, "index_ids", &kid);
+    const cl_uint nq = (cl_uint)kq;
+    if (st == CLTOPK_OK)
+        st = cltopk_set_args(ctx, kid, 4, sizeof(cl_mem), &dev->ids, sizeof(cl_mem), &dev->xs,
+                             sizeof(cl_mem), &dev->xi, sizeof nq, &nq);
+    if (st == CLTOPK_OK)
+        st = cltopk_launch(ctx, kid, (kq + wg - 1) / wg * wg, wg, 0, NULL);
+    if (st == CLTOPK_OK)
+        st = ixd_read(ctx, dev->xi, 0, kq * 8, keys, "the engine's answer");
+    if (kid)
+        clReleaseKernel(kid);
+    free(xq);
+    int stands = st == CLTOPK_OK;
+    for (size_t r = 0; stands && r < K; r++)
+        stands = (uint32_t)keys[r] != 0; /* ~IX_PAD: padding */
+    if (stands && kq > K)
+        stands = (keys[K - 1] >> 32) != (keys[K] >> 32);
+    if (stands) {
+        cltopk_ix_answer(q, keys, K);
+        cltopk_index_stats *s = q->st;
+        memset(s, 0, sizeof *s);
+        s->tuples = s->tuples_evaluated = L->n;
+        s->blocks_read = L->nblocks;
+        for (size_t i = 0; i < L->P; i++)
+            s->partitions += L->pstart[i + 1] > L->pstart[i];
+        s->full_evaluation = 1;
+        s->on_device = 1;
+        *done = 1;
+    }
+    free(keys);
+    return st;
+}
+
 int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
                            const cltopk_ix_query *q)
 {
@@ -712,6 +822,21 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
     char opts[128], optsbig[128];
     ixd_options(opts, sizeof opts, wg, sn);
     ixd_options(optsbig, sizeof optsbig, wg, snbig);
+    /* CLTOPK_INDEX=full=query: a plain full evaluation by the query engine
+     * (no round), and a query that switched after its first round likewise;
+     * where the engine's answer does not stand, the filter's way */
+    const int eng = q->filter == 3 && !streamed;
+    int engdone = 0;
+    if (eng && q->full) {
+        int st = ixd_by_query(ctx, L, dev, q, opts, wg, &engdone);
+        if (st != CLTOPK_OK || engdone) {
+            cl_event *own;
+            if (st != CLTOPK_OK && cltopk_after_own(ctx, &own))
+                clWaitForEvents(1, own);
+            cltopk_prof_flush(ctx);
+            return st;
+        }
+    }
     /* the full evaluation by index_filter (CLTOPK_INDEX=full=filter): where
      * the slots' numbers fit 32 bits; a plain one (q->full) first reads one
      * round of every partition (the blocks for 4 k tuples and one more, none
@@ -846,6 +971,11 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
                     break;
             }
         }
+        if (st == CLTOPK_OK && eng && known == 2) {
+            st = ixd_by_query(ctx, L, dev, q, opts, wg, &engdone);
+            if (st != CLTOPK_OK || engdone)
+                goto out;
+        }
         if (st == CLTOPK_OK && !filt && known != 1)
             st = ixd_full(ctx, L, dev, q, NULL, kf, wg, G, 0xFFFFFFFFu, 0, 0, 0);
     } else if (st == CLTOPK_OK && !streamed) {
@@ -907,22 +1037,14 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
                       q->full ? "the k best keys" : "the state and the k best keys");
     if (sp)
         st = ixd_stream_end(ctx, sp, st);
-    const unsigned char *keys = (const unsigned char *)(dev->hq + ko);
+    /* the k best keys, after the state (ko is even: 8-byte aligned) */
+    uint64_t *keys = (uint64_t *)(void *)(dev->hq + ko);
     for (size_t r = 0; st == CLTOPK_OK && r < K; r++)
-        if (!memcmp(keys + 8 * r, "\0\0\0\0\0\0\0\0", 8))
+        if (!keys[r])
             st = cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "the index query on %s found %zu of k = "
                              "%zu tuples (a bug: please report it)", ctx->name, r, K);
     if (st == CLTOPK_OK) {
-        for (size_t r = 0; r < K; r++) {
-            uint64_t key;
-            memcpy(&key, keys + 8 * r, 8);
-            if (q->out_scores) {
-                uint32_t b = cltopk_ix_score_bits(key);
-                memcpy(&q->out_scores[r], &b, 4);
-            }
-            if (q->out_index)
-                q->out_index[r] = (int64_t)(uint32_t)~(uint32_t)key;
-        }
+        cltopk_ix_answer(q, keys, K);
         const uint32_t *state = dev->hq + IXQ_STATE;
         const int full = q->full || dev->hq[IXQ_CTL] == 2;
         cltopk_index_stats *s = q->st;
@@ -942,6 +1064,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
         s->full_evaluation = full;
         s->on_device = 1;
     }
+out:;
     cl_event *own;
     if (st != CLTOPK_OK && cltopk_after_own(ctx, &own)) /* nothing left reading dev->hq */
         clWaitForEvents(1, own);

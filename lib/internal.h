@@ -984,6 +984,10 @@ CLTOPK_INTERNAL int cltopk_ix_decide(const cltopk_ix_query *q, cltopk_ix_progres
 /* indexcpu.c: the query on a host layout, OpenMP over partitions and blocks;
  * fills q->st; CLTOPK_OK or CLTOPK_ERR_NO_MEMORY (nothing written then) */
 CLTOPK_INTERNAL int cltopk_cpu_index_query(const cltopk_ix_layout *L, const cltopk_ix_query *q);
+/* indexcpu.c: the answer from n tuples' keys (sorted here, best first): the
+ * best min(n, q->k) written to q's outputs (the score bits of
+ * cltopk_ix_score_bits, the tuple numbers) */
+CLTOPK_INTERNAL void cltopk_ix_answer(const cltopk_ix_query *q, uint64_t *keys, size_t n);
 /* indexcpu.c: the score of one threshold tuple (or any d-attribute tuple) by
  * the fma rule */
 CLTOPK_INTERNAL float cltopk_ix_score(const float *tuple, const unsigned *attr, const float *w,
@@ -997,8 +1001,10 @@ CLTOPK_INTERNAL float cltopk_ix_score(const float *tuple, const unsigned *attr, 
 typedef struct {
     cl_mem data, ids, thr, pstart;
     cl_mem qb, lists, part, todo, wmap, cand;
+    cl_mem xs, xi; /* the query engine's scores and slots (full=query) */
     cl_mem sdata[2], sids[2], sthr[2]; /* streamed: the two staging slots */
-    size_t qb_n, lists_n, part_n, todo_n, wmap_n, cand_n, sdata_n[2], sids_n[2], sthr_n[2];
+    size_t qb_n, lists_n, part_n, todo_n, wmap_n, cand_n, xs_n, xi_n, sdata_n[2], sids_n[2],
+        sthr_n[2];
     uint32_t *hq, *hwmap, *htodo;
     size_t hq_n, hwmap_n, htodo_n;
 } cltopk_ix_dev;

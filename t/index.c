@@ -248,6 +248,48 @@ static void fma_tie(cltopk_context *ctx, const char *cname)
        "would stop one block early)", cname, found);
 }
 
+/* Every score negative, and partitions whose last block is padded: 7
+ * partitions of 31 tuples in blocks of 32, one padding slot each, whose
+ * attributes are 0, so that a full evaluation that scored the padding (the
+ * device's by the query engine over the layout) would rank those 7 first
+ * (at k = 9 and 100 the k-th and the next are tuples of distinct scores)
+ * and must see them and take another way.  Also the switch forced and the
+ * first round's way; index and full. */
+static void negative_scores(cltopk_context *ctx, const char *cname)
+{
+    const size_t n = 217, d = 3;
+    float *c = malloc(d * n * sizeof *c);
+    for (size_t i = 0; i < d * n; i++)
+        c[i] = -1.0f - (float)(rng_next(&rng) >> 40) * 0x1.0p-24f;
+    static const char *const modes[] = {"", "switch=2", "pre=0", "full=filter,switch=2"};
+    char msg[256] = "no index";
+    int good = 1;
+    for (int part = 0; good && part < 2; part++) {
+        cltopk_index *idx = build(ctx, c, n, d, (cltopk_partitioning)part, 7, 32, 11);
+        good = idx != NULL;
+        for (size_t mo = 0; good && mo < 4; mo++) {
+            setenv("CLTOPK_INDEX", modes[mo], 1);
+            size_t ks[] = {1, 9, 100, 217};
+            for (size_t x = 0; good && x < 4; x++) {
+                unsigned attr[3];
+                float w[3];
+                random_query(d, 1 + x % 3, attr, w);
+                good = check_query(idx, 0, c, n, attr, w, 1 + x % 3, ks[x], NULL, msg,
+                                   sizeof msg) &&
+                       check_query(idx, 1, c, n, attr, w, 1 + x % 3, ks[x], NULL, msg,
+                                   sizeof msg);
+            }
+            if (!good)
+                diag("CLTOPK_INDEX=%s: %s", modes[mo], msg);
+        }
+        unsetenv("CLTOPK_INDEX");
+        cltopk_index_free(idx);
+    }
+    ok(good, "%s: every score negative, the last blocks padded (index and full evaluation, "
+       "each way)", cname);
+    free(c);
+}
+
 static void adversarial(cltopk_context *ctx, const char *cname)
 {
     fma_tie(ctx, cname);
@@ -260,7 +302,7 @@ static void adversarial(cltopk_context *ctx, const char *cname)
      * all the way; the full evaluation's ways (device knobs, which the cpu
      * context parses and ignores) */
     static const char *const tmodes[] = {"", "switch=2", "switch=2,full=fallback",
-                                         "switch=2,cands=5", "switch=2,full=old"};
+                                         "switch=2,full=filter,cands=5", "switch=2,full=old"};
     for (int part = 0; part < 2; part++) {
         cltopk_index *idx = build(ctx, c, n, 2, (cltopk_partitioning)part, 4, 64, 3);
         size_t ks[] = {1, 10, 100, 1000};
@@ -280,6 +322,7 @@ static void adversarial(cltopk_context *ctx, const char *cname)
         cltopk_index_free(idx);
     }
     free(c);
+    negative_scores(ctx, cname);
     const size_t d = 4, n2 = 3000;
     c = near_ties(n2, d);
     static const float wset[] = {0.1f, 0.3f, 1.0f / 3.0f, 0.7f, 3.0f, 1.0f};
@@ -298,7 +341,7 @@ static void adversarial(cltopk_context *ctx, const char *cname)
             size_t k = 1 + rng_below(&rng, 200);
             /* every third query with the switch forced (the filter's bound
              * then equals some tuples' scores), the full evaluation too */
-            setenv("CLTOPK_INDEX", q % 3 == 0 ? "" : q % 3 == 1 ? "switch=2" : "switch=2,cands=40",
+            setenv("CLTOPK_INDEX", q % 3 == 0 ? "" : q % 3 == 1 ? "switch=2" : "switch=2,full=filter,cands=40",
                    1);
             good = check_query(idx, 0, c, n2, at, ww, m, k, NULL, msg, sizeof msg) &&
                    check_query(idx, 1, c, n2, at, ww, m, k, NULL, msg, sizeof msg);
@@ -873,10 +916,13 @@ static void distributions(cltopk_context *ctx, const char *cname, size_t kdev)
          * with its fallback forced (full=fallback) or with room for 2 or 3
          * candidates (an overflow or not, as the data falls; with fan=3 the
          * bound from groups of 3 partitions), resident and streamed; the
-         * default (the filter) runs in every sweep above */
-        const char *fmodes[] = {"full=old", "full=fallback,switch=2", "cands=2,switch=2,fan=3",
-                                "full=fallback"};
-        knob_sweeps(ctx, cname, cols, n, d, fmodes, 4, "full evaluation", 67, 12, 0);
+         * filter itself (full=filter), after a switch and plain; the default
+         * (the query engine over the layout, full=query) runs in every sweep
+         * above */
+        const char *fmodes[] = {"full=old", "full=fallback,switch=2",
+                                "full=filter,cands=2,switch=2,fan=3", "full=fallback",
+                                "full=filter,switch=2", "full=filter"};
+        knob_sweeps(ctx, cname, cols, n, d, fmodes, 6, "full evaluation", 67, 12, 0);
         const char *smodes[] = {"resident=0,stage=5,full=old,switch=2",
                                 "resident=0,stage=6,full=fallback",
                                 "resident=0,stage=5,cands=3,switch=2",
@@ -945,6 +991,24 @@ static void behaviour(cltopk_context *ctx, const char *cname)
        "tuples, %llu blocks, %zu of %zu partitions stopped)", cname,
        (unsigned long long)st.tuples_evaluated, n, (unsigned long long)st.blocks_read,
        st.partitions_stopped, st.partitions);
+    /* the foresee (an index on an OpenCL device): with a tiny share (pre)
+     * it sends this query to the full evaluation before any round; off
+     * (pre=0) or with switch=0 it does not; the "cpu" context never
+     * foresees.  Exact each way. */
+    static const char *const fmodes[] = {"pre=0.000001", "pre=0", "pre=0.000001,switch=0"};
+    cltopk_index_info info;
+    const int dev = idx && cltopk_index_info_get(idx, &info) == CLTOPK_OK && info.on_device;
+    for (int f = 0; f < 3; f++) {
+        setenv("CLTOPK_INDEX", fmodes[f], 1);
+        memset(&st, 0, sizeof st);
+        good = idx && check_query(idx, 0, cols, n, attr, w, 4, 16, &st, msg, sizeof msg);
+        const int whole = f == 0 && dev;
+        ok(good && st.full_evaluation == whole && st.stopped_early == !whole,
+           "%s: CLTOPK_INDEX=%s: exact, %s (%llu of %zu tuples)", cname, fmodes[f],
+           whole ? "evaluated in full at once" : "stops early",
+           (unsigned long long)st.tuples_evaluated, n);
+    }
+    unsetenv("CLTOPK_INDEX");
     /* the same data in 128 partitions, queries that end in their first
      * round (half of each partition), lists merged two at a time: on a device the partitions' 64
      * lists of k = 20 and 64 keys take levels of groups before the last
