@@ -580,7 +580,8 @@ static size_t expect(const table *tb, const enode *order, const enode *where, si
 enum { VIA_HOST = 0, VIA_BUFFER = 1 };
 
 /* run one query on ctx (host form, or the cl_mem form) with poisoned outputs;
- * status, outputs, count */
+ * status, outputs, count.  oidx holds k + 1 entries: the cl_mem form's index
+ * buffer is made from k + 1 (one past the outputs, poisoned too) */
 static int run_query(cltopk_context *ctx, int via, const table *tb, const char *order,
                      const char *where, size_t k, int f64, int smallest, int64_t *oidx,
                      uint64_t *obits, size_t *count)
@@ -588,7 +589,7 @@ static int run_query(cltopk_context *ctx, int via, const table *tb, const char *
     size_t w = f64 ? 8 : 4;
     unsigned char *os = bmalloc(k * w + 8);
     memset(os, 0xA5, k * w + 8);
-    for (size_t i = 0; i < k; i++)
+    for (size_t i = 0; i <= k; i++)
         oidx[i] = -77;
     *count = 12345;
     cltopk_dtype st_ = f64 ? CLTOPK_FLOAT64 : CLTOPK_FLOAT32;
@@ -849,7 +850,7 @@ static void spec_limits(cltopk_context *ctx, const char *dev)
         }
     }
     setenv("CLTOPK_QUERY", "spec=3", 1);
-    int64_t oi[4];
+    int64_t oi[5]; /* k + 1: run_query */
     uint64_t ob[4];
     size_t count;
     int st = run_query(ctx, VIA_BUFFER, &tb, "f", NULL, 4, 0, 0, oi, ob, &count);
@@ -1162,7 +1163,7 @@ static void check_exact(cltopk_context *const *ctxs, const char *const *devs, in
                         int smallest, size_t nrows, const int64_t *rows, const uint64_t *bits)
 {
     size_t k = NZ + 2;
-    int64_t oidx[NZ + 2];
+    int64_t oidx[NZ + 3]; /* k + 1: run_query */
     uint64_t obits[NZ + 2];
     int good = 1;
     char msg[512] = "";
