@@ -467,6 +467,7 @@ static void ix_destroy(cltopk_index *idx)
     free(idx);
 }
 
+#if HAVE_OPENCL /* the foresee serves the device's queries only */
 /* the sample ix_foresee scores: the first tuples of each partition (those
  * with the largest attributes: a query's best are among them on
  * correlated data), IX_SAMPLE in all where the partitions hold them;
@@ -510,6 +511,7 @@ static float ix_rough_score(const float *tuple, const unsigned *attr, const floa
         acc += w[j] * tuple[attr[j]];
     return acc;
 }
+#endif
 
 /* put the built (or loaded) index where it lives: the device of an OpenCL
  * context where it fits and the device scores as the CPU (the host copy then
@@ -699,6 +701,7 @@ int cltopk_index_info_get(const cltopk_index *idx, cltopk_index_info *info)
 
 /* ----------------------------------------------------------------- query */
 
+#if HAVE_OPENCL /* the foresee serves the device's queries only */
 /* the k-th largest of a[0 .. n) (1 <= k <= n, no NaN; a reordered): a
  * quickselect (Hoare's partition), some microseconds for ix_foresee's 2048
  * scores where a qsort took some 150 */
@@ -836,6 +839,7 @@ static int ix_foresee(cltopk_index *idx, const unsigned *attr, const float *w, s
 #endif
     return all > 0 && need > pre * all;
 }
+#endif
 
 static int ix_query(cltopk_index *idx, const char *fn, int full, const unsigned *attr,
                     const float *w, size_t m, size_t k, float *out_scores, int64_t *out_index,
