@@ -337,6 +337,12 @@ CLTOPK_INTERNAL int cltopk_mem_access(cltopk_context *ctx, const char *fn, const
 /* staging.c: the flag (CL_MEM_HOST_NO_ACCESS or CL_MEM_HOST_WRITE_ONLY) by
  * which the host may not read m, or NULL */
 CLTOPK_INTERNAL const char *cltopk_mem_host_unreadable(cl_mem m);
+/* staging.c: CLTOPK_OK where the host may read m (or m is NULL), else
+ * CLTOPK_ERR_UNSUPPORTED saying that `what` was created with that flag, that
+ * the call runs on the host's CPU, and what to do (then `advice`, "" or text
+ * starting ", ") */
+CLTOPK_INTERNAL int cltopk_host_may_read(cltopk_context *ctx, cl_mem m, const char *what,
+                                         const char *advice);
 /* staging.c: rq's device input (n elements from doffset) in host memory
  * for a CPU algorithm, after the context's work and rq's wait list; blocks:
  * mapped where map is set and the map succeeds (*mapped 1: on a CPU device

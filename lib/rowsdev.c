@@ -1610,14 +1610,9 @@ int cltopk_rows_cpu_on_buffer(cltopk_context *ctx, const cltopk_request *rq,
         st = cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "out of host memory for the CPU's rows");
         goto out;
     }
-    const char *qflag = qn ? cltopk_mem_host_unreadable(job->dqueries) : NULL;
-    if (qflag) {
-        st = cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
-                         "the queries' cl_mem was created with %s, and this call runs on the "
-                         "host's CPU, which cannot read it: create the buffer without that flag",
-                         qflag);
+    if (qn && (st = cltopk_host_may_read(ctx, job->dqueries, "the queries' cl_mem", "")) !=
+                  CLTOPK_OK)
         goto out;
-    }
     if ((st = cltopk_read_after_wait(ctx, rq, job->dqueries, job->qoffset * 4, qn * 4,
                                      queries)) != CLTOPK_OK)
         goto out;

@@ -352,6 +352,17 @@ const char *cltopk_mem_host_unreadable(cl_mem m)
                                           : NULL;
 }
 
+int cltopk_host_may_read(cltopk_context *ctx, cl_mem m, const char *what, const char *advice)
+{
+    const char *flag = cltopk_mem_host_unreadable(m);
+    if (!flag)
+        return CLTOPK_OK;
+    return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
+                       "%s was created with %s, and this call runs on the host's CPU, which "
+                       "cannot read it: create the buffer without that flag%s",
+                       what, flag, advice);
+}
+
 int cltopk_mem_access(cltopk_context *ctx, const char *fn, const char *what, cl_mem m,
                       int written)
 {
@@ -375,13 +386,10 @@ int cltopk_input_view(cltopk_context *ctx, const cltopk_request *rq, int map, ch
     int st;
     *keys = NULL;
     *mapped = 0;
-    const char *flag = cltopk_mem_host_unreadable(rq->dkeys);
-    if (flag)
-        return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED,
-                           "the input cl_mem was created with %s, and this call runs on the "
-                           "host's CPU, which cannot read it: create the buffer without that "
-                           "flag, or name a device algorithm (rows: CLTOPK_BITS=each=on)",
-                           flag);
+    if ((st = cltopk_host_may_read(ctx, rq->dkeys, "the input cl_mem",
+                                   ", or name a device algorithm (rows: CLTOPK_BITS=each=on)")) !=
+        CLTOPK_OK)
+        return st;
     if (map && (st = map_after_wait(ctx, rq, rq->dkeys, rq->doffset * kb, rq->n * kb,
                                            &mp)) != CLTOPK_OK)
         return st;
