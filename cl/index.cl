@@ -825,10 +825,9 @@ index_merge(__global const ulong *cand, ulong first, ulong ncand, ulong per, uin
 
 /* index_ids: the query engine's answer over the layout (lib/indexdev.c,
  * CLTOPK_INDEX=full=query): its n best, scores[i] and slots[i] (a slot of
- * the layout: cl/query.cl's row number over the blocked columns), become
- * keys[i] = ix_key(score, the slot's tuple number): a padding slot's low
- * word is 0 (~IX_PAD), which no tuple's is; a work-item each; keys may be
- * slots' buffer (each item reads its slot before writing its key) */
+ * the layout: cl/query.cl's row number over the blocked columns); slots[i]
+ * becomes, in place, ix_key(score, the slot's tuple number): a padding
+ * slot's low word is 0 (~IX_PAD), which no tuple's is; a work-item each */
 __kernel void index_ids(__global const uint *ids, __global const float *scores,
                         __global long *slots, uint n)
 {

@@ -37,7 +37,8 @@ enum {
     XOP_AND, XOP_OR, XOP_NOT,
     XOP_SEL,      /* c, x, y -> c ? x : y */
     XOP_FMA       /* acc, y, z -> fma(y, z, acc), rounded once: no expression makes it (the
-                     early-stopping index's score, lib/indexdev.c) */
+                     early-stopping index's score, lib/indexdev.c); only cl/query.cl runs
+                     it, not cpu/querycpu.c (the index's jobs run on the device only) */
 };
 enum { XCMP_LT, XCMP_LE, XCMP_GT, XCMP_GE, XCMP_EQ, XCMP_NE };
 

@@ -16,8 +16,10 @@
  * streamed in pieces and in chunk counts odd, even and one, and an index's
  * kept query buffers grown and reused (k up and down).
  * Adversarial data: equal scores at the threshold with smaller tuple numbers
- * in later blocks (a stop on >= drops them), and values and weights whose
- * scores tie or nearly tie only under one rounding rule.  Bad arguments
+ * in later blocks (a stop on >= drops them), values and weights whose
+ * scores tie or nearly tie only under one rounding rule, and every score
+ * negative beside padding slots (whose attributes, 0, score above them).
+ * The device's foresee forced, off and under switch=0.  Bad arguments
  * write nothing; save and load round-trip; damaged files are
  * CLTOPK_ERR_CORRUPT, those with a right checksum (written here as
  * docs/FORMAT.md says) too where their structure is wrong. */
