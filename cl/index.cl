@@ -45,6 +45,10 @@
  *                one work-group those lists' K best; the host decodes them.
  *                Before index_filter, the partitions' lists merged by groups
  *                whose K-th scores raise the bound.
+ *   index_direct a query whose bound the host found (lib/index.c's
+ *                foresee): a work-group a partition, the blocks its
+ *                thresholds do not rule out, every tuple at or above the
+ *                bound a candidate (one launch, no rounds); index_merge then.
  *   index_ids    the slots of cl/query.cl's answer over the layout (the full
  *                evaluation by the query engine) turned into tuple numbers.
  *
@@ -821,6 +825,105 @@ index_merge(__global const ulong *cand, ulong first, ulong ncand, ulong per, uin
         atomic_max(&qb[IXQ_CTL + 2], (uint)(kth >> 32));
     for (uint x = lid; x < K; x += WG)
         out[obase + (ulong)q * K + x] = S[x];
+}
+
+/* index_direct: a query whose bound the host found before any round
+ * (lib/index.c, ix_foresee: the least exact score of k distinct tuples of
+ * its sample, so at most the k-th best score), a work-group a partition:
+ * its blocks 0 .. r - 1, where block j > 0 is read unless index_scan's stop
+ * rule rules it out by the threshold score of block j - 1 (strictly below
+ * the bound, not NaN, not +inf; the scores never rise along a partition, so
+ * r is one more than the thresholds before the first that stops it), found
+ * a chunk of WG thresholds at a time; every tuple of those blocks scoring
+ * at or above the bound appended to cand (ctl[3] counts them, at most cap
+ * written: more is an overflow, which the host sees in its read and then
+ * answers the query by the rounds); the partition's state: r blocks read,
+ * stopped where r < its blocks.  Exact: a tuple of a block not read scores
+ * at most that threshold score, strictly below the bound, so below the k-th
+ * best; index_merge's fromcap launch then takes the candidates' K best.  A
+ * work-item scores IXD_U slots at once, each attribute's loads issued
+ * together */
+#ifndef IXD_U
+#define IXD_U 4
+#endif
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+index_direct(__global const float *data, __global const uint *ids, __global const float *thr,
+             __global const uint *pstart, __global uint *qb, uint m, uint d, uint B,
+             __global ulong *cand, uint cap)
+{
+    __local uint la[IXQ_W];
+    __local float lw[IXQ_W];
+    __local uint nread;
+    __global uint *ctl = qb + IXQ_CTL;
+    const uint i = get_group_id(0), lid = get_local_id(0);
+    const uint g0 = pstart[i], nb = pstart[i + 1] - g0, bound = ctl[2];
+    for (uint j = lid; j < m; j += WG) {
+        la[j] = qb[j];
+        lw[j] = as_float(qb[IXQ_W + j]);
+    }
+    if (lid == 0)
+        nread = nb;
+    /* the first block j whose preceding threshold stops the reading (a
+     * counted loop, no exit in its middle: POCL 5.0, as ix_block) */
+    for (uint c = 1; c < nb; c += WG) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const int open = nread == nb;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const uint j = c + lid;
+        if (open && j < nb) {
+            __global const float *t = thr + (ulong)(g0 + j - 1) * d;
+            float ts = 0.0f;
+            for (uint a = 0; a < m; a++)
+                ts = fma(lw[a], t[la[a]], ts);
+            if (bound != 0 && !isnan(ts) && !(isinf(ts) && ts > 0) &&
+                bound > order_key(as_uint(ts), 0u))
+                atomic_min(&nread, j);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint r = nread, E = r * B;
+    const ulong s0 = (ulong)g0 * B;
+    for (uint base = 0; base < E; base += IXD_U * WG) {
+        float acc[IXD_U];
+        ulong off[IXD_U];
+#pragma unroll
+        for (uint u = 0; u < IXD_U; u++) {
+            const uint s = min(base + u * WG + lid, E - 1), b = s / B;
+            off[u] = ((ulong)(g0 + b) * d) * B + (s - b * B);
+            acc[u] = 0.0f;
+        }
+        for (uint a = 0; a < m; a++) {
+            const ulong ao = (ulong)la[a] * B;
+            const float wa = lw[a];
+            float x[IXD_U];
+#pragma unroll
+            for (uint u = 0; u < IXD_U; u++)
+                x[u] = data[off[u] + ao];
+#pragma unroll
+            for (uint u = 0; u < IXD_U; u++)
+                acc[u] = fma(wa, x[u], acc[u]);
+        }
+#pragma unroll
+        for (uint u = 0; u < IXD_U; u++) {
+            const uint s = base + u * WG + lid;
+            if (s < E && order_key(as_uint(acc[u]), 0u) >= bound) {
+                const uint id = ids[s0 + s];
+                if (id != IX_PAD) {
+                    const uint o = atomic_inc(&ctl[3]);
+                    if (o < cap)
+                        cand[o] = ix_key(acc[u], id);
+                }
+            }
+        }
+    }
+    if (lid == 0) {
+        __global uint *state = qb + IXQ_STATE + IX_ST * i;
+        state[0] = r;
+        state[1] = 0;
+        state[2] = r < nb;
+        for (uint x = 3; x < IX_ST; x++)
+            state[x] = 0;
+    }
 }
 
 /* index_ids: the query engine's answer over the layout (lib/indexdev.c,

@@ -898,7 +898,15 @@ CLTOPK_API int cltopk_benchmark_query_peer(cltopk_context *ctx, const cltopk_col
  * attributes in one allocation of at most
  * CL_DEVICE_MAX_MEM_ALLOC_SIZE and half the device's memory; several indexes
  * may share a device) and queried by cl/index.cl (a work-group a partition;
- * k up to 2048, less where local memory is small).  An index that does not
+ * k up to 2048, less where local memory is small).  Before any device work,
+ * the host scores a sample of the index's tuples (the first of each
+ * partition) and, with the thresholds it keeps, estimates the share of
+ * blocks the query reads: above a tenth, the query is evaluated in full at
+ * once (below); else a bound, the least exact score of k sampled tuples (so
+ * never above the k-th best), lets one launch read every block the
+ * thresholds do not rule out and keep the tuples scoring at or above it,
+ * whose k best are the answer (where they overflow their buffer, the rounds
+ * below answer instead); the estimate chooses the way, never the answer.  An index that does not
  * fit (or CLTOPK_INDEX=resident=0) stays in host memory, and its queries copy
  * the blocks each round reads (and, after a switch, the blocks left, a chunk
  * at a time) to the device as they go, through the context's two pinned

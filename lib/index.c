@@ -75,6 +75,7 @@ enum {
     IXP_FULL,
     IXP_CANDS,
     IXP_PRE,
+    IXP_DIRECT,
     IXP_N
 };
 static const char *const ix_full_words[] = {"old", "filter", "fallback", "query", NULL};
@@ -147,6 +148,12 @@ static const cltopk_param ix_params[] = {
      * independent k = 4) and 24% (correlated m = 8, k = 256: 1.1x); 0.02
      * also sent independent m = 2, k = 4 (1.6x) to the full evaluation */
     [IXP_PRE] = {.name = "pre", .gpu = 0.1, .cpu = 0.1, .min = 0, .max = 1},
+    /* on OpenCL devices, a query the foresee (pre above 0) does not send to
+     * the full evaluation: 1 reads it in one launch from the bound the
+     * foresee found (the least exact score of k tuples of its sample), all
+     * the blocks that bound does not rule out, where the rounds' way reads
+     * until the partitions' own k-th scores stop it (0: the rounds) */
+    [IXP_DIRECT] = {.name = "direct", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
 };
 
 static const cltopk_param_table ix_table = {"CLTOPK_INDEX", ix_params, IXP_N, NULL};
@@ -705,10 +712,23 @@ int cltopk_index_info_get(const cltopk_index *idx, cltopk_index_info *info)
 /* ----------------------------------------------------------------- query */
 
 #if HAVE_OPENCL /* the foresee serves the device's queries only */
-/* Whether a query of an index on the device should go to the full
- * evaluation before any round: 1 where by this estimate it would read more
- * than a share pre of the blocks, found from what the host keeps (no device
- * work, some microseconds).  A partition's reading goes on to block j while
+/* sample tuple t's score by the fma rule (the device's bits) */
+static float ix_sample_score(const cltopk_index *idx, size_t t, const unsigned *attr,
+                             const float *w, size_t m)
+{
+    float acc = 0.0f;
+    for (size_t j = 0; j < m; j++)
+        acc = fmaf(w[j], idx->samp[(size_t)attr[j] * idx->ns + t], acc);
+    return acc;
+}
+
+/* How a query of an index on the device should go before any round: 1 to
+ * the full evaluation where by this estimate it would read more than a
+ * share pre of the blocks; else 2 with direct (CLTOPK_INDEX=direct) and a
+ * bound found (*bound: its order key): one launch reads the blocks the
+ * bound does not rule out (lib/indexdev.c, index_direct); else 0: the
+ * rounds.  Found from what the host keeps (no device work, some
+ * microseconds).  A partition's reading goes on to block j while
  * the threshold score of block j - 1 (the bound of blocks j ..) is at least
  * the query's bound, which never exceeds the true k-th best score; so every
  * exact stop reads at least the blocks whose preceding threshold scores at
@@ -723,10 +743,11 @@ int cltopk_index_info_get(const cltopk_index *idx, cltopk_index_info *info)
  * evaluation's.  0 where k is above the sample, a score is not finite, or
  * m = 0. */
 static int ix_foresee(cltopk_index *idx, const unsigned *attr, const float *w, size_t m,
-                      size_t k, double pre)
+                      size_t k, double pre, int direct, uint32_t *bound)
 {
     const cltopk_ix_layout *L = &idx->L;
     const size_t d = L->d, P = L->P, ns = idx->ns;
+    *bound = 0;
     if (pre <= 0 || !idx->samp || !idx->pthr || m == 0 || k == 0 || k > ns)
         return 0;
     /* the sample's scores, a column at a time (vectorised), in plain float
@@ -745,10 +766,14 @@ static int ix_foresee(cltopk_index *idx, const unsigned *attr, const float *w, s
     if (!finite)
         return 0;
     /* their k-th best: for small k a sorted list that few scores enter
-     * (some 3 us with the caches cold, against 14 for a selection) */
-    float s;
+     * (some 3 us with the caches cold, against 14 for a selection), with
+     * the tuples; then the bound: the least exact score (the fma rule) of
+     * those k tuples, or of every tuple whose rough score is at least the
+     * k-th's, k distinct tuples or more, so at most the true k-th best */
+    float s, lo_exact = INFINITY;
     if (k <= IX_FORESEE_TOPK) {
         float top[IX_FORESEE_TOPK];
+        size_t topt[IX_FORESEE_TOPK];
         size_t have = 0;
         for (size_t t = 0; t < ns; t++) {
             const float v = sc[t];
@@ -757,20 +782,40 @@ static int ix_foresee(cltopk_index *idx, const unsigned *attr, const float *w, s
             size_t at = have < k ? have++ : k - 1;
             while (at > 0 && top[at - 1] < v) {
                 top[at] = top[at - 1];
+                topt[at] = topt[at - 1];
                 at--;
             }
             top[at] = v;
+            topt[at] = t;
         }
         s = top[k - 1];
+        if (direct)
+            for (size_t r = 0; r < k; r++)
+                lo_exact = fminf(lo_exact, ix_sample_score(idx, topt[r], attr, w, m));
     } else {
-        /* heap.c's selection over the scores' order keys (idx->fkey) */
+        /* heap.c's selection over the scores' order keys (idx->fkey, which
+         * it reorders) */
         for (size_t t = 0; t < ns; t++) {
             uint32_t b;
             memcpy(&b, &sc[t], 4);
             idx->fkey[t] = order_key32(b, KIND_FLOAT, 0);
         }
-        const uint32_t b = cltopk_ix_score_bits(cltopk_cpu_kth_largest(idx->fkey, ns, k) << 32);
+        const uint64_t kth = cltopk_cpu_kth_largest(idx->fkey, ns, k);
+        const uint32_t b = cltopk_ix_score_bits(kth << 32);
         memcpy(&s, &b, 4);
+        for (size_t t = 0; direct && t < ns; t++) {
+            uint32_t bt;
+            memcpy(&bt, &sc[t], 4);
+            if (order_key32(bt, KIND_FLOAT, 0) >= kth)
+                lo_exact = fminf(lo_exact, ix_sample_score(idx, t, attr, w, m));
+        }
+    }
+    /* (a NaN exact score: fminf passes over it, but no bound then) */
+    uint32_t bkey = 0;
+    if (direct && isfinite(lo_exact)) {
+        uint32_t b;
+        memcpy(&b, &lo_exact, 4);
+        bkey = order_key32(b, KIND_FLOAT, 0);
     }
     /* the blocks each of up to IX_FORESEE_PARTS partitions spread over the
      * index reads: the first j in 1 .. nb - 1 whose bound (block j - 1's
@@ -809,11 +854,16 @@ static int ix_foresee(cltopk_index *idx, const unsigned *attr, const float *w, s
         need += (double)lo[x];
         most = (double)lo[x] > most ? (double)lo[x] : most;
     }
+    const int full = all > 0 && need > pre * all;
     if (idx->ctx->prof) /* CLTOPK_PROFILE=1 */
-        fprintf(stderr, "profile: index foresee: the sample's k-th score %.9g, %.4f of the "
-                "blocks, at most %.0f of a partition (pre %.3g)\n", (double)s,
-                all > 0 ? need / all : 0.0, most, pre);
-    return all > 0 && need > pre * all;
+        fprintf(stderr, "profile: index foresee: the sample's k-th score %.9g (bound %.9g), "
+                "%.4f of the blocks, at most %.0f of a partition (pre %.3g): %s\n",
+                (double)s, (double)lo_exact, all > 0 ? need / all : 0.0, most, pre,
+                full ? "full evaluation" : bkey ? "one launch" : "rounds");
+    if (full)
+        return 1;
+    *bound = bkey;
+    return bkey ? 2 : 0;
 }
 #endif
 
@@ -912,9 +962,11 @@ static int ix_query(cltopk_index *idx, const char *fn, int full, const unsigned 
     if (dev) {
         /* resident, or streamed from host memory; a query foreseen to read
          * most blocks evaluated in full at once (CLTOPK_INDEX=pre) */
-        if (!full && idx->on_device && q.sw == 1 && q.filter == 3 &&
-            ix_foresee(idx, attr, wv, m, k, p.v[IXP_PRE]))
-            q.full = 1;
+        if (!full && idx->on_device && q.sw == 1 && q.filter == 3) {
+            const int how = ix_foresee(idx, attr, wv, m, k, p.v[IXP_PRE],
+                                       p.v[IXP_DIRECT] != 0, &q.bound);
+            q.full = how == 1;
+        }
         st = cltopk_index_dev_query(ctx, L, &idx->dev, &q);
     } else if (idx->on_device) {
         /* a host copy for this call */

@@ -6,7 +6,9 @@
  * lists; the k best keys; the map of the blocks left) are kept in
  * cltopk_ix_dev from the first query to cltopk_index_dev_release, made anew
  * only when a query needs more (a larger k), so that a query makes no
- * buffer.  A query:
+ * buffer.  A query with a bound from the host (q->bound: lib/index.c's
+ * foresee) is read in one launch (ixd_direct: index_direct, two merges, one
+ * read); where its candidates overflow, or without such a bound, a query:
  *   1. writes qb (one copy, not waited for);
  *   2. enqueues every round at once: index_scan, a work-group a partition,
  *      probe * grow^r blocks each in round r, all sharing one bound (raised
@@ -706,6 +708,104 @@ static int ixd_streamed_full(cltopk_context *ctx, const cltopk_ix_layout *L, clt
  * query (m = 0, more than 8 attributes, a device that flushes subnormals,
  * k past its kernel) the caller's way runs.  *done 1: the answer is in q's
  * outputs, q->st filled.  opts: index.cl's build (index_ids) */
+/* q->st from the partitions' state read back into hq (full: evaluated in
+ * full after the rounds, so a partition not stopped was read to its end) */
+static void ixd_stats(const cltopk_ix_layout *L, const cltopk_ix_query *q, const uint32_t *hq,
+                      int full)
+{
+    const uint32_t *state = hq + IXQ_STATE;
+    cltopk_index_stats *s = q->st;
+    memset(s, 0, sizeof *s);
+    s->tuples = L->n;
+    for (size_t i = 0; i < L->P; i++) {
+        const uint32_t nb = L->pstart[i + 1] - L->pstart[i];
+        const int stopped = state[IX_ST * i + 2] != 0;
+        const uint64_t pos = full && !stopped ? nb : state[IX_ST * i];
+        const uint64_t ev = pos * L->B;
+        s->tuples_evaluated += ev < L->psize[i] ? ev : L->psize[i];
+        s->blocks_read += pos;
+        s->partitions += nb > 0;
+        s->partitions_stopped += stopped;
+    }
+    s->stopped_early = s->tuples_evaluated < L->n;
+    s->full_evaluation = full;
+    s->on_device = 1;
+}
+
+/* A query with the host's bound (q->bound, resident, room for ncand
+ * candidates): qb written with the bound, index_direct (a work-group a
+ * partition: its blocks not ruled out, the tuples at or above the bound
+ * appended to the candidates), index_merge of the candidates by ngc groups
+ * into the first ngc lists, one group of those into qb after the state, and
+ * one read of the state and the k best keys: 4 launches and a read, where
+ * the rounds' way makes at least 2 launches and a read after each round.
+ * *done 0 (and nothing decided) where the candidates overflowed their room:
+ * the caller's rounds then answer */
+static int ixd_direct(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
+                      const cltopk_ix_query *q, const char *opts, const char *optsbig,
+                      unsigned wg, size_t ncand, int *done)
+{
+    *done = 0;
+    const size_t K = q->k, P = L->P, ko = ixd_keyoff(P);
+    const size_t ngc = q->fan > 1 ? q->fan : 2;
+    cl_kernel kx = NULL, km = NULL;
+    int st = cltopk_kernel_get(ctx, "index.cl", opts, "index_direct", &kx);
+    if (st == CLTOPK_OK)
+        st = cltopk_kernel_get(ctx, "index.cl", optsbig, "index_merge", &km);
+    if (st == CLTOPK_OK)
+        st = ixd_prepare(ctx, L, dev, K, ngc, 1, 0, 0, ncand);
+    uint32_t *hq = dev->hq;
+    if (st == CLTOPK_OK) {
+        memset(hq, 0, IXQ_STATE * 4); /* the state: index_direct writes it */
+        for (size_t j = 0; j < q->m; j++) {
+            hq[j] = q->attr[j];
+            memcpy(&hq[IXQ_W + j], &q->w[j], 4);
+        }
+        hq[IXQ_CTL] = 1; /* finished: the stats read no switch */
+        hq[IXQ_CTL + 2] = q->bound;
+        st = ixd_write(ctx, dev->qb, IXQ_STATE * 4, hq, "the query's state");
+    }
+    cl_uint m = (cl_uint)q->m, d = (cl_uint)L->d, B = (cl_uint)L->B, cap = (cl_uint)ncand;
+    if (st == CLTOPK_OK)
+        st = cltopk_set_args(ctx, kx, 10, sizeof(cl_mem), &dev->data, sizeof(cl_mem), &dev->ids,
+                             sizeof(cl_mem), &dev->thr, sizeof(cl_mem), &dev->pstart,
+                             sizeof(cl_mem), &dev->qb, sizeof m, &m, sizeof d, &d, sizeof B, &B,
+                             sizeof(cl_mem), &dev->cand, sizeof cap, &cap);
+    if (st == CLTOPK_OK)
+        st = cltopk_launch(ctx, kx, P * wg, wg, 0, NULL);
+    if (st == CLTOPK_OK)
+        st = ixd_merge(ctx, km, wg, dev->cand, 0, 0, 0, ngc, (cl_uint)K, dev->qb, dev->lists, 0,
+                       cap, 0);
+    if (st == CLTOPK_OK)
+        st = ixd_merge(ctx, km, wg, dev->lists, 0, (cl_ulong)(ngc * K), (cl_ulong)(ngc * K), 1,
+                       (cl_uint)K, dev->qb, dev->qb, ko / 2, 0, 0);
+    if (st == CLTOPK_OK)
+        st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, (ko + 2 * K - IXQ_CTL) * 4, hq + IXQ_CTL,
+                      "the state and the k best keys");
+    if (st == CLTOPK_OK && ctx->prof) /* CLTOPK_PROFILE=1 */
+        fprintf(stderr, "profile: index one launch: %u candidates (room %zu)%s\n",
+                hq[IXQ_CTL + 3], ncand, hq[IXQ_CTL + 3] > ncand ? ": the rounds" : "");
+    if (st == CLTOPK_OK && hq[IXQ_CTL + 3] <= ncand) {
+        const uint64_t *keys = (const uint64_t *)(const void *)(hq + ko);
+        for (size_t r = 0; st == CLTOPK_OK && r < K; r++)
+            if (!keys[r])
+                st = cltopk_fail(ctx, CLTOPK_ERR_INTERNAL,
+                                 "the index query on %s found %zu of k = %zu tuples by the "
+                                 "host's bound (a bug: please report it)",
+                                 ctx->name, r, K);
+        if (st == CLTOPK_OK) {
+            cltopk_ix_answer(q, (uint64_t *)(void *)(hq + ko), K);
+            ixd_stats(L, q, hq, 0);
+            *done = 1;
+        }
+    }
+    if (kx)
+        clReleaseKernel(kx);
+    if (km)
+        clReleaseKernel(km);
+    return st;
+}
+
 static int ixd_by_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
                         const cltopk_ix_query *q, const char *opts, unsigned wg, int *done)
 {
@@ -862,6 +962,19 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
         Gf = (tiles + 7) / 8;
         Gf = Gf < gmin ? gmin : Gf > 65535 ? 65535 : Gf;
         Gf = Gf < 1 ? 1 : Gf;
+    }
+    /* a bound from the host: one launch reads the query (the rounds where
+     * its candidates overflow) */
+    if (q->bound && !q->full && !streamed && filt) {
+        int dd = 0;
+        int st = ixd_direct(ctx, L, dev, q, opts, optsbig, wg, ncand, &dd);
+        if (st != CLTOPK_OK || dd) {
+            cl_event *own;
+            if (st != CLTOPK_OK && cltopk_after_own(ctx, &own))
+                clWaitForEvents(1, own);
+            cltopk_prof_flush(ctx);
+            return st;
+        }
     }
     cl_kernel ks = NULL, kd = NULL, kf = NULL, km = NULL, kfl = NULL;
     int st = cltopk_kernel_get(ctx, "index.cl", opts, "index_scan", &ks);
@@ -1045,24 +1158,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
                              "%zu tuples (a bug: please report it)", ctx->name, r, K);
     if (st == CLTOPK_OK) {
         cltopk_ix_answer(q, keys, K);
-        const uint32_t *state = dev->hq + IXQ_STATE;
-        const int full = q->full || dev->hq[IXQ_CTL] == 2;
-        cltopk_index_stats *s = q->st;
-        memset(s, 0, sizeof *s);
-        s->tuples = L->n;
-        for (size_t i = 0; i < P; i++) {
-            const uint32_t nb = L->pstart[i + 1] - L->pstart[i];
-            const int stopped = state[IX_ST * i + 2] != 0;
-            const uint64_t pos = full && !stopped ? nb : state[IX_ST * i];
-            const uint64_t ev = pos * L->B;
-            s->tuples_evaluated += ev < L->psize[i] ? ev : L->psize[i];
-            s->blocks_read += pos;
-            s->partitions += nb > 0;
-            s->partitions_stopped += stopped;
-        }
-        s->stopped_early = s->tuples_evaluated < L->n;
-        s->full_evaluation = full;
-        s->on_device = 1;
+        ixd_stats(L, q, dev->hq, q->full || dev->hq[IXQ_CTL] == 2);
     }
 out:;
     cl_event *own;

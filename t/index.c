@@ -19,7 +19,11 @@
  * in later blocks (a stop on >= drops them), values and weights whose
  * scores tie or nearly tie only under one rounding rule, and every score
  * negative beside padding slots (whose attributes, 0, score above them).
- * The device's foresee forced, off and under switch=0.  Bad arguments
+ * The device's foresee forced, off and under switch=0; its one launch from
+ * the host's bound (pre=1: every query it does not send to the full
+ * evaluation) over the sweeps and the adversarial data, with its candidates
+ * overflowing (the rounds then) and without; the rounds' modes with it off
+ * (direct=0).  Bad arguments
  * write nothing; save and load round-trip; damaged files are
  * CLTOPK_ERR_CORRUPT, those with a right checksum (written here as
  * docs/FORMAT.md says) too where their structure is wrong. */
@@ -263,13 +267,14 @@ static void negative_scores(cltopk_context *ctx, const char *cname)
     float *c = malloc(d * n * sizeof *c);
     for (size_t i = 0; i < d * n; i++)
         c[i] = -1.0f - (float)(rng_next(&rng) >> 40) * 0x1.0p-24f;
-    static const char *const modes[] = {"", "switch=2", "pre=0", "full=filter,switch=2"};
+    static const char *const modes[] = {"", "switch=2", "pre=0", "full=filter,switch=2",
+                                        "pre=1"};
     char msg[256] = "no index";
     int good = 1;
     for (int part = 0; good && part < 2; part++) {
         cltopk_index *idx = build(ctx, c, n, d, (cltopk_partitioning)part, 7, 32, 11);
         good = idx != NULL;
-        for (size_t mo = 0; good && mo < 4; mo++) {
+        for (size_t mo = 0; good && mo < 5; mo++) {
             setenv("CLTOPK_INDEX", modes[mo], 1);
             size_t ks[] = {1, 9, 100, 217};
             for (size_t x = 0; good && x < 4; x++) {
@@ -304,12 +309,13 @@ static void adversarial(cltopk_context *ctx, const char *cname)
      * all the way; the full evaluation's ways (device knobs, which the cpu
      * context parses and ignores) */
     static const char *const tmodes[] = {"", "switch=2", "switch=2,full=fallback",
-                                         "switch=2,full=filter,cands=5", "switch=2,full=old"};
+                                         "switch=2,full=filter,cands=5", "switch=2,full=old",
+                                         "pre=1", "pre=1,cands=5"};
     for (int part = 0; part < 2; part++) {
         cltopk_index *idx = build(ctx, c, n, 2, (cltopk_partitioning)part, 4, 64, 3);
         size_t ks[] = {1, 10, 100, 1000};
         int good = idx != NULL;
-        for (size_t mo = 0; good && mo < 5; mo++) {
+        for (size_t mo = 0; good && mo < 7; mo++) {
             setenv("CLTOPK_INDEX", tmodes[mo], 1);
             for (size_t x = 0; good && x < 4; x++)
                 good = check_query(idx, 0, c, n, attr, w, 2, ks[x], NULL, msg, sizeof msg) &&
@@ -319,7 +325,8 @@ static void adversarial(cltopk_context *ctx, const char *cname)
         }
         unsetenv("CLTOPK_INDEX");
         ok(good, "%s, %s: equal scores at the threshold with smaller tuple numbers later "
-           "(index and full evaluation, the device's full evaluation forced each way)",
+           "(index and full evaluation, the device's full evaluation forced each way, the "
+           "one launch from the host's bound with and without an overflow)",
            cname, part ? "angle" : "random");
         cltopk_index_free(idx);
     }
@@ -341,10 +348,12 @@ static void adversarial(cltopk_context *ctx, const char *cname)
                 ww[j] = wset[rng_below(&rng, 6)];
             }
             size_t k = 1 + rng_below(&rng, 200);
-            /* every third query with the switch forced (the filter's bound
-             * then equals some tuples' scores), the full evaluation too */
-            setenv("CLTOPK_INDEX", q % 3 == 0 ? "" : q % 3 == 1 ? "switch=2" : "switch=2,full=filter,cands=40",
-                   1);
+            /* queries with the switch forced (the filter's bound then
+             * equals some tuples' scores), the full evaluation too, and the
+             * one launch from the host's bound (pre=1) */
+            static const char *const nmodes[] = {"", "switch=2", "switch=2,full=filter,cands=40",
+                                                 "pre=1"};
+            setenv("CLTOPK_INDEX", nmodes[q % 4], 1);
             good = check_query(idx, 0, c, n2, at, ww, m, k, NULL, msg, sizeof msg) &&
                    check_query(idx, 1, c, n2, at, ww, m, k, NULL, msg, sizeof msg);
         }
@@ -898,20 +907,26 @@ static void distributions(cltopk_context *ctx, const char *cname, size_t kdev)
          * every round and the full evaluation's launches enqueued), with
          * either decision; then an index's kept buffers grown and reused: k up and
          * down on one index */
-        const char *dmodes[] = {"grow=2",
-                                "grow=3,probe=64,fan=1",
+        const char *dmodes[] = {"grow=2,direct=0",
+                                "grow=3,probe=64,fan=1,direct=0",
                                 "grow=2,switch=2,fan=2,sync=1",
-                                "probe=1,fan=3",
+                                "probe=1,fan=3,direct=0",
                                 "grow=2,switch=0,fan=100000,sync=2",
-                                "probe=64,sync=1",
-                                "first=0",
+                                "probe=64,sync=1,direct=0",
+                                "first=0,direct=0",
                                 "first=0,switch=2,fan=2"};
         knob_sweeps(ctx, cname, cols, n, d, dmodes, 8, "device rounds", 47, 24, 0);
+        /* the one launch from the host's bound (the foresee's sample) for
+         * every query it does not send to the full evaluation (pre=1), its
+         * candidates' merge by groups of 2 lists, and with room for 2
+         * candidates (an overflow: the rounds then) */
+        const char *xmodes[] = {"pre=1", "pre=1,fan=2", "pre=1,cands=2"};
+        knob_sweeps(ctx, cname, cols, n, d, xmodes, 3, "one launch", 91, 24, 0);
         /* the merge's last levels: 128 partitions, lists merged two at a time
          * (64 lists of k = 300 keys are more than one group takes: levels of
          * 32 and 16 lists, written after the first lists and back at their
          * start), the reading finished in its rounds or switched */
-        const char *lmodes[] = {"fan=2", "fan=2,switch=2"};
+        const char *lmodes[] = {"fan=2,direct=0", "fan=2,switch=2"};
         knob_sweeps(ctx, cname, cols, n, d, lmodes, 2, "merge levels", 53, 128, 0);
         /* the full evaluation's ways (after a switch and in
          * cltopk_index_full_topk): index_full alone (full=old), index_filter
@@ -997,10 +1012,11 @@ static void behaviour(cltopk_context *ctx, const char *cname)
      * it sends this query to the full evaluation before any round; off
      * (pre=0) or with switch=0 it does not; the "cpu" context never
      * foresees.  Exact each way. */
-    static const char *const fmodes[] = {"pre=0.000001", "pre=0", "pre=0.000001,switch=0"};
+    static const char *const fmodes[] = {"pre=0.000001", "pre=0", "pre=0.000001,switch=0",
+                                         "pre=1", "pre=1,direct=0"};
     cltopk_index_info info;
     const int dev = idx && cltopk_index_info_get(idx, &info) == CLTOPK_OK && info.on_device;
-    for (int f = 0; f < 3; f++) {
+    for (int f = 0; f < 5; f++) {
         setenv("CLTOPK_INDEX", fmodes[f], 1);
         memset(&st, 0, sizeof st);
         good = idx && check_query(idx, 0, cols, n, attr, w, 4, 16, &st, msg, sizeof msg);
