@@ -45,8 +45,9 @@
  *                one work-group those lists' K best; the host decodes them.
  *                Before index_filter, the partitions' lists merged by groups
  *                whose K-th scores raise the bound.
- *   index_direct a query whose bound the host found (lib/index.c's
- *                foresee): a work-group a partition, the blocks its
+ *   index_direct a query whose k tuples the host sampled (lib/index.c's
+ *                foresee; the bound: their least score): a work-group a
+ *                partition, the blocks its
  *                thresholds do not rule out, every tuple at or above the
  *                bound a candidate (one launch, no rounds); index_merge then.
  *   index_ids    the slots of cl/query.cl's answer over the layout (the full
@@ -85,13 +86,14 @@ inline float ix_score(__global const float *base, ulong stride, __global const u
     return acc;
 }
 
-/* S[0 .. SN) sorted descending (bitonic); ends with a barrier */
-inline void ix_sort(__local ulong *S, uint lid)
+/* S[0 .. n) sorted descending (bitonic; n a power of two, 2 .. SN, the
+ * same for the whole group); ends with a barrier */
+inline void ix_sort(__local ulong *S, uint lid, uint n)
 {
-    for (uint size = 2; size <= SN; size <<= 1)
+    for (uint size = 2; size <= n; size <<= 1)
         for (uint j = size >> 1; j > 0; j >>= 1) {
             barrier(CLK_LOCAL_MEM_FENCE);
-            for (uint c = lid; c < SN / 2; c += WG) {
+            for (uint c = lid; c < n / 2; c += WG) {
                 uint i = lower_of(c, j), p = i + j;
                 ulong a = S[i], b = S[p];
                 int desc = (i & size) == 0;
@@ -143,8 +145,9 @@ inline uint ix_place(__local const ulong *S, uint K, uint c0, uint nc, uint j, u
  * while fewer than K).  Called right after a barrier.  ranks (a constant at
  * each call): where list and candidates are at most 2 WG keys, each key is
  * written at its place (ix_place: a scan of the candidates, a binary search
- * of the list) with 3 barriers; else, and without ranks, a sort of all SN
- * slots (45 barriers for 512).  (Each inlined copy of the ranks' way cost
+ * of the list) with 3 barriers; else, and without ranks, a sort of the
+ * slots that hold them (up to S[K + meta[1]], a power of two: 45 barriers
+ * for all 512).  (Each inlined copy of the ranks' way cost
  * POCL some 10-20 s of compiling: index_scan alone has it, at one call.) */
 inline ulong ix_merge(__local ulong *S, __local uint *meta, uint K, uint lid, const int ranks)
 {
@@ -163,8 +166,14 @@ inline ulong ix_merge(__local ulong *S, __local uint *meta, uint K, uint lid, co
     const uint q0 = ix_place(S, K, rc0, rnc, min(lid, last), &v0);
     const uint q1 = ix_place(S, K, rc0, rnc, min(lid + WG, last), &v1);
     const uint p0 = rk && lid < cnt ? q0 : SN, p1 = rk && lid + WG < cnt ? q1 : SN;
+    /* the sort: the slots up to the last candidate's, rounded up to a power
+     * of two (the slots after them are empty: 0, below every key), so that
+     * a few candidates are not a sort of all SN slots */
+    uint n2 = 2;
+    while (n2 < K + nc && n2 < SN)
+        n2 <<= 1;
     if (!rk)
-        ix_sort(S, lid);
+        ix_sort(S, lid, n2);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (p0 < K)
         S[p0] = v0;
@@ -827,9 +836,10 @@ index_merge(__global const ulong *cand, ulong first, ulong ncand, ulong per, uin
         out[obase + (ulong)q * K + x] = S[x];
 }
 
-/* index_direct: a query whose bound the host found before any round
- * (lib/index.c, ix_foresee: the least exact score of k distinct tuples of
- * its sample, so at most the k-th best score), a work-group a partition:
+/* index_direct: a query whose k tuples the host sampled before any round
+ * (lib/index.c, ix_foresee: their slots at qb[sko ..]), a work-group a
+ * partition: the bound, the least of their scores (k distinct tuples score
+ * at least that much, so it is at most the k-th best score), then
  * its blocks 0 .. r - 1, where block j > 0 is read unless index_scan's stop
  * rule rules it out by the threshold score of block j - 1 (strictly below
  * the bound, not NaN, not +inf; the scores never rise along a partition, so
@@ -849,20 +859,39 @@ index_merge(__global const ulong *cand, ulong first, ulong ncand, ulong per, uin
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 index_direct(__global const float *data, __global const uint *ids, __global const float *thr,
              __global const uint *pstart, __global uint *qb, uint m, uint d, uint B,
-             __global ulong *cand, uint cap)
+             __global ulong *cand, uint cap, uint K, uint sko)
 {
     __local uint la[IXQ_W];
     __local float lw[IXQ_W];
-    __local uint nread;
+    __local uint nread, lbound;
     __global uint *ctl = qb + IXQ_CTL;
     const uint i = get_group_id(0), lid = get_local_id(0);
-    const uint g0 = pstart[i], nb = pstart[i + 1] - g0, bound = ctl[2];
+    const uint g0 = pstart[i], nb = pstart[i + 1] - g0;
     for (uint j = lid; j < m; j += WG) {
         la[j] = qb[j];
         lw[j] = as_float(qb[IXQ_W + j]);
     }
-    if (lid == 0)
+    if (lid == 0) {
         nread = nb;
+        lbound = 0xFFFFFFFFu;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* the bound: the least order key of the scores of the K tuples the host
+     * sampled (slots qb[sko ..], where the K best keys go later), by the
+     * same fma as every score; group 0 leaves it in ctl[2] for
+     * index_merge's floor */
+    for (uint x = lid; x < K; x += WG) {
+        const uint slot = qb[sko + x], g = slot / B;
+        __global const float *t = data + (ulong)g * d * B + (slot - g * B);
+        float sc = 0.0f;
+        for (uint a = 0; a < m; a++)
+            sc = fma(lw[a], t[(ulong)la[a] * B], sc);
+        atomic_min(&lbound, order_key(as_uint(sc), 0u));
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint bound = lbound;
+    if (i == 0 && lid == 0)
+        ctl[2] = bound;
     /* the first block j whose preceding threshold stops the reading (a
      * counted loop, no exit in its middle: POCL 5.0, as ix_block) */
     for (uint c = 1; c < nb; c += WG) {

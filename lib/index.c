@@ -50,6 +50,8 @@ struct cltopk_index {
     size_t ns;
     float *fsc;     /* ix_foresee's scores of the sample (under the context's lock) */
     uint64_t *fkey; /* ... and their order keys */
+    uint32_t *sslot; /* the sample's slots in the layout (block B + slot) */
+    uint32_t *fpick; /* the slots of the k tuples ix_foresee picks */
 #if HAVE_OPENCL
     cltopk_ix_dev dev;
 #endif
@@ -473,6 +475,8 @@ static void ix_destroy(cltopk_index *idx)
     free(idx->samp);
     free(idx->fsc);
     free(idx->fkey);
+    free(idx->sslot);
+    free(idx->fpick);
     free(idx);
 }
 
@@ -497,15 +501,19 @@ static int ix_sample(cltopk_index *idx)
     idx->samp = malloc((ns ? ns : 1) * d * sizeof *idx->samp);
     idx->fsc = malloc((ns ? ns : 1) * sizeof *idx->fsc);
     idx->fkey = malloc((ns ? ns : 1) * sizeof *idx->fkey);
-    if (!idx->samp || !idx->fsc || !idx->fkey)
+    idx->sslot = malloc((ns ? ns : 1) * sizeof *idx->sslot);
+    idx->fpick = malloc((ns ? ns : 1) * sizeof *idx->fpick);
+    if (!idx->samp || !idx->fsc || !idx->fkey || !idx->sslot || !idx->fpick)
         return CLTOPK_ERR_NO_MEMORY;
     /* column-major: attribute a of sample t at samp[a * ns + t] */
     for (size_t i = 0, t = 0; i < P; i++) {
         const size_t g = L->pstart[i];
         const size_t c = L->psize[i] < each ? (size_t)L->psize[i] : each;
-        for (size_t sl = 0; sl < c; sl++, t++)
+        for (size_t sl = 0; sl < c; sl++, t++) {
             for (size_t a = 0; a < d; a++)
                 idx->samp[a * ns + t] = L->data[(g * d + a) * B + sl];
+            idx->sslot[t] = (uint32_t)(g * B + sl); /* the device's slots fit 32 bits */
+        }
     }
     idx->ns = ns;
     return CLTOPK_OK;
@@ -712,22 +720,14 @@ int cltopk_index_info_get(const cltopk_index *idx, cltopk_index_info *info)
 /* ----------------------------------------------------------------- query */
 
 #if HAVE_OPENCL /* the foresee serves the device's queries only */
-/* sample tuple t's score by the fma rule (the device's bits) */
-static float ix_sample_score(const cltopk_index *idx, size_t t, const unsigned *attr,
-                             const float *w, size_t m)
-{
-    float acc = 0.0f;
-    for (size_t j = 0; j < m; j++)
-        acc = fmaf(w[j], idx->samp[(size_t)attr[j] * idx->ns + t], acc);
-    return acc;
-}
-
 /* How a query of an index on the device should go before any round: 1 to
  * the full evaluation where by this estimate it would read more than a
- * share pre of the blocks; else 2 with direct (CLTOPK_INDEX=direct) and a
- * bound found (*bound: its order key): one launch reads the blocks the
- * bound does not rule out (lib/indexdev.c, index_direct); else 0: the
- * rounds.  Found from what the host keeps (no device work, some
+ * share pre of the blocks; else, with direct (CLTOPK_INDEX=direct), 2 and
+ * in *picked the layout's slots of k sampled tuples (those best by the
+ * rough scores), whose least exact score, found by the device, bounds the
+ * query: one launch reads the blocks that bound does not rule out
+ * (lib/indexdev.c, index_direct; any k distinct tuples give a true bound,
+ * the best give a close one); else 0: the rounds.  Found from what the host keeps (no device work, some
  * microseconds).  A partition's reading goes on to block j while
  * the threshold score of block j - 1 (the bound of blocks j ..) is at least
  * the query's bound, which never exceeds the true k-th best score; so every
@@ -743,11 +743,11 @@ static float ix_sample_score(const cltopk_index *idx, size_t t, const unsigned *
  * evaluation's.  0 where k is above the sample, a score is not finite, or
  * m = 0. */
 static int ix_foresee(cltopk_index *idx, const unsigned *attr, const float *w, size_t m,
-                      size_t k, double pre, int direct, uint32_t *bound)
+                      size_t k, double pre, int direct, const uint32_t **picked)
 {
     const cltopk_ix_layout *L = &idx->L;
     const size_t d = L->d, P = L->P, ns = idx->ns;
-    *bound = 0;
+    *picked = NULL;
     if (pre <= 0 || !idx->samp || !idx->pthr || m == 0 || k == 0 || k > ns)
         return 0;
     /* the sample's scores, a column at a time (vectorised), in plain float
@@ -767,13 +767,13 @@ static int ix_foresee(cltopk_index *idx, const unsigned *attr, const float *w, s
         return 0;
     /* their k-th best: for small k a sorted list that few scores enter
      * (some 3 us with the caches cold, against 14 for a selection), with
-     * the tuples; then the bound: the least exact score (the fma rule) of
-     * those k tuples, or of every tuple whose rough score is at least the
-     * k-th's, k distinct tuples or more, so at most the true k-th best */
-    float s, lo_exact = INFINITY;
+     * its tuples; else heap.c's selection over the scores' order keys
+     * (idx->fkey, which it reorders) */
+    float s;
+    size_t topt[IX_FORESEE_TOPK];
+    uint64_t kth = 0;
     if (k <= IX_FORESEE_TOPK) {
         float top[IX_FORESEE_TOPK];
-        size_t topt[IX_FORESEE_TOPK];
         size_t have = 0;
         for (size_t t = 0; t < ns; t++) {
             const float v = sc[t];
@@ -789,33 +789,15 @@ static int ix_foresee(cltopk_index *idx, const unsigned *attr, const float *w, s
             topt[at] = t;
         }
         s = top[k - 1];
-        if (direct)
-            for (size_t r = 0; r < k; r++)
-                lo_exact = fminf(lo_exact, ix_sample_score(idx, topt[r], attr, w, m));
     } else {
-        /* heap.c's selection over the scores' order keys (idx->fkey, which
-         * it reorders) */
         for (size_t t = 0; t < ns; t++) {
             uint32_t b;
             memcpy(&b, &sc[t], 4);
             idx->fkey[t] = order_key32(b, KIND_FLOAT, 0);
         }
-        const uint64_t kth = cltopk_cpu_kth_largest(idx->fkey, ns, k);
+        kth = cltopk_cpu_kth_largest(idx->fkey, ns, k);
         const uint32_t b = cltopk_ix_score_bits(kth << 32);
         memcpy(&s, &b, 4);
-        for (size_t t = 0; direct && t < ns; t++) {
-            uint32_t bt;
-            memcpy(&bt, &sc[t], 4);
-            if (order_key32(bt, KIND_FLOAT, 0) >= kth)
-                lo_exact = fminf(lo_exact, ix_sample_score(idx, t, attr, w, m));
-        }
-    }
-    /* (a NaN exact score: fminf passes over it, but no bound then) */
-    uint32_t bkey = 0;
-    if (direct && isfinite(lo_exact)) {
-        uint32_t b;
-        memcpy(&b, &lo_exact, 4);
-        bkey = order_key32(b, KIND_FLOAT, 0);
     }
     /* the blocks each of up to IX_FORESEE_PARTS partitions spread over the
      * index reads: the first j in 1 .. nb - 1 whose bound (block j - 1's
@@ -856,14 +838,33 @@ static int ix_foresee(cltopk_index *idx, const unsigned *attr, const float *w, s
     }
     const int full = all > 0 && need > pre * all;
     if (idx->ctx->prof) /* CLTOPK_PROFILE=1 */
-        fprintf(stderr, "profile: index foresee: the sample's k-th score %.9g (bound %.9g), "
-                "%.4f of the blocks, at most %.0f of a partition (pre %.3g): %s\n",
-                (double)s, (double)lo_exact, all > 0 ? need / all : 0.0, most, pre,
-                full ? "full evaluation" : bkey ? "one launch" : "rounds");
-    if (full)
-        return 1;
-    *bound = bkey;
-    return bkey ? 2 : 0;
+        fprintf(stderr, "profile: index foresee: the sample's k-th score %.9g, %.4f of the "
+                "blocks, at most %.0f of a partition (pre %.3g): %s\n", (double)s,
+                all > 0 ? need / all : 0.0, most, pre,
+                full ? "full evaluation" : direct ? "one launch" : "rounds");
+    if (full || !direct)
+        return full;
+    /* the k tuples: those of the sorted list, or those whose rough score's
+     * key is above the k-th's, then as many at it as make k */
+    uint32_t *pk = idx->fpick;
+    if (k <= IX_FORESEE_TOPK) {
+        for (size_t r = 0; r < k; r++)
+            pk[r] = idx->sslot[topt[r]];
+    } else {
+        size_t np2 = 0;
+        for (int pass = 0; pass < 2 && np2 < k; pass++)
+            for (size_t t = 0; t < ns && np2 < k; t++) {
+                uint32_t b;
+                memcpy(&b, &sc[t], 4);
+                const uint64_t key = order_key32(b, KIND_FLOAT, 0);
+                if (pass == 0 ? key > kth : key == kth)
+                    pk[np2++] = idx->sslot[t];
+            }
+        if (np2 < k) /* (cannot happen: k keys lie at or above the k-th) */
+            return 0;
+    }
+    *picked = pk;
+    return 2;
 }
 #endif
 
@@ -962,12 +963,17 @@ static int ix_query(cltopk_index *idx, const char *fn, int full, const unsigned 
     if (dev) {
         /* resident, or streamed from host memory; a query foreseen to read
          * most blocks evaluated in full at once (CLTOPK_INDEX=pre) */
+        const double t0 = ctx->prof ? cltopk_now() : 0;
         if (!full && idx->on_device && q.sw == 1 && q.filter == 3) {
             const int how = ix_foresee(idx, attr, wv, m, k, p.v[IXP_PRE],
-                                       p.v[IXP_DIRECT] != 0, &q.bound);
+                                       p.v[IXP_DIRECT] != 0, &q.bslots);
             q.full = how == 1;
         }
+        const double t1 = ctx->prof ? cltopk_now() : 0;
         st = cltopk_index_dev_query(ctx, L, &idx->dev, &q);
+        if (ctx->prof) /* CLTOPK_PROFILE=1: the host's time */
+            fprintf(stderr, "profile: index host: foresee %.1f us, the device's query %.1f us\n",
+                    (t1 - t0) * 1e6, (cltopk_now() - t1) * 1e6);
     } else if (idx->on_device) {
         /* a host copy for this call */
         const size_t nb = L->nblocks, d = L->d, B = L->B;

@@ -6,8 +6,9 @@
  * lists; the k best keys; the map of the blocks left) are kept in
  * cltopk_ix_dev from the first query to cltopk_index_dev_release, made anew
  * only when a query needs more (a larger k), so that a query makes no
- * buffer.  A query with a bound from the host (q->bound: lib/index.c's
- * foresee) is read in one launch (ixd_direct: index_direct, two merges, one
+ * buffer.  A query with k sampled tuples from the host (q->bslots:
+ * lib/index.c's foresee), whose least score is its bound, is read in one
+ * launch (ixd_direct: index_direct, two merges, one
  * read); where its candidates overflow, or without such a bound, a query:
  *   1. writes qb (one copy, not waited for);
  *   2. enqueues every round at once: index_scan, a work-group a partition,
@@ -215,12 +216,12 @@ int cltopk_index_dev_read(cltopk_context *ctx, const cltopk_ix_layout *L, const 
 /* a write of a host array to m after the context's work, which then follows
  * it; not waited for: the host array stays untouched until a later blocking
  * read */
-static int ixd_write(cltopk_context *ctx, cl_mem m, size_t bytes, const void *host,
-                     const char *what)
+static int ixd_write_at(cltopk_context *ctx, cl_mem m, size_t at, size_t bytes, const void *host,
+                        const char *what)
 {
     cl_event *own, ev = NULL;
     cl_uint nw = cltopk_after_own(ctx, &own);
-    cl_int err = clEnqueueWriteBuffer(ctx->queue, m, CL_FALSE, 0, bytes, host, nw,
+    cl_int err = clEnqueueWriteBuffer(ctx->queue, m, CL_FALSE, at, bytes, host, nw,
                                       nw ? own : NULL, &ev);
     if (err != CL_SUCCESS) {
         char msg[96];
@@ -229,6 +230,12 @@ static int ixd_write(cltopk_context *ctx, cl_mem m, size_t bytes, const void *ho
     }
     cltopk_own_event(ctx, ev);
     return CLTOPK_OK;
+}
+
+static int ixd_write(cltopk_context *ctx, cl_mem m, size_t bytes, const void *host,
+                     const char *what)
+{
+    return ixd_write_at(ctx, m, 0, bytes, host, what);
 }
 
 /* a kept device buffer of at least bytes: *m as it is where *have is enough,
@@ -732,9 +739,10 @@ static void ixd_stats(const cltopk_ix_layout *L, const cltopk_ix_query *q, const
     s->on_device = 1;
 }
 
-/* A query with the host's bound (q->bound, resident, room for ncand
- * candidates): qb written with the bound, index_direct (a work-group a
- * partition: its blocks not ruled out, the tuples at or above the bound
+/* A query with the host's sampled tuples (q->bslots, resident, room for
+ * ncand candidates): qb written with their slots where the k best keys will
+ * be, index_direct (a work-group a partition: the bound, the least score of
+ * those tuples; its blocks not ruled out, the tuples at or above the bound
  * appended to the candidates), index_merge of the candidates by ngc groups
  * into the first ngc lists, one group of those into qb after the state, and
  * one read of the state and the k best keys: 4 launches and a read, where
@@ -746,6 +754,7 @@ static int ixd_direct(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_
                       unsigned wg, size_t ncand, int *done)
 {
     *done = 0;
+    const double t0 = ctx->prof ? cltopk_now() : 0;
     const size_t K = q->k, P = L->P, ko = ixd_keyoff(P);
     const size_t ngc = q->fan > 1 ? q->fan : 2;
     cl_kernel kx = NULL, km = NULL;
@@ -762,15 +771,19 @@ static int ixd_direct(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_
             memcpy(&hq[IXQ_W + j], &q->w[j], 4);
         }
         hq[IXQ_CTL] = 1; /* finished: the stats read no switch */
-        hq[IXQ_CTL + 2] = q->bound;
+        memcpy(hq + ko, q->bslots, K * 4);
         st = ixd_write(ctx, dev->qb, IXQ_STATE * 4, hq, "the query's state");
+        if (st == CLTOPK_OK)
+            st = ixd_write_at(ctx, dev->qb, ko * 4, K * 4, hq + ko, "the sampled tuples");
     }
     cl_uint m = (cl_uint)q->m, d = (cl_uint)L->d, B = (cl_uint)L->B, cap = (cl_uint)ncand;
+    cl_uint k32 = (cl_uint)K, sko = (cl_uint)ko;
     if (st == CLTOPK_OK)
-        st = cltopk_set_args(ctx, kx, 10, sizeof(cl_mem), &dev->data, sizeof(cl_mem), &dev->ids,
+        st = cltopk_set_args(ctx, kx, 12, sizeof(cl_mem), &dev->data, sizeof(cl_mem), &dev->ids,
                              sizeof(cl_mem), &dev->thr, sizeof(cl_mem), &dev->pstart,
                              sizeof(cl_mem), &dev->qb, sizeof m, &m, sizeof d, &d, sizeof B, &B,
-                             sizeof(cl_mem), &dev->cand, sizeof cap, &cap);
+                             sizeof(cl_mem), &dev->cand, sizeof cap, &cap, sizeof k32, &k32,
+                             sizeof sko, &sko);
     if (st == CLTOPK_OK)
         st = cltopk_launch(ctx, kx, P * wg, wg, 0, NULL);
     if (st == CLTOPK_OK)
@@ -779,12 +792,15 @@ static int ixd_direct(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_
     if (st == CLTOPK_OK)
         st = ixd_merge(ctx, km, wg, dev->lists, 0, (cl_ulong)(ngc * K), (cl_ulong)(ngc * K), 1,
                        (cl_uint)K, dev->qb, dev->qb, ko / 2, 0, 0);
+    const double t1 = ctx->prof ? cltopk_now() : 0;
     if (st == CLTOPK_OK)
         st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, (ko + 2 * K - IXQ_CTL) * 4, hq + IXQ_CTL,
                       "the state and the k best keys");
     if (st == CLTOPK_OK && ctx->prof) /* CLTOPK_PROFILE=1 */
-        fprintf(stderr, "profile: index one launch: %u candidates (room %zu)%s\n",
-                hq[IXQ_CTL + 3], ncand, hq[IXQ_CTL + 3] > ncand ? ": the rounds" : "");
+        fprintf(stderr, "profile: index one launch: %u candidates (room %zu)%s; the host "
+                "enqueued in %.1f us, then waited %.1f us for the read\n", hq[IXQ_CTL + 3],
+                ncand, hq[IXQ_CTL + 3] > ncand ? ": the rounds" : "", (t1 - t0) * 1e6,
+                (cltopk_now() - t1) * 1e6);
     if (st == CLTOPK_OK && hq[IXQ_CTL + 3] <= ncand) {
         const uint64_t *keys = (const uint64_t *)(const void *)(hq + ko);
         for (size_t r = 0; st == CLTOPK_OK && r < K; r++)
@@ -963,9 +979,9 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
         Gf = Gf < gmin ? gmin : Gf > 65535 ? 65535 : Gf;
         Gf = Gf < 1 ? 1 : Gf;
     }
-    /* a bound from the host: one launch reads the query (the rounds where
-     * its candidates overflow) */
-    if (q->bound && !q->full && !streamed && filt) {
+    /* sampled tuples from the host: one launch reads the query (the rounds
+     * where its candidates overflow) */
+    if (q->bslots && !q->full && !streamed && filt) {
         int dd = 0;
         int st = ixd_direct(ctx, L, dev, q, opts, optsbig, wg, ncand, &dd);
         if (st != CLTOPK_OK || dd) {

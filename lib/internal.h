@@ -946,11 +946,12 @@ typedef struct {
                      for full) by index_filter (1; 2: its fallback forced) or
                      index_full alone (0) */
     size_t cands; /* index_filter's room for candidates (0: chosen) */
-    uint32_t bound; /* on the device, not 0: the order key of a score at most
-                       the k-th best, found by the host before any round
-                       (lib/index.c's foresee): the query is read in one
-                       launch (index_direct), the rounds only where its
-                       candidates overflow their room */
+    const uint32_t *bslots; /* on the device, not NULL: the layout's slots
+                       of k distinct tuples (lib/index.c's foresee, from its
+                       sample), whose least score is at most the k-th best:
+                       the query is read in one launch from that bound
+                       (index_direct), the rounds only where its candidates
+                       overflow their room */
     float *out_scores;   /* k, or NULL */
     int64_t *out_index;  /* k, or NULL */
     cltopk_index_stats *st; /* always set (the caller's or a local one) */
