@@ -928,8 +928,8 @@ CLTOPK_API int cltopk_benchmark_query_peer(cltopk_context *ctx, const cltopk_col
  * and lists, the merge's lists, the block list; some 8 (P + 4 compute units)
  * k bytes, P the partitions; the full evaluation's candidates, n / 2 bytes
  * within 512 KiB .. 128 MiB; the query engine's answer, 12 (k + 1) bytes;
- * on the host, the foresee's thresholds and sample, 4 d (n / B + 2048)
- * bytes, for the index's life; an index in host memory also its two staging
+ * on the host, the foresee's sample and the thresholds of up to 64
+ * partitions, some 4 d (64 n / (P B) + 2048) bytes, for the index's life; an index in host memory also its two staging
  * buffers of CLTOPK_INDEX=stage blocks, by default each at most an eighth of
  * one allocation and 256 MiB, the second only where one does not hold every
  * block) from its first query until cltopk_index_free, made larger when a

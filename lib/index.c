@@ -44,9 +44,12 @@ struct cltopk_index {
     float *thr;
     int on_device;
     /* on the device: what the host keeps to foresee a query's reading
-     * (ix_foresee): the thresholds (a B-th of the data) and a sample of
-     * tuples, the first ones of each partition (ns of them, d floats each) */
-    float *pthr, *samp;
+     * (ix_foresee): the thresholds of up to 64 partitions spread over the
+     * index (partition x's of blocks 0 .. fnb[x] - 2 from fthr + foff[x] d,
+     * d floats each) and a sample of tuples, the first ones of each
+     * partition (ns of them, d floats each) */
+    float *fthr, *samp;
+    size_t fnp, fnb[64], foff[64];
     size_t ns;
     float *fsc;     /* ix_foresee's scores of the sample (under the context's lock) */
     uint64_t *fkey; /* ... and their order keys */
@@ -471,7 +474,7 @@ static void ix_destroy(cltopk_index *idx)
     ix_host_free(idx);
     free(idx->pstart);
     free(idx->psize);
-    free(idx->pthr);
+    free(idx->fthr);
     free(idx->samp);
     free(idx->fsc);
     free(idx->fkey);
@@ -488,7 +491,7 @@ static void ix_destroy(cltopk_index *idx)
  * k-th best of all */
 #define IX_SAMPLE 2048
 #define IX_FORESEE_TOPK 64  /* k up to this: the k-th by a sorted list */
-#define IX_FORESEE_PARTS 64 /* partitions whose reading it counts */
+#define IX_FORESEE_PARTS 64 /* partitions whose reading it counts (fnb's size) */
 static int ix_sample(cltopk_index *idx)
 {
     const cltopk_ix_layout *L = &idx->L;
@@ -516,6 +519,33 @@ static int ix_sample(cltopk_index *idx)
         }
     }
     idx->ns = ns;
+    /* the thresholds of IX_FORESEE_PARTS partitions spread over the index,
+     * side by side (a few hundred KiB where all of them are 8 MiB at 2^26 x
+     * 8: the foresee's searches stay in the caches) */
+    const size_t step = P > IX_FORESEE_PARTS ? P / IX_FORESEE_PARTS : 1;
+    size_t tot = 0;
+    idx->fnp = 0;
+    for (size_t i = 0; i < P && idx->fnp < IX_FORESEE_PARTS; i += step) {
+        const size_t nb = L->pstart[i + 1] - L->pstart[i];
+        if (!nb)
+            continue;
+        idx->fnb[idx->fnp] = nb;
+        idx->foff[idx->fnp] = tot;
+        tot += nb - 1;
+        idx->fnp++;
+    }
+    idx->fthr = malloc((tot ? tot : 1) * d * sizeof *idx->fthr);
+    if (!idx->fthr)
+        return CLTOPK_ERR_NO_MEMORY;
+    for (size_t i = 0, x = 0; i < P && x < idx->fnp; i += step) {
+        const size_t nb = L->pstart[i + 1] - L->pstart[i];
+        if (!nb)
+            continue;
+        if (nb > 1)
+            memcpy(idx->fthr + idx->foff[x] * d, L->thr + (size_t)L->pstart[i] * d,
+                   (nb - 1) * d * sizeof *idx->fthr);
+        x++;
+    }
     return CLTOPK_OK;
 }
 
@@ -551,8 +581,6 @@ static int ix_place(cltopk_context *ctx, cltopk_index *idx, const char *fn)
         }
         if (st == CLTOPK_OK) {
             idx->on_device = 1;
-            idx->pthr = idx->thr; /* kept for ix_foresee */
-            idx->thr = NULL;
             ix_host_free(idx);
             return CLTOPK_OK;
         }
@@ -746,10 +774,12 @@ static int ix_foresee(cltopk_index *idx, const unsigned *attr, const float *w, s
                       size_t k, double pre, int direct, const uint32_t **picked)
 {
     const cltopk_ix_layout *L = &idx->L;
-    const size_t d = L->d, P = L->P, ns = idx->ns;
+    const size_t d = L->d, ns = idx->ns;
     *picked = NULL;
-    if (pre <= 0 || !idx->samp || !idx->pthr || m == 0 || k == 0 || k > ns)
+    if (pre <= 0 || !idx->samp || !idx->fthr || m == 0 || k == 0 || k > ns)
         return 0;
+    const int prof = idx->ctx->prof; /* CLTOPK_PROFILE=1: the steps' times */
+    const double t0 = prof ? cltopk_now() : 0;
     /* the sample's scores, a column at a time (vectorised), in plain float
      * arithmetic, into the index's buffer */
     float *sc = idx->fsc;
@@ -804,18 +834,14 @@ static int ix_foresee(cltopk_index *idx, const unsigned *attr, const float *w, s
      * threshold score) is below s, else nb (blocks 0 .. j - 1 read), by
      * binary searches run side by side, a step of each in turn, so that
      * their loads from the thresholds (cold: a cache miss each) overlap */
-    size_t lo[IX_FORESEE_PARTS], hi[IX_FORESEE_PARTS], g0[IX_FORESEE_PARTS], np = 0;
-    const size_t step = P > IX_FORESEE_PARTS ? P / IX_FORESEE_PARTS : 1;
+    const double t1 = prof ? cltopk_now() : 0;
+    size_t lo[IX_FORESEE_PARTS], hi[IX_FORESEE_PARTS];
+    const size_t np = idx->fnp;
     double all = 0;
-    for (size_t i = 0; i < P && np < IX_FORESEE_PARTS; i += step) {
-        const size_t nb = idx->pstart[i + 1] - idx->pstart[i];
-        if (!nb)
-            continue;
-        g0[np] = idx->pstart[i];
-        lo[np] = 1;
-        hi[np] = nb;
-        all += (double)nb;
-        np++;
+    for (size_t x = 0; x < np; x++) {
+        lo[x] = 1;
+        hi[x] = idx->fnb[x];
+        all += (double)idx->fnb[x];
     }
     for (int busy = 1; busy;) {
         busy = 0;
@@ -823,7 +849,7 @@ static int ix_foresee(cltopk_index *idx, const unsigned *attr, const float *w, s
             if (lo[x] >= hi[x])
                 continue;
             const size_t mid = lo[x] + (hi[x] - lo[x]) / 2;
-            const float t = ix_rough_score(idx->pthr + (g0[x] + mid - 1) * d, attr, w, m);
+            const float t = ix_rough_score(idx->fthr + (idx->foff[x] + mid - 1) * d, attr, w, m);
             if (t < s)
                 hi[x] = mid;
             else
@@ -837,11 +863,13 @@ static int ix_foresee(cltopk_index *idx, const unsigned *attr, const float *w, s
         most = (double)lo[x] > most ? (double)lo[x] : most;
     }
     const int full = all > 0 && need > pre * all;
-    if (idx->ctx->prof) /* CLTOPK_PROFILE=1 */
+    if (prof)
         fprintf(stderr, "profile: index foresee: the sample's k-th score %.9g, %.4f of the "
-                "blocks, at most %.0f of a partition (pre %.3g): %s\n", (double)s,
+                "blocks, at most %.0f of a partition (pre %.3g): %s; the sample's scores "
+                "and k-th %.1f us, the searches %.1f us\n", (double)s,
                 all > 0 ? need / all : 0.0, most, pre,
-                full ? "full evaluation" : direct ? "one launch" : "rounds");
+                full ? "full evaluation" : direct ? "one launch" : "rounds", (t1 - t0) * 1e6,
+                (cltopk_now() - t1) * 1e6);
     if (full || !direct)
         return full;
     /* the k tuples: those of the sorted list, or those whose rough score's
