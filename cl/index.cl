@@ -788,7 +788,8 @@ index_filter(__global const float *data, __global const uint *ids, __global cons
  * nothing to do where they overflowed (more than fromcap: index_full's gated
  * launch wrote the lists).  raise: the group's K-th score raises the bound
  * (atomic_max of its order key: K scanned tuples score at least that much),
- * for index_filter after it */
+ * for index_filter after it (raise bit 0); bit 1: nothing to do where
+ * index_direct's last group merged the candidates itself (ctl[0] 3) */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 index_merge(__global const ulong *cand, ulong first, ulong ncand, ulong per, uint K,
             __global uint *qb, __global ulong *out, ulong obase, uint fromcap, uint raise)
@@ -796,6 +797,8 @@ index_merge(__global const ulong *cand, ulong first, ulong ncand, ulong per, uin
     __local ulong S[SN];
     __local uint meta[2];
     const uint lid = get_local_id(0), q = get_group_id(0);
+    if ((raise & 2u) && qb[IXQ_CTL] == 3u)
+        return;
     const ulong floor = (ulong)qb[IXQ_CTL + 2] << 32;
     if (fromcap) {
         const uint c = qb[IXQ_CTL + 3], ng = get_num_groups(0);
@@ -830,7 +833,7 @@ index_merge(__global const ulong *cand, ulong first, ulong ncand, ulong per, uin
         }
         kth = ix_flush(S, meta, K, lid, kth, 0);
     }
-    if (raise && lid == 0 && kth != 0)
+    if ((raise & 1u) && lid == 0 && kth != 0)
         atomic_max(&qb[IXQ_CTL + 2], (uint)(kth >> 32));
     for (uint x = lid; x < K; x += WG)
         out[obase + (ulong)q * K + x] = S[x];
@@ -850,7 +853,8 @@ index_merge(__global const ulong *cand, ulong first, ulong ncand, ulong per, uin
  * answers the query by the rounds); the partition's state: r blocks read,
  * stopped where r < its blocks.  Exact: a tuple of a block not read scores
  * at most that threshold score, strictly below the bound, so below the k-th
- * best; index_merge's fromcap launch then takes the candidates' K best.  A
+ * best; the last group to finish merges the candidates where they are
+ * few (fuse), else index_merge's fromcap launch takes their K best.  A
  * work-item scores IXD_U slots at once, each attribute's loads issued
  * together */
 #ifndef IXD_U
@@ -859,11 +863,12 @@ index_merge(__global const ulong *cand, ulong first, ulong ncand, ulong per, uin
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 index_direct(__global const float *data, __global const uint *ids, __global const float *thr,
              __global const uint *pstart, __global uint *qb, uint m, uint d, uint B,
-             __global ulong *cand, uint cap, uint K, uint sko)
+             __global ulong *cand, uint cap, uint K, uint sko, uint P, uint fuse)
 {
     __local uint la[IXQ_W];
     __local float lw[IXQ_W];
-    __local uint nread, lbound;
+    __local uint nread, lbound, tick[2];
+    __local ulong S[SN];
     __global uint *ctl = qb + IXQ_CTL;
     const uint i = get_group_id(0), lid = get_local_id(0);
     const uint g0 = pstart[i], nb = pstart[i + 1] - g0;
@@ -952,6 +957,40 @@ index_direct(__global const float *data, __global const uint *ids, __global cons
         state[2] = r < nb;
         for (uint x = 3; x < IX_ST; x++)
             state[x] = 0;
+    }
+    /* fuse: the last group to finish (a ticket in ctl[1]) merges the
+     * candidates into the K best keys at qb's ulong fuse (where the host
+     * reads them) and sets ctl[0] to 3, where they are at most cap and SN
+     * (one sort of them); else index_merge's launches (which then do
+     * nothing) take them.  The candidates reach the device before
+     * the ticket (the idiom of rows_tile.cl's sample filter) */
+    if (fuse != 0) {
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        if (lid == 0) {
+            const uint last = atomic_inc(&ctl[1]) == P - 1u;
+            tick[0] = last;
+            tick[1] = last ? atomic_add(&ctl[3], 0u) : 0u;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const uint c = tick[1];
+        if (tick[0] && c <= cap && c <= (uint)SN) {
+            /* one sort of the candidates (a power of two of slots, the
+             * empty ones 0); where ix_offer's rounds merged them here, POCL
+             * took some 28 s more to build the program */
+            mem_fence(CLK_GLOBAL_MEM_FENCE);
+            uint n2 = 2;
+            while (n2 < c)
+                n2 <<= 1;
+            for (uint x = lid; x < n2; x += WG)
+                S[x] = x < c ? ((volatile __global ulong *)cand)[x] : 0;
+            ix_sort(S, lid, n2);
+            __global ulong *out = (__global ulong *)qb + fuse;
+            for (uint x = lid; x < K; x += WG)
+                out[x] = x < n2 ? S[x] : 0;
+            if (lid == 0)
+                ctl[0] = 3u;
+        }
     }
 }
 

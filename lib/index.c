@@ -81,6 +81,7 @@ enum {
     IXP_CANDS,
     IXP_PRE,
     IXP_DIRECT,
+    IXP_FUSE,
     IXP_N
 };
 static const char *const ix_full_words[] = {"old", "filter", "fallback", "query", NULL};
@@ -159,6 +160,11 @@ static const cltopk_param ix_params[] = {
      * the blocks that bound does not rule out, where the rounds' way reads
      * until the partitions' own k-th scores stop it (0: the rounds) */
     [IXP_DIRECT] = {.name = "direct", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+    /* on OpenCL devices, that launch: 1 its last work-group takes the k
+     * best of the candidates where they are few (at most its local slots,
+     * 512 up to k = 256 on GPUs: one sort), in place of two merge launches
+     * (which then do nothing); 0: the launches always */
+    [IXP_FUSE] = {.name = "fuse", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
 };
 
 static const cltopk_param_table ix_table = {"CLTOPK_INDEX", ix_params, IXP_N, NULL};
@@ -966,6 +972,7 @@ static int ix_query(cltopk_index *idx, const char *fn, int full, const unsigned 
                          .piece = (size_t)p.v[IXP_PIECE],
                          .filter = (int)p.v[IXP_FULL],
                          .cands = (size_t)p.v[IXP_CANDS],
+                         .fuse = (int)p.v[IXP_FUSE],
                          .st = &local};
     /* the outputs of a failing run stay untouched: results go to a copy */
     float *ts = malloc(k * sizeof *ts);

@@ -549,8 +549,8 @@ static int ixd_filter(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_
 
 /* index_merge: ng groups of per candidates of cand[first .. ncand) to out
  * from element obase; fromcap (not 0): index_filter's candidates instead
- * (nothing where more than fromcap came); raise: each group's k-th raises the
- * bound */
+ * (nothing where more than fromcap came); raise: 1 each group's k-th raises
+ * the bound, 2 nothing where index_direct's last group merged (ctl[0] 3) */
 static int ixd_merge(cltopk_context *ctx, cl_kernel km, unsigned wg, cl_mem cand, cl_ulong first,
                      cl_ulong ncand, cl_ulong per, size_t ng, cl_uint k, cl_mem qb, cl_mem out,
                      cl_ulong obase, cl_uint fromcap, cl_uint raise)
@@ -777,21 +777,25 @@ static int ixd_direct(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_
             st = ixd_write_at(ctx, dev->qb, ko * 4, K * 4, hq + ko, "the sampled tuples");
     }
     cl_uint m = (cl_uint)q->m, d = (cl_uint)L->d, B = (cl_uint)L->B, cap = (cl_uint)ncand;
-    cl_uint k32 = (cl_uint)K, sko = (cl_uint)ko;
+    /* the last group merges few candidates itself (fuse: the keys' ulong
+     * index in qb; 0: never, CLTOPK_INDEX=fuse=0), the two merges then
+     * doing nothing (raise bit 1) */
+    cl_uint k32 = (cl_uint)K, sko = (cl_uint)ko, P32 = (cl_uint)P;
+    cl_uint fuse = q->fuse ? (cl_uint)(ko / 2) : 0;
     if (st == CLTOPK_OK)
-        st = cltopk_set_args(ctx, kx, 12, sizeof(cl_mem), &dev->data, sizeof(cl_mem), &dev->ids,
+        st = cltopk_set_args(ctx, kx, 14, sizeof(cl_mem), &dev->data, sizeof(cl_mem), &dev->ids,
                              sizeof(cl_mem), &dev->thr, sizeof(cl_mem), &dev->pstart,
                              sizeof(cl_mem), &dev->qb, sizeof m, &m, sizeof d, &d, sizeof B, &B,
                              sizeof(cl_mem), &dev->cand, sizeof cap, &cap, sizeof k32, &k32,
-                             sizeof sko, &sko);
+                             sizeof sko, &sko, sizeof P32, &P32, sizeof fuse, &fuse);
     if (st == CLTOPK_OK)
         st = cltopk_launch(ctx, kx, P * wg, wg, 0, NULL);
     if (st == CLTOPK_OK)
         st = ixd_merge(ctx, km, wg, dev->cand, 0, 0, 0, ngc, (cl_uint)K, dev->qb, dev->lists, 0,
-                       cap, 0);
+                       cap, 2);
     if (st == CLTOPK_OK)
         st = ixd_merge(ctx, km, wg, dev->lists, 0, (cl_ulong)(ngc * K), (cl_ulong)(ngc * K), 1,
-                       (cl_uint)K, dev->qb, dev->qb, ko / 2, 0, 0);
+                       (cl_uint)K, dev->qb, dev->qb, ko / 2, 0, 2);
     const double t1 = ctx->prof ? cltopk_now() : 0;
     if (st == CLTOPK_OK)
         st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, (ko + 2 * K - IXQ_CTL) * 4, hq + IXQ_CTL,
@@ -799,8 +803,9 @@ static int ixd_direct(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_
     if (st == CLTOPK_OK && ctx->prof) /* CLTOPK_PROFILE=1 */
         fprintf(stderr, "profile: index one launch: %u candidates (room %zu)%s; the host "
                 "enqueued in %.1f us, then waited %.1f us for the read\n", hq[IXQ_CTL + 3],
-                ncand, hq[IXQ_CTL + 3] > ncand ? ": the rounds" : "", (t1 - t0) * 1e6,
-                (cltopk_now() - t1) * 1e6);
+                ncand, hq[IXQ_CTL + 3] > ncand ? ": the rounds"
+                       : hq[IXQ_CTL] == 3 ? ", merged by the last group" : "",
+                (t1 - t0) * 1e6, (cltopk_now() - t1) * 1e6);
     if (st == CLTOPK_OK && hq[IXQ_CTL + 3] <= ncand) {
         const uint64_t *keys = (const uint64_t *)(const void *)(hq + ko);
         for (size_t r = 0; st == CLTOPK_OK && r < K; r++)

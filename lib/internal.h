@@ -952,6 +952,8 @@ typedef struct {
                        the query is read in one launch from that bound
                        (index_direct), the rounds only where its candidates
                        overflow their room */
+    int fuse;       /* ... and its last work-group merges few candidates
+                       (CLTOPK_INDEX=fuse) */
     float *out_scores;   /* k, or NULL */
     int64_t *out_index;  /* k, or NULL */
     cltopk_index_stats *st; /* always set (the caller's or a local one) */

@@ -310,12 +310,12 @@ static void adversarial(cltopk_context *ctx, const char *cname)
      * context parses and ignores) */
     static const char *const tmodes[] = {"", "switch=2", "switch=2,full=fallback",
                                          "switch=2,full=filter,cands=5", "switch=2,full=old",
-                                         "pre=1", "pre=1,cands=5"};
+                                         "pre=1", "pre=1,cands=5", "pre=1,fuse=0"};
     for (int part = 0; part < 2; part++) {
         cltopk_index *idx = build(ctx, c, n, 2, (cltopk_partitioning)part, 4, 64, 3);
         size_t ks[] = {1, 10, 100, 1000};
         int good = idx != NULL;
-        for (size_t mo = 0; good && mo < 7; mo++) {
+        for (size_t mo = 0; good && mo < 8; mo++) {
             setenv("CLTOPK_INDEX", tmodes[mo], 1);
             for (size_t x = 0; good && x < 4; x++)
                 good = check_query(idx, 0, c, n, attr, w, 2, ks[x], NULL, msg, sizeof msg) &&
@@ -917,11 +917,13 @@ static void distributions(cltopk_context *ctx, const char *cname, size_t kdev)
                                 "first=0,switch=2,fan=2"};
         knob_sweeps(ctx, cname, cols, n, d, dmodes, 8, "device rounds", 47, 24, 0);
         /* the one launch from the host's bound (the foresee's sample) for
-         * every query it does not send to the full evaluation (pre=1), its
-         * candidates' merge by groups of 2 lists, and with room for 2
-         * candidates (an overflow: the rounds then) */
-        const char *xmodes[] = {"pre=1", "pre=1,fan=2", "pre=1,cands=2"};
-        knob_sweeps(ctx, cname, cols, n, d, xmodes, 3, "one launch", 91, 24, 0);
+         * every query it does not send to the full evaluation (pre=1): its
+         * last group merging few candidates (the default), the merge
+         * launches by groups of 2 lists where they are more, with room for 2
+         * candidates (an overflow: the rounds then), and the merge launches
+         * always (fuse=0) */
+        const char *xmodes[] = {"pre=1", "pre=1,fan=2", "pre=1,cands=2", "pre=1,fuse=0"};
+        knob_sweeps(ctx, cname, cols, n, d, xmodes, 4, "one launch", 91, 24, 0);
         /* the merge's last levels: 128 partitions, lists merged two at a time
          * (64 lists of k = 300 keys are more than one group takes: levels of
          * 32 and 16 lists, written after the first lists and back at their
