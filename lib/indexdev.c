@@ -921,6 +921,17 @@ static int ixd_by_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_i
     return st;
 }
 
+/* a query's end: on a failure, nothing left reading dev->hq (the launches
+ * enqueued waited for); CLTOPK_PROFILE=1: the launches' device times */
+static int ixd_end(cltopk_context *ctx, int st)
+{
+    cl_event *own;
+    if (st != CLTOPK_OK && cltopk_after_own(ctx, &own))
+        clWaitForEvents(1, own);
+    cltopk_prof_flush(ctx);
+    return st;
+}
+
 int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
                            const cltopk_ix_query *q)
 {
@@ -950,13 +961,8 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
     int engdone = 0;
     if (eng && q->full) {
         int st = ixd_by_query(ctx, L, dev, q, opts, wg, &engdone);
-        if (st != CLTOPK_OK || engdone) {
-            cl_event *own;
-            if (st != CLTOPK_OK && cltopk_after_own(ctx, &own))
-                clWaitForEvents(1, own);
-            cltopk_prof_flush(ctx);
-            return st;
-        }
+        if (st != CLTOPK_OK || engdone)
+            return ixd_end(ctx, st);
     }
     /* the full evaluation by index_filter (CLTOPK_INDEX=full=filter): where
      * the slots' numbers fit 32 bits; a plain one (q->full) first reads one
@@ -989,13 +995,8 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
     if (q->bslots && !q->full && !streamed && filt) {
         int dd = 0;
         int st = ixd_direct(ctx, L, dev, q, opts, optsbig, wg, ncand, &dd);
-        if (st != CLTOPK_OK || dd) {
-            cl_event *own;
-            if (st != CLTOPK_OK && cltopk_after_own(ctx, &own))
-                clWaitForEvents(1, own);
-            cltopk_prof_flush(ctx);
-            return st;
-        }
+        if (st != CLTOPK_OK || dd)
+            return ixd_end(ctx, st);
     }
     cl_kernel ks = NULL, kd = NULL, kf = NULL, km = NULL, kfl = NULL;
     int st = cltopk_kernel_get(ctx, "index.cl", opts, "index_scan", &ks);
@@ -1182,10 +1183,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
         ixd_stats(L, q, dev->hq, q->full || dev->hq[IXQ_CTL] == 2);
     }
 out:;
-    cl_event *own;
-    if (st != CLTOPK_OK && cltopk_after_own(ctx, &own)) /* nothing left reading dev->hq */
-        clWaitForEvents(1, own);
-    cltopk_prof_flush(ctx); /* CLTOPK_PROFILE=1: the launches' device times */
+    st = ixd_end(ctx, st);
     cl_kernel kk[] = {ks, kd, kf, km, kfl};
     for (size_t i = 0; i < 5; i++)
         if (kk[i])
