@@ -47,9 +47,9 @@
  *                whose K-th scores raise the bound.
  *   index_direct a query whose k tuples the host sampled (lib/index.c's
  *                foresee; the bound: their least score): a work-group a
- *                partition, the blocks its
- *                thresholds do not rule out, every tuple at or above the
- *                bound a candidate (one launch, no rounds); index_merge then.
+ *                partition, the blocks its thresholds do not rule out,
+ *                every tuple at or above the bound a candidate (one launch,
+ *                no rounds); its last group or index_merge then.
  *   index_ids    the slots of cl/query.cl's answer over the layout (the full
  *                evaluation by the query engine) turned into tuple numbers.
  *
@@ -84,6 +84,34 @@ inline float ix_score(__global const float *base, ulong stride, __global const u
     for (uint j = 0; j < m; j++)
         acc = fma(w[j], base[attr[j] * stride], acc);
     return acc;
+}
+
+/* ix_score with the attributes' numbers and weights in local memory */
+inline float ix_score_local(__global const float *base, ulong stride, __local const uint *la,
+                            __local const float *lw, uint m)
+{
+    float acc = 0.0f;
+    for (uint j = 0; j < m; j++)
+        acc = fma(lw[j], base[la[j] * stride], acc);
+    return acc;
+}
+
+/* index_scan's stop rule: a partition stops after a block whose threshold
+ * score t (the bound of every later block) is strictly below the bound b
+ * (an order key; 0: none yet), t being neither NaN nor +inf */
+inline int ix_stops(float t, uint b)
+{
+    return b != 0 && !isnan(t) && !(isinf(t) && t > 0) && b > order_key(as_uint(t), 0u);
+}
+
+/* the sort's slots for n keys at the start of S: the power of two at or
+ * above n, at least 2, at most SN */
+inline uint ix_sort_slots(uint n)
+{
+    uint n2 = 2;
+    while (n2 < n && n2 < SN)
+        n2 <<= 1;
+    return n2;
 }
 
 /* S[0 .. n) sorted descending (bitonic; n a power of two, 2 .. SN, the
@@ -147,8 +175,8 @@ inline uint ix_place(__local const ulong *S, uint K, uint c0, uint nc, uint j, u
  * written at its place (ix_place: a scan of the candidates, a binary search
  * of the list) with 3 barriers; else, and without ranks, a sort of the
  * slots that hold them (up to S[K + meta[1]], a power of two: 45 barriers
- * for all 512).  (Each inlined copy of the ranks' way cost
- * POCL some 10-20 s of compiling: index_scan alone has it, at one call.) */
+ * for all 512).  (Each inlined copy of the ranks' way cost POCL some 10-20
+ * s of compiling: index_scan alone has it, at one call.) */
 inline ulong ix_merge(__local ulong *S, __local uint *meta, uint K, uint lid, const int ranks)
 {
     const uint c0 = meta[0], nc = meta[1];
@@ -169,11 +197,8 @@ inline ulong ix_merge(__local ulong *S, __local uint *meta, uint K, uint lid, co
     /* the sort: the slots up to the last candidate's, rounded up to a power
      * of two (the slots after them are empty: 0, below every key), so that
      * a few candidates are not a sort of all SN slots */
-    uint n2 = 2;
-    while (n2 < K + nc && n2 < SN)
-        n2 <<= 1;
     if (!rk)
-        ix_sort(S, lid, n2);
+        ix_sort(S, lid, ix_sort_slots(K + nc));
     barrier(CLK_LOCAL_MEM_FENCE);
     if (p0 < K)
         S[p0] = v0;
@@ -371,8 +396,7 @@ index_scan(__global const float *data, __global const uint *ids, __global const 
         tnow = t;
         if (pos == 1)
             tfirst = t;
-        if (!nostop && b != 0 && !isnan(t) && !(isinf(t) && t > 0) &&
-            b > order_key(as_uint(t), 0u)) {
+        if (!nostop && ix_stops(t, b)) {
             stopped = 1;
             break;
         }
@@ -842,10 +866,10 @@ index_merge(__global const ulong *cand, ulong first, ulong ncand, ulong per, uin
 /* index_direct: a query whose k tuples the host sampled before any round
  * (lib/index.c, ix_foresee: their slots at qb[sko ..]), a work-group a
  * partition: the bound, the least of their scores (k distinct tuples score
- * at least that much, so it is at most the k-th best score), then
- * its blocks 0 .. r - 1, where block j > 0 is read unless index_scan's stop
- * rule rules it out by the threshold score of block j - 1 (strictly below
- * the bound, not NaN, not +inf; the scores never rise along a partition, so
+ * at least that much, so it is at most the k-th best score), then its
+ * blocks 0 .. r - 1, where block j > 0 is read unless index_scan's stop
+ * rule (ix_stops) rules it out by the threshold score of block j - 1 (the
+ * scores never rise along a partition, so
  * r is one more than the thresholds before the first that stops it), found
  * a chunk of WG thresholds at a time; every tuple of those blocks scoring
  * at or above the bound appended to cand (ctl[3] counts them, at most cap
@@ -887,10 +911,7 @@ index_direct(__global const float *data, __global const uint *ids, __global cons
      * index_merge's floor */
     for (uint x = lid; x < K; x += WG) {
         const uint slot = qb[sko + x], g = slot / B;
-        __global const float *t = data + (ulong)g * d * B + (slot - g * B);
-        float sc = 0.0f;
-        for (uint a = 0; a < m; a++)
-            sc = fma(lw[a], t[(ulong)la[a] * B], sc);
+        const float sc = ix_score_local(data + (ulong)g * d * B + (slot - g * B), B, la, lw, m);
         atomic_min(&lbound, order_key(as_uint(sc), 0u));
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -905,12 +926,8 @@ index_direct(__global const float *data, __global const uint *ids, __global cons
         barrier(CLK_LOCAL_MEM_FENCE);
         const uint j = c + lid;
         if (open && j < nb) {
-            __global const float *t = thr + (ulong)(g0 + j - 1) * d;
-            float ts = 0.0f;
-            for (uint a = 0; a < m; a++)
-                ts = fma(lw[a], t[la[a]], ts);
-            if (bound != 0 && !isnan(ts) && !(isinf(ts) && ts > 0) &&
-                bound > order_key(as_uint(ts), 0u))
+            const float ts = ix_score_local(thr + (ulong)(g0 + j - 1) * d, 1, la, lw, m);
+            if (ix_stops(ts, bound))
                 atomic_min(&nread, j);
         }
     }
@@ -979,9 +996,7 @@ index_direct(__global const float *data, __global const uint *ids, __global cons
              * empty ones 0); where ix_offer's rounds merged them here, POCL
              * took some 28 s more to build the program */
             mem_fence(CLK_GLOBAL_MEM_FENCE);
-            uint n2 = 2;
-            while (n2 < c)
-                n2 <<= 1;
+            const uint n2 = ix_sort_slots(c);
             for (uint x = lid; x < n2; x += WG)
                 S[x] = x < c ? ((volatile __global ulong *)cand)[x] : 0;
             ix_sort(S, lid, n2);

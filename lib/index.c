@@ -529,12 +529,13 @@ static int ix_sample(cltopk_index *idx)
      * side by side (a few hundred KiB where all of them are 8 MiB at 2^26 x
      * 8: the foresee's searches stay in the caches) */
     const size_t step = P > IX_FORESEE_PARTS ? P / IX_FORESEE_PARTS : 1;
-    size_t tot = 0;
+    size_t tot = 0, first[IX_FORESEE_PARTS];
     idx->fnp = 0;
     for (size_t i = 0; i < P && idx->fnp < IX_FORESEE_PARTS; i += step) {
         const size_t nb = L->pstart[i + 1] - L->pstart[i];
         if (!nb)
             continue;
+        first[idx->fnp] = L->pstart[i];
         idx->fnb[idx->fnp] = nb;
         idx->foff[idx->fnp] = tot;
         tot += nb - 1;
@@ -543,16 +544,18 @@ static int ix_sample(cltopk_index *idx)
     idx->fthr = malloc((tot ? tot : 1) * d * sizeof *idx->fthr);
     if (!idx->fthr)
         return CLTOPK_ERR_NO_MEMORY;
-    for (size_t i = 0, x = 0; i < P && x < idx->fnp; i += step) {
-        const size_t nb = L->pstart[i + 1] - L->pstart[i];
-        if (!nb)
-            continue;
-        if (nb > 1)
-            memcpy(idx->fthr + idx->foff[x] * d, L->thr + (size_t)L->pstart[i] * d,
-                   (nb - 1) * d * sizeof *idx->fthr);
-        x++;
-    }
+    for (size_t x = 0; x < idx->fnp; x++)
+        memcpy(idx->fthr + idx->foff[x] * d, L->thr + first[x] * d,
+               (idx->fnb[x] - 1) * d * sizeof *idx->fthr);
     return CLTOPK_OK;
+}
+
+/* the order key of a float score (THE ORDER, largest first) */
+static uint64_t ix_score_key(float v)
+{
+    uint32_t b;
+    memcpy(&b, &v, 4);
+    return order_key32(b, KIND_FLOAT, 0);
 }
 
 /* ix_foresee's score: the weighted sum in plain float arithmetic, not the
@@ -761,9 +764,10 @@ int cltopk_index_info_get(const cltopk_index *idx, cltopk_index_info *info)
  * rough scores), whose least exact score, found by the device, bounds the
  * query: one launch reads the blocks that bound does not rule out
  * (lib/indexdev.c, index_direct; any k distinct tuples give a true bound,
- * the best give a close one); else 0: the rounds.  Found from what the host keeps (no device work, some
- * microseconds).  A partition's reading goes on to block j while
- * the threshold score of block j - 1 (the bound of blocks j ..) is at least
+ * the best give a close one); else 0: the rounds.  The estimate comes from
+ * what the host keeps (some microseconds, no device work).  A partition's
+ * reading goes on to block j while the threshold score of block j - 1 (the
+ * bound of blocks j ..) is at least
  * the query's bound, which never exceeds the true k-th best score; so every
  * exact stop reads at least the blocks whose preceding threshold scores at
  * least that k-th.  The sample's k-th best score s is at most the true k-th
@@ -826,11 +830,8 @@ static int ix_foresee(cltopk_index *idx, const unsigned *attr, const float *w, s
         }
         s = top[k - 1];
     } else {
-        for (size_t t = 0; t < ns; t++) {
-            uint32_t b;
-            memcpy(&b, &sc[t], 4);
-            idx->fkey[t] = order_key32(b, KIND_FLOAT, 0);
-        }
+        for (size_t t = 0; t < ns; t++)
+            idx->fkey[t] = ix_score_key(sc[t]);
         kth = cltopk_cpu_kth_largest(idx->fkey, ns, k);
         const uint32_t b = cltopk_ix_score_bits(kth << 32);
         memcpy(&s, &b, 4);
@@ -888,9 +889,7 @@ static int ix_foresee(cltopk_index *idx, const unsigned *attr, const float *w, s
         size_t np2 = 0;
         for (int pass = 0; pass < 2 && np2 < k; pass++)
             for (size_t t = 0; t < ns && np2 < k; t++) {
-                uint32_t b;
-                memcpy(&b, &sc[t], 4);
-                const uint64_t key = order_key32(b, KIND_FLOAT, 0);
+                const uint64_t key = ix_score_key(sc[t]);
                 if (pass == 0 ? key > kth : key == kth)
                     pk[np2++] = idx->sslot[t];
             }

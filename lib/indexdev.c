@@ -700,21 +700,6 @@ static int ixd_streamed_full(cltopk_context *ctx, const cltopk_ix_layout *L, clt
     return st;
 }
 
-/* CLTOPK_INDEX=full=query (the default): the full evaluation by the query
- * engine (cl/query.cl, the fastest full evaluation the library has) over
- * the resident layout, its columns read in place (the job's blocked
- * layout): the score as one program, acc = +0.0f then for each attribute
- * acc = fma(w, a, acc) (XOP_FMA: the index's rule, so the same bits); the
- * best kq = K + 1 slots (K where the layout has only K) by (score, slot);
- * index_ids turning them into keys; one read.  The engine breaks ties by
- * slot, not by tuple number, and scores the padding (+0.0): its answer
- * stands where its first K slots are tuples and the K-th's score is strictly
- * above the (K+1)-th's (or there is none), for then they are the K best
- * under any tie rule, sorted here by key.  Else (a tie across the K-th,
- * padding among the first K: *done 0) and where the engine cannot take the
- * query (m = 0, more than 8 attributes, a device that flushes subnormals,
- * k past its kernel) the caller's way runs.  *done 1: the answer is in q's
- * outputs, q->st filled.  opts: index.cl's build (index_ids) */
 /* q->st from the partitions' state read back into hq (full: evaluated in
  * full after the rounds, so a partition not stopped was read to its end) */
 static void ixd_stats(const cltopk_ix_layout *L, const cltopk_ix_query *q, const uint32_t *hq,
@@ -739,14 +724,33 @@ static void ixd_stats(const cltopk_ix_layout *L, const cltopk_ix_query *q, const
     s->on_device = 1;
 }
 
+/* the answer read back into hq: the k best keys at hq + ko (0 where fewer
+ * were found: a bug, reported with `how`, the way the query went) to q's
+ * outputs, and q->st from the state (full as ixd_stats) */
+static int ixd_answer(cltopk_context *ctx, const cltopk_ix_layout *L, const cltopk_ix_query *q,
+                      uint32_t *hq, size_t ko, int full, const char *how)
+{
+    uint64_t *keys = (uint64_t *)(void *)(hq + ko); /* ko is even: 8-byte aligned */
+    for (size_t r = 0; r < q->k; r++)
+        if (!keys[r])
+            return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "the index query on %s found %zu of "
+                               "k = %zu tuples%s (a bug: please report it)", ctx->name, r, q->k,
+                               how);
+    cltopk_ix_answer(q, keys, q->k);
+    ixd_stats(L, q, hq, full);
+    return CLTOPK_OK;
+}
+
 /* A query with the host's sampled tuples (q->bslots, resident, room for
  * ncand candidates): qb written with their slots where the k best keys will
  * be, index_direct (a work-group a partition: the bound, the least score of
  * those tuples; its blocks not ruled out, the tuples at or above the bound
- * appended to the candidates), index_merge of the candidates by ngc groups
- * into the first ngc lists, one group of those into qb after the state, and
- * one read of the state and the k best keys: 4 launches and a read, where
- * the rounds' way makes at least 2 launches and a read after each round.
+ * appended to the candidates; its last group sorts them where they are few,
+ * fuse), index_merge of the candidates by ngc groups into the first ngc
+ * lists, one group of those into qb after the state (both doing nothing
+ * where the last group sorted them), and one read of the state and the k
+ * best keys: two writes, three launches and a read, where the rounds' way
+ * makes at least 2 launches and a read after each round.
  * *done 0 (and nothing decided) where the candidates overflowed their room:
  * the caller's rounds then answer */
 static int ixd_direct(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
@@ -807,18 +811,8 @@ static int ixd_direct(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_
                        : hq[IXQ_CTL] == 3 ? ", merged by the last group" : "",
                 (t1 - t0) * 1e6, (cltopk_now() - t1) * 1e6);
     if (st == CLTOPK_OK && hq[IXQ_CTL + 3] <= ncand) {
-        const uint64_t *keys = (const uint64_t *)(const void *)(hq + ko);
-        for (size_t r = 0; st == CLTOPK_OK && r < K; r++)
-            if (!keys[r])
-                st = cltopk_fail(ctx, CLTOPK_ERR_INTERNAL,
-                                 "the index query on %s found %zu of k = %zu tuples by the "
-                                 "host's bound (a bug: please report it)",
-                                 ctx->name, r, K);
-        if (st == CLTOPK_OK) {
-            cltopk_ix_answer(q, (uint64_t *)(void *)(hq + ko), K);
-            ixd_stats(L, q, hq, 0);
-            *done = 1;
-        }
+        st = ixd_answer(ctx, L, q, hq, ko, 0, " by the host's bound");
+        *done = st == CLTOPK_OK;
     }
     if (kx)
         clReleaseKernel(kx);
@@ -827,6 +821,21 @@ static int ixd_direct(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_
     return st;
 }
 
+/* CLTOPK_INDEX=full=query (the default): the full evaluation by the query
+ * engine (cl/query.cl, the fastest full evaluation the library has) over
+ * the resident layout, its columns read in place (the job's blocked
+ * layout): the score as one program, acc = +0.0f then for each attribute
+ * acc = fma(w, a, acc) (XOP_FMA: the index's rule, so the same bits); the
+ * best kq = K + 1 slots (K where the layout has only K) by (score, slot);
+ * index_ids turning them into keys; one read.  The engine breaks ties by
+ * slot, not by tuple number, and scores the padding (+0.0): its answer
+ * stands where its first K slots are tuples and the K-th's score is strictly
+ * above the (K+1)-th's (or there is none), for then they are the K best
+ * under any tie rule, sorted here by key.  Else (a tie across the K-th,
+ * padding among the first K: *done 0) and where the engine cannot take the
+ * query (m = 0, more than 8 attributes, a device that flushes subnormals,
+ * k past its kernel) the caller's way runs.  *done 1: the answer is in q's
+ * outputs, q->st filled.  opts: index.cl's build (index_ids) */
 static int ixd_by_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
                         const cltopk_ix_query *q, const char *opts, unsigned wg, int *done)
 {
@@ -1172,16 +1181,9 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
                       q->full ? "the k best keys" : "the state and the k best keys");
     if (sp)
         st = ixd_stream_end(ctx, sp, st);
-    /* the k best keys, after the state (ko is even: 8-byte aligned) */
-    uint64_t *keys = (uint64_t *)(void *)(dev->hq + ko);
-    for (size_t r = 0; st == CLTOPK_OK && r < K; r++)
-        if (!keys[r])
-            st = cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "the index query on %s found %zu of k = "
-                             "%zu tuples (a bug: please report it)", ctx->name, r, K);
-    if (st == CLTOPK_OK) {
-        cltopk_ix_answer(q, keys, K);
-        ixd_stats(L, q, dev->hq, q->full || dev->hq[IXQ_CTL] == 2);
-    }
+    /* the k best keys, after the state */
+    if (st == CLTOPK_OK)
+        st = ixd_answer(ctx, L, q, dev->hq, ko, q->full || dev->hq[IXQ_CTL] == 2, "");
 out:;
     st = ixd_end(ctx, st);
     cl_kernel kk[] = {ks, kd, kf, km, kfl};
