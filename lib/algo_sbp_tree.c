@@ -78,7 +78,7 @@ static int tree_configure(const cltopk_context *ctx, const cltopk_request *rq, t
     p->cf = v.v[TP_CF] != 0;
     p->cf_max = (unsigned)v.v[TP_CFMAX];
     p->task = v.v[TP_TASK] != 0;
-    p->tile_set = (v.set & ((1u << TP_WG) | (1u << TP_PER))) != 0;
+    p->tile_set = ((v.set >> TP_WG) & 1u) || ((v.set >> TP_PER) & 1u);
     p->c_set = (v.set >> TP_C) & 1u;
     p->cf_set = (v.set >> TP_CF) & 1u;
     if (!p->tile_set)

@@ -254,7 +254,7 @@ int cltopk_consts_get(cltopk_context *ctx, cltopk_consts *out)
         return cltopk_fail(ctx, CLTOPK_ERR_UNSUPPORTED, "the planner: %s", why);
     double *slot[] = {&c.bw, &c.launch, &c.lrate, &c.h2d, &c.cpubw};
     for (int i = 0; i < 5; i++)
-        if (p.set & (1u << i))
+        if ((p.set >> i) & 1u)
             *slot[i] = p.v[i];
     int missing = !c.bw || !c.launch || !c.lrate || !c.h2d || !c.cpubw;
     if (missing) {

@@ -229,7 +229,7 @@ static int qdev_config(cltopk_context *ctx, const cltopk_query_job *job, qdev_cf
     cltopk_params p;
     cltopk_tune_for f = {gpu, ctx->caps.device_name, job->q->score64 ? 8u : 4u, 1, job->k};
     c->bad = cltopk_params_get(NULL, &qdev_table, &f, &p, why, whylen) != 0;
-    c->spec_auto = p.v[QP_SPEC] == 2 || (p.v[QP_SPEC] == 0 && !(p.env & (1u << QP_SPEC)));
+    c->spec_auto = p.v[QP_SPEC] == 2 || (p.v[QP_SPEC] == 0 && !((p.env >> QP_SPEC) & 1u));
     c->spec = !c->bad && p.v[QP_SPEC] != 0 && (p.v[QP_SPEC] == 1 || job->n >= QDEV_SPEC_ROWS) &&
               job->q->order.nops <= QDEV_SPEC_MAX &&
               (!job->q->has_where || job->q->where.nops <= QDEV_SPEC_MAX);

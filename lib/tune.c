@@ -118,7 +118,7 @@ CLTOPK_INTERNAL_TUNE int cltopk_params_apply(const cltopk_param_table *t, const 
             return -1;
         }
         p->v[i] = v;
-        p->set |= 1u << i;
+        p->set |= (uint64_t)1 << i;
         s = *end ? end + 1 : end;
     }
     return 0;
@@ -176,10 +176,10 @@ CLTOPK_INTERNAL_TUNE int cltopk_params_get(cltopk_tune_cache *c, const cltopk_pa
     if (cltopk_params_resolve(t, f, NULL, p, why, whylen) != 0)
         return -1;
     for (size_t i = 0; i < t->nparams; i++)
-        if (s->env.set & (1u << i)) {
+        if ((s->env.set >> i) & 1u) {
             p->v[i] = s->env.v[i];
-            p->set |= 1u << i;
-            p->env |= 1u << i;
+            p->set |= (uint64_t)1 << i;
+            p->env |= (uint64_t)1 << i;
         }
     return 0;
 }

@@ -17,8 +17,9 @@
 #define CLTOPK_TUNE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-#define CLTOPK_MAX_PARAMS 32 /* at most 32: the bit sets below */
+#define CLTOPK_MAX_PARAMS 64 /* at most 64: the bit sets below */
 
 typedef struct {
     const char *name;
@@ -46,8 +47,8 @@ typedef struct {
 
 typedef struct {
     double v[CLTOPK_MAX_PARAMS];
-    unsigned set; /* bit i: parameter i came from a tuned row or the variable */
-    unsigned env; /* bit i: parameter i came from the variable */
+    uint64_t set; /* bit i: parameter i came from a tuned row or the variable */
+    uint64_t env; /* bit i: parameter i came from the variable */
 } cltopk_params;
 
 /* what selects a tuned row */
