@@ -51,6 +51,131 @@ typedef struct {
 /* composite (u, lo) a better than b */
 #define TILE_BETTER(au, al, bu, bl) (((au) > (bu)) | (((au) == (bu)) & ((al) > (bl))))
 
+#ifndef TILE_SHFL
+#define TILE_SHFL 0 /* 1 (NVIDIA, WG >= 64): tile_sort_gathered's bitonic of 2 WG slots
+                       in registers, its steps within a warp by shuffles (inline PTX);
+                       2: the same with the shuffles' partners through local memory,
+                       so that any device tests the way */
+#endif
+#if TILE_SHFL && WG < 64
+#undef TILE_SHFL
+#define TILE_SHFL 0
+#endif
+
+/* one step of the bitonic sort of L->cu / L->ci [0 .. m) through local
+ * memory: the pairs j apart in runs of `size`, WG work-items (then a barrier) */
+inline void tile_bitonic_step(uint m, uint size, uint j, __local tile_locals *L)
+{
+    for (uint c = get_local_id(0); c < m / 2; c += WG) {
+        uint a = lower_of(c, j), h = a + j;
+        okey_t ua = L->cu[a], uh = L->cu[h];
+        uint ia = L->ci[a], ih = L->ci[h];
+        int hb = pair_better(uh, ih, ua, ia);
+        if (hb == ((a & size) == 0)) {
+            L->cu[a] = uh;
+            L->ci[a] = ih;
+            L->cu[h] = ua;
+            L->ci[h] = ia;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+#if TILE_SHFL
+#if TILE_SHFL == 1
+/* v of the lane whose id is this one's xor j (j < 32; the whole warp takes
+ * part) */
+inline uint tile_shfl_xor(uint v, uint j)
+{
+    uint r;
+    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(r) : "r"(v), "r"(j));
+    return r;
+}
+
+inline okey_t tile_shfl_key(okey_t u, uint j)
+{
+#if KEY_BITS == 64
+    return ((okey_t)tile_shfl_xor((uint)(u >> 32), j) << 32) | tile_shfl_xor((uint)u, j);
+#else
+    return tile_shfl_xor(u, j);
+#endif
+}
+#endif
+
+/* a bitonic step j < 32 apart on a work-item's pair (u, i), the element x
+ * of the sort, its partner's (pu, pi): the lower of two keeps the better
+ * where x's run of `size` goes up, the upper the worse */
+inline void tile_shfl_step(okey_t *u, uint *i, okey_t pu, uint pi, uint x, uint size, uint j)
+{
+    const int lower = (x & j) == 0, up = (x & size) == 0;
+    const int take = lower == up ? pair_better(pu, pi, *u, *i) : pair_better(*u, *i, pu, pi);
+    *u = take ? pu : *u;
+    *i = take ? pi : *i;
+}
+
+/* the bitonic sort of L->cu / L->ci [0 .. 2 WG), padded, best first: a
+ * work-item holds slots lid and lid + WG in registers; steps j < 32 apart by
+ * shuffles, j = WG between its own two, the rest (32 <= j < WG) through local
+ * memory, each work-item storing and loading only its own slots around them:
+ * 14 barriers at WG = 256 where tile_bitonic_step's way takes 45 */
+inline void tile_sort_shfl(__local tile_locals *L)
+{
+    const uint lid = get_local_id(0), m = 2u * WG;
+    okey_t u0 = L->cu[lid], u1 = L->cu[lid + WG];
+    uint i0 = L->ci[lid], i1 = L->ci[lid + WG];
+    for (uint size = 2; size <= m; size <<= 1) {
+        uint j = size >> 1;
+        if (j == WG) { /* size m: slot lid (lower, going up) keeps the better */
+            const int b = pair_better(u1, i1, u0, i0);
+            const okey_t tu = u0;
+            const uint ti = i0;
+            u0 = b ? u1 : u0;
+            i0 = b ? i1 : i0;
+            u1 = b ? tu : u1;
+            i1 = b ? ti : i1;
+            j >>= 1;
+        }
+        if (j >= 32) {
+            L->cu[lid] = u0;
+            L->ci[lid] = i0;
+            L->cu[lid + WG] = u1;
+            L->ci[lid + WG] = i1;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (; j >= 32; j >>= 1)
+                tile_bitonic_step(m, size, j, L);
+            u0 = L->cu[lid];
+            i0 = L->ci[lid];
+            u1 = L->cu[lid + WG];
+            i1 = L->ci[lid + WG];
+        }
+        for (; j > 0; j >>= 1) {
+#if TILE_SHFL == 2
+            /* the partners through local memory (the slots' copies there
+             * are stale now), where a warp's shuffles would take them */
+            L->cu[lid] = u0;
+            L->ci[lid] = i0;
+            L->cu[lid + WG] = u1;
+            L->ci[lid + WG] = i1;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const okey_t pu0 = L->cu[lid ^ j], pu1 = L->cu[(lid ^ j) + WG];
+            const uint pi0 = L->ci[lid ^ j], pi1 = L->ci[(lid ^ j) + WG];
+            barrier(CLK_LOCAL_MEM_FENCE);
+#else
+            const okey_t pu0 = tile_shfl_key(u0, j), pu1 = tile_shfl_key(u1, j);
+            const uint pi0 = tile_shfl_xor(i0, j), pi1 = tile_shfl_xor(i1, j);
+#endif
+            tile_shfl_step(&u0, &i0, pu0, pi0, lid, size, j);
+            tile_shfl_step(&u1, &i1, pu1, pi1, lid + WG, size, j);
+        }
+    }
+    L->cu[lid] = u0;
+    L->ci[lid] = i0;
+    L->cu[lid + WG] = u1;
+    L->ci[lid + WG] = i1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+#endif
+
 /* Sort the gathered L->cu / L->ci [0 .. cnt) best first: by rank (one
  * comparison of every pair, no barrier between steps) where cnt <= WG, else
  * bitonic over the next power of two (padded with the sentinel) */
@@ -82,23 +207,14 @@ inline void tile_sort_gathered(uint cnt, __local tile_locals *L)
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         /* bitonic sort of cu / ci [0 .. m), best first */
-        for (uint size = 2; size <= m; size <<= 1) {
-            for (uint j = size >> 1; j > 0; j >>= 1) {
-                for (uint c = lid; c < m / 2; c += WG) {
-                    uint a = lower_of(c, j), h = a + j;
-                    okey_t ua = L->cu[a], uh = L->cu[h];
-                    uint ia = L->ci[a], ih = L->ci[h];
-                    int hb = pair_better(uh, ih, ua, ia);
-                    if (hb == ((a & size) == 0)) {
-                        L->cu[a] = uh;
-                        L->ci[a] = ih;
-                        L->cu[h] = ua;
-                        L->ci[h] = ia;
-                    }
-                }
-                barrier(CLK_LOCAL_MEM_FENCE);
-            }
-        }
+#if TILE_SHFL
+        if (m == 2u * WG)
+            tile_sort_shfl(L);
+        else
+#endif
+            for (uint size = 2; size <= m; size <<= 1)
+                for (uint j = size >> 1; j > 0; j >>= 1)
+                    tile_bitonic_step(m, size, j, L);
     }
 }
 

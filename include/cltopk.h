@@ -141,7 +141,11 @@
  *                          2 = where k is at most a quarter of its
  *                          work-items, the GPU default; 1 elsewhere), sfunr
  *                          (vectors a filtering work-item loads a round, a
- *                          power of two; 4, the default), force (all: the threshold below every
+ *                          power of two; 4, the default), shfl (the
+ *                          finish's sort of 2 wg slots by warp shuffles: 1,
+ *                          the GPU default, on NVIDIA's platform only; 2
+ *                          emulated through local memory on any device, for
+ *                          tests; 0 off), force (all: the threshold below every
  *                          element; few: above all but the best possible
  *                          one) and check (served or fallback: the call
  *                          fails with CLTOPK_ERR_INTERNAL unless every row

@@ -59,6 +59,7 @@ typedef struct {
     unsigned path, s, sfcap, force, check; /* the sample filter (sf_plan) */
     size_t sfpart;
     unsigned fuse, srun, sfull, fwg, frt, fmax, sfunr;
+    unsigned shfl;              /* the finish's sort by shuffles (TILE_SHFL; 0 off) */
     unsigned warp;              /* the warp kernel (cl/rows_warp.cl): on */
     size_t wcols, wkmax, wcap;  /* its largest row and k, its candidates (0: 8 k, >= 512) */
     size_t wn, wrmax;           /* its warps a row (0: the fewest), most columns a work-item */
@@ -73,7 +74,7 @@ typedef struct {
 /* a register-tile launch (cl/rows_tile.cl): work-items, elements each,
  * gathered pairs, position bits; dense rows: parts a row and their length */
 typedef struct {
-    unsigned wg, rt, mcap, pb, nomax, mload;
+    unsigned wg, rt, mcap, pb, nomax, mload, shfl;
     size_t parts, plen;
 } tile_cfg;
 #define TILE_KMAX 1024 /* the largest k of the register tile */
@@ -88,7 +89,7 @@ static const unsigned ktops[] = {32, 256, 1024, 2048};
 enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT, BP_MAXIMA, BP_TKMAX, BP_PATH, BP_S, BP_CAP,
        BP_FORCE, BP_CHECK, BP_SFPART, BP_FUSE, BP_WARP, BP_WCOLS, BP_WKMAX, BP_WCAP,
        BP_WWIN, BP_TMLOAD, BP_WN, BP_WRMAX, BP_SRUN, BP_SFULL, BP_FWG, BP_FRT, BP_FMAX, BP_SFUNR,
-       BP_WVEC, BP_WAPPEND, BP_EACH, BP_STAGE, BP_N };
+       BP_SHFL, BP_WVEC, BP_WAPPEND, BP_EACH, BP_STAGE, BP_N };
 enum { BPATH_AUTO = 0, BPATH_SF, BPATH_NOSF };
 #define WARP_COLS 4096 /* the warp kernel's longest row: 32 x 128 registers a work-item */
 #define WARP_KMAX 128  /* its largest k: each work-item's 4 best hold T (cl/rows_warp.cl) */
@@ -198,6 +199,15 @@ static const cltopk_param bits_params[] = {
      * its 40 registers), the call 0.157 ms against 0.160-0.163
      * (bench/RESULTS.md) */
     [BP_SFUNR] = {.name = "sfunr", .gpu = 4, .cpu = 4, .min = 1, .max = 16, .integer = 1},
+    /* the sample filter's finish: its bitonic sort of 2 wg slots in
+     * registers, the steps within a warp by shuffles (cl/tile.h TILE_SHFL):
+     * 1, the GPU default, on NVIDIA's platform (inline PTX; nothing
+     * elsewhere), 2 the shuffles' partners through local memory on any
+     * device (tests), 0 every step through local memory.
+     * The H200: 1024 x 65536 k = 256 its finish 39.5 us against 44.6, the
+     * call 0.152-0.153 ms against 0.154-0.160; 4096 x 16384 k = 256 0.280
+     * against 0.299-0.308 (bench/RESULTS.md) */
+    [BP_SHFL] = {.name = "shfl", .gpu = 1, .cpu = 0, .min = 0, .max = 2, .integer = 1},
     /* the warp kernel's loads: wvec=1 loads full rows (exactly 32 wn wr
      * columns, wr a multiple of 4, every row's start a multiple of 4
      * elements) by 16-byte vectors, a work-item's slots 4q .. 4q + 3 four
@@ -290,6 +300,10 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     c->frt = (unsigned)p.v[BP_FRT];
     c->fmax = (unsigned)p.v[BP_FMAX];
     c->sfunr = (unsigned)p.v[BP_SFUNR];
+    /* 1 is NVIDIA's inline PTX: off on other platforms */
+    c->shfl = (unsigned)p.v[BP_SHFL];
+    if (c->shfl == 1 && !strstr(ctx->caps.platform_name, "NVIDIA"))
+        c->shfl = 0;
     c->warp = (unsigned)p.v[BP_WARP];
     c->wcols = (size_t)p.v[BP_WCOLS];
     c->wkmax = (size_t)p.v[BP_WKMAX];
@@ -631,6 +645,8 @@ static void tile_opts(const cltopk_request *rq, const tile_cfg *t, char *opts, s
     snprintf(opts, len, "-D KEY_BITS=%d -D KEY_KIND=%d -D WG=%u -D RT=%u -D MCAP=%u -D PB=%u%s%s",
              rq->bytes * 8, rq->kind, t->wg, t->rt, t->mcap, t->pb,
              t->nomax ? " -D TILE_NOMAX=1" : "", t->mload ? " -D TILE_MLOAD=1" : "");
+    if (t->shfl)
+        snprintf(opts + strlen(opts), len - strlen(opts), " -D TILE_SHFL=%u", t->shfl);
 }
 
 /* dense rows by the register tile: one launch, or the parts and a merge */
@@ -781,6 +797,11 @@ static int sf_plan(const cltopk_context *ctx, const cltopk_request *rq,
     f->tf.wg = fwg;
     f->tf.rt = frt;
     f->tf.plen = tlf;
+    /* the finish's sort by shuffles (its program: the filter's too where
+     * the filter finishes the rows, fuse=1) */
+    f->tf.shfl = c->shfl;
+    if (c->fuse)
+        f->t.shfl = c->shfl;
     /* the finish's threshold of the maxima: fmax 1 always (the default on
      * CPU devices, where fuse=1 anyway), 0 never, 2 (the GPU default) where
      * k is at most a quarter of its work-items.  Its
