@@ -83,6 +83,7 @@ static int caps_query(cl_device_id d, cltopk_devcaps *c)
         got == 0 || got > sizeof c->platform_name)
         snprintf(c->platform_name, sizeof c->platform_name, "?");
     c->platform_name[sizeof c->platform_name - 1] = 0;
+    c->ptx = strstr(c->platform_name, "NVIDIA") != NULL;
     info_str(d, CL_DEVICE_NAME, c->device_name, sizeof c->device_name);
     info_str(d, CL_DEVICE_VERSION, c->device_version, sizeof c->device_version);
     info_str(d, CL_DRIVER_VERSION, c->driver_version, sizeof c->driver_version);

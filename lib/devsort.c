@@ -170,7 +170,7 @@ static int ds_configure(const cltopk_context *ctx, int key_bits, int part, size_
     c->hs = (unsigned)p.v[DP_HS];
     /* the warps' votes by inline PTX on NVIDIA's platform, through local
      * memory elsewhere (or with ptx=0) */
-    c->ptx = c->wr && p.v[DP_PTX] && strstr(ctx->caps.platform_name, "NVIDIA") != NULL;
+    c->ptx = c->wr && p.v[DP_PTX] && ctx->caps.ptx;
     /* one sweep: ranked by warps, not the partition, fewer than 2^30 pairs;
      * by default only with the PTX votes (measured there alone: without the
      * shuffle scan's second group a compute unit it was slower than a

@@ -749,12 +749,11 @@ static int ixd_answer(cltopk_context *ctx, const cltopk_ix_layout *L, const clto
  * appended to the candidates; its last group sorts them where they are few,
  * fuse), then (fuse, k small) a read of the state and the k best keys:
  * where the last group sorted the candidates, or they overflowed, that read
- * ends it:
- * two writes, one launch and a read.  Else index_merge of the candidates by
- * ngc groups into the first ngc lists, one group of those into qb after the
- * state, and a read of the state and the k best keys (without fuse, the only
- * read): at most three launches and two reads, where the rounds' way makes
- * at least 2 launches and a read after each round.
+ * ends it: two writes, one launch and a read.  Else index_merge of the
+ * candidates by ngc groups into the first ngc lists, one group of those into
+ * qb after the state, and a read of the state and the k best keys (without
+ * fuse, the only read): at most three launches and two reads, where the
+ * rounds' way makes at least 2 launches and a read after each round.
  * *done 0 (and nothing decided) where the candidates overflowed their room:
  * the caller's rounds then answer */
 static int ixd_direct(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
@@ -806,21 +805,21 @@ static int ixd_direct(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_
      * candidates at k = 4, merged by the last group; 3590-8930 at k = 256,
      * where reading first cost a second read, 0.186 ms against 0.159) */
     const size_t rd = (ko + 2 * K - IXQ_CTL) * 4;
-    int reads = 0, merged = 0;
+    int reads = 0, ended = 0; /* the first read is the answer (or the overflow) */
     if (st == CLTOPK_OK && q->fuse && 16 * K <= ixd_sn(K, wg)) {
         st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, rd, hq + IXQ_CTL,
                       "the state and the k best keys");
         reads = 1;
-        merged = st == CLTOPK_OK && (hq[IXQ_CTL] == 3 || hq[IXQ_CTL + 3] > ncand);
+        ended = st == CLTOPK_OK && (hq[IXQ_CTL] == 3 || hq[IXQ_CTL + 3] > ncand);
     }
-    if (st == CLTOPK_OK && !merged)
+    if (st == CLTOPK_OK && !ended)
         st = ixd_merge(ctx, km, wg, dev->cand, 0, 0, 0, ngc, (cl_uint)K, dev->qb, dev->lists, 0,
                        cap, 2);
-    if (st == CLTOPK_OK && !merged)
+    if (st == CLTOPK_OK && !ended)
         st = ixd_merge(ctx, km, wg, dev->lists, 0, (cl_ulong)(ngc * K), (cl_ulong)(ngc * K), 1,
                        (cl_uint)K, dev->qb, dev->qb, ko / 2, 0, 2);
     const double t1 = ctx->prof ? cltopk_now() : 0;
-    if (st == CLTOPK_OK && !merged) {
+    if (st == CLTOPK_OK && !ended) {
         st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, rd, hq + IXQ_CTL,
                       "the state and the k best keys");
         reads++;

@@ -112,6 +112,7 @@ typedef struct {
     cl_uint base_align; /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes (a sub-buffer's origin), >= 8 */
     int fp64;
     int int64; /* 64-bit integers: full profile, or cl_khr_int64 */
+    int ptx;   /* NVIDIA's platform: kernels may take its inline PTX (asm) */
     /* CL_DEVICE_SINGLE_FP_CONFIG and CL_DEVICE_DOUBLE_FP_CONFIG (0: no fp64,
      * or the query failed); read through cltopk_fp_exact */
     cl_device_fp_config fp32_config, fp64_config;

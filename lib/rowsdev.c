@@ -302,7 +302,7 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     c->sfunr = (unsigned)p.v[BP_SFUNR];
     /* 1 is NVIDIA's inline PTX: off on other platforms */
     c->shfl = (unsigned)p.v[BP_SHFL];
-    if (c->shfl == 1 && !strstr(ctx->caps.platform_name, "NVIDIA"))
+    if (c->shfl == 1 && !ctx->caps.ptx)
         c->shfl = 0;
     c->warp = (unsigned)p.v[BP_WARP];
     c->wcols = (size_t)p.v[BP_WCOLS];

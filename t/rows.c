@@ -1184,7 +1184,7 @@ static void sf_cases(cltopk_context *cl, const char *dev)
      * shuffles, emulated through local memory (shfl=2; the GPU default on
      * NVIDIA, shfl=1, runs in make check there), at k from 129 to 256 so
      * that it sorts 512 slots.
-     * In make check-full only: three programs of their own, each a long
+     * In make check-full only: programs of their own, each a long
      * build on POCL (on GPUs make check reaches srun=8, sfull=1 and the
      * finish without the maxima through the defaults: the long rows below) */
     for (int e = 0; e < (test_full() ? 3 : 0); e++) {
