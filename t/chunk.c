@@ -92,6 +92,12 @@ static void one_cap(size_t cap, const size_t *lim_by_type)
         size_t n = ns[zi];
         for (int t = 0; t < 6; t++) {
             cltopk_dtype ty = all_types[t];
+            /* make check: check_type's types (every type and k is a kernel
+             * build of its own per algorithm: the host loop and its merge
+             * see 4- and 8-byte keys, floats and integers); check-full: all
+             * six */
+            if (!test_full() && !check_type(ty))
+                continue;
             int s = (int)((zi + (size_t)t) % 2);
             const char *dist = ds[(zi * 6 + (size_t)t) % (sizeof ds / sizeof ds[0])];
             size_t lim = lim_by_type[t];

@@ -19,7 +19,8 @@
 #   CLTOPK_TEST_QUICK   1 unless set: the tests whose time is mostly POCL building
 #                       their kernels (t/rows.t, t/sample_filter.t, t/sort.t,
 #                       t/radix.t, the query tests, t/multi.t, t/knn.t, t/band.t,
-#                       t/cli.sh) build them without optimisation where the
+#                       t/index.t: 441 s cold alone against 99, t/cli.sh)
+#                       build them without optimisation where the
 #                       default device is POCL's (test_quick_builds in
 #                       t/testlib.h), in a third of the time (make check: 432
 #                       s against 620-694); the others (their time is running
@@ -65,16 +66,20 @@ T_PROGS = t/args.t t/topk.t t/select.t t/chunk.t t/stream.t t/multi.t t/buffer.t
 check_PROGRAMS = $(T_PROGS)
 # Every test of this file, once, the longest first (make -j starts them in
 # this order, after the scripts of tools/ and mpi/, and one started late runs
-# alone at the end).  Seconds with a cold POCL kernel cache on 2 cores
-# (2026-11-29, bench/RESULTS.md, with CLTOPK_TEST_QUICK=1): t/topk.t 154,
-# t/rows.t 106, t/chunk.t 83, t/sort.t and t/sample_filter.t 44, t/cli.sh 40,
-# t/index.t 38, t/stream.t 37, t/radix.t 36, t/sbp_tree.t 35, t/multi.t 25,
-# t/band.t 24, the others 17 or less (the tests of make check sum to some
-# 860 s, most of it POCL building kernels: a test's types and configurations
-# beyond make check's are in make check-full).  The fragments below add their
-# programs to check_PROGRAMS only.
-TESTS = t/topk.t t/rows.t t/chunk.t t/sort.t t/sample_filter.t t/index.t t/stream.t \
-	t/radix.t t/sbp_tree.t t/multi.t t/band.t t/select.t t/query_sf.t t/query.t t/knn.t \
+# alone at the end).  Seconds from each test's log's creation to its last
+# write, make -j2 check with a cold POCL kernel cache on a 2-core machine some
+# 1.7x slower than the one of 2026-11-29 (2026-11-30, bench/RESULTS.md, with
+# CLTOPK_TEST_QUICK=1): t/topk.t 218, t/index.t 120, t/sort.t 114, t/sbp_tree.t
+# and t/sample_filter.t 98, t/cli.sh 90, t/rows.t 86, t/radix.t 84, t/select.t
+# 66, t/chunk.t 65, t/band.t 60, t/multi.t and t/buffer.t 50, t/records.t 47,
+# t/stream.t 45, t/bitonic.t 44, the others 33 or less (the tests of make check
+# sum to some 1,650 s, most of it POCL building kernels, each distinct program
+# once for the whole suite: POCL's cache is shared, so a build a test no longer
+# makes moves to the next test that needs the program; a test's types and
+# configurations beyond make check's are in make check-full).  The fragments
+# below add their programs to check_PROGRAMS only.
+TESTS = t/topk.t t/index.t t/sort.t t/sample_filter.t t/sbp_tree.t t/rows.t t/radix.t \
+	t/select.t t/chunk.t t/band.t t/multi.t t/stream.t t/query_sf.t t/query.t t/knn.t \
 	t/cpu_scalar.t t/codec.t t/buffer.t t/bitonic.t t/cache.t t/cpu_avx2.t t/cpu_avx512.t \
 	t/threads.t t/records.t t/knn_scalar.t t/knn_avx2.t t/fp_config.t t/args.t t/gpu.t \
 	t/banks.t t/layers.sh t/cl_locals.sh t/query_numpy.sh

@@ -49,6 +49,12 @@ static void one_cap(cltopk_context *ctx, size_t cap, const char *mode)
     for (int t = 0; t < 6; t++)
         for (int s = 0; s < 2; s++) {
             cltopk_dtype ty = all_types[t];
+            /* make check: check_type's types (each type is a kernel build
+             * of its own per algorithm and k; the pieces' loop and merge
+             * see 4- and 8-byte keys, floats and integers); check-full:
+             * all six */
+            if (!test_full() && !check_type(ty))
+                continue;
             const char *dist = ds[(size_t)(2 * t + s) % (sizeof ds / sizeof ds[0])];
             size_t lim = bitonic_limit(ctx, ty);
             void *keys = bmalloc(n * tsize(ty));
