@@ -3,7 +3,8 @@
  *
  * The streaming path (lib/chunk.c) overlaps the transfer of piece i + 1 with
  * the reduction of piece i through pinned staging buffers and two device
- * inputs; small caps make it run on small inputs.  Every type and direction,
+ * inputs; small caps make it run on small inputs.  Every type (make check:
+ * float32, int32 and int64) and direction,
  * k = 1, k around the piece size and k above it (fewer, larger pieces), keys
  * alone and with positions, selections, ties across every piece boundary, and
  * the "direct" mode (no staging copy); explain must say that it streams, and
