@@ -688,9 +688,29 @@ if [ $rc -eq 0 ] && [ -n "$n0" ] && [ "$n0" = "$n1" ]; then
     # several devices in one context: the split shown, a top-k over both
     succeeds '^   0:1 .* elements (' "devices --split all: a line a device with its part" \
         env POCL_DEVICES="pthread pthread" "$CLTOPK" devices --split all
-    succeeds "^device     .*$re.* + .*$re" "topk --device 0:0,0:1: a context of both" \
-        env POCL_DEVICES="pthread pthread" "$CLTOPK" topk -k 1 -t i32 --algo radix-select \
-        --device 0:0,0:1 "$tmp/e.txt"
+    # POCL 5.0 (Ubuntu 24.04) aborted this command once, after its answer,
+    # in its own teardown ("pocl_release_dlhandle_cache: Assertion
+    # `found->ref_count > 0' failed": the two devices' threads release one
+    # kernel library of POCL's cache); cltopk's kernels and programs are
+    # released as often as they are made and retained (checked by counting
+    # the calls).  That abort, and only it, runs the command again, up to
+    # twice; three in a row are a skip that says so
+    desc="topk --device 0:0,0:1: a context of both"
+    for try in 1 2 3; do
+        run env POCL_DEVICES="pthread pthread" "$CLTOPK" topk -k 1 -t i32 --algo radix-select \
+            --device 0:0,0:1 "$tmp/e.txt"
+        [ "$rc" -eq 134 ] && grep -q "pocl_release_dlhandle_cache: Assertion" "$tmp/err" ||
+            break
+        diag "try $try: POCL aborted in its teardown (pocl_release_dlhandle_cache)"
+    done
+    if [ "$rc" -eq 134 ] && grep -q "pocl_release_dlhandle_cache: Assertion" "$tmp/err"; then
+        skip "$desc: POCL's teardown aborted three times (its dlhandle cache's assertion)"
+    elif [ "$rc" -eq 0 ] && grep -q -- "^device     .*$re.* + .*$re" "$tmp/out"; then
+        ok 0 "$desc"
+    else
+        ok 1 "$desc"
+        diag "exit status $rc, stdout and stderr:" "$(cat "$tmp/out" "$tmp/err")"
+    fi
     fails 1 "names 0:1 twice" "a device listed twice is refused" \
         env POCL_DEVICES="pthread pthread" "$CLTOPK" topk -k 1 -t i32 --device 0:1,0:1 "$tmp/e.txt"
     # streamed host data (pieces of 4096): each mode's answer is the chunk loop's
