@@ -133,6 +133,12 @@ int main(void)
             size_t ns[] = {1, 2, 1000, tile + 5, 50000};
             for (int s = 0; s < 2; s++)
                 for (int a = 0; a < na; a++) {
+                    /* make check on an OpenCL device: bitonic on check_type's
+                     * types, as t/topk.t (each type and k is a kernel build of
+                     * its own); check-full: all six */
+                    if (d->is_cl && algos[a] == CLTOPK_ALGO_BITONIC && !test_full() &&
+                        !check_type(all_types[t]))
+                        continue;
                     for (size_t z = 0; z < sizeof ns / sizeof ns[0]; z++)
                         for (size_t di = 0; di < nds; di++) {
                             /* the largest size with a few distributions only */
