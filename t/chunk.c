@@ -96,7 +96,7 @@ static void one_cap(size_t cap, const size_t *lim_by_type)
              * build of its own per algorithm: the host loop and its merge
              * see 4- and 8-byte keys, floats and integers); check-full: all
              * six */
-            if (!test_full() && !check_type(ty))
+            if (!check_runs_type(ty))
                 continue;
             int s = (int)((zi + (size_t)t) % 2);
             const char *dist = ds[(zi * 6 + (size_t)t) % (sizeof ds / sizeof ds[0])];

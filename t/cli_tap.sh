@@ -83,10 +83,14 @@ succeeds() {
     pat=$1 desc=$2
     shift 2
     run "$@"
-    if [ "$rc" -eq 0 ] && grep -q -- "$pat" "$tmp/out"; then
-        ok 0 "$desc"
+    succeeded "$pat" "$desc"
+}
+# succeeded PATTERN DESCRIPTION: the last run exited 0 and printed PATTERN
+succeeded() {
+    if [ "$rc" -eq 0 ] && grep -q -- "$1" "$tmp/out"; then
+        ok 0 "$2"
     else
-        ok 1 "$desc"
+        ok 1 "$2"
         diag "exit status $rc, stdout and stderr:" "$(cat "$tmp/out" "$tmp/err")"
     fi
 }

@@ -136,8 +136,8 @@ int main(void)
                     /* make check on an OpenCL device: bitonic on check_type's
                      * types, as t/topk.t (each type and k is a kernel build of
                      * its own); check-full: all six */
-                    if (d->is_cl && algos[a] == CLTOPK_ALGO_BITONIC && !test_full() &&
-                        !check_type(all_types[t]))
+                    if (d->is_cl && algos[a] == CLTOPK_ALGO_BITONIC &&
+                        !check_runs_type(all_types[t]))
                         continue;
                     for (size_t z = 0; z < sizeof ns / sizeof ns[0]; z++)
                         for (size_t di = 0; di < nds; di++) {

@@ -54,7 +54,7 @@ static void one_cap(cltopk_context *ctx, size_t cap, const char *mode)
              * of its own per algorithm and k; the pieces' loop and merge
              * see 4- and 8-byte keys, floats and integers); check-full:
              * all six */
-            if (!test_full() && !check_type(ty))
+            if (!check_runs_type(ty))
                 continue;
             const char *dist = ds[(size_t)(2 * t + s) % (sizeof ds / sizeof ds[0])];
             size_t lim = bitonic_limit(ctx, ty);

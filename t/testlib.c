@@ -91,6 +91,11 @@ int check_type(cltopk_dtype type)
     return type == CLTOPK_FLOAT32 || type == CLTOPK_INT32 || type == CLTOPK_INT64;
 }
 
+int check_runs_type(cltopk_dtype type)
+{
+    return test_full() || check_type(type);
+}
+
 const char *const dists[] = {"uniform", "bits",       "narrow",     "equal",  "few",
                              "special", "nan",        "denorm",     "increasing",
                              "decreasing", "bucket",  "worst",      "worstall", NULL};

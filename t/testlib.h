@@ -40,6 +40,9 @@ int is_float(cltopk_dtype type);
  * widths, float and integer keys; each type is a set of kernels of seconds to
  * build on POCL); make check-full takes every type */
 int check_type(cltopk_dtype type);
+/* 1 where this run takes the type in those configurations: every type under
+ * make check-full, check_type's under make check */
+int check_runs_type(cltopk_dtype type);
 
 /* Names of the distributions of gen_data, NULL-terminated:
  *   uniform     floats U(-1,1); integers uniform over the whole type

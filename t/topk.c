@@ -218,8 +218,7 @@ static void oracle_self_check(void)
  * six */
 static int skip_bitonic(const device *d, int t, cltopk_algo algo)
 {
-    return d->is_cl && !test_full() && !check_type(all_types[t]) &&
-           algo == CLTOPK_ALGO_BITONIC;
+    return d->is_cl && !check_runs_type(all_types[t]) && algo == CLTOPK_ALGO_BITONIC;
 }
 
 static void k_sweep(const device *d)
@@ -230,7 +229,7 @@ static void k_sweep(const device *d)
     for (int t = 0; t < 6; t++) {
         /* make check on an OpenCL device: check_type's (each k's power of
          * two is a kernel build per type); check-full: all six */
-        if (d->is_cl && !test_full() && !check_type(all_types[t]))
+        if (d->is_cl && !check_runs_type(all_types[t]))
             continue;
         size_t lim = d->limit[t] ? d->limit[t] : 4096;
         size_t tile = 2 * lim;
