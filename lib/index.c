@@ -13,6 +13,7 @@
 #include "tune.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +53,7 @@ struct cltopk_index {
     size_t fnp, fnb[64], foff[64];
     size_t ns;
     float *fsc;     /* ix_foresee's scores of the sample (under the context's lock) */
-    uint64_t *fkey; /* ... and their order keys */
+    uint16_t *fbin; /* ... and their bins (ix_foresee, k above IX_FORESEE_TOPK) */
     uint32_t *sslot; /* the sample's slots in the layout (block B + slot) */
     uint32_t *fpick; /* the slots of the k tuples ix_foresee picks */
 #if HAVE_OPENCL
@@ -483,7 +484,7 @@ static void ix_destroy(cltopk_index *idx)
     free(idx->fthr);
     free(idx->samp);
     free(idx->fsc);
-    free(idx->fkey);
+    free(idx->fbin);
     free(idx->sslot);
     free(idx->fpick);
     free(idx);
@@ -497,6 +498,7 @@ static void ix_destroy(cltopk_index *idx)
  * k-th best of all */
 #define IX_SAMPLE 2048
 #define IX_FORESEE_TOPK 64  /* k up to this: the k-th by a sorted list */
+#define IX_FORESEE_BINS 2048 /* above: a histogram of the scores' values */
 #define IX_FORESEE_PARTS 64 /* partitions whose reading it counts (fnb's size) */
 static int ix_sample(cltopk_index *idx)
 {
@@ -509,10 +511,10 @@ static int ix_sample(cltopk_index *idx)
         ns += L->psize[i] < each ? (size_t)L->psize[i] : each;
     idx->samp = malloc((ns ? ns : 1) * d * sizeof *idx->samp);
     idx->fsc = malloc((ns ? ns : 1) * sizeof *idx->fsc);
-    idx->fkey = malloc((ns ? ns : 1) * sizeof *idx->fkey);
+    idx->fbin = malloc((ns ? ns : 1) * sizeof *idx->fbin);
     idx->sslot = malloc((ns ? ns : 1) * sizeof *idx->sslot);
     idx->fpick = malloc((ns ? ns : 1) * sizeof *idx->fpick);
-    if (!idx->samp || !idx->fsc || !idx->fkey || !idx->sslot || !idx->fpick)
+    if (!idx->samp || !idx->fsc || !idx->fbin || !idx->sslot || !idx->fpick)
         return CLTOPK_ERR_NO_MEMORY;
     /* column-major: attribute a of sample t at samp[a * ns + t] */
     for (size_t i = 0, t = 0; i < P; i++) {
@@ -548,14 +550,6 @@ static int ix_sample(cltopk_index *idx)
         memcpy(idx->fthr + idx->foff[x] * d, L->thr + first[x] * d,
                (idx->fnb[x] - 1) * d * sizeof *idx->fthr);
     return CLTOPK_OK;
-}
-
-/* the order key of a float score (THE ORDER, largest first) */
-static uint64_t ix_score_key(float v)
-{
-    uint32_t b;
-    memcpy(&b, &v, 4);
-    return order_key32(b, KIND_FLOAT, 0);
 }
 
 /* ix_foresee's score: the weighted sum in plain float arithmetic, not the
@@ -761,7 +755,8 @@ int cltopk_index_info_get(const cltopk_index *idx, cltopk_index_info *info)
  * the full evaluation where by this estimate it would read more than a
  * share pre of the blocks; else, with direct (CLTOPK_INDEX=direct), 2 and
  * in *picked the layout's slots of k sampled tuples (those best by the
- * rough scores), whose least exact score, found by the device, bounds the
+ * rough scores, or for k above IX_FORESEE_TOPK within a bin of them),
+ * whose least exact score, found by the device, bounds the
  * query: one launch reads the blocks that bound does not rule out
  * (lib/indexdev.c, index_direct; any k distinct tuples give a true bound,
  * the best give a close one); else 0: the rounds.  The estimate comes from
@@ -790,28 +785,43 @@ static int ix_foresee(cltopk_index *idx, const unsigned *attr, const float *w, s
         return 0;
     const int prof = idx->ctx->prof; /* CLTOPK_PROFILE=1: the steps' times */
     const double t0 = prof ? cltopk_now() : 0;
-    /* the sample's scores, a column at a time (vectorised), in plain float
-     * arithmetic, into the index's buffer */
-    float *sc = idx->fsc;
+    /* the sample's scores, a column at a time, in plain float arithmetic,
+     * into the index's buffer, with their least and greatest and whether
+     * one is not finite (restrict and omp simd: vectorised; gcc's -O2 left
+     * these loops scalar, some 5 us at m = 8 on a warm core) */
+    float *restrict sc = idx->fsc;
     for (size_t t = 0; t < ns; t++)
         sc[t] = 0.0f;
     for (size_t j = 0; j < m; j++) {
-        const float wj = w[j], *col = idx->samp + (size_t)attr[j] * ns;
+        const float wj = w[j];
+        const float *restrict col = idx->samp + (size_t)attr[j] * ns;
+#pragma omp simd
         for (size_t t = 0; t < ns; t++)
             sc[t] += wj * col[t];
     }
-    int finite = 1;
-    for (size_t t = 0; t < ns; t++)
-        finite &= isfinite(sc[t]) != 0;
-    if (!finite)
+    float slo = sc[0], shi = sc[0];
+    int bad = 0;
+#pragma omp simd reduction(min : slo) reduction(max : shi) reduction(| : bad)
+    for (size_t t = 0; t < ns; t++) {
+        const float v = sc[t];
+        slo = v < slo ? v : slo;
+        shi = v > shi ? v : shi;
+        bad |= !(fabsf(v) <= FLT_MAX); /* NaN too */
+    }
+    if (bad)
         return 0;
-    /* their k-th best: for small k a sorted list that few scores enter
-     * (some 3 us with the caches cold, against 14 for a selection), with
-     * its tuples; else heap.c's selection over the scores' order keys
-     * (idx->fkey, which it reorders) */
+    /* their k-th best s, and k sampled tuples whose least score is s: for
+     * small k a sorted list that few scores enter (some 3 us with the caches
+     * cold), its tuples; else a histogram of IX_FORESEE_BINS bins evenly over
+     * [slo, shi] (in double: the range may pass FLT_MAX), the tuples of the
+     * bins above the one where the k-th falls (fewer than k) and the first
+     * of that bin's, s the least of their scores: at most the sample's k-th
+     * (k distinct tuples) and less by at most a bin's width.  (The
+     * quickselect of the scores' order keys it replaces took 10-20 us on a
+     * warm core, 17-21 cold: branches on random data; the histogram 2-4) */
     float s;
     size_t topt[IX_FORESEE_TOPK];
-    uint64_t kth = 0;
+    uint32_t *pk = idx->fpick;
     if (k <= IX_FORESEE_TOPK) {
         float top[IX_FORESEE_TOPK];
         size_t have = 0;
@@ -830,11 +840,34 @@ static int ix_foresee(cltopk_index *idx, const unsigned *attr, const float *w, s
         }
         s = top[k - 1];
     } else {
+        uint32_t hist[IX_FORESEE_BINS];
+        memset(hist, 0, sizeof hist);
+        /* bins 0 .. IX_FORESEE_BINS - 1: (v - slo) scale is at most
+         * IX_FORESEE_BINS - 0.5 (rounded, still below IX_FORESEE_BINS) */
+        const double scale =
+            shi > slo ? (IX_FORESEE_BINS - 0.5) / ((double)shi - (double)slo) : 0.0;
+        uint16_t *restrict bin = idx->fbin;
+#pragma omp simd
         for (size_t t = 0; t < ns; t++)
-            idx->fkey[t] = ix_score_key(sc[t]);
-        kth = cltopk_cpu_kth_largest(idx->fkey, ns, k);
-        const uint32_t b = cltopk_ix_score_bits(kth << 32);
-        memcpy(&s, &b, 4);
+            bin[t] = (uint16_t)(((double)sc[t] - (double)slo) * scale);
+        for (size_t t = 0; t < ns; t++)
+            hist[bin[t]]++;
+        size_t bsel = IX_FORESEE_BINS, cum = 0;
+        while (cum < k) /* k <= ns: it ends */
+            cum += hist[--bsel];
+        const size_t above = cum - hist[bsel];
+        size_t na = 0, ne = 0;
+        s = shi;
+        for (size_t t = 0; t < ns; t++) {
+            const size_t b = bin[t];
+            if (b > bsel)
+                pk[na++] = idx->sslot[t];
+            else if (b == bsel && ne < k - above)
+                pk[above + ne++] = idx->sslot[t];
+            else
+                continue;
+            s = sc[t] < s ? sc[t] : s;
+        }
     }
     /* the blocks each of up to IX_FORESEE_PARTS partitions spread over the
      * index reads: the first j in 1 .. nb - 1 whose bound (block j - 1's
@@ -879,23 +912,10 @@ static int ix_foresee(cltopk_index *idx, const unsigned *attr, const float *w, s
                 (cltopk_now() - t1) * 1e6);
     if (full || !direct)
         return full;
-    /* the k tuples: those of the sorted list, or those whose rough score's
-     * key is above the k-th's, then as many at it as make k */
-    uint32_t *pk = idx->fpick;
-    if (k <= IX_FORESEE_TOPK) {
+    /* the k tuples: those of the sorted list (the histogram's are in pk) */
+    if (k <= IX_FORESEE_TOPK)
         for (size_t r = 0; r < k; r++)
             pk[r] = idx->sslot[topt[r]];
-    } else {
-        size_t np2 = 0;
-        for (int pass = 0; pass < 2 && np2 < k; pass++)
-            for (size_t t = 0; t < ns && np2 < k; t++) {
-                const uint64_t key = ix_score_key(sc[t]);
-                if (pass == 0 ? key > kth : key == kth)
-                    pk[np2++] = idx->sslot[t];
-            }
-        if (np2 < k) /* (cannot happen: k keys lie at or above the k-th) */
-            return 0;
-    }
     *picked = pk;
     return 2;
 }
