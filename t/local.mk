@@ -20,15 +20,14 @@
 #                       their kernels (t/rows.t, t/sample_filter.t, t/sort.t,
 #                       t/radix.t, the query tests, t/multi.t, t/knn.t, t/band.t,
 #                       t/index.t: 441 s cold alone against 99, t/sbp_tree.t:
-#                       119 against 41, t/records.t: 101 against 18, t/chunk.t,
-#                       t/stream.t, t/cli.sh)
+#                       119 against 41, t/records.t: 101 against 18, t/cli.sh)
 #                       build them without optimisation where the
 #                       default device is POCL's (test_quick_builds in
 #                       t/testlib.h), in a third of the time (make check: 432
-#                       s against 620-694; 562 against 673 with the four tests
-#                       added on 2026-11-30); the others (their time is running
-#                       kernels: t/topk.t, t/bitonic.t and t/select.t took
-#                       longer so), make check-full and a named
+#                       s against 620-694); the others (their time is running
+#                       kernels, or their programs are t/topk.t's: t/topk.t,
+#                       t/bitonic.t, t/select.t, t/chunk.t and t/stream.t took
+#                       longer so in make check), make check-full and a named
 #                       CLTOPK_TEST_DEVICE build as a user's call does
 #   OMP_WAIT_POLICY     passive unless set: test programs run side by side on few
 #                       cores (make -j), where spinning OpenMP threads of one
@@ -72,17 +71,19 @@ check_PROGRAMS = $(T_PROGS)
 # this order, after the scripts of tools/ and mpi/, and one started late runs
 # alone at the end).  Seconds from each test's log's creation to its last
 # write, make -j2 check with a cold POCL kernel cache on a 2-core machine
-# (2026-11-30, bench/RESULTS.md, with CLTOPK_TEST_QUICK=1; 562 s in all):
-# t/topk.t 151, t/sort.t 78, t/index.t 75, t/rows.t 71, t/sample_filter.t 67,
-# t/cli.sh and t/chunk.t 63, t/radix.t and t/bitonic.t 56, t/band.t 43,
-# t/stream.t 42, t/multi.t 38, t/buffer.t 34, t/sbp_tree.t 31, the others 27
-# or less (most of it POCL building kernels, each distinct program once for
+# (2026-11-30, bench/RESULTS.md, with CLTOPK_TEST_QUICK=1; 562 s in all, the
+# machine's speed moving by a third within the hour): t/topk.t 151, t/sort.t
+# 78, t/index.t 75, t/rows.t 71, t/sample_filter.t 67, t/cli.sh 63, t/radix.t
+# and t/bitonic.t 56 (under 25 since it runs make check's types), t/chunk.t
+# 46, t/band.t 43, t/multi.t 38, t/buffer.t 34, t/stream.t 33, t/sbp_tree.t
+# 31, the others 27 or less (most of it POCL building kernels, each distinct
+# program once for
 # the whole suite: POCL's cache is shared, so a build a test no longer makes
 # moves to the next test that needs the program; a test's types and
 # configurations beyond make check's are in make check-full).  The fragments
 # below add their programs to check_PROGRAMS only.
-TESTS = t/topk.t t/sort.t t/index.t t/rows.t t/sample_filter.t t/chunk.t t/radix.t \
-	t/bitonic.t t/band.t t/stream.t t/multi.t t/buffer.t t/sbp_tree.t t/query_sf.t \
+TESTS = t/topk.t t/sort.t t/index.t t/rows.t t/sample_filter.t t/radix.t t/chunk.t \
+	t/band.t t/multi.t t/buffer.t t/stream.t t/sbp_tree.t t/bitonic.t t/query_sf.t \
 	t/codec.t t/cache.t t/cpu_scalar.t t/query.t t/cpu_avx2.t t/cpu_avx512.t t/knn.t \
 	t/select.t t/threads.t t/records.t t/knn_scalar.t t/knn_avx2.t t/fp_config.t t/args.t \
 	t/gpu.t t/banks.t t/layers.sh t/cl_locals.sh t/query_numpy.sh
