@@ -77,11 +77,10 @@ check_PROGRAMS = $(T_PROGS)
 # and t/bitonic.t 56 (under 25 since it runs make check's types), t/chunk.t
 # 46, t/band.t 43, t/multi.t 38, t/buffer.t 34, t/stream.t 33, t/sbp_tree.t
 # 31, the others 27 or less (most of it POCL building kernels, each distinct
-# program once for
-# the whole suite: POCL's cache is shared, so a build a test no longer makes
-# moves to the next test that needs the program; a test's types and
-# configurations beyond make check's are in make check-full).  The fragments
-# below add their programs to check_PROGRAMS only.
+# program once for the whole suite: POCL's cache is shared, so a build a test
+# no longer makes moves to the next test that needs the program; a test's
+# types and configurations beyond make check's are in make check-full).  The
+# fragments below add their programs to check_PROGRAMS only.
 TESTS = t/topk.t t/sort.t t/index.t t/rows.t t/sample_filter.t t/radix.t t/chunk.t \
 	t/band.t t/multi.t t/buffer.t t/stream.t t/sbp_tree.t t/bitonic.t t/query_sf.t \
 	t/codec.t t/cache.t t/cpu_scalar.t t/query.t t/cpu_avx2.t t/cpu_avx512.t t/knn.t \
