@@ -83,6 +83,7 @@ enum {
     IXP_PRE,
     IXP_DIRECT,
     IXP_FUSE,
+    IXP_PIN,
     IXP_N
 };
 static const char *const ix_full_words[] = {"old", "filter", "fallback", "query", NULL};
@@ -166,6 +167,13 @@ static const cltopk_param ix_params[] = {
      * 512 up to k = 256 on GPUs: one sort), in place of two merge launches
      * (which then do nothing); 0: the launches always */
     [IXP_FUSE] = {.name = "fuse", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+    /* on OpenCL devices, the query's small host array (its state, sampled
+     * tuples and answer) and its copies: 1 the array in pinned memory (a
+     * mapped buffer of CL_MEM_ALLOC_HOST_PTR) and, on an in-order queue, the
+     * copies ordered by the queue alone (no event each); 0 the array from
+     * malloc and each copy waiting for an event of the last call (the way
+     * before: for measuring and tests) */
+    [IXP_PIN] = {.name = "pin", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
 };
 
 static const cltopk_param_table ix_table = {"CLTOPK_INDEX", ix_params, IXP_N, NULL};
@@ -992,6 +1000,7 @@ static int ix_query(cltopk_index *idx, const char *fn, int full, const unsigned 
                          .filter = (int)p.v[IXP_FULL],
                          .cands = (size_t)p.v[IXP_CANDS],
                          .fuse = (int)p.v[IXP_FUSE],
+                         .pin = (int)p.v[IXP_PIN],
                          .st = &local};
     /* the outputs of a failing run stay untouched: results go to a copy */
     float *ts = malloc(k * sizeof *ts);

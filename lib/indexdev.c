@@ -178,20 +178,42 @@ void cltopk_index_dev_release(cltopk_ix_dev *dev)
             clReleaseMemObject(*m[i]);
         *m[i] = NULL;
     }
+    if (dev->hqm) { /* hq is mapped from it */
+        clEnqueueUnmapMemObject(dev->hqm_q, dev->hqm, dev->hq, 0, NULL, NULL);
+        clFinish(dev->hqm_q);
+        clReleaseMemObject(dev->hqm);
+        clReleaseCommandQueue(dev->hqm_q);
+        dev->hq = NULL;
+    }
     void *h[] = {dev->hq, dev->hwmap, dev->htodo};
     for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
         free(h[i]);
     memset(dev, 0, sizeof *dev);
 }
 
+/* Reads and writes of a query's small arrays go on the context's queue.  On
+ * an in-order queue they name no event to wait for and make none (as
+ * cltopk_launch's launches): the queue orders them, and a marker and an event
+ * a call cost the one-launch query some 3 us of host time (bench/RESULTS.md,
+ * "the index's host calls").  Elsewhere, and with CLTOPK_INDEX=pin=0, they
+ * wait for the context's work, as every call did before. */
+static cl_uint ixd_before(cltopk_context *ctx, const cltopk_ix_dev *dev, cl_event **own)
+{
+    if (ctx->inorder && dev->quiet) {
+        *own = NULL;
+        return 0;
+    }
+    return cltopk_after_own(ctx, own);
+}
+
 /* a blocking read of bytes of m from byte at, after the context's work */
-static int ixd_read(cltopk_context *ctx, cl_mem m, size_t at, size_t bytes, void *host,
-                    const char *what)
+static int ixd_read(cltopk_context *ctx, const cltopk_ix_dev *dev, cl_mem m, size_t at,
+                    size_t bytes, void *host, const char *what)
 {
     if (!bytes)
         return CLTOPK_OK;
     cl_event *own;
-    cl_uint nw = cltopk_after_own(ctx, &own);
+    cl_uint nw = ixd_before(ctx, dev, &own);
     cl_int err = clEnqueueReadBuffer(ctx->queue, m, CL_TRUE, at, bytes, host, nw,
                                      nw ? own : NULL, NULL);
     if (err != CL_SUCCESS) {
@@ -206,37 +228,41 @@ int cltopk_index_dev_read(cltopk_context *ctx, const cltopk_ix_layout *L, const 
                           float *data, uint32_t *ids, float *thr)
 {
     const size_t nb = L->nblocks, d = L->d, B = L->B;
-    int st = ixd_read(ctx, dev->data, 0, nb * d * B * 4, data, "the index's attributes");
+    int st = ixd_read(ctx, dev, dev->data, 0, nb * d * B * 4, data, "the index's attributes");
     if (st == CLTOPK_OK)
-        st = ixd_read(ctx, dev->ids, 0, nb * B * 4, ids, "the index's tuples");
+        st = ixd_read(ctx, dev, dev->ids, 0, nb * B * 4, ids, "the index's tuples");
     if (st == CLTOPK_OK)
-        st = ixd_read(ctx, dev->thr, 0, nb * d * 4, thr, "the thresholds");
+        st = ixd_read(ctx, dev, dev->thr, 0, nb * d * 4, thr, "the thresholds");
     return st;
 }
 
 /* a write of a host array to m after the context's work, which then follows
  * it; not waited for: the host array stays untouched until a later blocking
  * read */
-static int ixd_write_at(cltopk_context *ctx, cl_mem m, size_t at, size_t bytes, const void *host,
-                        const char *what)
+static int ixd_write_at(cltopk_context *ctx, const cltopk_ix_dev *dev, cl_mem m, size_t at,
+                        size_t bytes, const void *host, const char *what)
 {
     cl_event *own, ev = NULL;
-    cl_uint nw = cltopk_after_own(ctx, &own);
+    const int quiet = ctx->inorder && dev->quiet && !ctx->event_each && !ctx->prof;
+    cl_uint nw = ixd_before(ctx, dev, &own);
     cl_int err = clEnqueueWriteBuffer(ctx->queue, m, CL_FALSE, at, bytes, host, nw,
-                                      nw ? own : NULL, &ev);
+                                      nw ? own : NULL, quiet ? NULL : &ev);
     if (err != CL_SUCCESS) {
         char msg[96];
         snprintf(msg, sizeof msg, "clEnqueueWriteBuffer (%s)", what);
         return cltopk_clfail(ctx, err, msg);
     }
-    cltopk_own_event(ctx, ev);
+    if (quiet)
+        ctx->pending = 1; /* cltopk_after_own makes the event where one is needed */
+    else
+        cltopk_own_event(ctx, ev);
     return CLTOPK_OK;
 }
 
-static int ixd_write(cltopk_context *ctx, cl_mem m, size_t bytes, const void *host,
-                     const char *what)
+static int ixd_write(cltopk_context *ctx, const cltopk_ix_dev *dev, cl_mem m, size_t bytes,
+                     const void *host, const char *what)
 {
-    return ixd_write_at(ctx, m, 0, bytes, host, what);
+    return ixd_write_at(ctx, dev, m, 0, bytes, host, what);
 }
 
 /* a kept device buffer of at least bytes: *m as it is where *have is enough,
@@ -268,6 +294,49 @@ static int ixd_keep_host(cltopk_context *ctx, void *pp, size_t *have, size_t byt
         return cltopk_fail(ctx, CLTOPK_ERR_NO_MEMORY, "the index query: out of host memory");
     *have = bytes;
     return CLTOPK_OK;
+}
+
+/* hq, the query's host array, of at least bytes: pinned where the device
+ * takes a mapped buffer (a copy from or to pinned memory saves the driver a
+ * staging copy: some 4 us of the one-launch query on the H200), else from
+ * malloc (pin 0, CLTOPK_INDEX=pin=0); its contents are not kept when it grows */
+static int ixd_keep_hq(cltopk_context *ctx, cltopk_ix_dev *dev, size_t bytes, int pin)
+{
+    if (dev->hq && dev->hq_n >= bytes)
+        return CLTOPK_OK;
+    if (dev->hqm) {
+        clEnqueueUnmapMemObject(dev->hqm_q, dev->hqm, dev->hq, 0, NULL, NULL);
+        clFinish(dev->hqm_q);
+        clReleaseMemObject(dev->hqm);
+        clReleaseCommandQueue(dev->hqm_q);
+        dev->hqm = NULL;
+        dev->hqm_q = NULL;
+        dev->hq = NULL;
+        dev->hq_n = 0;
+    }
+    if (pin) {
+        cl_int err;
+        cl_mem m = clCreateBuffer(ctx->clctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes,
+                                  NULL, &err);
+        void *p = m ? clEnqueueMapBuffer(ctx->queue, m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                         bytes, 0, NULL, NULL, &err)
+                    : NULL;
+        if (p && clRetainCommandQueue(ctx->queue) == CL_SUCCESS) {
+            free(dev->hq);
+            dev->hq = p;
+            dev->hq_n = bytes;
+            dev->hqm = m;
+            dev->hqm_q = ctx->queue;
+            return CLTOPK_OK;
+        }
+        if (p) {
+            clEnqueueUnmapMemObject(ctx->queue, m, p, 0, NULL, NULL);
+            clFinish(ctx->queue);
+        }
+        if (m)
+            clReleaseMemObject(m); /* no pinned memory: malloc's serves */
+    }
+    return ixd_keep_host(ctx, &dev->hq, &dev->hq_n, bytes);
 }
 
 /* The copies of a streamed query.  A chunk of blocks (a round's, or one of
@@ -409,10 +478,10 @@ static size_t ixd_keyoff(size_t P)
  * work-groups of ng lists (above one: a second merge level), room for ncand
  * candidates (index_filter; 0: none); streamed, staging buffers of cap blocks
  * (the second where one does not hold every block) and the context's pinned
- * buffers for pieces of bpp blocks */
+ * buffers for pieces of bpp blocks; hq pinned where pin (ixd_keep_hq) */
 static int ixd_prepare(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
                        size_t K, size_t nlists, size_t ng, size_t cap, size_t bpp,
-                       size_t ncand)
+                       size_t ncand, int pin)
 {
     const size_t P = L->P, nq = ixd_keyoff(P) + 2 * K;
     int st = ixd_keep(ctx, &dev->qb, &dev->qb_n, nq * 4, "the query's state");
@@ -429,7 +498,7 @@ static int ixd_prepare(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix
     if (st == CLTOPK_OK && ncand)
         st = ixd_keep(ctx, &dev->cand, &dev->cand_n, ncand * 8, "the candidates");
     if (st == CLTOPK_OK)
-        st = ixd_keep_host(ctx, &dev->hq, &dev->hq_n, nq * 4);
+        st = ixd_keep_hq(ctx, dev, nq * 4, pin);
     if (st != CLTOPK_OK || dev->data)
         return st;
     /* streamed: the staging buffers, the pinned pieces, the map of a
@@ -641,13 +710,13 @@ static int ixd_streamed_rounds(cltopk_context *ctx, const cltopk_ix_layout *L, c
         st = ixd_stage(ctx, L, dev, sp, 0, todo, nl);
         /* the map: not waited for (the state's read below follows it) */
         if (st == CLTOPK_OK)
-            st = ixd_write(ctx, dev->wmap, 3 * P * 4, wmap, "the staged slots");
+            st = ixd_write(ctx, dev, dev->wmap, 3 * P * 4, wmap, "the staged slots");
         if (st == CLTOPK_OK)
             st = ixd_round(ctx, L, dev, q, sp, ks, kd, wg, (cl_uint)lim, nostop);
         if (st == CLTOPK_OK)
             st = ixd_used(ctx, sp);
         if (st == CLTOPK_OK)
-            st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, (4 + IX_ST * P) * 4, dev->hq + IXQ_CTL,
+            st = ixd_read(ctx, dev, dev->qb, IXQ_CTL * 4, (4 + IX_ST * P) * 4, dev->hq + IXQ_CTL,
                           "the partitions' state");
         if (st != CLTOPK_OK || dev->hq[IXQ_CTL] != 0)
             break;
@@ -692,7 +761,7 @@ static int ixd_streamed_full(cltopk_context *ctx, const cltopk_ix_layout *L, clt
         }
         if (st != CLTOPK_OK || pass == 1)
             break;
-        st = ixd_read(ctx, dev->qb, (IXQ_CTL + 3) * 4, 4, dev->hq + IXQ_CTL + 3,
+        st = ixd_read(ctx, dev, dev->qb, (IXQ_CTL + 3) * 4, 4, dev->hq + IXQ_CTL + 3,
                       "the candidates' count");
         if (st == CLTOPK_OK && dev->hq[IXQ_CTL + 3] <= ncand)
             return ixd_merge(ctx, km, wg, dev->cand, 0, 0, 0, G, (cl_uint)q->k, dev->qb,
@@ -769,7 +838,7 @@ static int ixd_direct(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_
     if (st == CLTOPK_OK)
         st = cltopk_kernel_get(ctx, "index.cl", optsbig, "index_merge", &km);
     if (st == CLTOPK_OK)
-        st = ixd_prepare(ctx, L, dev, K, ngc, 1, 0, 0, ncand);
+        st = ixd_prepare(ctx, L, dev, K, ngc, 1, 0, 0, ncand, q->pin);
     uint32_t *hq = dev->hq;
     if (st == CLTOPK_OK) {
         memset(hq, 0, IXQ_STATE * 4); /* the state: index_direct writes it */
@@ -779,9 +848,9 @@ static int ixd_direct(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_
         }
         hq[IXQ_CTL] = 1; /* finished: the stats read no switch */
         memcpy(hq + ko, q->bslots, K * 4);
-        st = ixd_write(ctx, dev->qb, IXQ_STATE * 4, hq, "the query's state");
+        st = ixd_write(ctx, dev, dev->qb, IXQ_STATE * 4, hq, "the query's state");
         if (st == CLTOPK_OK)
-            st = ixd_write_at(ctx, dev->qb, ko * 4, K * 4, hq + ko, "the sampled tuples");
+            st = ixd_write_at(ctx, dev, dev->qb, ko * 4, K * 4, hq + ko, "the sampled tuples");
     }
     cl_uint m = (cl_uint)q->m, d = (cl_uint)L->d, B = (cl_uint)L->B, cap = (cl_uint)ncand;
     /* the last group merges few candidates itself (fuse: the keys' ulong
@@ -807,7 +876,7 @@ static int ixd_direct(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_
     const size_t rd = (ko + 2 * K - IXQ_CTL) * 4;
     int reads = 0, ended = 0; /* the first read is the answer (or the overflow) */
     if (st == CLTOPK_OK && q->fuse && 16 * K <= ixd_sn(K, wg)) {
-        st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, rd, hq + IXQ_CTL,
+        st = ixd_read(ctx, dev, dev->qb, IXQ_CTL * 4, rd, hq + IXQ_CTL,
                       "the state and the k best keys");
         reads = 1;
         ended = st == CLTOPK_OK && (hq[IXQ_CTL] == 3 || hq[IXQ_CTL + 3] > ncand);
@@ -820,7 +889,7 @@ static int ixd_direct(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_
                        (cl_uint)K, dev->qb, dev->qb, ko / 2, 0, 2);
     const double t1 = ctx->prof ? cltopk_now() : 0;
     if (st == CLTOPK_OK && !ended) {
-        st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, rd, hq + IXQ_CTL,
+        st = ixd_read(ctx, dev, dev->qb, IXQ_CTL * 4, rd, hq + IXQ_CTL,
                       "the state and the k best keys");
         reads++;
     }
@@ -925,7 +994,7 @@ static int ixd_by_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_i
     if (st == CLTOPK_OK)
         st = cltopk_launch(ctx, kid, (kq + wg - 1) / wg * wg, wg, 0, NULL);
     if (st == CLTOPK_OK)
-        st = ixd_read(ctx, dev->xi, 0, kq * 8, keys, "the engine's answer");
+        st = ixd_read(ctx, dev, dev->xi, 0, kq * 8, keys, "the engine's answer");
     if (kid)
         clReleaseKernel(kid);
     free(xq);
@@ -965,6 +1034,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
                            const cltopk_ix_query *q)
 {
     const unsigned wg = ixd_wg(ctx);
+    dev->quiet = q->pin;
     const size_t K = q->k, P = L->P, sn = ixd_sn(K, wg);
     const int gpu = (ctx->caps.type & CL_DEVICE_TYPE_GPU) != 0, streamed = dev->data == NULL;
     size_t G = (size_t)ctx->caps.compute_units * (gpu ? 4 : 2);
@@ -1069,7 +1139,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
     }
     const size_t ngmax = ng > ngAB ? ng : ngAB, ko = ixd_keyoff(P);
     if (st == CLTOPK_OK)
-        st = ixd_prepare(ctx, L, dev, K, P + G, ngmax, cap, bpp, ncand);
+        st = ixd_prepare(ctx, L, dev, K, P + G, ngmax, cap, bpp, ncand, q->pin);
     ixd_stream sps = {.bpp = bpp, .nbuf = L->nblocks > cap ? 2 : 1};
     ixd_stream *sp = streamed ? &sps : NULL;
     if (st == CLTOPK_OK) {
@@ -1084,7 +1154,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
          * above their room, so that index_filter's fallback serves the query */
         if (filt && q->filter == 2)
             hq[IXQ_CTL + 3] = (uint32_t)ncand + 1;
-        st = ixd_write(ctx, dev->qb, ixd_keyoff(P) * 4, hq, "the query's state");
+        st = ixd_write(ctx, dev, dev->qb, ixd_keyoff(P) * 4, hq, "the query's state");
     }
     /* the rounds: resident, all enqueued at once (they do nothing once
      * index_decide has ended the reading), as many as read every block of
@@ -1122,14 +1192,14 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
              * after the first round */
             const int rd = q->sync ? r % q->sync == 0 : q->first && r == 1;
             if (st == CLTOPK_OK && rd && done < maxnb && spec) {
-                st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, (ko + 2 * K - IXQ_CTL) * 4,
+                st = ixd_read(ctx, dev, dev->qb, IXQ_CTL * 4, (ko + 2 * K - IXQ_CTL) * 4,
                               dev->hq + IXQ_CTL, "the state and the k best keys");
                 known = st == CLTOPK_OK ? dev->hq[IXQ_CTL] : 0;
                 answered = known == 1;
                 if (known != 0)
                     break;
             } else if (st == CLTOPK_OK && rd && done < maxnb) {
-                st = ixd_read(ctx, dev->qb, IXQ_CTL * 4, 4, dev->hq + IXQ_CTL, "the phase");
+                st = ixd_read(ctx, dev, dev->qb, IXQ_CTL * 4, 4, dev->hq + IXQ_CTL, "the phase");
                 known = st == CLTOPK_OK ? dev->hq[IXQ_CTL] : 0;
                 if (known != 0)
                     break;
@@ -1197,7 +1267,7 @@ int cltopk_index_dev_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltop
         st = ixd_merge_last(ctx, km, wg, dev, nl, K, fan, 2 * snbig, ngmax, ko);
     const size_t from = q->full ? ko : IXQ_CTL;
     if (st == CLTOPK_OK && !answered)
-        st = ixd_read(ctx, dev->qb, from * 4, (ko + 2 * K - from) * 4, dev->hq + from,
+        st = ixd_read(ctx, dev, dev->qb, from * 4, (ko + 2 * K - from) * 4, dev->hq + from,
                       q->full ? "the k best keys" : "the state and the k best keys");
     if (sp)
         st = ixd_stream_end(ctx, sp, st);

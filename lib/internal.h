@@ -955,6 +955,7 @@ typedef struct {
                        overflow their room */
     int fuse;       /* ... and its last work-group merges few candidates
                        (CLTOPK_INDEX=fuse) */
+    int pin;        /* ... and its host array in pinned memory */
     float *out_scores;   /* k, or NULL */
     int64_t *out_index;  /* k, or NULL */
     cltopk_index_stats *st; /* always set (the caller's or a local one) */
@@ -1022,6 +1023,9 @@ typedef struct {
         sthr_n[2];
     uint32_t *hq, *hwmap, *htodo;
     size_t hq_n, hwmap_n, htodo_n;
+    cl_mem hqm;               /* hq's pinned buffer (hq mapped from it), or NULL: malloc */
+    cl_command_queue hqm_q;   /* the queue that mapped it (retained) */
+    int quiet;                /* the query's calls without events (CLTOPK_INDEX=pin) */
 } cltopk_ix_dev;
 /* copy the host layout's arrays to the device: CLTOPK_OK, or
  * CLTOPK_ERR_DEVICE_MEMORY (too large: nothing allocated) or an OpenCL status */

@@ -921,8 +921,8 @@ static void distributions(cltopk_context *ctx, const char *cname, size_t kdev)
          * last group merging few candidates (the default), the merge
          * launches by groups of 2 lists where they are more, with room for 2
          * candidates (an overflow: the rounds then), and the merge launches
-         * always (fuse=0) */
-        const char *xmodes[] = {"pre=1", "pre=1,fan=2", "pre=1,cands=2", "pre=1,fuse=0"};
+         * always (fuse=0), its host array from malloc (pin=0) */
+        const char *xmodes[] = {"pre=1", "pre=1,fan=2", "pre=1,cands=2", "pre=1,fuse=0,pin=0"};
         knob_sweeps(ctx, cname, cols, n, d, xmodes, 4, "one launch", 91, 24, 0);
         /* the merge's last levels: 128 partitions, lists merged two at a time
          * (64 lists of k = 300 keys are more than one group takes: levels of
