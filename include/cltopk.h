@@ -190,12 +190,13 @@
  *                          work-group's k best as it reads; fallback: the
  *                          filter's exact fallback forced, testing), cands
  *                          (the filter's room for candidates; 0: chosen;
- *                          small values force its fallback: testing) and
+ *                          small values force its fallback: testing),
  *                          pre (on OpenCL devices, with full=query and
  *                          switch=1, a query that an estimate from a host
  *                          sample and the thresholds says reads more than
  *                          this share of the blocks is evaluated in full
- *                          before any round; 0.1; 0: never)
+ *                          before any round; 0.1; 0: never) and spre (the
+ *                          same for an index kept in host memory; 0.5)
  *   CLTOPK_QUERY           the device query (cltopk_query_topk): spec (1: the
  *                          kernel built for each query shape from its
  *                          programs; 0: the interpreter, one program for

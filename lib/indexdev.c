@@ -915,22 +915,32 @@ static int ixd_direct(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_
  * the resident layout, its columns read in place (the job's blocked
  * layout): the score as one program, acc = +0.0f then for each attribute
  * acc = fma(w, a, acc) (XOP_FMA: the index's rule, so the same bits); the
- * best kq = K + 1 slots (K where the layout has only K) by (score, slot);
- * index_ids turning them into keys; one read.  The engine breaks ties by
- * slot, not by tuple number, and scores the padding (+0.0): its answer
- * stands where its first K slots are tuples and the K-th's score is strictly
- * above the (K+1)-th's (or there is none), for then they are the K best
- * under any tie rule, sorted here by key.  Else (a tie across the K-th,
- * padding among the first K: *done 0) and where the engine cannot take the
+ * best kq = K + 1 + K / 4 slots (K + 1 where the engine cannot take that
+ * many; at most every slot) by (score, slot); index_ids turning them into
+ * keys; one read.  The engine breaks ties by slot, not by tuple number, and
+ * scores the padding (+0.0): its kq keys, sorted here by key (score, then
+ * the smaller tuple number, padding last), hold the K best under the
+ * index's rule where the kq-th's score is strictly below the K-th's (every
+ * slot that ties the K-th is among them) or they are every slot, and those
+ * K are tuples.  So a tie across the K-th that ends within the kq slots
+ * still stands (2^28 independent tuples, m = 4, k = 256 on the H200: the
+ * 256th and 257th scores were equal, and the filter's way took 3.0 ms
+ * against the engine's 1.1).  Else (*done 0) and where the engine cannot take the
  * query (m = 0, more than 8 attributes, a device that flushes subnormals,
  * k past its kernel) the caller's way runs.  *done 1: the answer is in q's
  * outputs, q->st filled.  opts: index.cl's build (index_ids) */
+static int ixd_key_desc(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x < y) - (x > y);
+}
+
 static int ixd_by_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
                         const cltopk_ix_query *q, const char *opts, unsigned wg, int *done)
 {
     *done = 0;
     const size_t K = q->k, slots = L->nblocks * L->B, m = q->m;
-    const size_t kq = K + 1 < slots ? K + 1 : slots;
+    size_t kq = K + 1 + K / 4 < slots ? K + 1 + K / 4 : slots;
     if (!dev->data || m == 0 || K == 0 || slots > 0x7FFFFFFEu)
         return CLTOPK_OK;
     expr_query *xq = calloc(1, sizeof *xq);
@@ -970,7 +980,12 @@ static int ixd_by_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_i
         job.doffs[r] = (size_t)xq->refs[r] * L->B;
     }
     char why[256];
-    if (!cltopk_query_dev_can(ctx, &job, why, sizeof why)) {
+    int can = cltopk_query_dev_can(ctx, &job, why, sizeof why);
+    if (!can && kq > K + 1 && K + 1 < slots) { /* the engine's k: K + 1 then */
+        job.k = kq = K + 1;
+        can = cltopk_query_dev_can(ctx, &job, why, sizeof why);
+    }
+    if (!can) {
         free(xq);
         return CLTOPK_OK;
     }
@@ -999,10 +1014,18 @@ static int ixd_by_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_i
         clReleaseKernel(kid);
     free(xq);
     int stands = st == CLTOPK_OK;
+    if (stands)
+        qsort(keys, kq, sizeof *keys, ixd_key_desc);
     for (size_t r = 0; stands && r < K; r++)
         stands = (uint32_t)keys[r] != 0; /* ~IX_PAD: padding */
-    if (stands && kq > K)
-        stands = (keys[K - 1] >> 32) != (keys[K] >> 32);
+    const int allreal = stands;
+    if (stands && kq < slots)
+        stands = (keys[K - 1] >> 32) != (keys[kq - 1] >> 32);
+    if (st == CLTOPK_OK && ctx->prof) /* CLTOPK_PROFILE=1 */
+        fprintf(stderr, "profile: index full evaluation by the query engine: %s\n",
+                stands     ? "its answer stands"
+                : allreal ? "a tie across the k-th score past its slots: the filter's way"
+                          : "padding among the k best: the filter's way");
     if (stands) {
         cltopk_ix_answer(q, keys, K);
         cltopk_index_stats *s = q->st;

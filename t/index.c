@@ -297,9 +297,45 @@ static void negative_scores(cltopk_context *ctx, const char *cname)
     free(c);
 }
 
+/* Ties across the k-th score, for the full evaluation by the query engine
+ * (lib/indexdev.c, ixd_by_query: it breaks ties by slot, not by tuple
+ * number, and takes k + 1 + k / 4 slots): 14 distinct best scores, then a
+ * group of g tuples of one score at random places, the rest below.  At k =
+ * 16, g = 5 ends within the engine's 21 slots (its answer stands once its
+ * keys are sorted by tuple number); g = 40 does not (the filter's way).
+ * Random partitions, so that slot order is not tuple order. */
+static void ties_at_kth(cltopk_context *ctx, const char *cname)
+{
+    const size_t n = 6000, groups[2] = {5, 40};
+    float *c = malloc(2 * n * sizeof *c);
+    unsigned attr[1] = {0};
+    float w[1] = {1.0f};
+    char msg[256] = "no index";
+    for (int gi = 0; gi < 2; gi++) {
+        for (size_t t = 0; t < n; t++) {
+            c[t] = (float)(rng_next(&rng) >> 40) * 0x1.0p-24f; /* [0, 1) */
+            c[n + t] = 0.0f;
+        }
+        for (size_t j = 0; j < 14; j++)
+            c[rng_below(&rng, n)] = 100.0f + (float)j; /* may land twice: fewer */
+        for (size_t j = 0; j < groups[gi]; j++)
+            c[rng_below(&rng, n)] = 50.0f;
+        cltopk_index *idx = build(ctx, c, n, 2, CLTOPK_PARTITION_RANDOM, 8, 64, 3 + gi);
+        int good = idx != NULL;
+        for (size_t k = 12; good && k <= 20; k += 4)
+            good = check_query(idx, 1, c, n, attr, w, 1, k, NULL, msg, sizeof msg) &&
+                   check_query(idx, 0, c, n, attr, w, 1, k, NULL, msg, sizeof msg);
+        ok(good, "%s: a tie of %zu tuples across the k-th score (k = 12, 16, 20), random "
+           "partitions: exact%s%s", cname, groups[gi], good ? "" : ": ", good ? "" : msg);
+        cltopk_index_free(idx);
+    }
+    free(c);
+}
+
 static void adversarial(cltopk_context *ctx, const char *cname)
 {
     fma_tie(ctx, cname);
+    ties_at_kth(ctx, cname);
     char msg[256], what[160];
     const size_t n = 4096;
     float *c = ties_at_threshold(n);
@@ -1029,6 +1065,30 @@ static void behaviour(cltopk_context *ctx, const char *cname)
            (unsigned long long)st.tuples_evaluated, n);
     }
     unsetenv("CLTOPK_INDEX");
+    /* the same data, the index kept in host memory (resident=0, its
+     * blocks streamed to an OpenCL device): the foresee with spre, a tiny
+     * share sending the query to the (streamed) full evaluation at once,
+     * none (spre=0) and the default (0.5) letting it stop early */
+    setenv("CLTOPK_INDEX", "resident=0", 1);
+    cltopk_index *host = build(ctx, cols, n, d, CLTOPK_PARTITION_ANGLE, 16, 64, 1);
+    /* its queries run on the device where the first index lives there */
+    const int hdev = dev && host && cltopk_index_info_get(host, &info) == CLTOPK_OK &&
+                     !info.on_device;
+    static const char *const smodes[] = {"resident=0,spre=0.000001", "resident=0,spre=0",
+                                         "resident=0"};
+    for (int f = 0; f < 3; f++) {
+        setenv("CLTOPK_INDEX", smodes[f], 1);
+        memset(&st, 0, sizeof st);
+        good = host && check_query(host, 0, cols, n, attr, w, 4, 16, &st, msg, sizeof msg);
+        const int whole = f == 0 && hdev;
+        ok(good && st.full_evaluation == whole && st.stopped_early == !whole &&
+               st.on_device == hdev,
+           "%s: in host memory, CLTOPK_INDEX=%s: exact, %s (%llu of %zu tuples)", cname,
+           smodes[f], whole ? "evaluated in full at once" : "stops early",
+           (unsigned long long)st.tuples_evaluated, n);
+    }
+    unsetenv("CLTOPK_INDEX");
+    cltopk_index_free(host);
     /* the same data in 128 partitions, queries that end in their first
      * round (half of each partition), lists merged two at a time: on a device the partitions' 64
      * lists of k = 20 and 64 keys take levels of groups before the last
