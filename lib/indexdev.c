@@ -166,6 +166,21 @@ int cltopk_index_dev_upload(cltopk_context *ctx, const cltopk_ix_layout *L, clto
     return st;
 }
 
+/* hq given back where it is pinned (mapped from hqm): then NULL */
+static void ixd_unpin(cltopk_ix_dev *dev)
+{
+    if (!dev->hqm)
+        return;
+    clEnqueueUnmapMemObject(dev->hqm_q, dev->hqm, dev->hq, 0, NULL, NULL);
+    clFinish(dev->hqm_q);
+    clReleaseMemObject(dev->hqm);
+    clReleaseCommandQueue(dev->hqm_q);
+    dev->hqm = NULL;
+    dev->hqm_q = NULL;
+    dev->hq = NULL;
+    dev->hq_n = 0;
+}
+
 void cltopk_index_dev_release(cltopk_ix_dev *dev)
 {
     cl_mem *m[] = {&dev->data,     &dev->ids,      &dev->thr,     &dev->pstart,
@@ -178,13 +193,7 @@ void cltopk_index_dev_release(cltopk_ix_dev *dev)
             clReleaseMemObject(*m[i]);
         *m[i] = NULL;
     }
-    if (dev->hqm) { /* hq is mapped from it */
-        clEnqueueUnmapMemObject(dev->hqm_q, dev->hqm, dev->hq, 0, NULL, NULL);
-        clFinish(dev->hqm_q);
-        clReleaseMemObject(dev->hqm);
-        clReleaseCommandQueue(dev->hqm_q);
-        dev->hq = NULL;
-    }
+    ixd_unpin(dev);
     void *h[] = {dev->hq, dev->hwmap, dev->htodo};
     for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
         free(h[i]);
@@ -298,22 +307,14 @@ static int ixd_keep_host(cltopk_context *ctx, void *pp, size_t *have, size_t byt
 
 /* hq, the query's host array, of at least bytes: pinned where the device
  * takes a mapped buffer (a copy from or to pinned memory saves the driver a
- * staging copy: some 4 us of the one-launch query on the H200), else from
- * malloc (pin 0, CLTOPK_INDEX=pin=0); its contents are not kept when it grows */
+ * staging copy; with the copies' events gone, 15-25 us of the one-launch
+ * query on the H200), else from malloc (pin 0, CLTOPK_INDEX=pin=0); its
+ * contents are not kept when it grows */
 static int ixd_keep_hq(cltopk_context *ctx, cltopk_ix_dev *dev, size_t bytes, int pin)
 {
     if (dev->hq && dev->hq_n >= bytes)
         return CLTOPK_OK;
-    if (dev->hqm) {
-        clEnqueueUnmapMemObject(dev->hqm_q, dev->hqm, dev->hq, 0, NULL, NULL);
-        clFinish(dev->hqm_q);
-        clReleaseMemObject(dev->hqm);
-        clReleaseCommandQueue(dev->hqm_q);
-        dev->hqm = NULL;
-        dev->hqm_q = NULL;
-        dev->hq = NULL;
-        dev->hq_n = 0;
-    }
+    ixd_unpin(dev);
     if (pin) {
         cl_int err;
         cl_mem m = clCreateBuffer(ctx->clctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes,
