@@ -208,9 +208,14 @@ static int ixc_desc(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
-void cltopk_ix_answer(const cltopk_ix_query *q, uint64_t *keys, size_t n)
+void cltopk_ix_sort(uint64_t *keys, size_t n)
 {
     qsort(keys, n, sizeof *keys, ixc_desc);
+}
+
+void cltopk_ix_answer(const cltopk_ix_query *q, uint64_t *keys, size_t n)
+{
+    cltopk_ix_sort(keys, n);
     for (size_t r = 0; r < n && r < q->k; r++) {
         if (q->out_scores) {
             uint32_t b = cltopk_ix_score_bits(keys[r]);

@@ -1041,13 +1041,11 @@ static int ix_query(cltopk_index *idx, const char *fn, int full, const unsigned 
         /* resident, or streamed from host memory; a query foreseen to read
          * most blocks evaluated in full at once (CLTOPK_INDEX=pre) */
         const double t0 = ctx->prof ? cltopk_now() : 0;
-        if (!full && idx->on_device && q.sw == 1 && q.filter == 3) {
-            const int how = ix_foresee(idx, attr, wv, m, k, p.v[IXP_PRE],
-                                       p.v[IXP_DIRECT] != 0, &q.bslots);
-            q.full = how == 1;
-        } else if (!full && !idx->on_device && q.sw == 1) { /* streamed: no one launch */
-            q.full = ix_foresee(idx, attr, wv, m, k, p.v[IXP_SPRE], 0, &q.bslots) == 1;
-        }
+        /* (streamed, the index in host memory: its own share, no one launch) */
+        const int res = idx->on_device;
+        if (!full && q.sw == 1 && (!res || q.filter == 3))
+            q.full = ix_foresee(idx, attr, wv, m, k, p.v[res ? IXP_PRE : IXP_SPRE],
+                                res && p.v[IXP_DIRECT] != 0, &q.bslots) == 1;
         const double t1 = ctx->prof ? cltopk_now() : 0;
         st = cltopk_index_dev_query(ctx, L, &idx->dev, &q);
         if (ctx->prof) /* CLTOPK_PROFILE=1: the host's time */

@@ -252,7 +252,7 @@ static int ixd_write_at(cltopk_context *ctx, const cltopk_ix_dev *dev, cl_mem m,
                         size_t bytes, const void *host, const char *what)
 {
     cl_event *own, ev = NULL;
-    const int quiet = ctx->inorder && dev->quiet && !ctx->event_each && !ctx->prof;
+    const int quiet = dev->quiet && cltopk_quiet(ctx);
     cl_uint nw = ixd_before(ctx, dev, &own);
     cl_int err = clEnqueueWriteBuffer(ctx->queue, m, CL_FALSE, at, bytes, host, nw,
                                       nw ? own : NULL, quiet ? NULL : &ev);
@@ -930,12 +930,6 @@ static int ixd_direct(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_
  * query (m = 0, more than 8 attributes, a device that flushes subnormals,
  * k past its kernel) the caller's way runs.  *done 1: the answer is in q's
  * outputs, q->st filled.  opts: index.cl's build (index_ids) */
-static int ixd_key_desc(const void *a, const void *b)
-{
-    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x < y) - (x > y);
-}
-
 static int ixd_by_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_ix_dev *dev,
                         const cltopk_ix_query *q, const char *opts, unsigned wg, int *done)
 {
@@ -1016,7 +1010,7 @@ static int ixd_by_query(cltopk_context *ctx, const cltopk_ix_layout *L, cltopk_i
     free(xq);
     int stands = st == CLTOPK_OK;
     if (stands)
-        qsort(keys, kq, sizeof *keys, ixd_key_desc);
+        cltopk_ix_sort(keys, kq);
     for (size_t r = 0; stands && r < K; r++)
         stands = (uint32_t)keys[r] != 0; /* ~IX_PAD: padding */
     const int allreal = stands;

@@ -269,6 +269,10 @@ CLTOPK_INTERNAL int cltopk_set_args(cltopk_context *ctx, cl_kernel kern, int nar
  * list for the first launch); the new event becomes the context's last. */
 CLTOPK_INTERNAL int cltopk_launch(cltopk_context *ctx, cl_kernel kern, size_t global,
                                   size_t local, cl_uint num_wait, const cl_event *wait);
+/* whether a command on the context's queue goes without an event of its own
+ * (an in-order queue, no profiling): the queue orders it, and the caller sets
+ * ctx->pending so that cltopk_after_own makes the event where one is needed */
+CLTOPK_INTERNAL int cltopk_quiet(const cltopk_context *ctx);
 CLTOPK_INTERNAL int cltopk_finish_own(cltopk_context *ctx);
 /* CLTOPK_PROFILE=1: print the recorded launches' device times (after their
  * completion) and forget them; nothing otherwise */
@@ -1004,6 +1008,8 @@ CLTOPK_INTERNAL int cltopk_cpu_index_query(const cltopk_ix_layout *L, const clto
  * best min(n, q->k) written to q's outputs (the score bits of
  * cltopk_ix_score_bits, the tuple numbers) */
 CLTOPK_INTERNAL void cltopk_ix_answer(const cltopk_ix_query *q, uint64_t *keys, size_t n);
+/* indexcpu.c: n tuples' keys sorted best first (larger key first) */
+CLTOPK_INTERNAL void cltopk_ix_sort(uint64_t *keys, size_t n);
 /* indexcpu.c: the score of one threshold tuple (or any d-attribute tuple) by
  * the fma rule */
 CLTOPK_INTERNAL float cltopk_ix_score(const float *tuple, const unsigned *attr, const float *w,

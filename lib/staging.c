@@ -99,6 +99,11 @@ int cltopk_set_args(cltopk_context *ctx, cl_kernel kern, int nargs, ...)
  * event per launch cost about 7 us of host time each (64 empty kernels back
  * to back on the H200: 13.75 us with events, 6.18 without).  cltopk_after_own
  * makes the one event a call needs. */
+int cltopk_quiet(const cltopk_context *ctx)
+{
+    return ctx->inorder && !ctx->event_each && !ctx->prof;
+}
+
 int cltopk_launch(cltopk_context *ctx, cl_kernel kern, size_t global, size_t local,
                   cl_uint num_wait, const cl_event *wait)
 {
@@ -112,7 +117,7 @@ int cltopk_launch(cltopk_context *ctx, cl_kernel kern, size_t global, size_t loc
     for (cl_uint i = 0; i < num_wait; i++)
         list[nl++] = wait[i];
     cl_event ev = NULL;
-    int quiet = ctx->inorder && !ctx->event_each && !ctx->prof;
+    const int quiet = cltopk_quiet(ctx);
     cl_int err = clEnqueueNDRangeKernel(ctx->queue, kern, 1, NULL, &global, &local, nl,
                                         nl ? list : NULL, quiet ? NULL : &ev);
     if (list != small)
