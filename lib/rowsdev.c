@@ -68,6 +68,9 @@ typedef struct {
     unsigned wappend;           /* its candidates appended: 0 chosen, 1 a slot, 2 a work-item,
                                    3 at prefixes */
     unsigned tmload;            /* the tile's loads unconditional, keys masked */
+    unsigned ws, wsu, wsg, wsp; /* the streaming warp kernel (cl/rows_ws.cl): on, chunks
+                                   in flight, warps a group, NVIDIA's warp instructions */
+    size_t wskmax, wsrows;      /* its largest k; with ws=2, the fewest rows a compute unit */
     int wg_set; /* CLTOPK_BITS wg= given */
 } rows_cfg;
 
@@ -89,13 +92,19 @@ static const unsigned ktops[] = {32, 256, 1024, 2048};
 enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT, BP_MAXIMA, BP_TKMAX, BP_PATH, BP_S, BP_CAP,
        BP_FORCE, BP_CHECK, BP_SFPART, BP_FUSE, BP_WARP, BP_WCOLS, BP_WKMAX, BP_WCAP,
        BP_WWIN, BP_TMLOAD, BP_WN, BP_WRMAX, BP_SRUN, BP_SFULL, BP_FWG, BP_FRT, BP_FMAX, BP_SFUNR,
-       BP_SHFL, BP_WVEC, BP_WAPPEND, BP_EACH, BP_STAGE, BP_N };
+       BP_SHFL, BP_WVEC, BP_WAPPEND, BP_EACH, BP_STAGE, BP_WS, BP_WSU, BP_WSG, BP_WSP, BP_WSKMAX,
+       BP_WSROWS, BP_N };
 enum { BPATH_AUTO = 0, BPATH_SF, BPATH_NOSF };
 #define WARP_COLS 4096 /* the warp kernel's longest row: 32 x 128 registers a work-item */
 #define WARP_KMAX 128  /* its largest k: each work-item's 4 best hold T (cl/rows_warp.cl) */
 #define WARP_WN 8      /* its most warps a row: 256 work-items */
 #define WARP_WR 128    /* its most columns a work-item */
 #define WAPPEND_WN 2   /* its most warps a row whose candidates take an atomic a work-item */
+#define WS_KMAX 32     /* the streaming warp kernel's largest k: a list of 32 across a warp */
+/* rows of at least this many columns take the sample filter before the
+ * register tile (H200: 64 x 131072, k = 50, 0.043 ms against the tile's 0.054;
+ * 16384 x 4096, k = 32, 0.425 against 0.196) and the streaming warp kernel */
+#define SF_LONG 65536
 enum { BCHECK_NONE = 0, BCHECK_SERVED, BCHECK_FALLBACK };
 static const char *const bits_path_words[] = {"auto", "sf", "nosf", NULL};
 static const char *const bits_force_words[] = {"none", "all", "few", NULL};
@@ -241,6 +250,27 @@ static const cltopk_param bits_params[] = {
     /* the CPU's rows on a host copy of cl_mem data: the input mapped (map,
      * the default; read where the map fails) or read into host memory */
     [BP_STAGE] = {.name = "stage", .min = 0, .max = 1, .integer = 1, .words = bits_stage_words},
+    /* the streaming warp kernel (cl/rows_ws.cl, ws_fit below): on (1) or
+     * off; its chunks of 128 columns in flight, warps a work-group (with
+     * NVIDIA's warp instructions: wsp=1, where the platform has them; wsp=0
+     * or other platforms exchange through local memory, a group a row), its
+     * largest k and the fewest rows it takes */
+    /* ws: 0 never, 1 wherever it can (before the warp kernel), 2 (the GPU
+     * default) on NVIDIA's platform for the rows the warp kernel does not
+     * take (more than wcols columns or k above wkmax) below SF_LONG columns,
+     * at least wsrows rows a compute unit.  The H200 (ms, the register tile
+     * it replaces / ws): 8192 x 8192 k = 32 0.248 / 0.125, 4096 x 16384
+     * 0.222 / 0.111, 2048 x 32768 0.228 / 0.105, 16384 x 8192 k = 8 0.39 /
+     * 0.155; but 16384 x 4096 k = 32 0.127 by the warp kernel / 0.150, 65536
+     * x 1024 k = 16 0.118 / 0.173 (bench/RESULTS.md) */
+    [BP_WS] = {.name = "ws", .gpu = 2, .cpu = 0, .min = 0, .max = 2, .integer = 1},
+    [BP_WSU] = {.name = "wsu", .gpu = 4, .cpu = 2, .min = 1, .max = 16, .integer = 1},
+    [BP_WSG] = {.name = "wsg", .gpu = 1, .cpu = 1, .min = 1, .max = 8, .integer = 1},
+    [BP_WSP] = {.name = "wsp", .gpu = 1, .cpu = 1, .min = 0, .max = 1, .integer = 1},
+    [BP_WSKMAX] = {.name = "wskmax", .gpu = WS_KMAX, .cpu = WS_KMAX, .min = 1, .max = WS_KMAX,
+                   .integer = 1},
+    [BP_WSROWS] = {.name = "wsrows", .gpu = 8, .cpu = 8, .min = 0, .max = 1 << 20,
+                   .integer = 1},
 };
 _Static_assert(BP_N <= CLTOPK_MAX_PARAMS, "CLTOPK_BITS has more parameters than lib/tune.h holds");
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
@@ -314,6 +344,12 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     c->tmload = (unsigned)p.v[BP_TMLOAD];
     c->wn = (size_t)p.v[BP_WN];
     c->wrmax = (size_t)p.v[BP_WRMAX];
+    c->ws = (unsigned)p.v[BP_WS];
+    c->wsu = (unsigned)p.v[BP_WSU];
+    c->wsp = (unsigned)p.v[BP_WSP] && ctx->caps.ptx;
+    c->wsg = c->wsp ? (unsigned)p.v[BP_WSG] : 1u; /* (through local memory: a group a row) */
+    c->wskmax = (size_t)p.v[BP_WSKMAX];
+    c->wsrows = (size_t)p.v[BP_WSROWS];
     /* powers of two (fwg and frt: or 0, the filter's; fwg at least 16) */
     const struct {
         const char *name;
@@ -639,6 +675,63 @@ static int warp_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
     return st;
 }
 
+/* ---------------------------------------------------------------------------
+ * The streaming warp kernel (cl/rows_ws.cl): a row a warp, read once in
+ * chunks of 128 columns, wsu of them in flight; the 32 best so far sorted
+ * across the warp's lanes, candidates above the k-th of them appended to the
+ * warp's buffer in local memory and merged 32 at a time.  32-bit keys, dense
+ * rows, k up to wskmax (at most 32); where ws=2, on NVIDIA's platform only,
+ * the rows the warp kernel does not take below SF_LONG columns, at least
+ * wsrows rows a compute unit. */
+typedef struct {
+    unsigned wsu, wsg, wsp, vec, full;
+} ws_cfg;
+
+static int ws_fit(const cltopk_context *ctx, const cltopk_request *rq, const cltopk_rows_job *job,
+                  const rows_cfg *c, ws_cfg *w)
+{
+    size_t k = rq->k, cols = job->cols;
+    if (!c->ws || rq->bytes != 4 || k == 0 || k > c->wskmax || cols < k ||
+        cols > ROWS_MAXLEN || 32 * (size_t)c->wsg > ctx->caps.max_wg ||
+        (size_t)c->wsg * 192 * 8 + 256 + 64 > ctx->caps.local_mem)
+        return 0;
+    if (c->ws == 2 && (!c->wsp || (c->warp && cols <= c->wcols && k <= c->wkmax) ||
+                       cols >= SF_LONG ||
+                       job->nrows < c->wsrows * (size_t)ctx->caps.compute_units))
+        return 0;
+    *w = (ws_cfg){.wsu = c->wsu, .wsg = c->wsg, .wsp = c->wsp, .vec = cols % 4 == 0,
+                  .full = cols % 128 == 0};
+    return 1;
+}
+
+static int ws_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk_rows_job *job,
+                     const rows_launch_args *a, const ws_cfg *w, cl_uint num_wait,
+                     const cl_event *wait)
+{
+    char opts[160];
+    /* 16-byte loads where every row starts at a multiple of 4 elements */
+    int vec = w->vec && a->in_off % 4 == 0 && (a->nrows < 2 || job->ld % 4 == 0);
+    snprintf(opts, sizeof opts,
+             "-D KEY_BITS=32 -D KEY_KIND=%d -D WSP=%u -D WSG=%u -D WSU=%u -D WSV=%d -D WSFULL=%u",
+             rq->kind, w->wsp, w->wsg, w->wsu, vec, w->full);
+    cl_kernel kw;
+    int st = cltopk_kernel_get(ctx, "rows_ws.cl", opts, "rows_ws", &kw);
+    if (st != CLTOPK_OK)
+        return st;
+    cl_uint k = (cl_uint)rq->k, sm = (cl_uint)rq->smallest, cols = (cl_uint)job->cols;
+    cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
+    cl_mem ok = a->out_keys ? a->out_keys : a->in, oi = a->out_index ? a->out_index : a->in;
+    cl_ulong off = (cl_ulong)a->in_off, ld = job->ld, ibase = job->ibase, nrows = a->nrows;
+    size_t g = 32 * (size_t)w->wsg, groups = (a->nrows + w->wsg - 1) / w->wsg;
+    if ((st = cltopk_set_args(ctx, kw, 11, sizeof(cl_mem), &a->in, sizeof off, &off, sizeof ld,
+                              &ld, sizeof cols, &cols, sizeof k, &k, sizeof sm, &sm,
+                              sizeof(cl_mem), &ok, sizeof(cl_mem), &oi, sizeof want, &want,
+                              sizeof ibase, &ibase, sizeof nrows, &nrows)) == CLTOPK_OK)
+        st = cltopk_launch(ctx, kw, groups * g, g, num_wait, wait);
+    clReleaseKernel(kw);
+    return st;
+}
+
 /* the compile options of cl/rows_tile.cl for t */
 static void tile_opts(const cltopk_request *rq, const tile_cfg *t, char *opts, size_t len)
 {
@@ -735,10 +828,6 @@ static int tile_dense_launch(cltopk_context *ctx, const cltopk_request *rq,
  * 256: 0.42 against 1.09). */
 #define SF_EXTRA 1.0
 #define SF_WORDS 8 /* state words a row (cl/rows_tile.cl SF_W) */
-/* rows of at least this many columns take the sample filter before the
- * register tile (H200: 64 x 131072, k = 50, 0.043 ms against the tile's 0.054;
- * 16384 x 4096, k = 32, 0.425 against 0.196) */
-#define SF_LONG 65536
 
 typedef struct {
     tile_cfg t;
@@ -1298,6 +1387,9 @@ static int rows_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
     if (job->mode == ROWS_DENSE && c.check != BCHECK_NONE)
         return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "CLTOPK_BITS check: the sample filter "
                            "did not run: %s", why);
+    ws_cfg ws;
+    if (job->mode == ROWS_DENSE && ws_fit(ctx, rq, job, &c, &ws))
+        return ws_launch(ctx, rq, job, a, &ws, num_wait, wait);
     warp_cfg w;
     if (job->mode == ROWS_DENSE && warp_fit(ctx, rq, job, &c, &w))
         return warp_launch(ctx, rq, job, a, &w, num_wait, wait);
@@ -1393,6 +1485,7 @@ size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
     tile_cfg t;
     rowsf_cfg f;
     warp_cfg w;
+    ws_cfg ws;
     int n, sf = job->mode == ROWS_DENSE && sf_plan(ctx, rq, job, &c, &f, why, sizeof why);
     if (sf)
         n = snprintf(buf, len, "the sample filter: a threshold a row from %u samples in runs "
@@ -1401,6 +1494,12 @@ size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
                      "the whole row where they are too few or too many (decided on the device)",
                      f.s, f.srun, f.rank, f.parts, job->nrows * f.parts, f.cap, f.tf.wg, f.tf.rt,
                      f.fuse ? "in each row's last filtering group" : "in a launch of its own");
+    else if (job->mode == ROWS_DENSE && ws_fit(ctx, rq, job, &c, &ws))
+        n = snprintf(buf, len, "a warp a row streaming it once, %u chunks of 128 columns in "
+                     "flight, the best 32 so far across its lanes, candidates above the k-th "
+                     "of them merged 32 at a time (%s; %zu warps in %zu work-groups)", ws.wsu,
+                     ws.wsp ? "shuffles and votes" : "exchanges through local memory",
+                     job->nrows, (job->nrows + ws.wsg - 1) / ws.wsg);
     else if (job->mode == ROWS_DENSE && warp_fit(ctx, rq, job, &c, &w))
         n = snprintf(buf, len, "%s a row: %u work-items holding %u columns each in "
                      "registers, a threshold from each one's %u best, up to %u candidates "

@@ -1065,6 +1065,126 @@ static void warp_cases(cltopk_context *cl, const char *dev)
     unsetenv("CLTOPK_BITS");
 }
 
+/* the streaming warp kernel (cl/rows_ws.cl, CLTOPK_BITS ws=1): a row a
+ * warp read once in chunks of 128 columns; on NVIDIA's GPUs by shuffles and
+ * votes, elsewhere (and with wsp=0) the same exchanges through local memory.
+ * Rows shorter than a chunk, one past it, of whole chunks (WSFULL) and of
+ * whole vectors (WSV, starts and ld multiples of 4) or not; k = 1, k = cols
+ * and k = 32; chunks in flight 1, 3 and the default; every distribution, rows
+ * in ascending order (every chunk merged), descending, of one value; host
+ * data and cl_mem. */
+static void ws_cases(cltopk_context *cl, const char *dev)
+{
+    static const cltopk_dtype wtypes[3] = {CLTOPK_FLOAT32, CLTOPK_INT32, CLTOPK_UINT32};
+    static const size_t cols_[] = {1, 3, 4, 31, 33, 128, 129, 1000, 1024, 4096};
+    static const char *const wsenv[] = {"ws=1", "ws=1,wsu=1", "ws=1,wsu=3,wsp=0"};
+    char where[96];
+    int turn = 0;
+    for (size_t e = 0; e < sizeof wsenv / sizeof wsenv[0]; e++) {
+        setenv("CLTOPK_BITS", wsenv[e], 1);
+        snprintf(where, sizeof where, "%s %s", dev, wsenv[e]);
+        for (size_t ci = 0; ci < sizeof cols_ / sizeof cols_[0]; ci++) {
+            size_t cols = cols_[ci];
+            /* make check: every width with the defaults, two with the others */
+            if (!test_full() && e > 0 && cols != 129 && cols != 1024)
+                continue;
+            for (int v = 0; v < 2; v++) {
+                size_t rows = cols > 1000 ? 3 : 5, ld = cols + (v ? 4 * (ci & 1) : 1);
+                cltopk_dtype type = wtypes[(ci + e + (size_t)v) % 3];
+                int sm = (int)((ci + e + (size_t)v) & 1);
+                const char *dist = mix[turn++ % (sizeof mix / sizeof mix[0])];
+                size_t extent = (rows - 1) * ld + cols;
+                char *keys = bmalloc(extent * tsize(type));
+                gen_data(type, dist, extent, sm, &rng, keys);
+                size_t k1 = cols < 32 ? cols : 32, k2 = 1 + rng_below(&rng, (uint32_t)k1);
+                check_case(cl, where, CLTOPK_ALGO_BITS, v, type, dist, keys, extent, rows, cols,
+                           ld, NULL, v ? k2 : k1, sm, WANT_BOTH);
+                check_case(cl, where, CLTOPK_ALGO_BITS, !v, type, dist, keys, extent, rows,
+                           cols, ld, NULL, v ? 1 : k2, !sm, v ? WANT_KEYS : WANT_INDEX);
+                free(keys);
+            }
+        }
+    }
+    /* ascending and descending rows (the best last: every chunk merges; the
+     * best first: none does), one value, and floats' zeros, NaNs and
+     * infinities (keys the composite does not determine, read again) */
+    setenv("CLTOPK_BITS", "ws=1", 1);
+    for (int v = 0; v < 4; v++) {
+        size_t rows = 3, cols = v & 1 ? 4096 : 1000;
+        uint32_t *f = bmalloc(rows * cols * sizeof *f);
+        for (size_t i = 0; i < rows * cols; i++) {
+            size_t j = i % cols;
+            uint32_t c = rng_below(&rng, 16), sign = (uint32_t)rng_below(&rng, 2) << 31;
+            float x = v == 0 ? (float)j : v == 1 ? -(float)j : 1.5f;
+            memcpy(&f[i], &x, 4);
+            if (v == 3)
+                f[i] = c < 3    ? sign
+                       : c < 5  ? sign | 0x7F800001u | (uint32_t)rng_below(&rng, 1u << 22)
+                       : c == 5 ? 0x7F800000u | sign
+                                : 0x3F800000u | (uint32_t)rng_below(&rng, 1u << 20);
+        }
+        static const char *const what[4] = {"ascending", "descending", "one value",
+                                            "zeros, NaNs, infinities"};
+        snprintf(where, sizeof where, "%s ws=1 (%s)", dev, what[v]);
+        check_case(cl, where, CLTOPK_ALGO_BITS, v & 1, CLTOPK_FLOAT32, what[v], f, rows * cols,
+                   rows, cols, cols, NULL, 32, 0, WANT_BOTH);
+        check_case(cl, where, CLTOPK_ALGO_BITS, 0, CLTOPK_FLOAT32, what[v], f, rows * cols,
+                   rows, cols, cols, NULL, 7, 1, v == 3 ? WANT_KEYS : WANT_BOTH);
+        free(f);
+    }
+    /* the default (ws=2): NVIDIA's platform only, rows the warp kernel does
+     * not take (more than 4096 columns here) below 65536, at least wsrows
+     * rows a compute unit (0 here: any) */
+    char vendor[256] = "";
+#if CLTOPK_HAVE_OPENCL
+    cl_device_id did = NULL;
+    if (cltopk_get_cl(cl, NULL, &did, NULL) == CLTOPK_OK)
+        clGetDeviceInfo(did, CL_DEVICE_VENDOR, sizeof vendor, vendor, NULL);
+#endif
+    int nv = strstr(vendor, "NVIDIA") != NULL;
+    char buf[1024];
+    setenv("CLTOPK_BITS", "wsrows=0", 1);
+    {
+        size_t rows = 3, cols = 4100;
+        float *f = bmalloc(rows * cols * sizeof *f);
+        gen_data(CLTOPK_FLOAT32, "uniform", rows * cols, 0, &rng, f);
+        snprintf(where, sizeof where, "%s wsrows=0 (4100 columns)", dev);
+        check_case(cl, where, CLTOPK_ALGO_BITS, 0, CLTOPK_FLOAT32, "uniform", f, rows * cols,
+                   rows, cols, cols, NULL, 32, 0, WANT_BOTH);
+        free(f);
+    }
+    int st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 3, 4100, NULL, 32, 0, 1, buf, sizeof buf);
+    ok(st == CLTOPK_OK && !strstr(buf, "streaming it once") == !nv,
+       "%s: explain_rows: the default takes the streaming warp kernel for 4100 columns %s", dev,
+       nv ? "(NVIDIA)" : "on NVIDIA's platform only");
+    if (st != CLTOPK_OK || !strstr(buf, "streaming it once") != !nv)
+        diag("%s", buf);
+    st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 3, 4096, NULL, 32, 0, 1, buf, sizeof buf);
+    ok(st == CLTOPK_OK && !strstr(buf, "streaming it once"),
+       "%s: explain_rows: the default leaves 4096 columns to the warp kernel", dev);
+    st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 3, 65536, NULL, 32, 0, 1, buf, sizeof buf);
+    ok(st == CLTOPK_OK && !strstr(buf, "streaming it once"),
+       "%s: explain_rows: the default leaves 65536 columns to the sample filter", dev);
+    unsetenv("CLTOPK_BITS");
+    st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 3, 8192, NULL, 32, 0, 1, buf, sizeof buf);
+    ok(st == CLTOPK_OK && !strstr(buf, "streaming it once"),
+       "%s: explain_rows: the default leaves 3 rows (fewer than 8 a compute unit) to the tile",
+       dev);
+    setenv("CLTOPK_BITS", "ws=1", 1);
+    st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 4, 1000, NULL, 10, 0, 1, buf, sizeof buf);
+    ok(st == CLTOPK_OK && strstr(buf, "a warp a row streaming it once"),
+       "%s: explain_rows with CLTOPK_BITS=ws=1 names the streaming warp kernel", dev);
+    if (st != CLTOPK_OK || !strstr(buf, "streaming it once"))
+        diag("%s", buf);
+    st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 4, 1000, NULL, 33, 0, 1, buf, sizeof buf);
+    ok(st == CLTOPK_OK && !strstr(buf, "streaming it once"),
+       "%s: explain_rows: k = 33 is past the streaming warp kernel's list", dev);
+    st = cltopk_explain_rows(cl, CLTOPK_INT64, 4, 1000, NULL, 10, 0, 1, buf, sizeof buf);
+    ok(st == CLTOPK_OK && !strstr(buf, "streaming it once"),
+       "%s: explain_rows: int64 rows do not take the streaming warp kernel", dev);
+    unsetenv("CLTOPK_BITS");
+}
+
 static void sf_cases(cltopk_context *cl, const char *dev)
 {
     char where[160];
@@ -1404,6 +1524,7 @@ int main(void)
     random_shapes_of(cl, "cl tmload=1,parts=3", CLTOPK_ALGO_BITS, test_full() ? 6 : 1, 1);
     sf_cases(cl, dev);
     warp_cases(cl, dev);
+    ws_cases(cl, dev);
     static const char *const bad_env[] = {"wg=100", "r=3", "parts=-1", "speed=9", "wg=2048",
                                           "rt=3", "tile=2", "maxima=2", "tkmax=0",
                                           "path=fast", "force=some", "check=1.5", "fuse=2",
@@ -1411,7 +1532,8 @@ int main(void)
                                           "wcap=5000", "wn=3", "wn=16", "wrmax=0",
                                           "wrmax=129", "srun=3", "srun=128", "sfull=2",
                                           "fwg=100", "fwg=8", "frt=3", "frt=64", "fmax=3", "sfunr=3",
-                                          "sfunr=32", "each=maybe", "shfl=3"};
+                                          "sfunr=32", "each=maybe", "shfl=3", "ws=3",
+                                          "wsu=0", "wsu=17", "wsg=9", "wskmax=33", "wsrows=-1"};
     for (size_t i = 0; i < sizeof bad_env / sizeof bad_env[0]; i++) {
         setenv("CLTOPK_BITS", bad_env[i], 1);
         char ok_[4 * 4];
