@@ -633,6 +633,23 @@ static int warp_fit(const cltopk_context *ctx, const cltopk_request *rq,
     return 1;
 }
 
+/* the 11 arguments of the warp kernels (cl/rows_warp.cl, cl/rows_ws.cl):
+ * the input, its offset, ld, cols, k, the direction, the outputs (the input
+ * where not wanted), which are wanted, the first row's index base, and last
+ * (rows_warp: the input's length in elements; rows_ws: the rows) */
+static int warp_args(cltopk_context *ctx, cl_kernel kw, const cltopk_request *rq,
+                     const cltopk_rows_job *job, const rows_launch_args *a, cl_ulong last)
+{
+    cl_uint k = (cl_uint)rq->k, sm = (cl_uint)rq->smallest, cols = (cl_uint)job->cols;
+    cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
+    cl_mem ok = a->out_keys ? a->out_keys : a->in, oi = a->out_index ? a->out_index : a->in;
+    cl_ulong off = (cl_ulong)a->in_off, ld = job->ld, ibase = job->ibase;
+    return cltopk_set_args(ctx, kw, 11, sizeof(cl_mem), &a->in, sizeof off, &off, sizeof ld, &ld,
+                           sizeof cols, &cols, sizeof k, &k, sizeof sm, &sm, sizeof(cl_mem), &ok,
+                           sizeof(cl_mem), &oi, sizeof want, &want, sizeof ibase, &ibase,
+                           sizeof last, &last);
+}
+
 static int warp_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk_rows_job *job,
                        const rows_launch_args *a, const warp_cfg *w, cl_uint num_wait,
                        const cl_event *wait)
@@ -662,14 +679,7 @@ static int warp_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
     int st = cltopk_kernel_get(ctx, "rows_warp.cl", opts, "rows_warp", &kw);
     if (st != CLTOPK_OK)
         return st;
-    cl_uint k = (cl_uint)rq->k, sm = (cl_uint)rq->smallest, cols = (cl_uint)job->cols;
-    cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
-    cl_mem ok = a->out_keys ? a->out_keys : a->in, oi = a->out_index ? a->out_index : a->in;
-    cl_ulong off = (cl_ulong)a->in_off, ld = job->ld, ibase = job->ibase, len = mem / 4;
-    if ((st = cltopk_set_args(ctx, kw, 11, sizeof(cl_mem), &a->in, sizeof off, &off, sizeof ld,
-                              &ld, sizeof cols, &cols, sizeof k, &k, sizeof sm, &sm,
-                              sizeof(cl_mem), &ok, sizeof(cl_mem), &oi, sizeof want, &want,
-                              sizeof ibase, &ibase, sizeof len, &len)) == CLTOPK_OK)
+    if ((st = warp_args(ctx, kw, rq, job, a, mem / 4)) == CLTOPK_OK)
         st = cltopk_launch(ctx, kw, a->nrows * g, g, num_wait, wait);
     clReleaseKernel(kw);
     return st;
@@ -718,15 +728,8 @@ static int ws_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk
     int st = cltopk_kernel_get(ctx, "rows_ws.cl", opts, "rows_ws", &kw);
     if (st != CLTOPK_OK)
         return st;
-    cl_uint k = (cl_uint)rq->k, sm = (cl_uint)rq->smallest, cols = (cl_uint)job->cols;
-    cl_uint want = (rq->want_keys ? 1u : 0u) | (rq->want_index ? 2u : 0u);
-    cl_mem ok = a->out_keys ? a->out_keys : a->in, oi = a->out_index ? a->out_index : a->in;
-    cl_ulong off = (cl_ulong)a->in_off, ld = job->ld, ibase = job->ibase, nrows = a->nrows;
     size_t g = 32 * (size_t)w->wsg, groups = (a->nrows + w->wsg - 1) / w->wsg;
-    if ((st = cltopk_set_args(ctx, kw, 11, sizeof(cl_mem), &a->in, sizeof off, &off, sizeof ld,
-                              &ld, sizeof cols, &cols, sizeof k, &k, sizeof sm, &sm,
-                              sizeof(cl_mem), &ok, sizeof(cl_mem), &oi, sizeof want, &want,
-                              sizeof ibase, &ibase, sizeof nrows, &nrows)) == CLTOPK_OK)
+    if ((st = warp_args(ctx, kw, rq, job, a, a->nrows)) == CLTOPK_OK)
         st = cltopk_launch(ctx, kw, groups * g, g, num_wait, wait);
     clReleaseKernel(kw);
     return st;

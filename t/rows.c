@@ -1065,6 +1065,19 @@ static void warp_cases(cltopk_context *cl, const char *dev)
     unsetenv("CLTOPK_BITS");
 }
 
+/* whether cltopk_explain_rows names the streaming warp kernel for rows x
+ * cols at k (taken: 1 where it should) */
+static void ws_explained(cltopk_context *cl, const char *dev, cltopk_dtype type, size_t rows,
+                         size_t cols, size_t k, int taken, const char *what)
+{
+    char buf[1024];
+    int st = cltopk_explain_rows(cl, type, rows, cols, NULL, k, 0, 1, buf, sizeof buf);
+    int named = st == CLTOPK_OK && strstr(buf, "a warp a row streaming it once") != NULL;
+    if (!ok(st == CLTOPK_OK && named == taken, "%s: explain_rows, the streaming warp kernel: %s",
+            dev, what))
+        diag("status %d: %s", st, buf);
+}
+
 /* the streaming warp kernel (cl/rows_ws.cl, CLTOPK_BITS ws=1): a row a
  * warp read once in chunks of 128 columns; on NVIDIA's GPUs by shuffles and
  * votes, elsewhere (and with wsp=0) the same exchanges through local memory.
@@ -1142,7 +1155,6 @@ static void ws_cases(cltopk_context *cl, const char *dev)
         clGetDeviceInfo(did, CL_DEVICE_VENDOR, sizeof vendor, vendor, NULL);
 #endif
     int nv = strstr(vendor, "NVIDIA") != NULL;
-    char buf[1024];
     setenv("CLTOPK_BITS", "wsrows=0", 1);
     {
         size_t rows = 3, cols = 4100;
@@ -1153,35 +1165,20 @@ static void ws_cases(cltopk_context *cl, const char *dev)
                    rows, cols, cols, NULL, 32, 0, WANT_BOTH);
         free(f);
     }
-    int st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 3, 4100, NULL, 32, 0, 1, buf, sizeof buf);
-    ok(st == CLTOPK_OK && !strstr(buf, "streaming it once") == !nv,
-       "%s: explain_rows: the default takes the streaming warp kernel for 4100 columns %s", dev,
-       nv ? "(NVIDIA)" : "on NVIDIA's platform only");
-    if (st != CLTOPK_OK || !strstr(buf, "streaming it once") != !nv)
-        diag("%s", buf);
-    st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 3, 4096, NULL, 32, 0, 1, buf, sizeof buf);
-    ok(st == CLTOPK_OK && !strstr(buf, "streaming it once"),
-       "%s: explain_rows: the default leaves 4096 columns to the warp kernel", dev);
-    st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 3, 65536, NULL, 32, 0, 1, buf, sizeof buf);
-    ok(st == CLTOPK_OK && !strstr(buf, "streaming it once"),
-       "%s: explain_rows: the default leaves 65536 columns to the sample filter", dev);
+    ws_explained(cl, dev, CLTOPK_FLOAT32, 3, 4100, 32, nv,
+                 nv ? "the default takes it for 4100 columns (NVIDIA)"
+                    : "the default takes it on NVIDIA's platform only");
+    ws_explained(cl, dev, CLTOPK_FLOAT32, 3, 4096, 32, 0,
+                 "the default leaves 4096 columns to the warp kernel");
+    ws_explained(cl, dev, CLTOPK_FLOAT32, 3, 65536, 32, 0,
+                 "the default leaves 65536 columns to the sample filter");
     unsetenv("CLTOPK_BITS");
-    st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 3, 8192, NULL, 32, 0, 1, buf, sizeof buf);
-    ok(st == CLTOPK_OK && !strstr(buf, "streaming it once"),
-       "%s: explain_rows: the default leaves 3 rows (fewer than 8 a compute unit) to the tile",
-       dev);
+    ws_explained(cl, dev, CLTOPK_FLOAT32, 3, 8192, 32, 0,
+                 "the default leaves 3 rows (fewer than 8 a compute unit) to the tile");
     setenv("CLTOPK_BITS", "ws=1", 1);
-    st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 4, 1000, NULL, 10, 0, 1, buf, sizeof buf);
-    ok(st == CLTOPK_OK && strstr(buf, "a warp a row streaming it once"),
-       "%s: explain_rows with CLTOPK_BITS=ws=1 names the streaming warp kernel", dev);
-    if (st != CLTOPK_OK || !strstr(buf, "streaming it once"))
-        diag("%s", buf);
-    st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 4, 1000, NULL, 33, 0, 1, buf, sizeof buf);
-    ok(st == CLTOPK_OK && !strstr(buf, "streaming it once"),
-       "%s: explain_rows: k = 33 is past the streaming warp kernel's list", dev);
-    st = cltopk_explain_rows(cl, CLTOPK_INT64, 4, 1000, NULL, 10, 0, 1, buf, sizeof buf);
-    ok(st == CLTOPK_OK && !strstr(buf, "streaming it once"),
-       "%s: explain_rows: int64 rows do not take the streaming warp kernel", dev);
+    ws_explained(cl, dev, CLTOPK_FLOAT32, 4, 1000, 10, 1, "CLTOPK_BITS=ws=1 takes it");
+    ws_explained(cl, dev, CLTOPK_FLOAT32, 4, 1000, 33, 0, "k = 33 is past its list");
+    ws_explained(cl, dev, CLTOPK_INT64, 4, 1000, 10, 0, "int64 rows do not take it");
     unsetenv("CLTOPK_BITS");
 }
 
