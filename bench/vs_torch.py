@@ -37,7 +37,8 @@ import sys
 import numpy as np
 
 ALGOS = {"auto": 0, "bitonic": 1, "sbp-radix": 2, "sbp-tree": 3, "radix-select": 4,
-         "sort": 5, "cpu-heap": 6, "cpu-bitonic": 7, "cpu-radix": 8, "sample-filter": 9}
+         "sort": 5, "cpu-heap": 6, "cpu-bitonic": 7, "cpu-radix": 8, "sample-filter": 9,
+         "bits": 10}
 
 
 def load(path):
