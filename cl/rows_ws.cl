@@ -326,26 +326,24 @@ rows_ws(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, uin
 #pragma unroll
                 for (uint v = 0; v < 4u; v++)
                     p[v] = c[v] > t && WS_COL(ch, v) != mcol;
+                WS_UNROLL for (uint v = 0; v < 4u; v++)
                 {
-                    WS_UNROLL for (uint v = 0; v < 4u; v++)
-                    {
-                        uint m = WS_BALLOT(p[v]);
+                    uint m = WS_BALLOT(p[v]);
 #if WSP
-                        if (p[v])
-                            buf[nb + popcount(m & ((1u << lane) - 1u))] = c[v];
+                    if (p[v])
+                        buf[nb + popcount(m & ((1u << lane) - 1u))] = c[v];
 #else
-                        /* no branch around a store: some POCL versions'
-                         * work-group compilers took a condition for the
-                         * whole group (README, Troubleshooting) */
-                        buf[p[v] ? nb + popcount(m & ((1u << lane) - 1u)) : 160u + lane] = c[v];
+                    /* no branch around a store: some POCL versions'
+                     * work-group compilers took a condition for the whole
+                     * group (README, Troubleshooting) */
+                    buf[p[v] ? nb + popcount(m & ((1u << lane) - 1u)) : 160u + lane] = c[v];
 #endif
-                        nb += popcount(m);
-                    }
-                    if (nb >= 32u) { /* 3. merged */
-                        ws_merge(buf, nb, &top, &t, k, lane, xv);
-                        traw = ws_raw(t, smallest);
-                        nb = 0;
-                    }
+                    nb += popcount(m);
+                }
+                if (nb >= 32u) { /* 3. merged */
+                    ws_merge(buf, nb, &top, &t, k, lane, xv);
+                    traw = ws_raw(t, smallest);
+                    nb = 0;
                 }
             }
         }
@@ -354,7 +352,6 @@ rows_ws(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, uin
         ws_merge(buf, nb, &top, &t, k, lane, xv);
 
     /* 4. the answer: lane i the i-th best (every one an element: k <= cols) */
-    WS_SYNC();
 #if WSP
     if (lane < k) {
 #else

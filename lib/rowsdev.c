@@ -250,15 +250,14 @@ static const cltopk_param bits_params[] = {
     /* the CPU's rows on a host copy of cl_mem data: the input mapped (map,
      * the default; read where the map fails) or read into host memory */
     [BP_STAGE] = {.name = "stage", .min = 0, .max = 1, .integer = 1, .words = bits_stage_words},
-    /* the streaming warp kernel (cl/rows_ws.cl, ws_fit below): on (1) or
-     * off; its chunks of 128 columns in flight, warps a work-group (with
-     * NVIDIA's warp instructions: wsp=1, where the platform has them; wsp=0
-     * or other platforms exchange through local memory, a group a row), its
-     * largest k and the fewest rows it takes */
-    /* ws: 0 never, 1 wherever it can (before the warp kernel), 2 (the GPU
-     * default) on NVIDIA's platform for the rows the warp kernel does not
-     * take (more than wcols columns or k above wkmax) below SF_LONG columns,
-     * at least wsrows rows a compute unit.  The H200 (ms, the register tile
+    /* the streaming warp kernel (cl/rows_ws.cl, ws_fit below), ws: 0 never,
+     * 1 wherever it can (before the warp kernel), 2 (the GPU default) on
+     * NVIDIA's platform for the rows the warp kernel does not take (more than
+     * wcols columns or k above wkmax) below SF_LONG columns, at least wsrows
+     * rows a compute unit; its chunks of 128 columns in flight (wsu), warps
+     * a work-group (wsg, with NVIDIA's warp instructions: wsp=1, where the
+     * platform has them; wsp=0 or other platforms exchange through local
+     * memory, a group a row) and its largest k (wskmax).  The H200 (ms, the register tile
      * it replaces / ws): 8192 x 8192 k = 32 0.248 / 0.125, 4096 x 16384
      * 0.222 / 0.111, 2048 x 32768 0.228 / 0.105, 16384 x 8192 k = 8 0.39 /
      * 0.155; but 16384 x 4096 k = 32 0.127 by the warp kernel / 0.150, 65536
