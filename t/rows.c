@@ -836,6 +836,18 @@ static void each_cases(cltopk_context *cl, const char *dev)
 }
 #endif
 
+/* one float32's bits for the keys the composite does not determine: 3 in 16
+ * zeros of either sign, 2 NaNs of random payloads and signs, 1 +inf (either
+ * sign where neg_inf), the rest in [1, 2) */
+static uint32_t special_f32(int neg_inf)
+{
+    uint32_t c = rng_below(&rng, 16), sign = (uint32_t)rng_below(&rng, 2) << 31;
+    return c < 3    ? sign                                                        /* +-0 */
+           : c < 5  ? sign | 0x7F800001u | (uint32_t)rng_below(&rng, 1u << 22)  /* NaN */
+           : c == 5 ? 0x7F800000u | (neg_inf ? sign : 0u)                        /* inf */
+                    : 0x3F800000u | (uint32_t)rng_below(&rng, 1u << 20);         /* [1, 2) */
+}
+
 /* the warp kernel (cl/rows_warp.cl, CLTOPK_BITS warp=1; the GPU default):
  * 32-bit keys, a row a group of 32 holding it in registers.  Its programs'
  * widths (1, 2, 4, 32, 64 and 128 columns a work-item; rows of exactly 32
@@ -989,13 +1001,8 @@ static void warp_cases(cltopk_context *cl, const char *dev)
     for (int v = 0; v < 4; v++) {
         size_t rows = 3, cols = v < 2 ? 1000 : 4096;
         uint32_t *f = bmalloc(rows * cols * sizeof *f);
-        for (size_t i = 0; i < rows * cols; i++) {
-            uint32_t c = rng_below(&rng, 16), sign = (uint32_t)rng_below(&rng, 2) << 31;
-            f[i] = c < 3    ? sign                                               /* +-0 */
-                   : c < 5  ? sign | 0x7F800001u | (uint32_t)rng_below(&rng, 1u << 22) /* NaN */
-                   : c == 5 ? 0x7F800000u                                        /* +inf */
-                            : 0x3F800000u | (uint32_t)rng_below(&rng, 1u << 20); /* [1, 2) */
-        }
+        for (size_t i = 0; i < rows * cols; i++)
+            f[i] = special_f32(0);
         snprintf(where, sizeof where, "%s warp=1 (zeros, NaN payloads, infinities)", dev);
         check_case(cl, where, CLTOPK_ALGO_BITS, v & 1, CLTOPK_FLOAT32, "signed zeros and NaNs", f,
                    rows * cols, rows, cols, cols, NULL, 32, v >> 1, WANT_KEYS);
@@ -1127,14 +1134,10 @@ static void ws_cases(cltopk_context *cl, const char *dev)
         uint32_t *f = bmalloc(rows * cols * sizeof *f);
         for (size_t i = 0; i < rows * cols; i++) {
             size_t j = i % cols;
-            uint32_t c = rng_below(&rng, 16), sign = (uint32_t)rng_below(&rng, 2) << 31;
             float x = v == 0 ? (float)j : v == 1 ? -(float)j : 1.5f;
             memcpy(&f[i], &x, 4);
             if (v == 3)
-                f[i] = c < 3    ? sign
-                       : c < 5  ? sign | 0x7F800001u | (uint32_t)rng_below(&rng, 1u << 22)
-                       : c == 5 ? 0x7F800000u | sign
-                                : 0x3F800000u | (uint32_t)rng_below(&rng, 1u << 20);
+                f[i] = special_f32(1);
         }
         static const char *const what[4] = {"ascending", "descending", "one value",
                                             "zeros, NaNs, infinities"};
