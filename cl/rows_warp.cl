@@ -47,7 +47,20 @@
  * elements from its start, loads them all with no test, the slots past the
  * row's end reading the next row's elements, which are then dropped; 0:
  * every load clamped to the row's last column; the host sets it on GPUs
- * only). */
+ * only), WLEAN (below).
+ *
+ * WLEAN (WQ 1, WR <= 32, WONE 1 or 2): fewer instructions an element.  The
+ * registers hold a proxy p of each key, as cheap as a float's bits made
+ * monotone (order_key's zeros and NaNs are not singled out), a work-item's
+ * best the largest p (no column), T_p each warp's kw-th largest of them,
+ * and the candidates the slots of p at or above T_p (T_p lowered to the
+ * least p of T's key first: the zeros' and NaNs' proxies differ where their
+ * keys do not), each appended by its column, its key read again; a superset
+ * of the k best, ranked by composites as before.  A float row holding a NaN
+ * whose sign bit is set (p puts it at the wrong end), or whose candidates
+ * overflow WCAP (ties at T's key), takes the steps above instead, from its
+ * order keys (full rows: read again; others: from the proxies) (the same
+ * answer, slower). */
 #ifndef CLTOPK_COMMON_CL
 #include "common.cl"
 #endif
@@ -110,6 +123,53 @@
 #endif
 #if WVEC && (!WFULL || WR % 4 != 0)
 #error "rows_warp.cl: WVEC needs WFULL and WR a multiple of 4"
+#endif
+#ifndef WLEAN
+#define WLEAN 0
+#endif
+
+#if WLEAN && (WQ != 1 || WR > 32 || !WONE)
+#error "rows_warp.cl: WLEAN takes WQ 1, WR up to 32 and WONE 1 or 2"
+#endif
+
+/* a slot's key in the registers: its order key, or (WLEAN) its proxy; and
+ * (WLEAN, floats) the largest raw bits seen, for a NaN whose sign bit is set */
+#if WLEAN && KEY_KIND == 2
+#define WKEY(x) ((x) ^ ((okey_t)((int)(x) >> 31) | OKEY_SIGN) ^ fm)
+#define WSEEN(x) nn = max(nn, (okey_t)(x))
+#else
+#define WKEY(x) order_key((x), smallest)
+#define WSEEN(x) (void)0
+#endif
+
+#if WLEAN
+/* the least proxy of p's key: a float's zeros (+0 and -0 in either
+ * direction: 0x7FFFFFFF and 0x80000000) and NaNs (the largest: above +inf's
+ * 0xFF800000; the smallest: below its 0x007FFFFF, the lowest key) */
+inline okey_t lean_floor(okey_t p, uint smallest)
+{
+#if KEY_KIND == 2
+    p = p == OKEY_SIGN ? OKEY_SIGN - 1u : p;
+    if (smallest)
+        return p < 0x007FFFFFu ? 0u : p;
+    return p > 0xFF800000u ? 0xFF800001u : p;
+#else
+    (void)smallest;
+    return p;
+#endif
+}
+
+/* the order key of the element of proxy p */
+inline okey_t lean_key(okey_t p, uint smallest)
+{
+#if KEY_KIND == 2
+    okey_t b = p ^ (smallest ? OKEY_ONES : 0u); /* the monotone bits */
+    return order_key(b & OKEY_SIGN ? b ^ OKEY_SIGN : ~b, smallest);
+#else
+    (void)smallest;
+    return p;
+#endif
+}
 #endif
 
 /* slot r's column (a slot of a larger r is a larger column) */
@@ -174,6 +234,9 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
     __local ulong cand[WCAP];
     __local ulong xw[WW * WQ];
     __local ulong xt[WN];
+#if WLEAN
+    __local uint4 xl4[WW / 4]; /* each work-item's largest proxy */
+#endif
     __local uint ncand; /* (WONE) the candidates appended */
     /* the group's counts (WW words), then the warps' totals (WN words) */
     __local uint4 xc4[(WW + WN + 3) / 4];
@@ -182,6 +245,10 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
     const ulong row = get_group_id(0);
     const ulong start = in_off + row * ld;
     okey_t u[WR];
+#if WLEAN && KEY_KIND == 2
+    const okey_t fm = smallest ? OKEY_ONES : 0u;
+    okey_t nn = 0;
+#endif
 #if WFULL && WVEC
     (void)in_len;
     {
@@ -192,17 +259,24 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
             x[q] = p4[q * WW];
 #pragma unroll
         for (uint q = 0; q < WR / 4; q++) {
-            u[4 * q] = order_key(x[q].s0, smallest);
-            u[4 * q + 1] = order_key(x[q].s1, smallest);
-            u[4 * q + 2] = order_key(x[q].s2, smallest);
-            u[4 * q + 3] = order_key(x[q].s3, smallest);
+            u[4 * q] = WKEY(x[q].s0);
+            u[4 * q + 1] = WKEY(x[q].s1);
+            u[4 * q + 2] = WKEY(x[q].s2);
+            u[4 * q + 3] = WKEY(x[q].s3);
+            WSEEN(x[q].s0);
+            WSEEN(x[q].s1);
+            WSEEN(x[q].s2);
+            WSEEN(x[q].s3);
         }
     }
 #elif WFULL
     (void)in_len;
 #pragma unroll
-    for (uint r = 0; r < WR; r++)
-        u[r] = order_key(in[start + r * WW + lid], smallest);
+    for (uint r = 0; r < WR; r++) {
+        key_t x = in[start + r * WW + lid];
+        u[r] = WKEY(x);
+        WSEEN(x);
+    }
 #else
 #if WWIN
     if (start + (ulong)(WR * WW) <= in_len) {
@@ -213,8 +287,10 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
         for (uint r = 0; r < WR; r++)
             x[r] = p[r * WW];
 #pragma unroll
-        for (uint r = 0; r < WR; r++)
-            u[r] = order_key(x[r], smallest) & okey_live(r * WW + lid, cols);
+        for (uint r = 0; r < WR; r++) {
+            u[r] = WKEY(x[r]) & okey_live(r * WW + lid, cols);
+            WSEEN(x[r]);
+        }
     } else
 #else
     (void)in_len;
@@ -229,11 +305,100 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
         for (uint r = 0; r < WR; r++) {
             uint j = r * WW + lid;
             key_t x = in[start + (j < cols ? j : cols - 1u)];
-            u[r] = order_key(x, smallest) & okey_live(j, cols);
+            u[r] = WKEY(x) & okey_live(j, cols);
+            WSEEN(x);
         }
     }
 #endif
 
+    const uint wv = lid / 32u, lane = lid % 32u, kw = (k + WN - 1u) / WN;
+    uint total;
+#if WLEAN
+    {
+        /* 1. this work-item's largest proxy, T_p each warp's kw-th largest
+         * of them, the least of the T_p, lowered to the least proxy of its
+         * key */
+        okey_t pb = u[0];
+#pragma unroll
+        for (uint r = 1; r < WR; r++)
+            pb = max(pb, u[r]);
+        __local uint *xp = (__local uint *)xl4 + wv * 32u;
+        xp[lane] = pb;
+        if (lid == 0u)
+            ncand = 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        uint gt = 0, ge = 0;
+        __local const uint4 *x4 = xl4 + wv * 8u;
+#pragma unroll
+        for (uint l = 0; l < 8u; l++) {
+            uint4 x = x4[l];
+            gt += (uint)(x.s0 > pb) + (uint)(x.s1 > pb) + (uint)(x.s2 > pb) + (uint)(x.s3 > pb);
+            ge += (uint)(x.s0 >= pb) + (uint)(x.s1 >= pb) + (uint)(x.s2 >= pb) +
+                  (uint)(x.s3 >= pb);
+        }
+        if (gt < kw && kw <= ge) /* (the kw-th: every lane of that value) */
+            xt[wv] = pb;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        okey_t tp = (okey_t)xt[0];
+#pragma unroll
+        for (uint v = 1; v < WN; v++)
+            tp = min(tp, (okey_t)xt[v]);
+        tp = lean_floor(tp, smallest);
+        /* 2. the slots at or above it appended by their columns, keys read
+         * again (from the cache); a NaN whose sign bit is set counts past
+         * WCAP: the exact steps below */
+        uint m = 0;
+#pragma unroll
+        for (uint r = 0; r < WR; r++)
+#if WFULL
+            m |= (uint)(u[r] >= tp) << r;
+#else
+            m |= (uint)(u[r] >= tp && WCOL(r) < cols) << r;
+#endif
+        uint cnt = popcount(m);
+#if KEY_KIND == 2
+        cnt += nn > 0xFF800000u ? WCAP + 1u : 0u;
+#endif
+        uint q = cnt ? atomic_add(&ncand, cnt) : 0u;
+        while (m) {
+            const uint r = 31u - clz(m & (0u - m));
+            m &= m - 1u;
+            const uint j = WCOL(r);
+            if (q < WCAP)
+                cand[q] = ((ulong)order_key(in[start + j], smallest) << 32) | (ulong)~j;
+            q++;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        total = ncand;
+    }
+    if (total > WCAP) { /* (the same in every work-item) */
+        barrier(CLK_LOCAL_MEM_FENCE); /* (every work-item has read ncand) */
+#if WFULL && WVEC
+        /* full rows read again (from the cache), their order keys: the
+         * proxies dead after the candidates' mask (the H200: 16384 x 2048 k
+         * = 32 0.065-0.069 ms against 0.073-0.074 with the proxies kept and
+         * turned into keys) */
+        {
+            __global const uint4 *p4 = (__global const uint4 *)(in + start) + lid;
+#pragma unroll
+            for (uint q = 0; q < WR / 4; q++) {
+                uint4 x = p4[q * WW];
+                u[4 * q] = order_key(x.s0, smallest);
+                u[4 * q + 1] = order_key(x.s1, smallest);
+                u[4 * q + 2] = order_key(x.s2, smallest);
+                u[4 * q + 3] = order_key(x.s3, smallest);
+            }
+        }
+#else
+#pragma unroll
+        for (uint r = 0; r < WR; r++)
+#if WFULL
+            u[r] = lean_key(u[r], smallest);
+#else
+            u[r] = lean_key(u[r], smallest) & okey_live(WCOL(r), cols);
+#endif
+#endif
+#endif
     /* 1. this work-item's WQ best (descending), then T */
     ulong b[WQ];
 #if WQ == 1 && WB32
@@ -270,7 +435,6 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
      * holds kw elements at or above T_w >= T: WN kw >= k in all; where one is
      * not (a warp's best include slots past the row's end only where they
      * hold all of its elements), T is that least composite, every element */
-    const uint wv = lid / 32u, lane = lid % 32u, kw = (k + WN - 1u) / WN;
     __local ulong *xv = xw + wv * (32u * WQ);
 #pragma unroll
     for (uint q = 0; q < WQ; q++)
@@ -362,7 +526,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
 #define WGE(r, c) (rel_ ? u[r] >= thi_ : (c) >= t)
     WAPPEND
     barrier(CLK_LOCAL_MEM_FENCE);
-    uint total = ncand;
+    total = ncand;
     /* the append again, by composites, from an empty buffer */
 #define WREDO                                                                                 \
     rel_ = 0;                                                                                 \
@@ -390,7 +554,8 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
 #pragma unroll
     for (uint r = 0; r < WR; r++)
         mine += WCV(r) >= t;
-    uint before, total = warp_sum(mine, &before, xc, xs);
+    uint before;
+    total = warp_sum(mine, &before, xc, xs);
     if (total > WCAP) { /* (the same in every work-item) */
         WBISECT
         mine = 0;
@@ -411,6 +576,9 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
 #undef WBISECT
+#if WLEAN
+    }
+#endif
     /* each work-item's candidates e = lid, lid + WW, ...: WH at a time (1
      * where they are at most WW, else 4) against every candidate, read 4 at
      * a time (independent loads) */

@@ -71,6 +71,7 @@ typedef struct {
     unsigned ws, wsu, wsg, wsp; /* the streaming warp kernel (cl/rows_ws.cl): on, chunks
                                    in flight, warps a group, NVIDIA's warp instructions */
     size_t wskmax, wsrows;      /* its largest k; with ws=2, the fewest rows a compute unit */
+    unsigned wlean;             /* the warp kernel's proxies */
     int wg_set; /* CLTOPK_BITS wg= given */
 } rows_cfg;
 
@@ -93,7 +94,7 @@ enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT, BP_MAXIMA, BP_TKMAX, BP_PATH, BP_S
        BP_FORCE, BP_CHECK, BP_SFPART, BP_FUSE, BP_WARP, BP_WCOLS, BP_WKMAX, BP_WCAP,
        BP_WWIN, BP_TMLOAD, BP_WN, BP_WRMAX, BP_SRUN, BP_SFULL, BP_FWG, BP_FRT, BP_FMAX, BP_SFUNR,
        BP_SHFL, BP_WVEC, BP_WAPPEND, BP_EACH, BP_STAGE, BP_WS, BP_WSU, BP_WSG, BP_WSP, BP_WSKMAX,
-       BP_WSROWS, BP_N };
+       BP_WSROWS, BP_WLEAN, BP_N };
 enum { BPATH_AUTO = 0, BPATH_SF, BPATH_NOSF };
 #define WARP_COLS 4096 /* the warp kernel's longest row: 32 x 128 registers a work-item */
 #define WARP_KMAX 128  /* its largest k: each work-item's 4 best hold T (cl/rows_warp.cl) */
@@ -270,6 +271,13 @@ static const cltopk_param bits_params[] = {
                    .integer = 1},
     [BP_WSROWS] = {.name = "wsrows", .gpu = 8, .cpu = 8, .min = 0, .max = 1 << 20,
                    .integer = 1},
+    /* the warp kernel by proxies of the keys (cl/rows_warp.cl WLEAN: fewer
+     * instructions an element), where each work-item keeps its one best of
+     * at most 32 columns; on by default on GPUs.  The H200 (ms, 0 / 1, two
+     * rounds, AUTO): 16384 x 4096 k = 32 0.129-0.134 / 0.099-0.101, 65536 x
+     * 1024 k = 16 0.120-0.124 / 0.098-0.100, 16384 x 2048 k = 32 0.080-0.084
+     * / 0.067-0.077, 65536 x 1000 k = 16 0.142-0.144 / 0.126 (bench/RESULTS.md) */
+    [BP_WLEAN] = {.name = "wlean", .gpu = 1, .cpu = 0, .min = 0, .max = 1, .integer = 1},
 };
 _Static_assert(BP_N <= CLTOPK_MAX_PARAMS, "CLTOPK_BITS has more parameters than lib/tune.h holds");
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
@@ -349,6 +357,7 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     c->wsg = c->wsp ? (unsigned)p.v[BP_WSG] : 1u; /* (through local memory: a group a row) */
     c->wskmax = (size_t)p.v[BP_WSKMAX];
     c->wsrows = (size_t)p.v[BP_WSROWS];
+    c->wlean = (unsigned)p.v[BP_WLEAN];
     /* powers of two (fwg and frt: or 0, the filter's; fwg at least 16) */
     const struct {
         const char *name;
@@ -579,10 +588,11 @@ static int tile_dense(const cltopk_context *ctx, const cltopk_request *rq,
  * fewest warps whose wr is at most wrmax, or CLTOPK_BITS wn=), a threshold T
  * the least of each warp's kw-th best (kw = ceil(k / wn)) of its work-items'
  * wq = ceil(2 kw / 32) best (at most 4), up to wcap candidates at or above T
- * ranked in local memory (an exact bisection where more). 32-bit keys; dense
- * rows of up to wcols columns at k up to wkmax. */
+ * ranked in local memory (an exact bisection where more); with wlean, where
+ * wq is 1 and wr at most 32, by proxies of the keys (WLEAN). 32-bit keys;
+ * dense rows of up to wcols columns at k up to wkmax. */
 typedef struct {
-    unsigned wn, wr, wq, wcap, wwin, wvec, wone;
+    unsigned wn, wr, wq, wcap, wwin, wvec, wone, lean;
 } warp_cfg;
 
 static int warp_fit(const cltopk_context *ctx, const cltopk_request *rq,
@@ -629,6 +639,7 @@ static int warp_fit(const cltopk_context *ctx, const cltopk_request *rq,
                             : c->wappend    ? c->wappend
                             : wn <= WAPPEND_WN ? 2u
                                                : 1u};
+    w->lean = c->wlean && wq == 1 && wr <= 32 && w->wone;
     return 1;
 }
 
@@ -665,9 +676,9 @@ static int warp_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
     int vec = w->wvec && a->in_off % 4 == 0 && (a->nrows < 2 || job->ld % 4 == 0);
     snprintf(opts, sizeof opts,
              "-D KEY_BITS=32 -D KEY_KIND=%d -D WN=%u -D WR=%u -D WQ=%u -D WCAP=%u -D WFULL=%d "
-             "-D WWIN=%u -D WINV=%d -D WVEC=%d -D WONE=%u",
+             "-D WWIN=%u -D WINV=%d -D WVEC=%d -D WONE=%u -D WLEAN=%u",
              rq->kind, w->wn, w->wr, w->wq, w->wcap, job->cols == (size_t)w->wr * g, w->wwin,
-             w->wn == 1, vec, w->wone);
+             w->wn == 1, vec, w->wone, w->lean);
     /* the input buffer's length in elements: the window's bound */
     size_t mem = 0;
     cl_int err = w->wwin ? clGetMemObjectInfo(a->in, CL_MEM_SIZE, sizeof mem, &mem, NULL)
@@ -1504,10 +1515,10 @@ size_t cltopk_rows_dev_describe(cltopk_context *ctx, const cltopk_request *rq,
                      job->nrows, (job->nrows + ws.wsg - 1) / ws.wsg);
     else if (job->mode == ROWS_DENSE && warp_fit(ctx, rq, job, &c, &w))
         n = snprintf(buf, len, "%s a row: %u work-items holding %u columns each in "
-                     "registers, a threshold from each one's %u best, up to %u candidates "
+                     "registers%s, a threshold from each one's %u best, up to %u candidates "
                      "ranked in local memory (an exact bisection where more; %zu work-groups)",
-                     warps_text(w.wn, warps, sizeof warps), 32 * w.wn, w.wr, w.wq, w.wcap,
-                     job->nrows);
+                     warps_text(w.wn, warps, sizeof warps), 32 * w.wn, w.wr,
+                     w.lean ? " as proxies of their keys" : "", w.wq, w.wcap, job->nrows);
     else if (job->mode == ROWS_DENSE && tile_dense(ctx, rq, job, &c, &t))
         n = snprintf(buf, len, "a register tile of %u work-items x %u elements, a radix "
                      "selection in local memory; %zu part%s a row (%zu work-groups%s)", t.wg,

@@ -1072,6 +1072,73 @@ static void warp_cases(cltopk_context *cl, const char *dev)
     unsetenv("CLTOPK_BITS");
 }
 
+/* the warp kernel by proxies of the keys (CLTOPK_BITS wlean=1): rows of 100
+ * (slots past the end), 1000 (not full), 1024 (one warp, vectors) and 4096
+ * columns (4 warps), at k = 1, up to 16 and (4 warps) 32; every type and
+ * distribution; float rows whose k-th is a zero with zeros of both signs
+ * around it (-0 and +0 have different proxies and one key), whose best are
+ * NaNs of positive sign and random payloads (one key above +inf, many
+ * proxies), holding one NaN whose sign bit is set (its proxy at the wrong
+ * end: the exact steps), and of one value (the candidates overflow: the
+ * exact steps), in both directions, host data and cl_mem */
+static void lean_cases(cltopk_context *cl, const char *dev)
+{
+    static const size_t lcols[] = {100, 1000, 1024, 4096};
+    static const cltopk_dtype ltypes[3] = {CLTOPK_FLOAT32, CLTOPK_INT32, CLTOPK_UINT32};
+    static const char *const what[] = {"", "zeros at the k-th", "positive NaNs best",
+                                       "a negative NaN", "one value"};
+    setenv("CLTOPK_BITS", "warp=1,wcols=4096,wrmax=32,wlean=1", 1);
+    char where[160];
+    int turn = 0;
+    for (size_t ci = 0; ci < sizeof lcols / sizeof lcols[0]; ci++)
+        for (int v = 0; v < 5; v++) {
+            size_t cols = lcols[ci], rows = 3, ld = cols + (ci == 1 ? 3 : 0);
+            size_t extent = (rows - 1) * ld + cols;
+            cltopk_dtype type = v ? CLTOPK_FLOAT32 : ltypes[ci % 3];
+            const char *dist = v ? what[v] : mix[turn++ % (sizeof mix / sizeof mix[0])];
+            int sm = (int)((ci + (size_t)v) & 1);
+            uint32_t *x = bmalloc(extent * 4);
+            if (v == 0)
+                gen_data(type, dist, extent, sm, &rng, x);
+            for (size_t i = 0; v && i < extent; i++) {
+                uint32_t c = rng_below(&rng, 8), sign = (uint32_t)rng_below(&rng, 2) << 31;
+                /* a value of the worse half of the direction, or (v = 1) a
+                 * zero, (v = 2) a NaN of positive sign, of the better */
+                uint32_t worse = (sm ? 0x40000000u : 0xC0000000u) | rng_below(&rng, 1u << 22);
+                x[i] = v == 4   ? 0x3FC00000u
+                       : c > 1 ? worse
+                       : v == 2 ? 0x7F800001u | (uint32_t)rng_below(&rng, 1u << 22)
+                                : sign;
+            }
+            if (v == 3) /* one negative NaN a row, the rest zeros and the worse half */
+                for (size_t r = 0; r < rows; r++)
+                    x[r * ld + rng_below(&rng, (uint32_t)cols)] = 0xFFC00000u | r;
+            snprintf(where, sizeof where, "%s wlean=1 (%zu columns%s%s)", dev, cols,
+                     v ? ", " : "", what[v]);
+            size_t kmax = cols > 1024 ? 32 : 16;
+            check_case(cl, where, CLTOPK_ALGO_BITS, v & 1, type, dist, x, extent, rows, cols, ld,
+                       NULL, kmax, sm, WANT_BOTH);
+            check_case(cl, where, CLTOPK_ALGO_BITS, !(v & 1), type, dist, x, extent, rows, cols,
+                       ld, NULL, 1 + rng_below(&rng, (uint32_t)kmax), !sm,
+                       ci & 1 ? WANT_KEYS : WANT_BOTH);
+            if (v == 0)
+                check_case(cl, where, CLTOPK_ALGO_BITS, 0, type, dist, x, extent, rows, cols, ld,
+                           NULL, 1, sm, WANT_INDEX);
+            free(x);
+        }
+    char buf[2048];
+    int st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 4, 4096, NULL, 32, 0, 1, buf, sizeof buf);
+    if (!ok(st == CLTOPK_OK && strstr(buf, "4 warps a row") && strstr(buf, "proxies"),
+            "%s: explain_rows with wlean=1 names the proxies at 4096 columns", dev))
+        diag("status %d: %s", st, buf);
+    st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 4, 1024, NULL, 32, 0, 1, buf, sizeof buf);
+    if (!ok(st == CLTOPK_OK && strstr(buf, "a warp a row") && !strstr(buf, "proxies"),
+            "%s: explain_rows with wlean=1: one warp a row at k = 32 (2 best a work-item) "
+            "without them", dev))
+        diag("status %d: %s", st, buf);
+    unsetenv("CLTOPK_BITS");
+}
+
 /* whether cltopk_explain_rows names the streaming warp kernel for rows x
  * cols at k (taken: 1 where it should) */
 static void ws_explained(cltopk_context *cl, const char *dev, cltopk_dtype type, size_t rows,
@@ -1524,6 +1591,7 @@ int main(void)
     random_shapes_of(cl, "cl tmload=1,parts=3", CLTOPK_ALGO_BITS, test_full() ? 6 : 1, 1);
     sf_cases(cl, dev);
     warp_cases(cl, dev);
+    lean_cases(cl, dev);
     ws_cases(cl, dev);
     static const char *const bad_env[] = {"wg=100", "r=3", "parts=-1", "speed=9", "wg=2048",
                                           "rt=3", "tile=2", "maxima=2", "tkmax=0",
@@ -1533,7 +1601,8 @@ int main(void)
                                           "wrmax=129", "srun=3", "srun=128", "sfull=2",
                                           "fwg=100", "fwg=8", "frt=3", "frt=64", "fmax=3", "sfunr=3",
                                           "sfunr=32", "each=maybe", "shfl=3", "ws=3",
-                                          "wsu=0", "wsu=17", "wsg=9", "wskmax=33", "wsrows=-1"};
+                                          "wsu=0", "wsu=17", "wsg=9", "wskmax=33", "wsrows=-1",
+                                          "wlean=2"};
     for (size_t i = 0; i < sizeof bad_env / sizeof bad_env[0]; i++) {
         setenv("CLTOPK_BITS", bad_env[i], 1);
         char ok_[4 * 4];
