@@ -250,6 +250,12 @@ succeeds "knn l2 nq=3 np=500 d=5" "bench --knn" \
     "$CLTOPK" bench --knn -q 3 -p 500 -d 5 -k 4 --reps 2 --device cpu
 fails 2 "one of --rows R, --segments and --knn" "bench --rows with --knn is refused" \
     "$CLTOPK" bench --rows 4 --knn --device cpu
+succeeds "4 x 300 f32 increasing smallest k=5  auto" "bench --rows --dist --smallest" \
+    "$CLTOPK" bench --rows 4 -n 300 -k 5 --reps 1 --dist increasing --smallest --device cpu
+fails 2 "unknown distribution 'sideways'" "bench --rows: an unknown --dist is refused" \
+    "$CLTOPK" bench --rows 4 -n 300 -k 5 --dist sideways --device cpu
+fails 2 "--dist and --smallest are for --rows and --segments" "bench --knn --smallest is refused" \
+    "$CLTOPK" bench --knn -q 3 -p 500 -d 5 --smallest --device cpu
 # bench --query --paths: path words, each with CLTOPK_QUERY settings after '+'
 succeeds "sf+lazy=1 ms" "bench --query --paths with settings after '+'" \
     "$CLTOPK" bench --query -n 4096 -k 5 --q1 0.5 --reps 1 --paths tile,sf+lazy=1 --device cpu

@@ -302,7 +302,8 @@ static void bench_rows_help(void)
            "       cltopk bench --knn [-q NQ] [-p NP] [-d D] [-k K] [--metric l2|ip] [...]\n"
            "\n"
            "Time the many-rows calls (cltopk_benchmark_rows, cltopk_benchmark_knn) on\n"
-           "uniform data: R rows of COLS (default 4096), or segments of power-law lengths\n"
+           "uniform data (rows and segments: --dist): R rows of COLS (default 4096), or\n"
+           "segments of power-law lengths\n"
            "from 1 to L (default 100000) holding TOTAL elements (default 2^26), or kNN of NQ\n"
            "queries (1000) among NP points (2^20) of dimension D (32).  On an OpenCL\n"
            "device the data is copied there once and the cl_mem forms are timed; the\n"
@@ -314,6 +315,10 @@ static void bench_rows_help(void)
            "                  (sort, sample-filter, ...: cl_mem rows a row at a time)\n"
            "                  (default: auto)\n"
            "  -t, --type T    f32 (default), f64, i32, u32, i64, u64\n"
+           "      --dist D    the keys' distribution, as 'cltopk gen' names them\n"
+           "                  (default uniform; increasing puts every row's best last:\n"
+           "                  the data is one sequence, so each row ascends too)\n"
+           "      --smallest  the k smallest of each row (default: the largest)\n"
            "      --reps N    timed calls, 1 to 64 (default 10), after one warm-up\n"
            "      --seed S    data seed (default 1)\n");
 }
@@ -355,18 +360,20 @@ int cmd_bench_rows(int argc, char **argv)
 {
     const char *cmd = "bench";
     enum { O_ROWS = 1, O_SEGS, O_KNN, O_N, O_MAXLEN, O_K, O_TYPE, O_ALGO, O_REPS, O_SEED,
-           O_DEVICE, O_JSON, O_NQ, O_NP, O_DIM, O_METRIC, O_HELP };
+           O_DEVICE, O_JSON, O_NQ, O_NP, O_DIM, O_METRIC, O_DIST, O_SMALLEST, O_HELP };
     const cli_option opts[] = {
         {O_ROWS, 0, "rows", 1},     {O_SEGS, 0, "segments", 0}, {O_KNN, 0, "knn", 0},
         {O_N, 'n', "count", 1},     {O_MAXLEN, 0, "max-len", 1}, {O_K, 'k', "k", 1},
         {O_TYPE, 't', "type", 1},   {O_ALGO, 'a', "algo", 1},   {O_REPS, 0, "reps", 1},
         {O_SEED, 0, "seed", 1},     {O_DEVICE, 0, "device", 1}, {O_JSON, 0, "json", 0},
         {O_NQ, 'q', "queries", 1},  {O_NP, 'p', "points", 1},   {O_DIM, 'd', "dim", 1},
-        {O_METRIC, 0, "metric", 1}, {O_HELP, 'h', "help", 0},   {0, 0, NULL, 0},
+        {O_METRIC, 0, "metric", 1}, {O_DIST, 0, "dist", 1},     {O_SMALLEST, 0, "smallest", 0},
+        {O_HELP, 'h', "help", 0},   {0, 0, NULL, 0},
     };
     cli_parser p;
-    const char *arg, *device = NULL, *algos = "auto";
+    const char *arg, *device = NULL, *algos = "auto", *dist = NULL;
     int id, json = 0, segs = 0, knn = 0, have_n = 0, have_k = 0;
+    unsigned flags = CLTOPK_LARGEST;
     uint64_t rows = 0, n = 4096, maxlen = 100000, k = 32, reps = 10, seed = 1;
     uint64_t nq = 1000, np = 1u << 20, d = 32;
     cltopk_dtype type = CLTOPK_FLOAT32;
@@ -402,6 +409,8 @@ int cmd_bench_rows(int argc, char **argv)
         case O_ALGO: algos = arg; break;
         case O_DEVICE: device = arg; break;
         case O_JSON: json = 1; break;
+        case O_DIST: dist = arg; break;
+        case O_SMALLEST: flags = CLTOPK_SMALLEST; break;
         case O_METRIC:
             if (strcmp(arg, "l2") && strcmp(arg, "ip"))
                 return usage_error(cmd, "unknown metric '%s' (l2 or ip)", arg);
@@ -416,6 +425,8 @@ int cmd_bench_rows(int argc, char **argv)
         return usage_error(cmd, "give one of --rows R, --segments and --knn");
     if (reps > 64)
         return usage_error(cmd, "--reps takes 1 to 64");
+    if (knn && (dist || flags != CLTOPK_LARGEST))
+        return usage_error(cmd, "--dist and --smallest are for --rows and --segments");
     if (segs && !have_n)
         n = (uint64_t)1 << 26;
     if (knn && !have_k)
@@ -430,7 +441,10 @@ int cmd_bench_rows(int argc, char **argv)
         free(data), free(offs), free(queries);
         return fail(cmd, "out of memory for %zu elements", total);
     }
-    gen_fill(knn ? CLTOPK_FLOAT32 : type, "uniform", total, seed, data);
+    if (gen_fill(knn ? CLTOPK_FLOAT32 : type, dist ? dist : "uniform", total, seed, data) != 0) {
+        free(data), free(offs), free(queries);
+        return usage_error(cmd, "unknown distribution '%s' (see cltopk gen --help)", dist);
+    }
     if (knn)
         gen_fill(CLTOPK_FLOAT32, "uniform", (size_t)(nq * d), seed + 1, queries);
     cltopk_context *ctx = NULL;
@@ -459,7 +473,7 @@ int cmd_bench_rows(int argc, char **argv)
         int st = knn ? cltopk_benchmark_knn(ctx, metric, queries, (size_t)nq, data, (size_t)np,
                                             (size_t)d, (size_t)k, (int)reps, &med)
                      : cltopk_benchmark_rows(ctx, type, data, segs ? nseg : (size_t)rows,
-                                             (size_t)n, offs, (size_t)k, CLTOPK_LARGEST, algo,
+                                             (size_t)n, offs, (size_t)k, flags, algo,
                                              (int)reps, &med, &flo);
         if (st != CLTOPK_OK) {
             rc = lib_fail(cmd, knn ? "cltopk_benchmark_knn" : "cltopk_benchmark_rows", st, ctx);
@@ -471,11 +485,11 @@ int cmd_bench_rows(int argc, char **argv)
         if (!knn && algo == CLTOPK_ALGO_AUTO) {
             char ex[4096];
             size_t nr = segs ? nseg : (size_t)rows;
-            int es = cltopk_explain_rows(ctx, type, nr, (size_t)n, offs, (size_t)k,
-                                         CLTOPK_LARGEST, 1, ex, sizeof ex);
+            int es = cltopk_explain_rows(ctx, type, nr, (size_t)n, offs, (size_t)k, flags, 1,
+                                         ex, sizeof ex);
             if (es == CLTOPK_ERR_NO_OPENCL)
-                es = cltopk_explain_rows(ctx, type, nr, (size_t)n, offs, (size_t)k,
-                                         CLTOPK_LARGEST, 0, ex, sizeof ex);
+                es = cltopk_explain_rows(ctx, type, nr, (size_t)n, offs, (size_t)k, flags, 0,
+                                         ex, sizeof ex);
             const char *arrow = es == CLTOPK_OK ? strstr(ex, "-> ") : NULL;
             if (arrow) {
                 size_t len = strcspn(arrow + 3, "\n");
@@ -492,6 +506,11 @@ int cmd_bench_rows(int argc, char **argv)
         else
             snprintf(what, sizeof what, "%" PRIu64 " x %" PRIu64 " %s", rows, n,
                      cltopk_dtype_name(type));
+        if (!knn && (dist || flags != CLTOPK_LARGEST)) {
+            size_t wl = strlen(what);
+            snprintf(what + wl, sizeof what - wl, "%s%s%s", dist ? " " : "", dist ? dist : "",
+                     flags != CLTOPK_LARGEST ? " smallest" : "");
+        }
         if (json)
             printf("%s\n  {\"what\": \"%s\", \"k\": %" PRIu64 ", \"algorithm\": \"%s\", "
                    "%s%s%s\"median_s\": %.9g, \"floor_s\": %.9g}", i ? "," : "", what, k,
