@@ -1092,6 +1092,9 @@ static void lean_cases(cltopk_context *cl, const char *dev)
     int turn = 0;
     for (size_t ci = 0; ci < sizeof lcols / sizeof lcols[0]; ci++)
         for (int v = 0; v < 5; v++) {
+            /* make check: 1000 columns (not full, as 100) under check-full */
+            if (!test_full() && ci == 1)
+                continue;
             size_t cols = lcols[ci], rows = 3, ld = cols + (ci == 1 ? 3 : 0);
             size_t extent = (rows - 1) * ld + cols;
             cltopk_dtype type = v ? CLTOPK_FLOAT32 : ltypes[ci % 3];
