@@ -142,6 +142,12 @@
 #define WSEEN(x) (void)0
 #endif
 
+/* slots 4q .. 4q + 3 from the 16-byte vector x by F (a key of raw bits) */
+#define WSET4(q, x, F)                                                                        \
+    (u[4u * (q)] = F((x).s0), u[4u * (q) + 1u] = F((x).s1), u[4u * (q) + 2u] = F((x).s2),        \
+     u[4u * (q) + 3u] = F((x).s3))
+#define WORDER(x) order_key((x), smallest)
+
 #if WLEAN
 /* the least proxy of p's key: a float's zeros (+0 and -0 in either
  * direction: 0x7FFFFFFF and 0x80000000) and NaNs (the largest: above +inf's
@@ -259,10 +265,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
             x[q] = p4[q * WW];
 #pragma unroll
         for (uint q = 0; q < WR / 4; q++) {
-            u[4 * q] = WKEY(x[q].s0);
-            u[4 * q + 1] = WKEY(x[q].s1);
-            u[4 * q + 2] = WKEY(x[q].s2);
-            u[4 * q + 3] = WKEY(x[q].s3);
+            WSET4(q, x[q], WKEY);
             WSEEN(x[q].s0);
             WSEEN(x[q].s1);
             WSEEN(x[q].s2);
@@ -383,10 +386,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
 #pragma unroll
             for (uint q = 0; q < WR / 4; q++) {
                 uint4 x = p4[q * WW];
-                u[4 * q] = order_key(x.s0, smallest);
-                u[4 * q + 1] = order_key(x.s1, smallest);
-                u[4 * q + 2] = order_key(x.s2, smallest);
-                u[4 * q + 3] = order_key(x.s3, smallest);
+                WSET4(q, x, WORDER);
             }
         }
 #else

@@ -102,6 +102,7 @@ enum { BPATH_AUTO = 0, BPATH_SF, BPATH_NOSF };
 #define WARP_WR 128    /* its most columns a work-item */
 #define WAPPEND_WN 2   /* its most warps a row whose candidates take an atomic a work-item */
 #define WS_KMAX 32     /* the streaming warp kernel's largest k: a list of 32 across a warp */
+#define WS_BUF 192     /* its buffer's 64-bit words a warp, at most (cl/rows_ws.cl WSB) */
 /* rows of at least this many columns take the sample filter before the
  * register tile (H200: 64 x 131072, k = 50, 0.043 ms against the tile's 0.054;
  * 16384 x 4096, k = 32, 0.425 against 0.196) and the streaming warp kernel */
@@ -643,6 +644,14 @@ static int warp_fit(const cltopk_context *ctx, const cltopk_request *rq,
     return 1;
 }
 
+/* whether the warp kernels may load this launch's rows by 16-byte vectors
+ * (where their columns allow it, vec): every row's start a multiple of 4
+ * elements (the buffer itself is aligned far more) */
+static int warp_vec4(const cltopk_rows_job *job, const rows_launch_args *a, unsigned vec)
+{
+    return vec && a->in_off % 4 == 0 && (a->nrows < 2 || job->ld % 4 == 0);
+}
+
 /* the 11 arguments of the warp kernels (cl/rows_warp.cl, cl/rows_ws.cl):
  * the input, its offset, ld, cols, k, the direction, the outputs (the input
  * where not wanted), which are wanted, the first row's index base, and last
@@ -671,9 +680,7 @@ static int warp_launch(cltopk_context *ctx, const cltopk_request *rq, const clto
      * (4 warps) 0.129-0.133 / 0.145-0.148, 16384 x 2048 0.087-0.091 /
      * 0.093-0.096, 65536 x 1024 k = 16 (one warp) 0.167-0.171 / 0.149-0.155:
      * there WINV=0 took 127 registers, WINV=1 96 (bench/RESULTS.md) */
-    /* vector loads where every row starts at a multiple of 4 elements (the
-     * buffer itself is aligned far more) */
-    int vec = w->wvec && a->in_off % 4 == 0 && (a->nrows < 2 || job->ld % 4 == 0);
+    int vec = warp_vec4(job, a, w->wvec);
     snprintf(opts, sizeof opts,
              "-D KEY_BITS=32 -D KEY_KIND=%d -D WN=%u -D WR=%u -D WQ=%u -D WCAP=%u -D WFULL=%d "
              "-D WWIN=%u -D WINV=%d -D WVEC=%d -D WONE=%u -D WLEAN=%u",
@@ -713,7 +720,7 @@ static int ws_fit(const cltopk_context *ctx, const cltopk_request *rq, const clt
     size_t k = rq->k, cols = job->cols;
     if (!c->ws || rq->bytes != 4 || k == 0 || k > c->wskmax || cols < k ||
         cols > ROWS_MAXLEN || 32 * (size_t)c->wsg > ctx->caps.max_wg ||
-        (size_t)c->wsg * 192 * 8 + 256 + 64 > ctx->caps.local_mem)
+        (size_t)c->wsg * WS_BUF * 8 + 256 + 64 > ctx->caps.local_mem)
         return 0;
     if (c->ws == 2 && (!c->wsp || (c->warp && cols <= c->wcols && k <= c->wkmax) ||
                        cols >= SF_LONG ||
@@ -729,8 +736,7 @@ static int ws_launch(cltopk_context *ctx, const cltopk_request *rq, const cltopk
                      const cl_event *wait)
 {
     char opts[160];
-    /* 16-byte loads where every row starts at a multiple of 4 elements */
-    int vec = w->vec && a->in_off % 4 == 0 && (a->nrows < 2 || job->ld % 4 == 0);
+    int vec = warp_vec4(job, a, w->vec);
     snprintf(opts, sizeof opts,
              "-D KEY_BITS=32 -D KEY_KIND=%d -D WSP=%u -D WSG=%u -D WSU=%u -D WSV=%d -D WSFULL=%u",
              rq->kind, w->wsp, w->wsg, w->wsu, vec, w->full);

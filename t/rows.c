@@ -848,6 +848,9 @@ static uint32_t special_f32(int neg_inf)
                     : 0x3F800000u | (uint32_t)rng_below(&rng, 1u << 20);         /* [1, 2) */
 }
 
+/* the 32-bit key types the warp kernels take, by turn */
+static const cltopk_dtype types32[3] = {CLTOPK_FLOAT32, CLTOPK_INT32, CLTOPK_UINT32};
+
 /* the warp kernel (cl/rows_warp.cl, CLTOPK_BITS warp=1; the GPU default):
  * 32-bit keys, a row a group of 32 holding it in registers.  Its programs'
  * widths (1, 2, 4, 32, 64 and 128 columns a work-item; rows of exactly 32
@@ -858,7 +861,6 @@ static uint32_t special_f32(int neg_inf)
  * on every row by a small wcap; ld > cols, host data and cl_mem. */
 static void warp_cases(cltopk_context *cl, const char *dev)
 {
-    static const cltopk_dtype wtypes[3] = {CLTOPK_FLOAT32, CLTOPK_INT32, CLTOPK_UINT32};
     static const size_t wcols[] = {1, 32, 31, 33, 100, 1000, 1025, 4096};
     /* env, k past 32 (wkmax=128), which columns in make check (0: none, 1:
      * 1000 only, 2: all but 100, 1025 and 4096) */
@@ -891,7 +893,7 @@ static void warp_cases(cltopk_context *cl, const char *dev)
             if (!test_full() && (wenv[e].check == 2 ? cols == 100 || cols == 1025 || cols == 4096
                                                     : !wenv[e].check || cols != 1000u))
                 continue;
-            cltopk_dtype type = wtypes[(ci + e) % 3];
+            cltopk_dtype type = types32[(ci + e) % 3];
             int sm = (int)((ci + e) & 1);
             const char *dist = mix[turn++ % (sizeof mix / sizeof mix[0])];
             size_t w = tsize(type), extent = (rows - 1) * ld + cols;
@@ -937,7 +939,7 @@ static void warp_cases(cltopk_context *cl, const char *dev)
             snprintf(vwhere, sizeof vwhere, "%s %s", dev, env);
             for (int v = 0; v < 2; v++) {
                 size_t ld = cols + (v ? 1 : 4 * (ci & 1)), extent = (rows - 1) * ld + cols;
-                cltopk_dtype type = wtypes[(ci + e + (size_t)v) % 3];
+                cltopk_dtype type = types32[(ci + e + (size_t)v) % 3];
                 const char *dist = mix[turn++ % (sizeof mix / sizeof mix[0])];
                 int sm = (int)((ci + e + (size_t)v) & 1);
                 char *keys = bmalloc(extent * tsize(type));
@@ -1084,7 +1086,6 @@ static void warp_cases(cltopk_context *cl, const char *dev)
 static void lean_cases(cltopk_context *cl, const char *dev)
 {
     static const size_t lcols[] = {100, 1000, 1024, 4096};
-    static const cltopk_dtype ltypes[3] = {CLTOPK_FLOAT32, CLTOPK_INT32, CLTOPK_UINT32};
     static const char *const what[] = {"", "zeros at the k-th", "positive NaNs best",
                                        "a negative NaN", "one value"};
     setenv("CLTOPK_BITS", "warp=1,wcols=4096,wrmax=32,wlean=1", 1);
@@ -1097,7 +1098,7 @@ static void lean_cases(cltopk_context *cl, const char *dev)
                 continue;
             size_t cols = lcols[ci], rows = 3, ld = cols + (ci == 1 ? 3 : 0);
             size_t extent = (rows - 1) * ld + cols;
-            cltopk_dtype type = v ? CLTOPK_FLOAT32 : ltypes[ci % 3];
+            cltopk_dtype type = v ? CLTOPK_FLOAT32 : types32[ci % 3];
             const char *dist = v ? what[v] : mix[turn++ % (sizeof mix / sizeof mix[0])];
             int sm = (int)((ci + (size_t)v) & 1);
             uint32_t *x = bmalloc(extent * 4);
@@ -1165,7 +1166,6 @@ static void ws_explained(cltopk_context *cl, const char *dev, cltopk_dtype type,
  * data and cl_mem. */
 static void ws_cases(cltopk_context *cl, const char *dev)
 {
-    static const cltopk_dtype wtypes[3] = {CLTOPK_FLOAT32, CLTOPK_INT32, CLTOPK_UINT32};
     static const size_t cols_[] = {1, 3, 4, 31, 33, 128, 129, 1000, 1024, 4096};
     static const char *const wsenv[] = {"ws=1", "ws=1,wsu=1", "ws=1,wsu=3,wsp=0"};
     char where[96];
@@ -1180,7 +1180,7 @@ static void ws_cases(cltopk_context *cl, const char *dev)
                 continue;
             for (int v = 0; v < 2; v++) {
                 size_t rows = cols > 1000 ? 3 : 5, ld = cols + (v ? 4 * (ci & 1) : 1);
-                cltopk_dtype type = wtypes[(ci + e + (size_t)v) % 3];
+                cltopk_dtype type = types32[(ci + e + (size_t)v) % 3];
                 int sm = (int)((ci + e + (size_t)v) & 1);
                 const char *dist = mix[turn++ % (sizeof mix / sizeof mix[0])];
                 size_t extent = (rows - 1) * ld + cols;
