@@ -47,7 +47,10 @@
  * elements from its start, loads them all with no test, the slots past the
  * row's end reading the next row's elements, which are then dropped; 0:
  * every load clamped to the row's last column; the host sets it on GPUs
- * only), WLEAN (below).
+ * only), WLEAN (below), WREGROUP (WN > 1; 1: where more than max(G, 4 k)
+ * candidates pass T, T again once as the k-th best of the whole group's
+ * best, and the candidates again: rows in order, whose warps hold bands
+ * far apart, some 400 candidates at 4096 columns and k = 32 against 4 k).
  *
  * WLEAN (WQ 1, WR <= 32, WONE 1 or 2): fewer instructions an element.  The
  * registers hold a proxy p of each key, as cheap as a float's bits made
@@ -58,9 +61,12 @@
  * keys do not), each appended by its column, its key read again; a superset
  * of the k best, ranked by composites as before.  A float row holding a NaN
  * whose sign bit is set (p puts it at the wrong end), or whose candidates
- * overflow WCAP (ties at T's key), takes the steps above instead, from its
- * order keys (full rows: read again; others: from the proxies) (the same
- * answer, slower). */
+ * overflow WCAP (ties at T's key), takes the steps above instead (the same
+ * answer, slower), each slot's key read again from the input where those
+ * steps use it, in rolled loops (WLRR 1, WLRU slots a turn; WLRR 0: the
+ * order keys held in registers, full rows read again, others from the
+ * proxies: 92 registers against 56 at 4096 columns, so 5 groups a compute
+ * unit against 8, slower on every row that does not take these steps). */
 #ifndef CLTOPK_COMMON_CL
 #include "common.cl"
 #endif
@@ -127,6 +133,18 @@
 #ifndef WLEAN
 #define WLEAN 0
 #endif
+#ifndef WLRR
+#define WLRR 1
+#endif
+#ifndef WLRU
+#define WLRU 1
+#endif
+#ifndef WREGROUP
+#define WREGROUP 1
+#endif
+/* (WN > 1, WREGROUP) the candidates past which T is taken again over the
+ * whole group: above every row of uniform data (at most 3.2 k there) */
+#define WGLIM max((uint)WW, 4u * k)
 
 #if WLEAN && (WQ != 1 || WR > 32 || !WONE)
 #error "rows_warp.cl: WLEAN takes WQ 1, WR up to 32 and WONE 1 or 2"
@@ -165,6 +183,22 @@ inline okey_t lean_floor(okey_t p, uint smallest)
 #endif
 }
 
+/* gt := how many of the n4 x 4 proxies at x4 are above p, ge := at or above
+ * it (a macro: n4 a constant, the loop unrolled) */
+#define LEAN_COUNT(x4, n4, p, gt, ge)                                                         \
+    {                                                                                         \
+        gt = 0u;                                                                              \
+        ge = 0u;                                                                              \
+        _Pragma("unroll") for (uint l_ = 0; l_ < (n4); l_++)                                  \
+        {                                                                                     \
+            uint4 x_ = (x4)[l_];                                                              \
+            gt += (uint)(x_.s0 > (p)) + (uint)(x_.s1 > (p)) + (uint)(x_.s2 > (p)) +           \
+                  (uint)(x_.s3 > (p));                                                        \
+            ge += (uint)(x_.s0 >= (p)) + (uint)(x_.s1 >= (p)) + (uint)(x_.s2 >= (p)) +        \
+                  (uint)(x_.s3 >= (p));                                                       \
+        }                                                                                     \
+    }
+
 /* the order key of the element of proxy p */
 inline okey_t lean_key(okey_t p, uint smallest)
 {
@@ -185,11 +219,32 @@ inline okey_t lean_key(okey_t p, uint smallest)
 #define WCOL(r) ((r) * WW + lid)
 #endif
 
+/* slot r's order key in the steps by composites: u[r], or (WLEAN with
+ * WLRR, the default) the key read again from the input, each time, in loops
+ * of WLRU slots unrolled (WUNR), so that no slot's key is held in a register
+ * through those steps (a row's rare case there) and the kernel's registers
+ * are the proxies' (the H200, 16384 x 4096, k = 32: 60 against 92 with the
+ * keys held, 8 groups of 128 a compute unit against 5) */
+#if WLEAN && WLRR
+#if WFULL
+#define WU(r) order_key(in[start + WCOL(r)], smallest)
+#else
+#define WU(r)                                                                                 \
+    (order_key(in[start + min(WCOL(r), cols - 1u)], smallest) & okey_live(WCOL(r), cols))
+#endif
+#define WPRAGMA2(x) _Pragma(#x)
+#define WPRAGMA(x) WPRAGMA2(x)
+#define WUNR WPRAGMA(unroll WLRU)
+#else
+#define WU(r) u[r]
+#define WUNR _Pragma("unroll")
+#endif
+
 /* the composite of slot r of work-item lid: past the row's end (u = 0, j >=
  * cols) below every element, whose composite is at least ~(cols - 1) (key
  * 0, the last column); T is never below that, so no such slot is counted
  * and no use tests j against cols */
-#define WCV(r) (((ulong)u[r] << 32) | (ulong)~WCOL(r))
+#define WCV(r) (((ulong)WU(r) << 32) | (ulong)~WCOL(r))
 
 /* the sum over the group of v (every work-item gets it), and the sum over the
  * work-items before this one in *before (NULL: not wanted); xc holds WW
@@ -330,15 +385,8 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
         if (lid == 0u)
             ncand = 0u;
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint gt = 0, ge = 0;
-        __local const uint4 *x4 = xl4 + wv * 8u;
-#pragma unroll
-        for (uint l = 0; l < 8u; l++) {
-            uint4 x = x4[l];
-            gt += (uint)(x.s0 > pb) + (uint)(x.s1 > pb) + (uint)(x.s2 > pb) + (uint)(x.s3 > pb);
-            ge += (uint)(x.s0 >= pb) + (uint)(x.s1 >= pb) + (uint)(x.s2 >= pb) +
-                  (uint)(x.s3 >= pb);
-        }
+        uint gt, ge;
+        LEAN_COUNT(xl4 + wv * 8u, 8u, pb, gt, ge)
         if (gt < kw && kw <= ge) /* (the kw-th: every lane of that value) */
             xt[wv] = pb;
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -347,6 +395,9 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
         for (uint v = 1; v < WN; v++)
             tp = min(tp, (okey_t)xt[v]);
         tp = lean_floor(tp, smallest);
+#if WN > 1
+        for (uint pass = 0;; pass++) {
+#endif
         /* 2. the slots at or above it appended by their columns, keys read
          * again (from the cache); a NaN whose sign bit is set counts past
          * WCAP: the exact steps below */
@@ -373,10 +424,35 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         total = ncand;
+#if WN > 1
+        /* (WREGROUP) where more than WGLIM, once: T_p the k-th largest of
+         * the whole group's best, lowered as before, and the append again.
+         * The least of the warps' T_p is loose where the warps' best lie
+         * apart: on a row in order each warp holds a band of every 128 WN
+         * columns, and the worst warp's kw-th some 400 of 4096 columns from
+         * the row's best (k = 32) let as many through, ranked at O(total^2);
+         * the group's k-th lets some 4 k through (each best brings its
+         * vector's neighbours).  It is at least the least T_p (the warps'
+         * kw-th hold WN kw >= k at or above it), and k of the group's best
+         * are at or above it: valid alike */
+        if (!WREGROUP || pass || total <= WGLIM) /* (uniform) */
+            break;
+        barrier(CLK_LOCAL_MEM_FENCE); /* (every work-item has read ncand) */
+        LEAN_COUNT(xl4, WW / 4u, pb, gt, ge)
+        if (gt < k && k <= ge) /* (the k-th: every work-item of that value) */
+            xt[0] = pb;
+        if (lid == 0u)
+            ncand = 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        tp = lean_floor((okey_t)xt[0], smallest);
+        }
+#endif
     }
     if (total > WCAP) { /* (the same in every work-item) */
         barrier(CLK_LOCAL_MEM_FENCE); /* (every work-item has read ncand) */
-#if WFULL && WVEC
+#if WLRR
+        /* (the keys read again where used: WU) */
+#elif WFULL && WVEC
         /* full rows read again (from the cache), their order keys: the
          * proxies dead after the candidates' mask (the H200: 16384 x 2048 k
          * = 32 0.065-0.069 ms against 0.073-0.074 with the proxies kept and
@@ -403,11 +479,11 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
     ulong b[WQ];
 #if WQ == 1 && WB32
     {
-        okey_t bu = u[0];
+        okey_t bu = WU(0);
         uint br = 0;
-#pragma unroll
-        for (uint r = 1; r < WR; r++) {
-            okey_t ur = u[r];
+        WUNR for (uint r = 1; r < WR; r++)
+        {
+            okey_t ur = WU(r);
             int gt = ur > bu;
             bu = gt ? ur : bu;
             br = gt ? r : br;
@@ -418,8 +494,8 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
 #pragma unroll
     for (uint q = 0; q < WQ; q++)
         b[q] = 0UL;
-#pragma unroll
-    for (uint r = 0; r < WR; r++) {
+    WUNR for (uint r = 0; r < WR; r++)
+    {
         ulong c = WCV(r);
 #pragma unroll
         for (uint q = 0; q < WQ; q++) {
@@ -476,7 +552,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
         for (int bit = 63; bit >= 0; bit--) {                                                 \
             ulong y = x | ((ulong)1 << bit);                                                  \
             uint m = 0;                                                                       \
-            _Pragma("unroll") for (uint r = 0; r < WR; r++) m += WCV(r) >= y;                 \
+            WUNR for (uint r = 0; r < WR; r++) m += WCV(r) >= y;                              \
             if (warp_sum(m, NULL, xc, xs) >= k)                                               \
                 x = y;                                                                        \
         }                                                                                     \
@@ -489,9 +565,9 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
 #define WAPPEND                                                                               \
     {                                                                                         \
         uint m_ = 0;                                                                          \
-        _Pragma("unroll") for (uint r = 0; r < WR; r++) m_ += WGE(r, WCV(r));                 \
+        WUNR for (uint r = 0; r < WR; r++) m_ += WGE(r, WCV(r));                              \
         uint q_ = m_ ? atomic_add(&ncand, m_) : 0u;                                           \
-        _Pragma("unroll") for (uint r = 0; r < WR; r++)                                       \
+        WUNR for (uint r = 0; r < WR; r++)                                                    \
         {                                                                                     \
             ulong c = WCV(r);                                                                 \
             if (WGE(r, c)) {                                                                  \
@@ -505,7 +581,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
     /* 2-3. appended in one pass; where more than WCAP (the same in every
      * work-item), the exact k-th by bisection and the k at or above it */
 #define WAPPEND                                                                               \
-    _Pragma("unroll") for (uint r = 0; r < WR; r++)                                           \
+    WUNR for (uint r = 0; r < WR; r++)                                                        \
     {                                                                                         \
         ulong c = WCV(r);                                                                     \
         if (WGE(r, c)) {                                                                      \
@@ -523,7 +599,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
      * (then the bisection where that overflows too) */
     uint rel_ = WREL;
     const uint thi_ = (uint)(t >> 32);
-#define WGE(r, c) (rel_ ? u[r] >= thi_ : (c) >= t)
+#define WGE(r, c) (rel_ ? WU(r) >= thi_ : (c) >= t)
     WAPPEND
     barrier(CLK_LOCAL_MEM_FENCE);
     total = ncand;
@@ -536,6 +612,32 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
     WAPPEND                                                                                   \
     barrier(CLK_LOCAL_MEM_FENCE);                                                             \
     total = ncand;
+#if WN > 1
+    /* (WREGROUP) where more than WGLIM (rows in order), once: T the k-th of
+     * the whole group's best (at least the least T_w; k elements at or above
+     * it), and the append again, by composites */
+    if (WREGROUP && total > WGLIM) { /* (the same in every work-item) */
+        barrier(CLK_LOCAL_MEM_FENCE); /* (every work-item has read ncand) */
+        uint rg[WQ];
+#pragma unroll
+        for (uint q = 0; q < WQ; q++)
+            rg[q] = 0u;
+        for (uint l = 0; l < WW * WQ; l++) {
+            ulong x = xw[l];
+#pragma unroll
+            for (uint q = 0; q < WQ; q++)
+                rg[q] += x > b[q];
+        }
+#pragma unroll
+        for (uint q = 0; q < WQ; q++)
+            if (rg[q] == k - 1u)
+                xt[0] = b[q];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        t = xt[0];
+        t = t > least ? t : least;
+        WREDO
+    }
+#endif
 #if WREL
     if (total > WCAP) { /* (the same in every work-item) */
         barrier(CLK_LOCAL_MEM_FENCE); /* (every work-item has read ncand) */

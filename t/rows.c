@@ -1143,6 +1143,40 @@ static void lean_cases(cltopk_context *cl, const char *dev)
     unsetenv("CLTOPK_BITS");
 }
 
+/* the warp kernel's threshold taken again over the whole group (WREGROUP,
+ * more than one warp a row): rows in order, whose warps' thresholds lie far
+ * apart (some 400 candidates at 4096 columns, k = 32), and rows of few
+ * values (ties past the buffer: the threshold again, then the exact steps);
+ * by proxies and by composites (k up to 128: 2 and 4 best a work-item) */
+static void regroup_cases(cltopk_context *cl, const char *dev)
+{
+    static const char *const bits[] = {"warp=1,wcols=4096,wrmax=32,wlean=1",
+                                       "warp=1,wcols=4096,wrmax=32,wlean=0,wkmax=128"};
+    static const char *const ord[] = {"increasing", "decreasing", "few"};
+    static const size_t gcols[] = {2048, 4096};
+    char where[160];
+    for (int b = 0; b < 2; b++) {
+        setenv("CLTOPK_BITS", bits[b], 1);
+        for (size_t ci = 0; ci < 2; ci++)
+            for (int o = 0; o < 3; o++) {
+                size_t cols = gcols[ci], rows = 3, ld = cols, extent = rows * ld;
+                cltopk_dtype type = types32[(ci + (size_t)o + (size_t)b) % 3];
+                int sm = (int)((ci + (size_t)o) & 1);
+                uint32_t *x = bmalloc(extent * 4);
+                gen_data(type, ord[o], extent, sm, &rng, x);
+                snprintf(where, sizeof where, "%s %s (%zu columns, rows in order)", dev,
+                         bits[b] + 7, cols);
+                size_t k = b ? (o == 0 ? 128 : o == 1 ? 64 : 32) : (ci ? 32 : 8);
+                check_case(cl, where, CLTOPK_ALGO_BITS, o == 1, type, ord[o], x, extent, rows,
+                           cols, ld, NULL, k, sm, WANT_BOTH);
+                check_case(cl, where, CLTOPK_ALGO_BITS, o != 1, type, ord[o], x, extent, rows,
+                           cols, ld, NULL, 1 + rng_below(&rng, (uint32_t)k), !sm, WANT_BOTH);
+                free(x);
+            }
+    }
+    unsetenv("CLTOPK_BITS");
+}
+
 /* whether cltopk_explain_rows names the streaming warp kernel for rows x
  * cols at k (taken: 1 where it should) */
 static void ws_explained(cltopk_context *cl, const char *dev, cltopk_dtype type, size_t rows,
@@ -1162,8 +1196,8 @@ static void ws_explained(cltopk_context *cl, const char *dev, cltopk_dtype type,
  * Rows shorter than a chunk, one past it, of whole chunks (WSFULL) and of
  * whole vectors (WSV, starts and ld multiples of 4) or not; k = 1, k = cols
  * and k = 32; chunks in flight 1, 3 and the default; every distribution, rows
- * in ascending order (every chunk merged), descending, of one value; host
- * data and cl_mem. */
+ * in ascending order (the last chunk streamed first: WSL), descending, of one
+ * value; host data and cl_mem. */
 static void ws_cases(cltopk_context *cl, const char *dev)
 {
     static const size_t cols_[] = {1, 3, 4, 31, 33, 128, 129, 1000, 1024, 4096};
@@ -1195,8 +1229,8 @@ static void ws_cases(cltopk_context *cl, const char *dev)
             }
         }
     }
-    /* ascending and descending rows (the best last: every chunk merges; the
-     * best first: none does), one value, and floats' zeros, NaNs and
+    /* ascending and descending rows (the best last, streamed first: WSL; the
+     * best first), one value, and floats' zeros, NaNs and
      * infinities (keys the composite does not determine, read again) */
     setenv("CLTOPK_BITS", "ws=1", 1);
     for (int v = 0; v < 4; v++) {
@@ -1595,6 +1629,7 @@ int main(void)
     sf_cases(cl, dev);
     warp_cases(cl, dev);
     lean_cases(cl, dev);
+    regroup_cases(cl, dev);
     ws_cases(cl, dev);
     static const char *const bad_env[] = {"wg=100", "r=3", "parts=-1", "speed=9", "wg=2048",
                                           "rt=3", "tile=2", "maxima=2", "tkmax=0",
