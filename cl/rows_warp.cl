@@ -520,21 +520,21 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
     if (lid == 0u)
         ncand = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
-    uint rb[WQ];
-#pragma unroll
-    for (uint q = 0; q < WQ; q++)
-        rb[q] = 0u;
-#pragma unroll
-    for (uint l = 0; l < 32u * WQ; l++) {
-        ulong x = xv[l];
-#pragma unroll
-        for (uint q = 0; q < WQ; q++)
-            rb[q] += x > b[q];
+    /* xt[slot] := the one of this work-item's best ranked kth - 1 among
+     * the n composites at x0 (LOOP: the pragma of the loop over them) */
+#define WKTH(x0, n, kth, slot, LOOP)                                                          \
+    {                                                                                         \
+        uint rb_[WQ];                                                                         \
+        _Pragma("unroll") for (uint q = 0; q < WQ; q++) rb_[q] = 0u;                          \
+        LOOP for (uint l_ = 0; l_ < (n); l_++)                                                \
+        {                                                                                     \
+            ulong x_ = (x0)[l_];                                                              \
+            _Pragma("unroll") for (uint q = 0; q < WQ; q++) rb_[q] += x_ > b[q];              \
+        }                                                                                     \
+        _Pragma("unroll") for (uint q = 0; q < WQ; q++) if (rb_[q] == (kth) - 1u) xt[slot] =  \
+            b[q];                                                                             \
     }
-#pragma unroll
-    for (uint q = 0; q < WQ; q++)
-        if (rb[q] == kw - 1u)
-            xt[wv] = b[q];
+    WKTH(xv, 32u * WQ, kw, wv, _Pragma("unroll"))
     barrier(CLK_LOCAL_MEM_FENCE);
     const ulong least = (ulong)~(cols - 1u);
     ulong t = xt[0];
@@ -618,20 +618,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
      * it), and the append again, by composites */
     if (WREGROUP && total > WGLIM) { /* (the same in every work-item) */
         barrier(CLK_LOCAL_MEM_FENCE); /* (every work-item has read ncand) */
-        uint rg[WQ];
-#pragma unroll
-        for (uint q = 0; q < WQ; q++)
-            rg[q] = 0u;
-        for (uint l = 0; l < WW * WQ; l++) {
-            ulong x = xw[l];
-#pragma unroll
-            for (uint q = 0; q < WQ; q++)
-                rg[q] += x > b[q];
-        }
-#pragma unroll
-        for (uint q = 0; q < WQ; q++)
-            if (rg[q] == k - 1u)
-                xt[0] = b[q];
+        WKTH(xw, WW * WQ, k, 0, _Pragma("unroll 1"))
         barrier(CLK_LOCAL_MEM_FENCE);
         t = xt[0];
         t = t > least ? t : least;
@@ -678,6 +665,7 @@ rows_warp(__global const key_t *in, ulong in_off, ulong ld, uint cols, uint k, u
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
 #undef WBISECT
+#undef WKTH
 #if WLEAN
     }
 #endif
