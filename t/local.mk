@@ -71,17 +71,17 @@ check_PROGRAMS = $(T_PROGS)
 # this order, after the scripts of tools/ and mpi/, and one started late runs
 # alone at the end).  Seconds from each test's log's creation to its last
 # write, make -j2 check with a cold POCL kernel cache on a 2-core machine
-# (2026-11-30, bench/RESULTS.md, with CLTOPK_TEST_QUICK=1; 562 s in all, the
-# machine's speed moving by a third within the hour): t/topk.t 151, t/sort.t
-# 78, t/index.t 75, t/rows.t 71, t/sample_filter.t 67, t/cli.sh 63, t/radix.t
-# and t/bitonic.t 56 (under 25 since it runs make check's types), t/chunk.t
-# 46, t/band.t 43, t/multi.t 38, t/buffer.t 34, t/stream.t 33, t/sbp_tree.t
-# 31, the others 27 or less (most of it POCL building kernels, each distinct
-# program once for the whole suite: POCL's cache is shared, so a build a test
-# no longer makes moves to the next test that needs the program; a test's
-# types and configurations beyond make check's are in make check-full).  The
+# (2026-12-02, bench/RESULTS.md, with CLTOPK_TEST_QUICK=1; 414 s in all, the
+# tests' sum 827 s, on a day the machine ran fast: the same suite has taken
+# up to 1.5 times as long on a slow day): t/topk.t 136, t/rows.t 74, t/sort.t
+# 62, t/cli.sh 59, t/index.t 53, t/sample_filter.t 46, t/chunk.t 45,
+# t/radix.t 41, t/band.t 26, t/stream.t 23, t/multi.t 23, the others 20 or
+# less (most of it POCL building kernels, each distinct program once for the
+# whole suite: POCL's cache is shared, so a build a test no longer makes
+# moves to the next test that needs the program; a test's types,
+# configurations and sizes beyond make check's are in make check-full).  The
 # fragments below add their programs to check_PROGRAMS only.
-TESTS = t/topk.t t/sort.t t/index.t t/rows.t t/sample_filter.t t/radix.t t/chunk.t \
+TESTS = t/topk.t t/rows.t t/sort.t t/index.t t/sample_filter.t t/chunk.t t/radix.t \
 	t/band.t t/multi.t t/buffer.t t/stream.t t/sbp_tree.t t/bitonic.t t/query_sf.t \
 	t/codec.t t/cache.t t/cpu_scalar.t t/query.t t/cpu_avx2.t t/cpu_avx512.t t/knn.t \
 	t/select.t t/threads.t t/records.t t/knn_scalar.t t/knn_avx2.t t/fp_config.t t/args.t \

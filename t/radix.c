@@ -321,7 +321,13 @@ int main(void)
             cltopk_dtype t = test_full() || algos[a] == CLTOPK_ALGO_RADIX_SELECT
                                  ? all_types[i % 6]
                                  : sbp_types[i % 3];
-            one_set(ctx, algos[a], t, (int)(i & 1), d, ns[i]);
+            /* make check: radix select at 100003 rather than 300007 (its
+             * unoptimised kernels on POCL took 4 s there); its passes over
+             * several groups are the same */
+            size_t n = !test_full() && algos[a] == CLTOPK_ALGO_RADIX_SELECT && ns[i] > 100003
+                           ? 100003
+                           : ns[i];
+            one_set(ctx, algos[a], t, (int)(i & 1), d, n);
         }
     }
 #if CLTOPK_HAVE_OPENCL
