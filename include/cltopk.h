@@ -43,6 +43,10 @@
  *                          0600; the planner's constants are kept there too
  *   CLTOPK_SHOW_BUILD_LOG=1  print OpenCL build logs to stderr
  *   CLTOPK_BUILD_OPTIONS   extra options appended to every OpenCL program build
+ *   CLTOPK_BUILD_FILES     a comma-separated list of kernel file names (e.g.
+ *                          "query.cl,rows_warp.cl"): CLTOPK_BUILD_OPTIONS then
+ *                          applies to the programs of those files only (empty
+ *                          or unset: every file)
  *   CLTOPK_CPU_ISA         scalar, avx2 or avx512: the CPU kernels to use (see
  *                          cltopk_cpu_isa)
  *   CLTOPK_SPLIT           how a context of several devices splits host data

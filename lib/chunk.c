@@ -381,9 +381,15 @@ static int chunk_run(cltopk_context *ctx, const cltopk_request *rq, int topk, si
             st = devrun(ctx, rq, arg, in, 0, len, kk, ok, oi, index ? 3u : 1u, lo, 1, &wr);
         else
             st = select(ctx, rq, arg, in, 0, len, rank + 1, ok, oi, 3u, lo, 1, &wr);
-        clReleaseEvent(wr);
-        if (st != CLTOPK_OK)
+        if (st != CLTOPK_OK) {
+            /* nothing of the context's waits for the write (a kernel that
+             * failed to build never launched): it reads the caller's keys, so
+             * it must be over before the call returns */
+            cl_int ignored = CL_SUCCESS;
+            cltopk_settle(&wr, &ignored);
             break;
+        }
+        clReleaseEvent(wr);
         size_t got = topk ? kk : 1;
         cl_event evs[2];
         int nev = 0;

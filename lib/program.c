@@ -378,6 +378,28 @@ static int inline_includes(const cltopk_kernel_source *src, cltopk_kernel_source
     return 0;
 }
 
+/* CLTOPK_BUILD_OPTIONS for file: all files, or only those CLTOPK_BUILD_FILES
+ * names (a comma-separated list of kernel file names, e.g.
+ * "query.cl,rows_warp.cl"); NULL where none applies */
+static const char *extra_options(const char *file)
+{
+    const char *extra = cltopk_env("CLTOPK_BUILD_OPTIONS");
+    const char *only = cltopk_env("CLTOPK_BUILD_FILES");
+    if (!extra || !only)
+        return extra;
+    size_t len = strlen(file);
+    for (const char *p = only; *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == len && !strncmp(p, file, len))
+            return extra;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return NULL;
+}
+
 int cltopk_program_get(cltopk_context *ctx, const char *file, const char *options,
                        cl_program *out)
 {
@@ -387,7 +409,7 @@ int cltopk_program_get(cltopk_context *ctx, const char *file, const char *option
     const cltopk_kernel_source *src = find_source(file);
     if (!common || !sched || !bp || !src)
         return cltopk_fail(ctx, CLTOPK_ERR_INTERNAL, "kernel source %s is not embedded", file);
-    const char *extra = cltopk_env("CLTOPK_BUILD_OPTIONS");
+    const char *extra = extra_options(file);
     /* room for a specialised query's options (lib/querydev.c: a few KB) */
     char opts[16384];
     int n = snprintf(opts, sizeof opts, "%s%s%s", options, extra ? " " : "", extra ? extra : "");
@@ -435,7 +457,7 @@ int cltopk_program_get(cltopk_context *ctx, const char *file, const char *option
 
 int cltopk_program_cached(cltopk_context *ctx, const char *file, const char *options)
 {
-    const char *extra = cltopk_env("CLTOPK_BUILD_OPTIONS");
+    const char *extra = extra_options(file);
     char opts[16384];
     int n = snprintf(opts, sizeof opts, "%s%s%s", options, extra ? " " : "", extra ? extra : "");
     if (n < 0 || (size_t)n >= sizeof opts)

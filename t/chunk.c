@@ -183,12 +183,65 @@ static void one_cap(size_t cap, const size_t *lim_by_type)
     cltopk_close(ctx);
 }
 
+/* a kernel that does not build: bitonic on 2^20 float32 of host data (the
+ * chunk loop writes them to the device before it builds its kernel) */
+static int bitonic_call(cltopk_context *ctx, const void *keys, void *out_keys,
+                        int64_t *out_index, void *arg)
+{
+    (void)arg;
+    return cltopk_topk(ctx, CLTOPK_FLOAT32, keys, (size_t)1 << 20, 8, 0, CLTOPK_ALGO_BITONIC,
+                       out_keys, out_index);
+}
+
+/* CLTOPK_BUILD_FILES: CLTOPK_BUILD_OPTIONS (an option no compiler takes)
+ * applies to the files it names only (bitonic's kernels are reducer.cl's);
+ * empty, as unset, to every file */
+static void build_files(cltopk_context *ctx)
+{
+    static const struct {
+        const char *files;
+        int fails;
+    } cases[] = {{"query.cl", 0},           {"query.cl,reducer.cl", 1}, {"reducer.cl", 1},
+                 {"reducer.clx,query.cl", 0}, {"reducer", 0},            {"", 1}};
+    float keys[1000], okeys[8];
+    int64_t oi[8];
+    for (int i = 0; i < 1000; i++)
+        keys[i] = (float)((i * 7919) % 1000);
+    char *o1 = env_push("CLTOPK_BUILD_OPTIONS", "-cl-no-such-option");
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char *o2 = env_push("CLTOPK_BUILD_FILES", cases[c].files);
+        int st = cltopk_topk(ctx, CLTOPK_FLOAT32, keys, 1000, 8, 0, CLTOPK_ALGO_BITONIC, okeys,
+                             oi);
+        env_pop("CLTOPK_BUILD_FILES", o2);
+        int good = cases[c].fails ? st == CLTOPK_ERR_BUILD
+                                  : st == CLTOPK_OK && okeys[0] == 999.0f && okeys[7] == 992.0f;
+        ok(good, "CLTOPK_BUILD_FILES=\"%s\": a bitonic call %s (status %d)", cases[c].files,
+           cases[c].fails ? "fails to build (CLTOPK_BUILD_OPTIONS applies)"
+                          : "builds (CLTOPK_BUILD_OPTIONS does not apply)",
+           st);
+    }
+    env_pop("CLTOPK_BUILD_OPTIONS", o1);
+}
+
 int main(void)
 {
     plan_lazy();
     watchdog(900);
     rng_init(&rng, test_seed() ^ 0xC4C4);
     unsetenv("CLTOPK_MAX_CHUNK");
+    /* a failed build ends the call's write of the caller's keys (it was left
+     * in flight: `cltopk topk` crashed in POCL's thread); first, before this
+     * process touches OpenCL (the call runs in a child) */
+    {
+        char fwhy[512] = "";
+        int r = failed_build_call(((size_t)1 << 20) * 4, bitonic_call, NULL, 8 * 4, 8, fwhy,
+                                  sizeof fwhy);
+        if (r < 0)
+            skip("a failed build: %s", fwhy);
+        else if (!ok(r, "bitonic on host data, its kernel failing to build: CLTOPK_ERR_BUILD "
+                        "naming it, nothing written, the keys' transfer over at the return"))
+            diag("%s", fwhy);
+    }
     char why[512];
     cltopk_context *ctx;
     if (!open_test_cl(&ctx, why, sizeof why)) {
@@ -199,6 +252,7 @@ int main(void)
     size_t lim[6];
     for (int t = 0; t < 6; t++)
         lim[t] = bitonic_limit(ctx, all_types[t]);
+    build_files(ctx);
 
     /* the cap is honoured: a host call's workspace shrinks with it; bad values
      * are ignored.  k within what bitonic takes here; a call it declines fails

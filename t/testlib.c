@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -711,4 +713,118 @@ const char *test_tmpdir(void)
     if (d && *d)
         return d;
     return "/tmp";
+}
+
+char *env_push(const char *name, const char *value)
+{
+    const char *o = getenv(name);
+    char *old = NULL;
+    if (o) {
+        old = bmalloc(strlen(o) + 1);
+        strcpy(old, o);
+    }
+    if (value ? setenv(name, value, 1) : unsetenv(name))
+        bail("setenv(%s) failed", name);
+    return old;
+}
+
+void env_pop(const char *name, char *old)
+{
+    if (old ? setenv(name, old, 1) : unsetenv(name))
+        bail("setenv(%s) failed", name);
+    free(old);
+}
+
+/* the child's part of failed_build_call: 0 when all of it holds */
+static int failed_build_child(size_t key_bytes, failed_build_fn run, void *arg, size_t out_bytes,
+                              size_t out_count, char *why, size_t whylen)
+{
+    char dev[256];
+    cltopk_context *ctx = NULL;
+    if (!test_cl_device(dev, sizeof dev)) {
+        snprintf(why, whylen, "%s", dev);
+        return 2;
+    }
+    if (cltopk_open(&ctx, dev) != CLTOPK_OK) {
+        snprintf(why, whylen, "cltopk_open(%s): %s", dev, cltopk_last_error(NULL));
+        return 1;
+    }
+    void *keys = mmap(NULL, key_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+                      0);
+    if (keys == MAP_FAILED) {
+        snprintf(why, whylen, "mmap of %zu bytes failed", key_bytes);
+        return 1;
+    }
+    unsigned char *ok_ = bmalloc(out_bytes + 1);
+    int64_t *oi = bmalloc((out_count + 1) * sizeof *oi);
+    memset(keys, 0x3c, key_bytes); /* float 0.0115, int 0x3c3c3c3c: any order */
+    memset(ok_, 0xA5, out_bytes + 1);
+    memset(oi, 0xA5, (out_count + 1) * sizeof *oi);
+    char *o1 = env_push("CLTOPK_BUILD_OPTIONS", "-cl-no-such-option");
+    char *o2 = env_push("CLTOPK_BUILD_FILES", NULL);
+    int st = run(ctx, keys, ok_, oi, arg);
+    munmap(keys, key_bytes); /* the call's copies of them must be over */
+    env_pop("CLTOPK_BUILD_FILES", o2);
+    env_pop("CLTOPK_BUILD_OPTIONS", o1);
+    const char *detail = cltopk_last_error(ctx);
+    int bad = 0;
+    if (st != CLTOPK_ERR_BUILD) {
+        snprintf(why, whylen, "status %d (%s), not CLTOPK_ERR_BUILD", st, cltopk_strerror(st));
+        bad = 1;
+    } else if (!strstr(detail, "-cl-no-such-option")) {
+        snprintf(why, whylen, "the detail does not name the build: %s", detail);
+        bad = 1;
+    }
+    for (size_t i = 0; !bad && i <= out_bytes; i++)
+        if (ok_[i] != 0xA5) {
+            snprintf(why, whylen, "out_keys byte %zu written", i);
+            bad = 1;
+        }
+    const unsigned char *ib = (const unsigned char *)oi;
+    for (size_t i = 0; !bad && i < (out_count + 1) * sizeof *oi; i++)
+        if (ib[i] != 0xA5) {
+            snprintf(why, whylen, "out_index byte %zu written", i);
+            bad = 1;
+        }
+    cltopk_close(ctx); /* a transfer still in flight would read the unmapped keys here */
+    free(ok_);
+    free(oi);
+    return bad;
+}
+
+int failed_build_call(size_t key_bytes, failed_build_fn run, void *arg, size_t out_bytes,
+                      size_t out_count, char *why, size_t whylen)
+{
+    int fd[2];
+    fflush(stdout);
+    fflush(stderr);
+    if (pipe(fd) != 0)
+        bail("pipe failed");
+    pid_t pid = fork();
+    if (pid < 0)
+        bail("fork failed");
+    if (pid == 0) {
+        char w[512] = "";
+        close(fd[0]);
+        int code = failed_build_child(key_bytes, run, arg, out_bytes, out_count, w, sizeof w);
+        ssize_t wn = write(fd[1], w, strlen(w));
+        (void)wn;
+        _exit(code);
+    }
+    close(fd[1]);
+    char w[512];
+    ssize_t got = read(fd[0], w, sizeof w - 1);
+    close(fd[0]);
+    w[got > 0 ? got : 0] = 0;
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid)
+        bail("waitpid failed");
+    if (WIFSIGNALED(status)) {
+        snprintf(why, whylen, "the calling process died of signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+        return 0;
+    }
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    snprintf(why, whylen, "%s", w[0] ? w : "the calling process failed");
+    return code == 0 ? 1 : code == 2 ? -1 : 0;
 }

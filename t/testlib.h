@@ -93,6 +93,29 @@ int test_cl_device(char *buf, size_t len);
  * tests of make check, by make check-full and on any named device. */
 void test_quick_builds(void);
 
+/* Set (value NULL: unset) the environment variable name for a while; the old
+ * value back with env_pop (which frees what env_push returned). */
+char *env_push(const char *name, const char *value);
+void env_pop(const char *name, char *old);
+
+/* A call whose kernel fails to build (CLTOPK_BUILD_OPTIONS set to an option no
+ * OpenCL compiler takes, for every kernel file) must fail with
+ * CLTOPK_ERR_BUILD, naming the build, write nothing, and have ended its
+ * transfers of the caller's keys when it returns.  failed_build_call runs it
+ * in a child process that opens the test device afresh (where a copy left in
+ * flight reliably outlives the call: in a process that had run kernels
+ * before, POCL's threads often finished it in time), the keys in pages of
+ * their own (mmap) unmapped right after the call, then the context closed:
+ * a copy still in flight reads unmapped memory and the child dies of it.
+ * Call it before this process first touches OpenCL (fork).  run makes the
+ * call on ctx from keys, into outputs it poisons (out_keys bytes, out_index
+ * count) and checks; returns 1 when all of it holds, else 0 with the reason
+ * in why; -1 (why says so) where there is no OpenCL device to test. */
+typedef int (*failed_build_fn)(cltopk_context *ctx, const void *keys, void *out_keys,
+                               int64_t *out_index, void *arg);
+int failed_build_call(size_t key_bytes, failed_build_fn run, void *arg, size_t out_bytes,
+                      size_t out_count, char *why, size_t whylen);
+
 /* Open that device (1), or report why not (0: skip; the reason in why).
  * A device that exists but fails to open is a failed test and returns 0. */
 int open_test_cl(cltopk_context **ctx, char *why, size_t whylen);
