@@ -79,7 +79,12 @@ if [ "${CLTOPK_TEST_QUICK:-}" = 1 ] && [ -z "${CLTOPK_TEST_DEVICE:-}" ] &&
     [ -z "${CLTOPK_BUILD_OPTIONS:-}" ] && [ "${CLTOPK_TEST_FULL:-0}" = 0 ] &&
     [ -n "$cl_dev" ] && grep -q "^  $cl_dev  *Portable Computing Language" "$tmp/out"; then
     CLTOPK_BUILD_OPTIONS=-cl-opt-disable
-    export CLTOPK_BUILD_OPTIONS
+    # every kernel file but the bitonic reducers' (QUICK_FILES, t/testlib.c)
+    CLTOPK_BUILD_FILES=bitonic.cl,index.cl,knn.cl,query.cl,radix_select.cl,radix_sort.cl
+    CLTOPK_BUILD_FILES=$CLTOPK_BUILD_FILES,rows.cl,rows_tile.cl,rows_warp.cl,rows_ws.cl
+    CLTOPK_BUILD_FILES=$CLTOPK_BUILD_FILES,sample_filter.cl,sbp_radix.cl,sbp_tree.cl,unpack.cl
+    CLTOPK_BUILD_FILES=$CLTOPK_BUILD_FILES,winners.cl
+    export CLTOPK_BUILD_OPTIONS CLTOPK_BUILD_FILES
     diag "POCL's builds without optimisation (CLTOPK_TEST_QUICK=0: optimised)"
 fi
 # (after the choice above, which reads the devices listing in $tmp/out)

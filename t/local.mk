@@ -24,7 +24,10 @@
 #                       build them without optimisation where the
 #                       default device is POCL's (test_quick_builds in
 #                       t/testlib.h), in a third of the time (make check: 432
-#                       s against 620-694); the others (their time is running
+#                       s against 620-694), but for the bitonic reducers
+#                       (reducer.cl, whose programs the optimised tests build
+#                       too: CLTOPK_BUILD_FILES names the other files; make
+#                       check 414 -> 397 s); the others (their time is running
 #                       kernels, or their programs are t/topk.t's: t/topk.t,
 #                       t/bitonic.t, t/select.t, t/chunk.t and t/stream.t took
 #                       longer so in make check), make check-full and a named
@@ -71,11 +74,11 @@ check_PROGRAMS = $(T_PROGS)
 # this order, after the scripts of tools/ and mpi/, and one started late runs
 # alone at the end).  Seconds from each test's log's creation to its last
 # write, make -j2 check with a cold POCL kernel cache on a 2-core machine
-# (2026-12-02, bench/RESULTS.md, with CLTOPK_TEST_QUICK=1; 414 s in all, the
-# tests' sum 827 s, on a day the machine ran fast: the same suite has taken
-# up to 1.5 times as long on a slow day): t/topk.t 136, t/rows.t 74, t/sort.t
-# 62, t/cli.sh 59, t/index.t 53, t/sample_filter.t 46, t/chunk.t 45,
-# t/radix.t 41, t/band.t 26, t/stream.t 23, t/multi.t 23, the others 20 or
+# (2026-12-02, bench/RESULTS.md, with CLTOPK_TEST_QUICK=1; 397 s in all, the
+# tests' sum 794 s, on a day the machine ran fast: the same suite has taken
+# up to 1.5 times as long on a slow day): t/topk.t 125, t/rows.t 71, t/sort.t
+# 65, t/cli.sh 61, t/index.t 57, t/sample_filter.t 52, t/chunk.t 43,
+# t/radix.t 36, t/band.t 27, t/multi.t 22, t/stream.t 21, the others 19 or
 # less (most of it POCL building kernels, each distinct program once for the
 # whole suite: POCL's cache is shared, so a build a test no longer makes
 # moves to the next test that needs the program; a test's types,
