@@ -1,7 +1,8 @@
 /* topk.c - cltopk_topk against the oracle, bit for bit.
  *
  * Devices: the "cpu" context (CPU_HEAP, CPU_RADIX, CPU_BITONIC and AUTO) and,
- * when there is one, the OpenCL test device (BITONIC and the same).  Every type, both directions,
+ * when there is one, the OpenCL test device (BITONIC and the same; make
+ * check's sweeps there BITONIC and AUTO only).  Every type, both directions,
  * outputs keys only, positions only, or both, each poisoned before the call.
  *
  *   order     a hand-made example of THE ORDER (checks the oracle too), and the
@@ -46,6 +47,20 @@ static int algos_of(const device *d, cltopk_algo *out)
     out[n++] = CLTOPK_ALGO_CPU_BITONIC; /* k <= 4096 (cpu/plan_cpu.c) */
     out[n++] = CLTOPK_ALGO_AUTO;
     return n;
+}
+
+/* the algorithms of the sweeps on d: make check on an OpenCL device leaves
+ * out the CPU algorithms, the same host code as on the cpu device, whose
+ * sweeps run them on the same data shapes (on the OpenCL context: the
+ * hand-made example and the unaligned calls; 10 of the test's 25 s of
+ * running); check-full: all */
+static int sweep_algos_of(const device *d, cltopk_algo *out)
+{
+    if (!d->is_cl || test_full())
+        return algos_of(d, out);
+    out[0] = CLTOPK_ALGO_BITONIC;
+    out[1] = CLTOPK_ALGO_AUTO;
+    return 2;
 }
 
 /* data of a distribution: ours (testlib) or "gen:NAME" of tools/gen.c */
@@ -225,7 +240,7 @@ static int skip_bitonic(const device *d, int t, cltopk_algo algo)
 static void k_sweep(const device *d)
 {
     cltopk_algo algos[6];
-    int na = algos_of(d, algos);
+    int na = sweep_algos_of(d, algos);
     static const char *const ds[] = {"uniform", "bits", "narrow", "special"};
     for (int t = 0; t < 6; t++) {
         /* make check on an OpenCL device: check_type's (each k's power of
@@ -256,7 +271,7 @@ static int cmp_size(const void *a, const void *b)
 static void n_sweep(const device *d)
 {
     cltopk_algo algos[6];
-    int na = algos_of(d, algos);
+    int na = sweep_algos_of(d, algos);
     for (int t = 0; t < 6; t++) {
         size_t lim = d->limit[t] ? d->limit[t] : 4096;
         size_t tile = 2 * lim;
@@ -310,7 +325,7 @@ static int ndists(void)
 static void values(const device *d)
 {
     cltopk_algo algos[6];
-    int na = algos_of(d, algos);
+    int na = sweep_algos_of(d, algos);
     char names[64][32];
     int nd = 0;
     for (int i = 0; dists[i] && nd < 64; i++)
@@ -338,7 +353,7 @@ static void values(const device *d)
 static void large(const device *d)
 {
     cltopk_algo algos[6];
-    int na = algos_of(d, algos);
+    int na = sweep_algos_of(d, algos);
     static const cltopk_dtype ts[] = {CLTOPK_FLOAT32, CLTOPK_INT64, CLTOPK_UINT32};
     static const size_t ns[] = {200000, 262147};
     for (size_t ti = 0; ti < 3; ti++) {
