@@ -224,13 +224,14 @@ static void copy_wide(char *dst, const char *src, size_t bytes)
     }
 }
 
-/* wait for and release *ev (if any); its error into *err unless one is there */
+/* wait for and release *ev (if any); its error into *err (if any) unless one
+ * is there */
 void cltopk_settle(cl_event *ev, cl_int *err)
 {
     if (!*ev)
         return;
     cl_int w = clWaitForEvents(1, ev);
-    if (*err == CL_SUCCESS)
+    if (err && *err == CL_SUCCESS)
         *err = w;
     clReleaseEvent(*ev);
     *ev = NULL;
@@ -385,8 +386,7 @@ static int chunk_run(cltopk_context *ctx, const cltopk_request *rq, int topk, si
             /* nothing of the context's waits for the write (a kernel that
              * failed to build never launched): it reads the caller's keys, so
              * it must be over before the call returns */
-            cl_int ignored = CL_SUCCESS;
-            cltopk_settle(&wr, &ignored);
+            cltopk_settle(&wr, NULL);
             break;
         }
         clReleaseEvent(wr);

@@ -396,7 +396,9 @@ CLTOPK_INTERNAL size_t cltopk_staging_describe(cltopk_context *ctx, const cltopk
  * hold the context's lock and leave no transfer from them pending. */
 CLTOPK_INTERNAL int cltopk_stream_setup(cltopk_context *ctx, size_t bytes);
 /* chunk.c: wait for and release *ev (if any, then NULL); its error into *err
- * unless one is there */
+ * unless one is there (err NULL: the error is not wanted, as for a write from
+ * the caller's memory that a failure left without its launch: it must only be
+ * over before the call returns) */
 CLTOPK_INTERNAL void cltopk_settle(cl_event *ev, cl_int *err);
 /* chunk.c: unmap and free the pinned staging buffers of streaming (the
  * transfer queue stays) */

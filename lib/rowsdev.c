@@ -1591,16 +1591,6 @@ static int read_back(cltopk_context *ctx, cl_mem m, size_t bytes, void *p)
                              : cltopk_clfail(ctx, err, "reading the rows' results back");
 }
 
-/* a write from the caller's memory that no launch followed (a failure on the
- * way, e.g. a kernel that did not build): waited for and released, so that
- * it is over before the call returns and the caller reuses or frees that
- * memory */
-static void settle_write(cl_event *ev)
-{
-    cl_int ignored = CL_SUCCESS;
-    cltopk_settle(ev, &ignored);
-}
-
 /* write host p to the start of m, after the context's work; the event of the
  * copy in *ev */
 static int write_to(cltopk_context *ctx, cl_mem m, const void *p, size_t bytes, cl_event *ev)
@@ -1703,7 +1693,9 @@ int cltopk_rows_dev_host(cltopk_context *ctx, const cltopk_request *rq,
                 if ((st = rows_host_copy(ctx, SCR_ROWS_OFFS, job->offsets + r0, (nb + 1) * 8,
                                          "clEnqueueWriteBuffer (segment offsets)", &a.offs)) !=
                     CLTOPK_OK) {
-                    settle_write(&ev);
+                    /* the rows' write reads the caller's keys: over before the
+                     * call returns (no launch waits for it) */
+                    cltopk_settle(&ev, NULL);
                     break;
                 }
             }
@@ -1712,14 +1704,14 @@ int cltopk_rows_dev_host(cltopk_context *ctx, const cltopk_request *rq,
                                   CLTOPK_OK) ||
             (rq->want_index &&
              (st = cltopk_scratch(ctx, SCR_OUT_INDEX, nb * k * 8, &oi)) != CLTOPK_OK)) {
-            settle_write(&ev);
+            cltopk_settle(&ev, NULL);
             break;
         }
         a.out_keys = rq->want_keys ? ok : NULL;
         a.out_index = rq->want_index ? oi : NULL;
         st = rows_launch(ctx, rq, job, &a, 1, &ev);
         if (st != CLTOPK_OK)
-            settle_write(&ev);
+            cltopk_settle(&ev, NULL);
         else
             clReleaseEvent(ev);
         if (st == CLTOPK_OK && rq->want_keys)

@@ -1694,6 +1694,5 @@ int main(void)
     bad_buffers(cl, dev);
 #endif
     cltopk_close(cl);
-
     return tap_done();
 }

@@ -743,6 +743,16 @@ void env_pop(const char *name, char *old)
     free(old);
 }
 
+/* the first byte of p[0 .. n) that is not MEM_POISON, or n */
+static size_t first_unpoisoned(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    size_t i = 0;
+    while (i < n && b[i] == MEM_POISON)
+        i++;
+    return i;
+}
+
 /* the child's part of failed_build_call: 0 when all of it holds */
 static int failed_build_child(size_t key_bytes, failed_build_fn run, void *arg, size_t out_bytes,
                               size_t out_count, char *why, size_t whylen)
@@ -766,8 +776,8 @@ static int failed_build_child(size_t key_bytes, failed_build_fn run, void *arg, 
     unsigned char *ok_ = bmalloc(out_bytes + 1);
     int64_t *oi = bmalloc((out_count + 1) * sizeof *oi);
     memset(keys, 0x3c, key_bytes); /* float 0.0115, int 0x3c3c3c3c: any order */
-    memset(ok_, 0xA5, out_bytes + 1);
-    memset(oi, 0xA5, (out_count + 1) * sizeof *oi);
+    memset(ok_, MEM_POISON, out_bytes + 1);
+    memset(oi, MEM_POISON, (out_count + 1) * sizeof *oi);
     char *o1 = env_push("CLTOPK_BUILD_OPTIONS", "-cl-no-such-option");
     char *o2 = env_push("CLTOPK_BUILD_FILES", NULL);
     int st = run(ctx, keys, ok_, oi, arg);
@@ -783,17 +793,15 @@ static int failed_build_child(size_t key_bytes, failed_build_fn run, void *arg, 
         snprintf(why, whylen, "the detail does not name the build: %s", detail);
         bad = 1;
     }
-    for (size_t i = 0; !bad && i <= out_bytes; i++)
-        if (ok_[i] != 0xA5) {
-            snprintf(why, whylen, "out_keys byte %zu written", i);
-            bad = 1;
-        }
-    const unsigned char *ib = (const unsigned char *)oi;
-    for (size_t i = 0; !bad && i < (out_count + 1) * sizeof *oi; i++)
-        if (ib[i] != 0xA5) {
-            snprintf(why, whylen, "out_index byte %zu written", i);
-            bad = 1;
-        }
+    size_t kb = out_bytes + 1, ib = (out_count + 1) * sizeof *oi, at;
+    if (!bad && (at = first_unpoisoned(ok_, kb)) < kb) {
+        snprintf(why, whylen, "out_keys byte %zu written", at);
+        bad = 1;
+    }
+    if (!bad && (at = first_unpoisoned(oi, ib)) < ib) {
+        snprintf(why, whylen, "out_index byte %zu written", at);
+        bad = 1;
+    }
     cltopk_close(ctx); /* a transfer still in flight would read the unmapped keys here */
     free(ok_);
     free(oi);
