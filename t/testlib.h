@@ -177,9 +177,10 @@ int compare_outputs(cltopk_dtype type, const void *keys, size_t n, const int64_t
  * writes nothing, so it stays. */
 #define EVENT_SENTINEL ((cl_event)(uintptr_t)0x5E471E1u)
 
-#if CLTOPK_HAVE_OPENCL
-/* The byte poisoned_mem fills a buffer with. */
+/* The byte poisoned_mem (and failed_build_call) fills a buffer with. */
 #define MEM_POISON 0xA5
+
+#if CLTOPK_HAVE_OPENCL
 
 /* A buffer of `bytes` (at least 1) in ctx's OpenCL context holding host's
  * bytes; bails out on failure. */
