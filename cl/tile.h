@@ -39,9 +39,19 @@
 /* the lo word of position pos */
 #define LO_OF(pos) ((PMAXV - (uint)(pos)) << LOSHIFT)
 
+#ifndef TILE_PRE
+#define TILE_PRE 0 /* 1: tile_by_radix starts at the first byte of the key where the
+                      real elements differ, its passes over the bytes they all share
+                      skipped (the sample filter's finish: candidates above a
+                      threshold share their leading bits) */
+#endif
+
 typedef struct {
     uint hist[256];
     uint part[16];
+#if TILE_PRE
+    uint pre[4]; /* the AND and the OR of the real keys, low and high words */
+#endif
     uint sel[3];
     uint cnt;
     okey_t cu[MCAP];
@@ -320,7 +330,49 @@ inline uint tile_by_radix(const okey_t *u, const uint *lo, uint k, uint stop,
     uint pl = 0, ml = 0;   /* and on lo */
     uint need = k;         /* the rank still wanted among the prefix's elements */
     uint above = 0;        /* elements above the prefix: all winners */
-    for (uint p = 0; p < NPASS; p++) {
+    uint p0 = 0;           /* the first pass */
+#if TILE_PRE
+    {
+        /* the leading bytes every real element's key shares (lo != 0 marks a
+         * real one): the passes over them would put every real element in
+         * one bin and change nothing but the prefix, which is set here */
+        if (lid == 0) {
+            L->pre[0] = 0xFFFFFFFFu;
+            L->pre[1] = 0xFFFFFFFFu;
+            L->pre[2] = 0u;
+            L->pre[3] = 0u;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        okey_t a = ~(okey_t)0, o = 0;
+#pragma unroll
+        for (uint r = 0; r < RT; r++) {
+            const okey_t m = (okey_t)0 - (okey_t)(lo[r] != 0u); /* all ones where real */
+            a &= u[r] | ~m;
+            o |= u[r] & m;
+        }
+        atomic_and(&L->pre[0], (uint)a);
+        atomic_or(&L->pre[2], (uint)o);
+#if KEY_BITS == 64
+        atomic_and(&L->pre[1], (uint)(a >> 32));
+        atomic_or(&L->pre[3], (uint)(o >> 32));
+#endif
+        barrier(CLK_LOCAL_MEM_FENCE);
+#if KEY_BITS == 64
+        const okey_t all = ((okey_t)L->pre[1] << 32) | L->pre[0];
+        const okey_t any = ((okey_t)L->pre[3] << 32) | L->pre[2];
+#else
+        const okey_t all = L->pre[0], any = L->pre[2];
+#endif
+        /* no real element: all ones against zero, no byte shared; one key
+         * only: every byte (clz(0) is the width) */
+        p0 = (uint)clz(all ^ any) / 8u;
+        if (p0 > 0u) {
+            mu = p0 >= UPASSES ? ~(okey_t)0 : ~(okey_t)0 << (KEY_BITS - 8u * p0);
+            pu = all & mu;
+        }
+    }
+#endif
+    for (uint p = p0; p < NPASS; p++) {
         const int onu = p < UPASSES;
         const uint sh = onu ? KEY_BITS - 8u * (p + 1u) : 24u - 8u * (p - UPASSES);
         for (uint i = lid; i < 256; i += WG)

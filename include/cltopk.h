@@ -149,7 +149,10 @@
  *                          finish's sort of 2 wg slots by warp shuffles: 1,
  *                          the GPU default, on NVIDIA's platform only; 2
  *                          emulated through local memory on any device, for
- *                          tests; 0 off), force (all: the threshold below every
+ *                          tests; 0 off), fpre (1, the GPU default: the
+ *                          finish's radix passes from the first byte where
+ *                          its candidates differ; 0, elsewhere: from the
+ *                          top), force (all: the threshold below every
  *                          element; few: above all but the best possible
  *                          one) and check (served or fallback: the call
  *                          fails with CLTOPK_ERR_INTERNAL unless every row

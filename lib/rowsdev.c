@@ -60,6 +60,7 @@ typedef struct {
     size_t sfpart;
     unsigned fuse, srun, sfull, fwg, frt, fmax, sfunr;
     unsigned shfl;              /* the finish's sort by shuffles (TILE_SHFL; 0 off) */
+    unsigned fpre;              /* its finish's passes past the shared leading bytes */
     unsigned warp;              /* the warp kernel (cl/rows_warp.cl): on */
     size_t wcols, wkmax, wcap;  /* its largest row and k, its candidates (0: 8 k, >= 512) */
     size_t wn, wrmax;           /* its warps a row (0: the fewest), most columns a work-item */
@@ -78,7 +79,7 @@ typedef struct {
 /* a register-tile launch (cl/rows_tile.cl): work-items, elements each,
  * gathered pairs, position bits; dense rows: parts a row and their length */
 typedef struct {
-    unsigned wg, rt, mcap, pb, nomax, mload, shfl;
+    unsigned wg, rt, mcap, pb, nomax, mload, shfl, pre;
     size_t parts, plen;
 } tile_cfg;
 #define TILE_KMAX 1024 /* the largest k of the register tile */
@@ -94,7 +95,7 @@ enum { BP_WG, BP_R, BP_PARTS, BP_TILE, BP_RT, BP_MAXIMA, BP_TKMAX, BP_PATH, BP_S
        BP_FORCE, BP_CHECK, BP_SFPART, BP_FUSE, BP_WARP, BP_WCOLS, BP_WKMAX, BP_WCAP,
        BP_WWIN, BP_TMLOAD, BP_WN, BP_WRMAX, BP_SRUN, BP_SFULL, BP_FWG, BP_FRT, BP_FMAX, BP_SFUNR,
        BP_SHFL, BP_WVEC, BP_WAPPEND, BP_EACH, BP_STAGE, BP_WS, BP_WSU, BP_WSG, BP_WSP, BP_WSKMAX,
-       BP_WSROWS, BP_WLEAN, BP_N };
+       BP_WSROWS, BP_WLEAN, BP_FPRE, BP_N };
 enum { BPATH_AUTO = 0, BPATH_SF, BPATH_NOSF };
 #define WARP_COLS 4096 /* the warp kernel's longest row: 32 x 128 registers a work-item */
 #define WARP_KMAX 128  /* its largest k: each work-item's 4 best hold T (cl/rows_warp.cl) */
@@ -279,6 +280,16 @@ static const cltopk_param bits_params[] = {
      * 1024 k = 16 0.120-0.124 / 0.098-0.100, 16384 x 2048 k = 32 0.080-0.084
      * / 0.067-0.077, 65536 x 1000 k = 16 0.142-0.144 / 0.126 (bench/RESULTS.md) */
     [BP_WLEAN] = {.name = "wlean", .gpu = 1, .cpu = 0, .min = 0, .max = 1, .integer = 1},
+    /* the sample filter's finish: its radix passes from the first byte where
+     * its candidates' keys differ (cl/tile.h TILE_PRE), the bytes they all
+     * share (candidates above a row's threshold share their leading bits)
+     * skipped.  The H200 (ms, three rounds, 0 / 1): 1024 x 65536 k = 256
+     * 0.149-0.155 / 0.146-0.152 (the finish 36.5 us against 39.5), 4096 x
+     * 16384 k = 256 0.283-0.286 / 0.271-0.278 (113 us against 124), 2048 x
+     * 32768 k = 512 0.270-0.279 / 0.267-0.271; 256 x 262144 k = 1024 and 512
+     * x 131072 k = 128 alike (bench/RESULTS.md).  Not measured on CPU
+     * devices (0 there: a program fewer to build) */
+    [BP_FPRE] = {.name = "fpre", .gpu = 1, .cpu = 0, .min = 0, .max = 1, .integer = 1},
 };
 _Static_assert(BP_N <= CLTOPK_MAX_PARAMS, "CLTOPK_BITS has more parameters than lib/tune.h holds");
 static const cltopk_param_table bits_table = {"CLTOPK_BITS", bits_params, BP_N, NULL};
@@ -359,6 +370,7 @@ static int rows_config(const cltopk_context *ctx, const cltopk_request *rq, size
     c->wskmax = (size_t)p.v[BP_WSKMAX];
     c->wsrows = (size_t)p.v[BP_WSROWS];
     c->wlean = (unsigned)p.v[BP_WLEAN];
+    c->fpre = (unsigned)p.v[BP_FPRE];
     /* powers of two (fwg and frt: or 0, the filter's; fwg at least 16) */
     const struct {
         const char *name;
@@ -759,6 +771,8 @@ static void tile_opts(const cltopk_request *rq, const tile_cfg *t, char *opts, s
              t->nomax ? " -D TILE_NOMAX=1" : "", t->mload ? " -D TILE_MLOAD=1" : "");
     if (t->shfl)
         snprintf(opts + strlen(opts), len - strlen(opts), " -D TILE_SHFL=%u", t->shfl);
+    if (t->pre)
+        snprintf(opts + strlen(opts), len - strlen(opts), " -D TILE_PRE=1");
 }
 
 /* dense rows by the register tile: one launch, or the parts and a merge */
@@ -908,8 +922,11 @@ static int sf_plan(const cltopk_context *ctx, const cltopk_request *rq,
     /* the finish's sort by shuffles (its program: the filter's too where
      * the filter finishes the rows, fuse=1) */
     f->tf.shfl = c->shfl;
-    if (c->fuse)
+    f->tf.pre = c->fpre;
+    if (c->fuse) {
         f->t.shfl = c->shfl;
+        f->t.pre = c->fpre;
+    }
     /* the finish's threshold of the maxima: fmax 1 always (the default on
      * CPU devices, where fuse=1 anyway), 0 never, 2 (the GPU default) where
      * k is at most a quarter of its work-items.  Its

@@ -1404,6 +1404,30 @@ static void sf_cases(cltopk_context *cl, const char *dev)
                    (int)(e & 1), WANT_BOTH);
         free(keys);
     }
+    /* the finish's radix passes from the first byte where its candidates'
+     * keys differ (fpre=1, the GPU default; 0 elsewhere), by radix passes
+     * alone (fmax=0): uniform rows served by their candidates, whose keys
+     * above the row's threshold share their leading bytes (float32: sign,
+     * exponent and the mantissa's first bits), then mixed rows either way;
+     * float64's 64-bit words in make check-full */
+    for (int e = 0; e < (test_full() ? 2 : 1); e++) {
+        cltopk_dtype type = e ? CLTOPK_FLOAT64 : CLTOPK_FLOAT32;
+        const char *env = "path=sf,wg=256,rt=4,fuse=0,fmax=0,fpre=1";
+        size_t rows = 4, cols = 20000;
+        char *keys = bmalloc(rows * cols * 8), env2[100];
+        snprintf(env2, sizeof env2, "%s,check=served", env);
+        setenv("CLTOPK_BITS", env2, 1);
+        snprintf(where, sizeof where, "%s %s", dev, env2);
+        gen_data(type, "uniform", rows * cols, e, &rng, keys);
+        check_case(cl, where, CLTOPK_ALGO_BITS, e, type, "uniform", keys, rows * cols, rows,
+                   cols, cols, NULL, 100 + rng_below(&rng, 157), e, WANT_BOTH);
+        setenv("CLTOPK_BITS", env, 1);
+        snprintf(where, sizeof where, "%s %s", dev, env);
+        mixed_rows(type, rows, cols, cols, !e, 30 + e, keys);
+        check_case(cl, where, CLTOPK_ALGO_BITS, !e, type, "mixed", keys, rows * cols, rows,
+                   cols, cols, NULL, 1 + rng_below(&rng, 256), !e, WANT_BOTH);
+        free(keys);
+    }
     /* the sample in runs of 8 neighbours, the finish by a tile of its own
      * (64 x 16 slots, radix passes only), the filter's whole rounds (parts
      * of 8192 elements: two whole rounds of 256 x 4 vectors on a CPU device,
