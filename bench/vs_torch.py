@@ -32,6 +32,7 @@ returned are compared.
 import argparse
 import ctypes as C
 import statistics
+import time
 import sys
 
 import numpy as np
@@ -168,19 +169,24 @@ def knn_mode(lib, ctx, a, ks):
 
 
 def timed(fn, reps):
-    """median CUDA-event time of fn() in ms after a warm-up, and fn()'s last result"""
+    """median CUDA-event time of fn() in ms after a warm-up, and fn()'s last result;
+    timed.wall is the median wall-clock time of the same calls (the call to its
+    synchronize, in ms), measured as cltopk's own times are"""
     import torch
     out = fn()
     torch.cuda.synchronize()
-    times = []
+    times, walls = [], []
     for _ in range(reps):
         e0 = torch.cuda.Event(enable_timing=True)
         e1 = torch.cuda.Event(enable_timing=True)
+        w0 = time.perf_counter()
         e0.record()
         out = fn()
         e1.record()
         torch.cuda.synchronize()
+        walls.append((time.perf_counter() - w0) * 1e3)
         times.append(e0.elapsed_time(e1))
+    timed.wall = statistics.median(walls)
     return statistics.median(times), out
 
 
@@ -212,9 +218,12 @@ def rows_mode(lib, ctx, a, x, code, bits, xt, ks):
             at = (np.arange(rows, dtype=np.int64).repeat(k) * cols) + ok_idx
             gather = np.array_equal(x[at].view(bits), ok_keys.view(bits))
             check = "ok" if same and gather else "MISMATCH values=%s gather=%s" % (same, gather)
-        print("%-8s %6d %12.3f %12.3f %8.2f %12.3f %9.2fx  %s" % (
+        # the speedup against torch's CUDA-event time (its device time alone), and
+        # against its wall-clock time, which is how cltopk's time is taken (the call
+        # to the end of its wait on the host)
+        print("%-8s %6d %12.3f %12.3f %8.2f %12.3f %9.2fx  %s  (torch wall %.3f ms: %.2fx)" % (
             a.algo, k, t.value * 1e3, fl.value * 1e3, t.value / fl.value, tt,
-            tt / (t.value * 1e3), check))
+            tt / (t.value * 1e3), check, timed.wall, timed.wall / (t.value * 1e3)))
         sys.stdout.flush()
 
 
