@@ -77,13 +77,11 @@ esac
 # the time to build); make check-full and a named device build them optimised
 if [ "${CLTOPK_TEST_QUICK:-}" = 1 ] && [ -z "${CLTOPK_TEST_DEVICE:-}" ] &&
     [ -z "${CLTOPK_BUILD_OPTIONS:-}" ] && [ "${CLTOPK_TEST_FULL:-0}" = 0 ] &&
+    [ -n "${CLTOPK_TEST_QUICK_FILES:-}" ] &&
     [ -n "$cl_dev" ] && grep -q "^  $cl_dev  *Portable Computing Language" "$tmp/out"; then
     CLTOPK_BUILD_OPTIONS=-cl-opt-disable
-    # every kernel file but the bitonic reducers' (QUICK_FILES, t/testlib.c)
-    CLTOPK_BUILD_FILES=bitonic.cl,index.cl,knn.cl,query.cl,radix_select.cl,radix_sort.cl
-    CLTOPK_BUILD_FILES=$CLTOPK_BUILD_FILES,rows.cl,rows_tile.cl,rows_warp.cl,rows_ws.cl
-    CLTOPK_BUILD_FILES=$CLTOPK_BUILD_FILES,sample_filter.cl,sbp_radix.cl,sbp_tree.cl,unpack.cl
-    CLTOPK_BUILD_FILES=$CLTOPK_BUILD_FILES,winners.cl
+    # every kernel file but the bitonic reducers' (t/local.mk's TEST_QUICK_FILES)
+    CLTOPK_BUILD_FILES=$CLTOPK_TEST_QUICK_FILES
     export CLTOPK_BUILD_OPTIONS CLTOPK_BUILD_FILES
     diag "POCL's builds without optimisation (CLTOPK_TEST_QUICK=0: optimised)"
 fi

@@ -48,6 +48,13 @@
 # CLTOPK_TEST_GPU (a device string for t/gpu.t instead of "gpu"), CLTOPK_TEST_FULL
 # (1: the whole sweeps, as make check-full runs them).
 
+# make check's quick builds (CLTOPK_TEST_QUICK above): the kernel files built
+# without optimisation, all but the bitonic reducers (reducer.cl) and the
+# device measures (calib.cl, bandwidth.cl, every test's); test_quick_builds
+# and t/cli.sh take them from CLTOPK_TEST_QUICK_FILES (unset or empty: no quick
+# builds)
+TEST_QUICK_FILES = bitonic.cl,index.cl,knn.cl,query.cl,radix_select.cl,radix_sort.cl,rows.cl,rows_tile.cl,rows_warp.cl,rows_ws.cl,sample_filter.cl,sbp_radix.cl,sbp_tree.cl,unpack.cl,winners.cl
+
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 AM_TESTS_ENVIRONMENT = \
 	CLTOPK_TEST_TMPDIR='$(abs_top_builddir)/t/tmp'; export CLTOPK_TEST_TMPDIR; \
@@ -55,6 +62,8 @@ AM_TESTS_ENVIRONMENT = \
 	CLTOPK_CACHE="$${CLTOPK_CACHE-0}"; export CLTOPK_CACHE; \
 	POCL_CACHE_DIR="$${POCL_CACHE_DIR:-$(abs_top_builddir)/t/tmp/pocl}"; export POCL_CACHE_DIR; \
 	CLTOPK_TEST_QUICK="$${CLTOPK_TEST_QUICK-1}"; export CLTOPK_TEST_QUICK; \
+	CLTOPK_TEST_QUICK_FILES="$${CLTOPK_TEST_QUICK_FILES-$(TEST_QUICK_FILES)}"; \
+	export CLTOPK_TEST_QUICK_FILES; \
 	OMP_WAIT_POLICY="$${OMP_WAIT_POLICY:-passive}"; export OMP_WAIT_POLICY; \
 	$(MKDIR_P) "$$CLTOPK_TEST_TMPDIR"; \
 	LSAN_OPTIONS="suppressions=$(abs_top_srcdir)/t/lsan.supp$${LSAN_OPTIONS:+:$$LSAN_OPTIONS}"; \

@@ -737,6 +737,33 @@ static void mixed_rows(cltopk_dtype type, size_t rows, size_t cols, size_t ld, i
     free(row);
 }
 
+/* CLTOPK_BITS=env with check=served on 4 uniform rows of 20000 (each row
+ * served by its candidates; k from k1 to k1 + n1 - 1, the smallest where sm,
+ * the cl_mem form where sm), then env alone on mixed rows (either way; k from
+ * k2 to k2 + n2 - 1, the other direction and form; gen_data's distributions
+ * from `from`) */
+static void sf_served_mixed(cltopk_context *cl, const char *dev, const char *env,
+                            cltopk_dtype type, int sm, size_t k1, size_t n1, int from,
+                            size_t k2, size_t n2)
+{
+    size_t rows = 4, cols = 20000;
+    char *keys = bmalloc(rows * cols * tsize(type)), env2[100], where[300];
+    snprintf(env2, sizeof env2, "%s,check=served", env);
+    setenv("CLTOPK_BITS", env2, 1);
+    snprintf(where, sizeof where, "%s %s", dev, env2);
+    gen_data(type, "uniform", rows * cols, sm, &rng, keys);
+    size_t k = k1 + rng_below(&rng, n1);
+    check_case(cl, where, CLTOPK_ALGO_BITS, sm, type, "uniform", keys, rows * cols, rows, cols,
+               cols, NULL, k, sm, WANT_BOTH);
+    setenv("CLTOPK_BITS", env, 1);
+    snprintf(where, sizeof where, "%s %s", dev, env);
+    mixed_rows(type, rows, cols, cols, !sm, from, keys);
+    k = k2 + rng_below(&rng, n2);
+    check_case(cl, where, CLTOPK_ALGO_BITS, !sm, type, "mixed", keys, rows * cols, rows, cols,
+               cols, NULL, k, !sm, WANT_BOTH);
+    free(keys);
+}
+
 /* the sample filter of long dense rows (CLTOPK_BITS path=sf), forced: every
  * type and direction, rows of mixed content (every distribution of
  * gen_data) with ld > cols (unaligned rows: the filter's element loop) and
@@ -1410,24 +1437,9 @@ static void sf_cases(cltopk_context *cl, const char *dev)
      * above the row's threshold share their leading bytes (float32: sign,
      * exponent and the mantissa's first bits), then mixed rows either way;
      * float64's 64-bit words in make check-full */
-    for (int e = 0; e < (test_full() ? 2 : 1); e++) {
-        cltopk_dtype type = e ? CLTOPK_FLOAT64 : CLTOPK_FLOAT32;
-        const char *env = "path=sf,wg=256,rt=4,fuse=0,fmax=0,fpre=1";
-        size_t rows = 4, cols = 20000;
-        char *keys = bmalloc(rows * cols * 8), env2[100];
-        snprintf(env2, sizeof env2, "%s,check=served", env);
-        setenv("CLTOPK_BITS", env2, 1);
-        snprintf(where, sizeof where, "%s %s", dev, env2);
-        gen_data(type, "uniform", rows * cols, e, &rng, keys);
-        check_case(cl, where, CLTOPK_ALGO_BITS, e, type, "uniform", keys, rows * cols, rows,
-                   cols, cols, NULL, 100 + rng_below(&rng, 157), e, WANT_BOTH);
-        setenv("CLTOPK_BITS", env, 1);
-        snprintf(where, sizeof where, "%s %s", dev, env);
-        mixed_rows(type, rows, cols, cols, !e, 30 + e, keys);
-        check_case(cl, where, CLTOPK_ALGO_BITS, !e, type, "mixed", keys, rows * cols, rows,
-                   cols, cols, NULL, 1 + rng_below(&rng, 256), !e, WANT_BOTH);
-        free(keys);
-    }
+    for (int e = 0; e < (test_full() ? 2 : 1); e++)
+        sf_served_mixed(cl, dev, "path=sf,wg=256,rt=4,fuse=0,fmax=0,fpre=1",
+                        e ? CLTOPK_FLOAT64 : CLTOPK_FLOAT32, e, 100, 157, 30 + e, 1, 256);
     /* the sample in runs of 8 neighbours, the finish by a tile of its own
      * (64 x 16 slots, radix passes only), the filter's whole rounds (parts
      * of 8192 elements: two whole rounds of 256 x 4 vectors on a CPU device,
@@ -1445,23 +1457,8 @@ static void sf_cases(cltopk_context *cl, const char *dev)
                           : e ? "path=sf,wg=256,rt=4,fuse=0,sfpart=8192,sfull=0,sfunr=2"
                               : "path=sf,wg=256,rt=4,fuse=0,sfpart=8192,sfull=1,srun=8,fwg=64,"
                                 "frt=16,fmax=0";
-        size_t rows = 4, cols = 20000;
-        char *keys = bmalloc(rows * cols * 4), env2[100];
-        snprintf(env2, sizeof env2, "%s,check=served", env);
-        setenv("CLTOPK_BITS", env2, 1);
-        snprintf(where, sizeof where, "%s %s", dev, env2);
-        gen_data(CLTOPK_FLOAT32, "uniform", rows * cols, e, &rng, keys);
-        check_case(cl, where, CLTOPK_ALGO_BITS, e & 1, CLTOPK_FLOAT32, "uniform", keys,
-                   rows * cols, rows, cols, cols, NULL,
-                   e == 2 ? 129 + rng_below(&rng, 128) : 100 + rng_below(&rng, 100), e & 1,
-                   WANT_BOTH);
-        setenv("CLTOPK_BITS", env, 1);
-        snprintf(where, sizeof where, "%s %s", dev, env);
-        mixed_rows(CLTOPK_FLOAT32, rows, cols, cols, !e, 7 + e, keys);
-        check_case(cl, where, CLTOPK_ALGO_BITS, !e, CLTOPK_FLOAT32, "mixed", keys, rows * cols,
-                   rows, cols, cols, NULL,
-                   e == 2 ? 129 + rng_below(&rng, 128) : 1 + rng_below(&rng, 250), !e, WANT_BOTH);
-        free(keys);
+        sf_served_mixed(cl, dev, env, CLTOPK_FLOAT32, e & 1, e == 2 ? 129 : 100,
+                        e == 2 ? 128 : 100, 7 + e, e == 2 ? 129 : 1, e == 2 ? 128 : 250);
     }
     /* AUTO at a large k of long rows: on GPUs the sample filter with a tile
      * of twice the work-items where the candidates' bound exceeds the

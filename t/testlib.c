@@ -381,25 +381,21 @@ int test_cl_device(char *buf, size_t len)
     return 1;
 }
 
-/* the kernel files test_quick_builds builds without optimisation: all but
- * reducer.cl (t/testlib.h) and the device measures (calib.cl, bandwidth.cl,
- * every test's) */
-#define QUICK_FILES                                                                            \
-    "bitonic.cl,index.cl,knn.cl,query.cl,radix_select.cl,radix_sort.cl,rows.cl,rows_tile.cl,"  \
-    "rows_warp.cl,rows_ws.cl,sample_filter.cl,sbp_radix.cl,sbp_tree.cl,unpack.cl,winners.cl"
-
 void test_quick_builds(void)
 {
     const char *q = getenv("CLTOPK_TEST_QUICK"), *d = getenv("CLTOPK_TEST_DEVICE");
     const char *o = getenv("CLTOPK_BUILD_OPTIONS");
-    if (!q || strcmp(q, "1") || test_full() || (d && *d) || (o && *o))
+    /* the kernel files built without optimisation (t/local.mk's
+     * TEST_QUICK_FILES, t/cli.sh's too) */
+    const char *files = getenv("CLTOPK_TEST_QUICK_FILES");
+    if (!q || strcmp(q, "1") || test_full() || (d && *d) || (o && *o) || !files || !*files)
         return;
     cltopk_device_info info;
     if (cltopk_device_count() == 0 || cltopk_device_get(0, &info) != CLTOPK_OK ||
         !strstr(info.platform_name, "Portable Computing Language"))
         return;
     if (setenv("CLTOPK_BUILD_OPTIONS", "-cl-opt-disable", 1) != 0 ||
-        setenv("CLTOPK_BUILD_FILES", QUICK_FILES, 1) != 0)
+        setenv("CLTOPK_BUILD_FILES", files, 1) != 0)
         bail("setenv(CLTOPK_BUILD_OPTIONS): out of memory");
     diag("POCL's builds without optimisation in this test (CLTOPK_TEST_QUICK=1; "
          "CLTOPK_TEST_QUICK=0 or make check-full builds them optimised)");

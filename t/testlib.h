@@ -88,8 +88,10 @@ int test_cl_device(char *buf, size_t len);
  * nor CLTOPK_BUILD_OPTIONS is set, and the first OpenCL device (the one the
  * tests take) is POCL's, it sets CLTOPK_BUILD_OPTIONS=-cl-opt-disable for
  * this process: the same OpenCL C built in a third of the time.  Not for
- * the bitonic reducers (reducer.cl: CLTOPK_BUILD_FILES, QUICK_FILES in
- * t/testlib.c names the others), whose programs the optimised tests build
+ * the bitonic reducers (reducer.cl: CLTOPK_BUILD_FILES is set to
+ * $CLTOPK_TEST_QUICK_FILES, which t/local.mk sets to the other kernel
+ * files, as for t/cli.sh; unset or empty, no quick builds), whose programs
+ * the optimised tests build
  * at the same k and types: built quick as well they were some 20 programs
  * twice, and optimised they take little longer.  What it
  * computes does not change (the kernels' results are exact or fixed by
