@@ -2,9 +2,11 @@
 """vs_torch.py - cltopk beside torch.topk on the same array, in the same process.
 
 Loads libcltopk.so with ctypes, generates float32 U(0,1) data with numpy, and
-for each k reports: cltopk's median device time (cltopk_benchmark: data already
-on the device, no transfers), the read floor measured in the same call, and
-torch.topk's median time (CUDA events) on the same values already on the GPU.
+for each k reports: cltopk's median time (cltopk_benchmark: data already on the
+device, no transfers; the call to the end of its wait on the host), the read
+floor measured in the same call and the same way, and torch.topk's median time
+(CUDA events) on the same values already on the GPU (with --rows also its wall
+time, taken as cltopk's is).
 It also checks cltopk's answer: its values must equal torch's values and
 x[index] must equal the returned key, bit for bit.
 
@@ -18,7 +20,10 @@ answers of cltopk_topk_rows checked against torch's values row by row.
 
 With --knn NQ,NP,D: cltopk_benchmark_knn (cltopk_knn_buffer, squared L2) beside
 torch.cdist(q, p) ** 2 followed by torch.topk(largest=False), U(0,1) data; the
-index sets are compared (cdist's matrix-product form can swap near ties).
+index sets are compared (cdist's matrix-product form can swap near ties), and
+cltopk's answers for --knn-check sampled queries (8 by default) are checked bit
+for bit, distances and indices, against cltopk.h's definition computed here in
+numpy (fma32: fmaf exactly, through float64 and TwoSum).
 
     python3 bench/vs_torch.py --knn 1000,1048576,128 --k 10,100
 
@@ -137,6 +142,73 @@ def query_mode(lib, ctx, a, k):
         sys.stdout.flush()
 
 
+def fma32(x, y, c):
+    """fmaf(x, y, c) elementwise on float32 arrays, exactly: x * y is exact in
+    float64 (48 bits), the sum's rounding error comes from TwoSum, and where the
+    float64 sum lies exactly halfway between two floats the error decides the
+    rounding (the only place rounding twice can differ from rounding once)"""
+    pr = x.astype(np.float64) * y.astype(np.float64)
+    c64 = c.astype(np.float64)
+    s = pr + c64
+    bb = s - pr
+    err = (pr - (s - bb)) + (c64 - bb)
+    r = s.astype(np.float32)
+    r64 = r.astype(np.float64)
+    toward = np.where(s > r64, np.float32(np.inf), np.float32(-np.inf)).astype(np.float32)
+    r2 = np.nextafter(r, toward)
+    mid = (r64 + r2.astype(np.float64)) * 0.5
+    tie = (r64 != s) & (s == mid) & (err != 0)
+    # at a tie, the exact sum lies on err's side of s: the neighbour on that side
+    up = err > 0
+    pick = np.where((r2.astype(np.float64) > r64) == up, r2, r)
+    return np.where(tie, pick, r)
+
+
+def knn_distances(qv, pt, metric):
+    """query qv's distance to every point (pt: the points' coordinates, d x np)
+    by cltopk.h's definition: acc = fma(q[j] - p[j], q[j] - p[j], acc) from 0
+    in order of j (squared L2; inner product: fma(q[j], p[j], acc))"""
+    acc = np.zeros(pt.shape[1], dtype=np.float32)
+    for j in range(pt.shape[0]):
+        if metric == 0:
+            dj = (qv[j] - pt[j]).astype(np.float32)
+            acc = fma32(dj, dj, acc)
+        else:
+            acc = fma32(np.full(pt.shape[1], qv[j], dtype=np.float32), pt[j], acc)
+    return acc
+
+
+def knn_reference(qv, p, k, metric, acc=None):
+    """the k nearest points of query qv (the smallest squared L2 distances, or
+    the largest inner products), ties by the smaller index; acc: its distances
+    (knn_distances) where known; returns (distances, indices)"""
+    if acc is None:
+        acc = knn_distances(qv, np.ascontiguousarray(p.T), metric)
+    idx = np.arange(p.shape[0], dtype=np.int64)
+    key = acc if metric == 0 else -acc
+    order = np.lexsort((idx, key))[:k]
+    return acc[order], idx[order]
+
+
+def knn_exact_sample(q, p, k, metric, dist, index, nsample, seed, cache=None):
+    """how many of nsample queries (drawn with seed) have cltopk's answers, their
+    distances' bits and indices, equal to knn_reference's (cache: a dict of the
+    queries' distances, kept for another k)"""
+    rng = np.random.default_rng(seed)
+    rows = rng.choice(q.shape[0], size=min(nsample, q.shape[0]), replace=False)
+    same = 0
+    cache = {} if cache is None else cache
+    pt = None
+    for r in rows:
+        if (r, metric) not in cache:
+            pt = np.ascontiguousarray(p.T) if pt is None else pt
+            cache[(r, metric)] = knn_distances(q[r], pt, metric)
+        rd, ri = knn_reference(q[r], p, k, metric, cache[(r, metric)])
+        same += int(np.array_equal(ri, index[r]) and
+                    np.array_equal(rd.view(np.uint32), dist[r].view(np.uint32)))
+    return same, len(rows)
+
+
 def knn_mode(lib, ctx, a, ks):
     """--knn: cltopk_knn beside torch.cdist + torch.topk"""
     import torch
@@ -146,7 +218,9 @@ def knn_mode(lib, ctx, a, ks):
     p = rng.random((npts, d), dtype=np.float32)
     qt, pt = torch.from_numpy(q).cuda(), torch.from_numpy(p).cuda()
     print("knn: nq %d, np %d, d %d, squared L2" % (nq, npts, d))
-    print("%6s %12s %12s %10s  %s" % ("k", "cltopk ms", "torch ms", "speedup", "index sets agree"))
+    cache = {}  # the sampled queries' exact distances, for every k
+    print("%6s %12s %12s %10s  %s" % ("k", "cltopk ms", "torch ms", "speedup",
+                                       "index sets agree with torch; exact on a sample"))
     for k in ks:
         t = C.c_double()
         st = lib.cltopk_benchmark_knn(ctx, 0, q.ctypes.data, nq, p.ctypes.data, npts, d, k,
@@ -160,11 +234,17 @@ def knn_mode(lib, ctx, a, ks):
         tt, ti = timed(peer, a.reps)
         ti = ti[1].cpu().numpy()
         oi = np.zeros((nq, k), dtype=np.int64)
-        st = lib.cltopk_knn(ctx, 0, q.ctypes.data, nq, p.ctypes.data, npts, d, k, None,
-                            oi.ctypes.data)
+        od = np.zeros((nq, k), dtype=np.float32)
+        st = lib.cltopk_knn(ctx, 0, q.ctypes.data, nq, p.ctypes.data, npts, d, k,
+                            od.ctypes.data, oi.ctypes.data)
         agree = np.mean([len(set(oi[r]) & set(ti[r])) / k for r in range(nq)]) if st == 0 else 0
-        print("%6d %12.3f %12.3f %9.2fx  %.4f" % (k, t.value * 1e3, tt, tt / (t.value * 1e3),
-                                                  agree))
+        # torch's distances are a matrix product's, rounded otherwise: its index
+        # sets may differ at near ties; cltopk's answers are checked exactly against
+        # the fma definition on a sample of the queries
+        same, asked = knn_exact_sample(q, p, k, 0, od, oi, a.knn_check, a.seed, cache) \
+            if st == 0 else (0, 0)
+        print("%6d %12.3f %12.3f %9.2fx  %.4f; %d of %d exact" % (
+            k, t.value * 1e3, tt, tt / (t.value * 1e3), agree, same, asked))
         sys.stdout.flush()
 
 
@@ -256,6 +336,9 @@ def main():
                     help="the paper's three queries: cltopk_query_topk beside torch")
     ap.add_argument("--knn", default="",
                     help="NQ,NP,D: cltopk_knn beside torch.cdist + torch.topk (the k list)")
+    ap.add_argument("--knn-check", type=int, default=8,
+                    help="with --knn: the queries whose answers are checked bit for bit "
+                         "against the fma definition computed here (default 8)")
     a = ap.parse_args()
     import torch
 
