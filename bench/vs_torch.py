@@ -178,13 +178,11 @@ def knn_distances(qv, pt, metric):
     return acc
 
 
-def knn_reference(qv, p, k, metric, acc=None):
-    """the k nearest points of query qv (the smallest squared L2 distances, or
-    the largest inner products), ties by the smaller index; acc: its distances
-    (knn_distances) where known; returns (distances, indices)"""
-    if acc is None:
-        acc = knn_distances(qv, np.ascontiguousarray(p.T), metric)
-    idx = np.arange(p.shape[0], dtype=np.int64)
+def knn_nearest(acc, k, metric):
+    """the k nearest of a query's distances acc (knn_distances): the smallest
+    squared L2 distances, or the largest inner products, ties by the smaller
+    index; returns (distances, indices)"""
+    idx = np.arange(acc.shape[0], dtype=np.int64)
     key = acc if metric == 0 else -acc
     order = np.lexsort((idx, key))[:k]
     return acc[order], idx[order]
@@ -192,8 +190,8 @@ def knn_reference(qv, p, k, metric, acc=None):
 
 def knn_exact_sample(q, p, k, metric, dist, index, nsample, seed, cache=None):
     """how many of nsample queries (drawn with seed) have cltopk's answers, their
-    distances' bits and indices, equal to knn_reference's (cache: a dict of the
-    queries' distances, kept for another k)"""
+    distances' bits and indices, equal to those of knn_distances and knn_nearest
+    (cache: a dict of the queries' distances, kept for another k)"""
     rng = np.random.default_rng(seed)
     rows = rng.choice(q.shape[0], size=min(nsample, q.shape[0]), replace=False)
     same = 0
@@ -203,7 +201,7 @@ def knn_exact_sample(q, p, k, metric, dist, index, nsample, seed, cache=None):
         if (r, metric) not in cache:
             pt = np.ascontiguousarray(p.T) if pt is None else pt
             cache[(r, metric)] = knn_distances(q[r], pt, metric)
-        rd, ri = knn_reference(q[r], p, k, metric, cache[(r, metric)])
+        rd, ri = knn_nearest(cache[(r, metric)], k, metric)
         same += int(np.array_equal(ri, index[r]) and
                     np.array_equal(rd.view(np.uint32), dist[r].view(np.uint32)))
     return same, len(rows)

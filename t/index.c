@@ -1116,9 +1116,9 @@ static void behaviour(cltopk_context *ctx, const char *cname)
      * check's queries overflow the default room in some batches) */
     if (test_full()) {
         setenv("CLTOPK_INDEX", "probe=2", 1);
-        setenv("CLTOPK_BUILD_OPTIONS", "-DIXD_ROOM(R)=2", 1);
+        char *bo = env_push("CLTOPK_BUILD_OPTIONS", "-DIXD_ROOM(R)=2");
         good = queries_k20_k64(many, cols, n, attr, w, msg, sizeof msg);
-        unsetenv("CLTOPK_BUILD_OPTIONS");
+        env_pop("CLTOPK_BUILD_OPTIONS", bo);
         unsetenv("CLTOPK_INDEX");
         ok(good, "%s: the same, the decision's merge with room for 2 candidates a batch "
            "(CLTOPK_BUILD_OPTIONS=-DIXD_ROOM(R)=2): exact%s%s", cname, good ? "" : ": ", msg);

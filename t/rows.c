@@ -1047,8 +1047,7 @@ static void warp_cases(cltopk_context *cl, const char *dev)
      * other is the default (-D WREL=0 with wappend=2, -D WREL=1 with
      * wappend=1, 4096 columns by 4 warps); a small wcap sends rows to the
      * bisection (check-full also v = 0) */
-    const char *bo = getenv("CLTOPK_BUILD_OPTIONS");
-    char *saved = bo ? strdup(bo) : NULL, opts[256];
+    char *saved = env_push("CLTOPK_BUILD_OPTIONS", NULL), opts[256];
     for (int v = test_full() ? 0 : 1; v < 4; v++) {
         size_t rows = 3, cols = v < 2 ? 1000 : 4096;
         static const char *const dopt[4] = {"WB32=0", "WB32=0", "WREL=0", "WREL=1"};
@@ -1071,11 +1070,7 @@ static void warp_cases(cltopk_context *cl, const char *dev)
                    rows, cols, cols, NULL, 32, v >> 1, WANT_BOTH);
         free(f);
     }
-    if (saved)
-        setenv("CLTOPK_BUILD_OPTIONS", saved, 1);
-    else
-        unsetenv("CLTOPK_BUILD_OPTIONS");
-    free(saved);
+    env_pop("CLTOPK_BUILD_OPTIONS", saved);
     char buf[1024];
     setenv("CLTOPK_BITS", "warp=1,wcols=4096", 1);
     int st = cltopk_explain_rows(cl, CLTOPK_FLOAT32, 4, 1000, NULL, 10, 0, 1, buf, sizeof buf);
@@ -1506,12 +1501,13 @@ static void sf_cases(cltopk_context *cl, const char *dev)
     unsetenv("CLTOPK_BITS");
 }
 
-/* a kernel that does not build: 100 rows of 10000 float32 of host data, and
- * segments of them (the rows' kernels get the rows written first), by BITS */
+/* a kernel that does not build: 100 rows of 10000 float32 of host data, or
+ * (arg: a nonzero int) segments of them (the rows' kernels get the rows
+ * written first), by BITS */
 static int rows_call(cltopk_context *ctx, const void *keys, void *out_keys, int64_t *out_index,
                      void *arg)
 {
-    if (arg) {
+    if (*(const int *)arg) {
         int64_t offs[5] = {0, 100, 100, 70000, 1000000};
         return cltopk_topk_segments(ctx, CLTOPK_FLOAT32, keys, 4, offs, 8, 0, CLTOPK_ALGO_BITS,
                                     out_keys, out_index);
@@ -1530,8 +1526,8 @@ int main(void)
     for (int seg = 0; seg < 2; seg++) {
         char fwhy[512] = "";
         size_t nout = seg ? 4 * 8 : 100 * 8;
-        int r = failed_build_call(1000000 * 4, rows_call, seg ? &rng : NULL, nout * 4, nout,
-                                  fwhy, sizeof fwhy);
+        int r = failed_build_call(1000000 * 4, rows_call, &seg, nout * 4, nout, fwhy,
+                                  sizeof fwhy);
         if (r < 0)
             skip("a failed build: %s", fwhy);
         else if (!ok(r, "%s of host data, the kernel failing to build: CLTOPK_ERR_BUILD naming "
